@@ -1,0 +1,161 @@
+// Package transcript is the common model every provider's transcript parser
+// produces: a session summary and its items. It knows no provider; provider
+// packages (internal/provider/<name>) implement Source, and the history,
+// stats and replay code consume only this model.
+package transcript
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"time"
+)
+
+// ItemKind says what an Item is.
+type ItemKind string
+
+const (
+	UserPrompt    ItemKind = "user_prompt"
+	AssistantText ItemKind = "assistant_text"
+	Thinking      ItemKind = "thinking"
+	ToolUse       ItemKind = "tool_use"
+	ToolResult    ItemKind = "tool_result"
+	Compaction    ItemKind = "compaction"
+)
+
+// Item is one entry of a conversation, in transcript order.
+type Item struct {
+	Kind ItemKind  `json:"kind"`
+	Time time.Time `json:"time,omitzero"`
+	// Text is the prompt, reply, thinking, tool output or compaction note.
+	Text string `json:"text,omitempty"`
+	// Source is the provider's provenance label where it has one (Muse
+	// `runtime.feed`, Claude `isMeta`…); informational.
+	Source string `json:"source,omitempty"`
+	// Directive marks a user prompt that a runtime, not a human, issued
+	// (Muse dotted sources, Claude command wrappers): counted in
+	// PromptCount, skipped for FirstPrompt and Title.
+	Directive bool `json:"directive,omitempty"`
+	// Tool use and result, matched by CallID.
+	CallID  string          `json:"call_id,omitempty"`
+	Tool    string          `json:"tool,omitempty"`     // canonical name (Bash, Edit, Write, Read, …)
+	RawTool string          `json:"raw_tool,omitempty"` // the provider's own name
+	Input   json.RawMessage `json:"input,omitempty"`    // canonical argument names
+	IsError bool            `json:"is_error,omitempty"`
+	// Images attached to a user prompt, already checked and embedded.
+	Images []Image `json:"images,omitempty"`
+	Model  string  `json:"model,omitempty"`
+}
+
+// Image is an embedded attachment.
+type Image struct {
+	MIME    string `json:"mime"`
+	DataURL string `json:"data_url"`
+	Path    string `json:"path,omitempty"`
+}
+
+// Usage counts tokens. Input excludes cache reads and writes.
+type Usage struct {
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cache_read"`
+	CacheWrite int64 `json:"cache_write"`
+	Reasoning  int64 `json:"reasoning"`
+}
+
+// Add accumulates u2 into u.
+func (u *Usage) Add(u2 Usage) {
+	u.Input += u2.Input
+	u.Output += u2.Output
+	u.CacheRead += u2.CacheRead
+	u.CacheWrite += u2.CacheWrite
+	u.Reasoning += u2.Reasoning
+}
+
+// Total is every token counted once.
+func (u Usage) Total() int64 { return u.Input + u.Output + u.CacheRead + u.CacheWrite }
+
+// CompactionMark records a context compaction; its summary is never replayed.
+type CompactionMark struct {
+	ID      string    `json:"id,omitempty"`
+	Trigger string    `json:"trigger,omitempty"`
+	Time    time.Time `json:"time,omitzero"`
+}
+
+// Session is the summary of one conversation.
+type Session struct {
+	Provider      string    `json:"provider"`
+	ID            string    `json:"id"` // the provider's native id
+	Path          string    `json:"path"`
+	CWD           string    `json:"cwd,omitempty"`
+	Title         string    `json:"title,omitempty"`
+	FirstPrompt   string    `json:"first_prompt,omitempty"`
+	PromptCount   int       `json:"prompt_count"`
+	ToolCallCount int       `json:"tool_call_count"`
+	Model         string    `json:"model,omitempty"`
+	StartedAt     time.Time `json:"started_at,omitzero"`
+	EndedAt       time.Time `json:"ended_at,omitzero"`
+	// Usage is nil when the format records no token usage.
+	Usage *Usage `json:"usage,omitempty"`
+	// UsageByModel splits Usage per model, for pricing.
+	UsageByModel map[string]Usage `json:"usage_by_model,omitempty"`
+	Compactions  []CompactionMark `json:"compactions,omitempty"`
+	// ParentID is set for sub-agent sessions (Claude subagents/).
+	ParentID string   `json:"parent_id,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Transcript is a session with its items.
+type Transcript struct {
+	Session
+	Items []Item `json:"items,omitempty"`
+}
+
+// Env is what a Source may read of the environment; tests inject temp dirs.
+type Env struct {
+	Home   string
+	Getenv func(string) string
+}
+
+// Get returns the environment variable, or "" when Getenv is nil.
+func (e Env) Get(key string) string {
+	if e.Getenv == nil {
+		return ""
+	}
+	return e.Getenv(key)
+}
+
+// File is one transcript file (or database) found on disk.
+type File struct {
+	Path    string
+	Size    int64
+	ModTime time.Time
+}
+
+// ParseOptions tune a parse.
+type ParseOptions struct {
+	// SummaryOnly lets a parser skip building Items (and skip reading
+	// images); the Session must still be complete.
+	SummaryOnly bool
+}
+
+// Source is one provider's transcript side.
+type Source interface {
+	// Provider is the provider's stable name ("claude", "codex", …).
+	Provider() string
+	// Roots are the directories to watch for changes; they need not exist.
+	Roots(env Env) []string
+	// Discover lists the transcript files under the roots. A missing root
+	// is not an error.
+	Discover(ctx context.Context, env Env) ([]File, error)
+	// Parse reads one file. Formats that hold several sessions in one file
+	// (SQLite databases) return several transcripts. Malformed content
+	// becomes Session.Warnings; an error means the file could not be read
+	// at all.
+	Parse(ctx context.Context, env Env, path string, opts ParseOptions) ([]*Transcript, error)
+}
+
+// StatFile builds a File from a DirEntry-like stat.
+func StatFile(path string, fi fs.FileInfo) File {
+	return File{Path: path, Size: fi.Size(), ModTime: fi.ModTime()}
+}
