@@ -1,0 +1,176 @@
+// Package cli is the muster command tree (cobra): one file per command. Only
+// Main chooses error wording, hints and exit codes.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/musterhq/muster/internal/client"
+	"github.com/musterhq/muster/internal/iostreams"
+	"github.com/musterhq/muster/internal/paths"
+	"github.com/musterhq/muster/internal/proto"
+)
+
+// Version is set at build time with -ldflags "-X …/internal/cli.Version=…".
+var Version = "0.1.0-dev"
+
+// Exit codes, stable for scripts.
+const (
+	ExitOK          = 0
+	ExitError       = 1 // also: `wait` timed out
+	ExitUsage       = 2
+	ExitGone        = 3 // `wait`: the session disappeared
+	ExitUnreachable = 4 // the daemon could not be reached
+	ExitInterrupted = 130
+)
+
+// UserError is an error meant for the user, with an optional hint and exit code.
+type UserError struct {
+	Err  error
+	Hint string
+	Code int
+}
+
+func (e *UserError) Error() string { return e.Err.Error() }
+func (e *UserError) Unwrap() error { return e.Err }
+
+// Userf builds a UserError with exit code 1.
+func Userf(format string, args ...any) *UserError {
+	return &UserError{Err: fmt.Errorf(format, args...), Code: ExitError}
+}
+
+// usageError marks flag and argument mistakes (exit 2).
+type usageError struct{ error }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// Factory carries what commands need, created lazily so that flag errors need
+// no daemon.
+type Factory struct {
+	IO     *iostreams.IOStreams
+	Getenv func(string) string
+	dirs   *paths.Dirs
+}
+
+// Dirs resolves Muster's directories.
+func (f *Factory) Dirs() (paths.Dirs, error) {
+	if f.dirs != nil {
+		return *f.dirs, nil
+	}
+	d, err := paths.Resolve(f.Getenv)
+	if err != nil {
+		return paths.Dirs{}, err
+	}
+	f.dirs = &d
+	return d, nil
+}
+
+// Client connects to the daemon, starting it on demand.
+func (f *Factory) Client(ctx context.Context) (*client.Client, error) {
+	d, err := f.Dirs()
+	if err != nil {
+		return nil, err
+	}
+	return client.Ensure(ctx, d)
+}
+
+// RunningClient connects only to an already running daemon.
+func (f *Factory) RunningClient() (*client.Client, error) {
+	d, err := f.Dirs()
+	if err != nil {
+		return nil, err
+	}
+	return client.Dial(d)
+}
+
+// commandBuilders are registered by each command file's init, so that
+// commands can be added without touching a central list.
+var commandBuilders []func(f *Factory) *cobra.Command
+
+func register(b func(f *Factory) *cobra.Command) { commandBuilders = append(commandBuilders, b) }
+
+// NewRootCmd builds the command tree.
+func NewRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "muster",
+		Short:         "A terminal workspace for coding agents",
+		Long:          "Muster runs coding agents in persistent terminal panes, knows what each one is doing,\nand turns their transcripts into a searchable history.",
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	for _, b := range commandBuilders {
+		root.AddCommand(b(f))
+	}
+	return root
+}
+
+// Main runs the CLI and returns the process exit code.
+func Main(ctx context.Context, args []string) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	f := &Factory{IO: iostreams.System(), Getenv: os.Getenv}
+	return Run(ctx, f, args)
+}
+
+// Run executes args against f and maps the outcome to an exit code.
+func Run(ctx context.Context, f *Factory, args []string) int {
+	root := NewRootCmd(f)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	return reportError(f, err)
+}
+
+func reportError(f *Factory, err error) int {
+	w := f.IO.ErrOut
+	if ue, ok := errors.AsType[*UserError](err); ok {
+		fmt.Fprintf(w, "muster: %v\n", ue.Err)
+		if ue.Hint != "" {
+			fmt.Fprintf(w, "  %s\n", ue.Hint)
+		}
+		if ue.Code != 0 {
+			return ue.Code
+		}
+		return ExitError
+	}
+	if ue, ok := errors.AsType[usageError](err); ok {
+		fmt.Fprintf(w, "muster: %v\n  run `muster --help` for usage\n", ue.error)
+		return ExitUsage
+	}
+	if pe, ok := errors.AsType[*proto.Error](err); ok {
+		fmt.Fprintf(w, "muster: %s\n", pe.Message)
+		if pe.Hint != "" {
+			fmt.Fprintf(w, "  %s\n", pe.Hint)
+		}
+		return ExitError
+	}
+	if errors.Is(err, client.ErrDaemonNotRunning) {
+		fmt.Fprintf(w, "muster: the daemon is not running\n  start it with `muster daemon` (other commands start it on demand)\n")
+		return ExitUnreachable
+	}
+	if errors.Is(err, context.Canceled) {
+		return ExitInterrupted
+	}
+	if isCobraUsage(err) {
+		fmt.Fprintf(w, "muster: %v\n  run `muster --help` for usage\n", err)
+		return ExitUsage
+	}
+	fmt.Fprintf(w, "muster: %v\n", err)
+	return ExitError
+}
