@@ -1,0 +1,176 @@
+// Package emulator owns the headless terminal behind each pane: it keeps the
+// screen, scrollback, cursor and modes that an attaching client needs to be
+// repainted, and renders them. It wraps charmbracelet/x/vt behind a small
+// interface so the backend can change; it is not safe for concurrent use
+// (the pane feeds it from one goroutine).
+package emulator
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/vt"
+)
+
+// Terminal is what a pane needs from a headless emulator.
+type Terminal interface {
+	// Write feeds program output. OSC titles must already be stripped (the
+	// pane's scanner owns them, see SetTitle).
+	Write(p []byte)
+	Resize(cols, rows int)
+	Size() (cols, rows int)
+	// SetTitle records the title the scanner saw, for snapshots.
+	SetTitle(title string)
+	Title() string
+	// Snapshot renders an escape sequence that repaints a client terminal
+	// of the emulator's size into the emulator's state.
+	Snapshot() []byte
+	// Text is the screen as plain text, optionally preceded by up to
+	// scrollback lines of history; ansi keeps colours.
+	Text(scrollback int, ansi bool) string
+	// Replies yields the emulator's answers to terminal queries (DA, CPR,
+	// OSC 11…); it must be drained or Write blocks.
+	Replies() io.Reader
+	Close()
+}
+
+// modes tracked for snapshots: the ones a client must re-enable to behave
+// like the program expects.
+var trackedModes = []ansi.DECMode{
+	ansi.ModeCursorKeys,       // 1
+	ansi.ModeMouseX10,         // 9
+	ansi.ModeMouseNormal,      // 1000
+	ansi.ModeMouseButtonEvent, // 1002
+	ansi.ModeMouseAnyEvent,    // 1003
+	ansi.ModeFocusEvent,       // 1004
+	ansi.ModeMouseExtSgr,      // 1006
+	ansi.ModeBracketedPaste,   // 2004
+}
+
+type vtTerminal struct {
+	emu   *vt.Emulator
+	title string
+	modes map[int]bool
+}
+
+// New returns an x/vt-backed terminal of the given size with the given
+// number of scrollback lines.
+func New(cols, rows, scrollback int) Terminal {
+	t := &vtTerminal{emu: vt.NewEmulator(cols, rows), modes: map[int]bool{}}
+	t.emu.SetScrollbackSize(scrollback)
+	t.emu.SetCallbacks(vt.Callbacks{
+		EnableMode:  func(m ansi.Mode) { t.setMode(m, true) },
+		DisableMode: func(m ansi.Mode) { t.setMode(m, false) },
+	})
+	return t
+}
+
+func (t *vtTerminal) setMode(m ansi.Mode, on bool) {
+	if dm, ok := m.(ansi.DECMode); ok {
+		t.modes[int(dm)] = on
+	}
+}
+
+func (t *vtTerminal) Write(p []byte) { t.emu.Write(p) }
+
+func (t *vtTerminal) Resize(cols, rows int) {
+	if cols <= 0 || rows <= 0 {
+		return
+	}
+	t.emu.Resize(cols, rows)
+}
+
+func (t *vtTerminal) Size() (int, int) { return t.emu.Width(), t.emu.Height() }
+
+func (t *vtTerminal) SetTitle(title string) { t.title = title }
+func (t *vtTerminal) Title() string         { return t.title }
+
+func (t *vtTerminal) Replies() io.Reader { return t.emu }
+
+func (t *vtTerminal) Close() { t.emu.Close() }
+
+func (t *vtTerminal) Snapshot() []byte {
+	var b strings.Builder
+	alt := t.emu.IsAltScreen()
+	// Leave any alternate screen first so the main screen is what we clear
+	// when the program is not in one, then re-enter it if it is.
+	b.WriteString("\x1b[?1049l\x1b[0m\x1b[H\x1b[2J")
+	if alt {
+		b.WriteString("\x1b[?1049h\x1b[H\x1b[2J")
+	}
+	lines := strings.Split(t.emu.Render(), "\n")
+	for i, line := range lines {
+		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[0m", i+1)
+		b.WriteString(line)
+	}
+	b.WriteString("\x1b[0m")
+	for _, m := range trackedModes {
+		if t.modes[int(m)] {
+			fmt.Fprintf(&b, "\x1b[?%dh", int(m))
+		} else {
+			fmt.Fprintf(&b, "\x1b[?%dl", int(m))
+		}
+	}
+	if t.title != "" {
+		fmt.Fprintf(&b, "\x1b]2;%s\x1b\\", sanitizeTitle(t.title))
+	}
+	pos := t.emu.CursorPosition()
+	fmt.Fprintf(&b, "\x1b[%d;%dH", pos.Y+1, pos.X+1)
+	if t.emu.CursorHidden() {
+		b.WriteString("\x1b[?25l")
+	} else {
+		b.WriteString("\x1b[?25h")
+	}
+	return []byte(b.String())
+}
+
+// sanitizeTitle drops control bytes so a title cannot end our OSC early.
+func sanitizeTitle(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func (t *vtTerminal) Text(scrollback int, withANSI bool) string {
+	var b strings.Builder
+	if scrollback > 0 {
+		sb := t.emu.Scrollback()
+		n := sb.Len()
+		start := max(0, n-scrollback)
+		for i := start; i < n; i++ {
+			line := sb.Line(i)
+			if withANSI {
+				b.WriteString(line.Render())
+			} else {
+				b.WriteString(strings.TrimRight(line.String(), " "))
+			}
+			b.WriteByte('\n')
+		}
+	}
+	var screen string
+	if withANSI {
+		screen = t.emu.Render()
+	} else {
+		screen = t.emu.String()
+	}
+	lines := strings.Split(screen, "\n")
+	for i := range lines {
+		if !withANSI {
+			lines[i] = strings.TrimRight(lines[i], " ")
+		}
+	}
+	// Trailing blank rows carry nothing; capture-pane drops them too.
+	for len(lines) > 0 && strings.TrimSpace(ansi.Strip(lines[len(lines)-1])) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

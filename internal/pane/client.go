@@ -1,0 +1,254 @@
+package pane
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+// Frame is one message for an attached client.
+type Frame struct {
+	Type byte // proto.FrameOutput, FrameSnapshot or FrameExit
+	Data []byte
+}
+
+type chunk struct {
+	start uint64
+	data  []byte
+}
+
+// Client is one attached viewer. Output for it is queued without blocking the
+// pane; when the queue overflows the client is resynchronised with a fresh
+// snapshot instead of slowing the pane down.
+type Client struct {
+	p        *Pane
+	readOnly bool
+
+	mu          sync.Mutex
+	cols, rows  int
+	frames      []Frame
+	bytes       int
+	waitingSnap bool
+	gen         uint64
+	pending     []chunk
+	pendBytes   int
+	exitCode    *int
+	closed      bool
+	resyncs     int
+	wake        chan struct{}
+}
+
+// Attach registers a client of the given size. A writable client becomes
+// the leader and sets the pane size; the first frame it receives is a
+// snapshot of the screen.
+func (p *Pane) Attach(cols, rows int, readOnly bool) *Client {
+	c := &Client{p: p, readOnly: readOnly, cols: cols, rows: rows, wake: make(chan struct{}, 1)}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clients[c] = struct{}{}
+	p.attached.Add(1)
+	if !readOnly && !p.exited && cols > 0 && rows > 0 {
+		p.leader = c
+		p.resizeLocked(cols, rows, true)
+	}
+	c.mu.Lock()
+	c.requestSnapshotLocked()
+	if p.exited {
+		code := p.exitCode
+		c.exitCode = &code
+	}
+	c.mu.Unlock()
+	return c
+}
+
+// requestSnapshotLocked asks the emulator goroutine for a snapshot; c.mu and
+// p.mu are held so that the request is ordered with the output stream.
+func (c *Client) requestSnapshotLocked() {
+	c.waitingSnap = true
+	c.gen++
+	c.frames, c.bytes = nil, 0
+	c.pending, c.pendBytes = nil, 0
+	gen := c.gen
+	c.p.emu.pushFunc(func(t terminal) {
+		// Runs on the emulator goroutine, after every byte that preceded
+		// the request; the pane sequence number at that point is what the
+		// emulator has consumed.
+		c.deliverSnapshot(gen, t.Snapshot())
+	})
+}
+
+// pushOutput is called with p.mu held.
+func (c *Client) pushOutput(start uint64, data []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	if c.waitingSnap {
+		c.pending = append(c.pending, chunk{start, data})
+		c.pendBytes += len(data)
+		if c.pendBytes > clientQueueBytes {
+			c.resyncs++
+			c.requestSnapshotLocked()
+		}
+		return
+	}
+	c.frames = append(c.frames, Frame{Type: proto.FrameOutput, Data: data})
+	c.bytes += len(data)
+	if c.bytes > clientQueueBytes {
+		c.resyncs++
+		c.requestSnapshotLocked()
+	}
+	c.signal()
+}
+
+func (c *Client) pushExit(code int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.exitCode = &code
+	c.signal()
+}
+
+// deliverSnapshot runs on the emulator goroutine. Chunks queued since the
+// request started at or after the snapshot point only if the emulator had
+// not yet seen them, which the sequence check below sorts out.
+func (c *Client) deliverSnapshot(gen uint64, snap []byte) {
+	emuSeq := c.p.emuSeqNow()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || gen != c.gen || !c.waitingSnap {
+		return
+	}
+	c.waitingSnap = false
+	c.frames = append(c.frames[:0], Frame{Type: proto.FrameSnapshot, Data: snap})
+	c.bytes = len(snap)
+	for _, ch := range c.pending {
+		end := ch.start + uint64(len(ch.data))
+		if end <= emuSeq {
+			continue
+		}
+		data := ch.data
+		if ch.start < emuSeq {
+			data = data[emuSeq-ch.start:]
+		}
+		c.frames = append(c.frames, Frame{Type: proto.FrameOutput, Data: data})
+		c.bytes += len(data)
+	}
+	c.pending, c.pendBytes = nil, 0
+	c.signal()
+}
+
+func (c *Client) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Next blocks until frames are ready and returns them, merging consecutive
+// output. ok is false once the client is closed or the pane exited and
+// everything was delivered.
+func (c *Client) Next(ctx context.Context) (frames []Frame, ok bool) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, false
+		}
+		if len(c.frames) > 0 {
+			frames = mergeOutput(c.frames)
+			c.frames, c.bytes = nil, 0
+			c.mu.Unlock()
+			return frames, true
+		}
+		if c.exitCode != nil && !c.waitingSnap {
+			payload, _ := json.Marshal(map[string]int{"exit_code": *c.exitCode})
+			c.closed = true
+			c.mu.Unlock()
+			return []Frame{{Type: proto.FrameExit, Data: payload}}, true
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.wake:
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
+}
+
+func mergeOutput(in []Frame) []Frame {
+	out := in[:0:0]
+	for _, f := range in {
+		if n := len(out); n > 0 && f.Type == proto.FrameOutput && out[n-1].Type == proto.FrameOutput && len(out[n-1].Data) < 256<<10 {
+			merged := make([]byte, 0, len(out[n-1].Data)+len(f.Data))
+			merged = append(merged, out[n-1].Data...)
+			out[n-1].Data = append(merged, f.Data...)
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// Input types into the pane; the client becomes the leader and its size
+// becomes the pane's (tmux's window-size latest).
+func (c *Client) Input(b []byte) error {
+	if c.readOnly {
+		return nil
+	}
+	c.p.mu.Lock()
+	if c.p.leader != c && !c.p.exited {
+		c.p.leader = c
+		c.mu.Lock()
+		cols, rows := c.cols, c.rows
+		c.mu.Unlock()
+		c.p.resizeLocked(cols, rows, false)
+	}
+	c.p.mu.Unlock()
+	return c.p.Write(b)
+}
+
+// Resize records the client's size, applied when it leads.
+func (c *Client) Resize(cols, rows int) {
+	if cols <= 0 || rows <= 0 || cols > 1000 || rows > 1000 {
+		return
+	}
+	c.mu.Lock()
+	c.cols, c.rows = cols, rows
+	c.mu.Unlock()
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	if c.p.leader == c && !c.p.exited {
+		c.p.resizeLocked(cols, rows, false)
+	}
+}
+
+// Resyncs counts how often the client fell behind and was resynchronised.
+func (c *Client) Resyncs() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.resyncs
+}
+
+// Detach removes the client.
+func (c *Client) Detach() {
+	c.p.mu.Lock()
+	if _, ok := c.p.clients[c]; ok {
+		delete(c.p.clients, c)
+		c.p.attached.Add(-1)
+	}
+	if c.p.leader == c {
+		c.p.leader = nil
+	}
+	c.p.mu.Unlock()
+	c.close()
+}
+
+func (c *Client) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.signal()
+}

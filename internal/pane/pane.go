@@ -1,0 +1,440 @@
+// Package pane owns one pseudo-terminal and the process group running in it:
+// the blocking reader goroutine, the raw output ring, raw fan-out to attached
+// clients, and the headless emulator fed on its own goroutine behind a
+// bounded queue. Nothing on the output path waits for a slow emulator or a
+// slow client: the emulator is rebuilt from the ring and a client is
+// resynchronised with a fresh snapshot instead.
+package pane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
+	"github.com/musterhq/muster/internal/emulator"
+)
+
+// Config describes the process to start in a new pane.
+type Config struct {
+	Argv       []string
+	Dir        string
+	Env        []string
+	Cols, Rows int
+	// Scrollback is the emulator's history in lines.
+	Scrollback int
+	// RingSize is the raw output kept for emulator rebuilds.
+	RingSize int
+	// Scanner sees every output chunk before the emulator; it returns the
+	// bytes the emulator should get and may report a new title. Nil passes
+	// output through unchanged.
+	Scanner Scanner
+	Logger  *slog.Logger
+	// OnExit runs once, after the process exited and its output drained.
+	OnExit func(exitCode int)
+}
+
+// Scanner filters output ahead of the emulator (the terminal-signal
+// scanner). It runs on the reader goroutine, so it must be fast.
+type Scanner interface {
+	Scan(p []byte) (filtered []byte, title string, titleChanged bool)
+}
+
+// ErrExited is returned when writing to a pane whose process has exited.
+var ErrExited = errors.New("the pane's process has exited")
+
+const (
+	defaultScrollback = 10000
+	defaultRing       = 1 << 20
+	// emuQueueBytes bounds output waiting for the emulator; beyond it the
+	// emulator is marked dirty and rebuilt from the ring.
+	emuQueueBytes = 4 << 20
+	// rebuildBytes is how much of the ring a rebuilt emulator replays.
+	rebuildBytes = 256 << 10
+	// clientQueueBytes bounds output queued for one client before it is
+	// dropped and resynchronised with a snapshot.
+	clientQueueBytes = 4 << 20
+)
+
+// Pane is one running (or exited) program in a PTY.
+type Pane struct {
+	cfg    Config
+	logger *slog.Logger
+	cmd    *exec.Cmd
+	ptmx   *os.File
+	pid    int
+
+	inputMu sync.Mutex
+
+	mu       sync.Mutex
+	seq      uint64 // total output bytes read
+	ring     *ring
+	clients  map[*Client]struct{}
+	leader   *Client
+	cols     int
+	rows     int
+	exited   bool
+	exitCode int
+	title    string
+
+	attached atomic.Int32
+	emuSeq   atomic.Uint64 // output consumed by the emulator
+	emu      *emuQueue
+	term     terminal // owned by the emulator goroutine
+
+	readerDone chan struct{}
+	done       chan struct{} // process exited and output drained
+	closed     chan struct{}
+	closeOnce  sync.Once
+	wg         sync.WaitGroup
+}
+
+// Start launches cfg.Argv in a new PTY and starts the pane's goroutines;
+// Close stops them.
+func Start(cfg Config) (*Pane, error) {
+	if len(cfg.Argv) == 0 || cfg.Argv[0] == "" {
+		return nil, errors.New("empty command")
+	}
+	if cfg.Cols <= 0 || cfg.Rows <= 0 {
+		cfg.Cols, cfg.Rows = 80, 24
+	}
+	if cfg.Scrollback <= 0 {
+		cfg.Scrollback = defaultScrollback
+	}
+	if cfg.RingSize <= 0 {
+		cfg.RingSize = defaultRing
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	path, err := exec.LookPath(cfg.Argv[0])
+	if err != nil {
+		return nil, fmt.Errorf("find %s: %w", cfg.Argv[0], err)
+	}
+	cmd := exec.Command(path, cfg.Argv[1:]...)
+	cmd.Args[0] = cfg.Argv[0]
+	cmd.Dir = cfg.Dir
+	cmd.Env = cfg.Env
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cfg.Cols), Rows: uint16(cfg.Rows)})
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
+	}
+	p := &Pane{
+		cfg:        cfg,
+		logger:     logger,
+		cmd:        cmd,
+		ptmx:       ptmx,
+		pid:        cmd.Process.Pid,
+		ring:       newRing(cfg.RingSize),
+		clients:    map[*Client]struct{}{},
+		cols:       cfg.Cols,
+		rows:       cfg.Rows,
+		emu:        newEmuQueue(),
+		term:       emulator.New(cfg.Cols, cfg.Rows, cfg.Scrollback),
+		readerDone: make(chan struct{}),
+		done:       make(chan struct{}),
+		closed:     make(chan struct{}),
+	}
+	p.wg.Add(4)
+	go p.readLoop()
+	go p.waitLoop()
+	go p.emulatorLoop()
+	go p.replyLoop()
+	return p, nil
+}
+
+// PID is the pane's root process id (also its process group id).
+func (p *Pane) PID() int { return p.pid }
+
+// Done is closed when the process has exited and its output is drained.
+func (p *Pane) Done() <-chan struct{} { return p.done }
+
+// Exited reports whether the process has exited, and its exit code.
+func (p *Pane) Exited() (bool, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exited, p.exitCode
+}
+
+// Title is the last title the program set.
+func (p *Pane) Title() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.title
+}
+
+// Size is the pane's current size.
+func (p *Pane) Size() (cols, rows int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cols, p.rows
+}
+
+// ForegroundPGID is the process group in the terminal's foreground.
+func (p *Pane) ForegroundPGID() (int, error) {
+	return unix.IoctlGetInt(int(p.ptmx.Fd()), unix.TIOCGPGRP)
+}
+
+func (p *Pane) readLoop() {
+	defer p.wg.Done()
+	defer close(p.readerDone)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := p.ptmx.Read(buf)
+		if n > 0 {
+			p.publish(buf[:n])
+		}
+		if err != nil {
+			// EIO is how Linux reports that the slave side is gone.
+			return
+		}
+	}
+}
+
+// publish hands one chunk to the ring, the clients and the emulator queue.
+// It never blocks on any of them.
+func (p *Pane) publish(chunk []byte) {
+	filtered := chunk
+	var title string
+	var titleChanged bool
+	if p.cfg.Scanner != nil {
+		filtered, title, titleChanged = p.cfg.Scanner.Scan(chunk)
+	}
+	emuData := append([]byte(nil), filtered...)
+	p.mu.Lock()
+	start := p.seq
+	p.seq += uint64(len(chunk))
+	p.ring.Write(chunk)
+	if titleChanged {
+		p.title = title
+	}
+	if len(p.clients) > 0 {
+		raw := append([]byte(nil), chunk...)
+		for c := range p.clients {
+			c.pushOutput(start, raw)
+		}
+	}
+	p.emu.pushData(emuData, p.seq, titleChanged, title)
+	p.mu.Unlock()
+}
+
+func (p *Pane) waitLoop() {
+	defer p.wg.Done()
+	err := p.cmd.Wait()
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal())
+			} else {
+				code = ee.ExitCode()
+			}
+		} else {
+			code = -1
+		}
+	}
+	// Output written just before exit is still in the PTY; let the reader
+	// drain it, but don't wait forever on a grandchild holding the slave.
+	select {
+	case <-p.readerDone:
+	case <-time.After(2 * time.Second):
+	}
+	p.mu.Lock()
+	p.exited = true
+	p.exitCode = code
+	for c := range p.clients {
+		c.pushExit(code)
+	}
+	p.mu.Unlock()
+	close(p.done)
+	if p.cfg.OnExit != nil {
+		p.cfg.OnExit(code)
+	}
+}
+
+func (p *Pane) replyLoop() {
+	defer p.wg.Done()
+	buf := make([]byte, 4096)
+	r := p.term.Replies()
+	for {
+		n, err := r.Read(buf)
+		if n > 0 && p.attached.Load() == 0 {
+			// With a client attached its own terminal answers the same
+			// queries; answering too would send the program two replies.
+			p.inputMu.Lock()
+			p.ptmx.Write(buf[:n])
+			p.inputMu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Write sends input to the program.
+func (p *Pane) Write(b []byte) error {
+	select {
+	case <-p.done:
+		return ErrExited
+	default:
+	}
+	p.inputMu.Lock()
+	defer p.inputMu.Unlock()
+	_, err := p.ptmx.Write(b)
+	if err != nil {
+		return fmt.Errorf("write to pane: %w", err)
+	}
+	return nil
+}
+
+// Resize sets the PTY and emulator size; the kernel signals the program.
+func (p *Pane) Resize(cols, rows int) {
+	if cols <= 0 || rows <= 0 || cols > 1000 || rows > 1000 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.resizeLocked(cols, rows, false)
+}
+
+func (p *Pane) resizeLocked(cols, rows int, force bool) {
+	changed := cols != p.cols || rows != p.rows
+	if changed {
+		p.cols, p.rows = cols, rows
+		pty.Setsize(p.ptmx, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+		p.emu.pushResize(cols, rows)
+	}
+	if force && !changed && !p.exited {
+		// Same size: nothing tells the program to redraw, so do it.
+		if pgid, err := p.ForegroundPGID(); err == nil && pgid > 0 {
+			syscall.Kill(-pgid, syscall.SIGWINCH)
+		}
+	}
+}
+
+// Capture returns the emulator's screen text once it has caught up.
+func (p *Pane) Capture(ctx context.Context, scrollback int, withANSI bool) (string, error) {
+	res := make(chan string, 1)
+	p.emu.pushFunc(func(t terminal) { res <- t.Text(scrollback, withANSI) })
+	select {
+	case s := <-res:
+		return s, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case <-p.closed:
+		return "", errors.New("pane closed")
+	}
+}
+
+// Signal sends sig to the pane's process group.
+func (p *Pane) Signal(sig syscall.Signal) error {
+	return syscall.Kill(-p.pid, sig)
+}
+
+// Close ends the program (SIGHUP, then SIGKILL after grace) and stops every
+// goroutine of the pane. It is idempotent.
+func (p *Pane) Close(grace time.Duration) {
+	p.closeOnce.Do(func() {
+		select {
+		case <-p.done:
+		default:
+			p.Signal(syscall.SIGHUP)
+			p.Signal(syscall.SIGCONT)
+			select {
+			case <-p.done:
+			case <-time.After(grace):
+				p.Signal(syscall.SIGKILL)
+				<-p.done
+			}
+		}
+		p.mu.Lock()
+		for c := range p.clients {
+			c.close()
+		}
+		p.clients = map[*Client]struct{}{}
+		p.mu.Unlock()
+		close(p.closed)
+		p.emu.close()
+		p.ptmx.Close()
+		p.wg.Wait()
+	})
+}
+
+// rebuild replaces lost emulator input with the tail of the ring. Called on
+// the emulator goroutine when the queue overflowed.
+func (p *Pane) rebuild() uint64 {
+	p.mu.Lock()
+	tail := p.ring.Tail(rebuildBytes)
+	seq := p.seq
+	p.mu.Unlock()
+	// Start at a line boundary so we don't begin inside an escape sequence.
+	if i := indexByte(tail, '\n'); i >= 0 && i < len(tail)/2 {
+		tail = tail[i+1:]
+	}
+	if p.cfg.Scanner != nil {
+		tail, _, _ = stripForRebuild(tail)
+	}
+	p.term.Write([]byte("\x1bc"))
+	p.term.Write(tail)
+	return seq
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// stripForRebuild is a hook for removing OSC sequences from replayed bytes;
+// a fresh scanner is used so the live scanner's state is untouched.
+var stripForRebuild = func(b []byte) ([]byte, string, bool) { return b, "", false }
+
+func (p *Pane) emulatorLoop() {
+	defer p.wg.Done()
+	var emuSeq uint64
+	for {
+		items, dirty, ok := p.emu.take()
+		if !ok {
+			p.term.Close()
+			return
+		}
+		if dirty {
+			emuSeq = p.rebuild()
+			p.emuSeq.Store(emuSeq)
+		}
+		for _, it := range items {
+			switch it.kind {
+			case itemData:
+				if it.end <= emuSeq {
+					continue // already replayed from the ring
+				}
+				if it.titleChanged {
+					p.term.SetTitle(it.title)
+				}
+				p.term.Write(it.data)
+				emuSeq = it.end
+				p.emuSeq.Store(emuSeq)
+			case itemResize:
+				p.term.Resize(it.cols, it.rows)
+			case itemFunc:
+				it.fn(p.term)
+			}
+		}
+	}
+}
+
+func (p *Pane) emuSeqNow() uint64 { return p.emuSeq.Load() }

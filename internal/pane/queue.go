@@ -1,0 +1,114 @@
+package pane
+
+import (
+	"sync"
+
+	"github.com/musterhq/muster/internal/emulator"
+)
+
+type itemKind int
+
+const (
+	itemData itemKind = iota
+	itemResize
+	itemFunc
+)
+
+type emuItem struct {
+	kind         itemKind
+	data         []byte
+	end          uint64 // output sequence number after data
+	titleChanged bool
+	title        string
+	cols, rows   int
+	fn           func(t terminal)
+}
+
+// emuQueue is the bounded queue between the reader and the emulator
+// goroutine. Data beyond the bound is dropped and the emulator rebuilt;
+// control items (resize, snapshot, capture) are never dropped.
+type emuQueue struct {
+	mu     sync.Mutex
+	items  []emuItem
+	bytes  int
+	dirty  bool
+	closed bool
+	wake   chan struct{}
+}
+
+func newEmuQueue() *emuQueue { return &emuQueue{wake: make(chan struct{}, 1)} }
+
+func (q *emuQueue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *emuQueue) pushData(data []byte, end uint64, titleChanged bool, title string) {
+	q.mu.Lock()
+	if q.dirty || q.bytes+len(data) > emuQueueBytes {
+		q.dirty = true
+		// Queued data is obsolete too: the rebuild replays the ring.
+		kept := q.items[:0]
+		for _, it := range q.items {
+			if it.kind != itemData {
+				kept = append(kept, it)
+			} else if it.titleChanged {
+				kept = append(kept, emuItem{kind: itemFunc, fn: setTitle(it.title)})
+			}
+		}
+		q.items, q.bytes = kept, 0
+		if titleChanged {
+			q.items = append(q.items, emuItem{kind: itemFunc, fn: setTitle(title)})
+		}
+	} else {
+		q.items = append(q.items, emuItem{kind: itemData, data: data, end: end, titleChanged: titleChanged, title: title})
+		q.bytes += len(data)
+	}
+	q.mu.Unlock()
+	q.signal()
+}
+
+func setTitle(title string) func(t terminal) { return func(t terminal) { t.SetTitle(title) } }
+
+func (q *emuQueue) push(it emuItem) {
+	q.mu.Lock()
+	q.items = append(q.items, it)
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *emuQueue) pushResize(cols, rows int) {
+	q.push(emuItem{kind: itemResize, cols: cols, rows: rows})
+}
+func (q *emuQueue) pushFunc(fn func(t terminal)) { q.push(emuItem{kind: itemFunc, fn: fn}) }
+
+// take waits for work and returns everything queued, and whether data was
+// dropped since the last take.
+func (q *emuQueue) take() (items []emuItem, dirty bool, ok bool) {
+	for {
+		q.mu.Lock()
+		if q.closed {
+			q.mu.Unlock()
+			return nil, false, false
+		}
+		if len(q.items) > 0 || q.dirty {
+			items, dirty = q.items, q.dirty
+			q.items, q.bytes, q.dirty = nil, 0, false
+			q.mu.Unlock()
+			return items, dirty, true
+		}
+		q.mu.Unlock()
+		<-q.wake
+	}
+}
+
+func (q *emuQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+type terminal = emulator.Terminal
