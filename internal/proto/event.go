@@ -1,6 +1,9 @@
 package proto
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // EventSchemaVersion is the only envelope and event schema version defined.
 const EventSchemaVersion = 1
@@ -107,3 +110,124 @@ const (
 	ErrStorageFailure     = "storage_failure"
 	ErrTimeout            = "timeout"
 )
+
+// ParseTime parses an ISO 8601 date and time as events carry it:
+// YYYY-MM-DD, then 'T' (or 't' or a space), hh:mm, optional :ss, an optional
+// fraction of a second (after '.' or ','; up to nanoseconds), and an optional
+// offset (Z, ±hh, ±hhmm or ±hh:mm). A time without an offset is UTC: the hook
+// helper and the daemon run on the same host, and UTC is what every provider
+// writes. The result is always in UTC.
+func ParseTime(s string) (time.Time, error) {
+	p := timeParser{s: s}
+	year := p.digits(4)
+	p.expect('-')
+	month := p.digits(2)
+	p.expect('-')
+	day := p.digits(2)
+	if p.ok() && p.i < len(s) && (s[p.i] == 'T' || s[p.i] == 't' || s[p.i] == ' ') {
+		p.i++
+	} else {
+		p.fail()
+	}
+	hour := p.digits(2)
+	p.expect(':')
+	minute := p.digits(2)
+	sec, nsec := 0, 0
+	if p.ok() && p.i < len(s) && s[p.i] == ':' {
+		p.i++
+		sec = p.digits(2)
+		if p.ok() && p.i < len(s) && (s[p.i] == '.' || s[p.i] == ',') {
+			p.i++
+			start := p.i
+			for p.i < len(s) && s[p.i] >= '0' && s[p.i] <= '9' {
+				if p.i-start < 9 {
+					nsec = nsec*10 + int(s[p.i]-'0')
+				}
+				p.i++
+			}
+			n := p.i - start
+			if n == 0 {
+				p.fail()
+			}
+			for ; n < 9; n++ {
+				nsec *= 10
+			}
+		}
+	}
+	offset := 0
+	if p.ok() && p.i < len(s) {
+		switch s[p.i] {
+		case 'Z', 'z':
+			p.i++
+		case '+', '-':
+			sign := 1
+			if s[p.i] == '-' {
+				sign = -1
+			}
+			p.i++
+			oh := p.digits(2)
+			om := 0
+			if p.ok() && p.i < len(s) {
+				if s[p.i] == ':' {
+					p.i++
+				}
+				om = p.digits(2)
+			}
+			if oh > 23 || om > 59 {
+				p.fail()
+			}
+			offset = sign * (oh*3600 + om*60)
+		default:
+			p.fail()
+		}
+	}
+	if !p.ok() || p.i != len(s) {
+		return time.Time{}, fmt.Errorf("parse time %q: not an ISO 8601 date and time", s)
+	}
+	if month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || sec > 60 {
+		return time.Time{}, fmt.Errorf("parse time %q: field out of range", s)
+	}
+	if sec == 60 { // a leap second reads as the next instant
+		sec = 59
+		nsec = 999999999
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.FixedZone("", offset))
+	if t.Day() != day {
+		return time.Time{}, fmt.Errorf("parse time %q: day out of range", s)
+	}
+	return t.UTC(), nil
+}
+
+type timeParser struct {
+	s   string
+	i   int
+	bad bool
+}
+
+func (p *timeParser) ok() bool { return !p.bad }
+func (p *timeParser) fail()    { p.bad = true }
+
+func (p *timeParser) digits(n int) int {
+	if p.bad || p.i+n > len(p.s) {
+		p.bad = true
+		return 0
+	}
+	v := 0
+	for _, c := range []byte(p.s[p.i : p.i+n]) {
+		if c < '0' || c > '9' {
+			p.bad = true
+			return 0
+		}
+		v = v*10 + int(c-'0')
+	}
+	p.i += n
+	return v
+}
+
+func (p *timeParser) expect(c byte) {
+	if p.bad || p.i >= len(p.s) || p.s[p.i] != c {
+		p.bad = true
+		return
+	}
+	p.i++
+}
