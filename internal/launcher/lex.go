@@ -506,7 +506,8 @@ func hexVal(c byte) int {
 
 // ShellQuote returns s as a single POSIX shell word whose value is s. Words
 // made only of letters, digits and @%+=:,./_- are returned unchanged; the
-// rest are single-quoted, with embedded single quotes written as '\”.
+// rest are single-quoted, and each embedded single quote becomes the
+// four bytes ' \ ' ' (close, escaped quote, reopen).
 // A NUL byte cannot be passed to a program and is kept as is; callers
 // reject it earlier.
 func ShellQuote(s string) string {
