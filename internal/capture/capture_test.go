@@ -1,0 +1,221 @@
+package capture
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func readTestdata(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		name     string
+		provider string
+		stdin    string
+		file     string // testdata file instead of stdin
+		want     Capture
+	}{
+		{
+			name: "canonical v1", provider: Custom,
+			stdin: `{"version":1,"event":"session_started","session_id":"provider-owned-session-id"}`,
+			want:  Capture{Provider: Custom, SessionID: "provider-owned-session-id", Format: Canonical, Event: EventSessionStarted},
+		},
+		{
+			name: "canonical v1 pretty with additive fields", provider: OpenCode,
+			stdin: "{\n  \"version\": 1,\n  \"event\": \"session_started\",\n  \"session_id\": \"ses_dd3ef6bbdffe5SLE0xMEI2bxBZ\",\n  \"future\": {\"x\": [1,2]}\n}\n",
+			want:  Capture{Provider: OpenCode, SessionID: "ses_dd3ef6bbdffe5SLE0xMEI2bxBZ", Format: Canonical, Event: EventSessionStarted},
+		},
+		{
+			name: "claude native SessionStart startup", provider: Claude, file: "claude-sessionstart-startup.json",
+			want: Capture{Provider: Claude, SessionID: "d374eff7-6681-449d-ac7d-e8ad01a2744d", Format: Native, Event: "SessionStart", Source: "startup"},
+		},
+		{
+			name: "claude native SessionStart resume", provider: Claude, file: "claude-sessionstart-resume.json",
+			want: Capture{Provider: Claude, SessionID: "d374eff7-6681-449d-ac7d-e8ad01a2744d", Format: Native, Event: "SessionStart", Source: "resume"},
+		},
+		{
+			name: "codex native SessionStart", provider: Codex, file: "codex-sessionstart-startup.json",
+			want: Capture{Provider: Codex, SessionID: "01a22c0e-d041-74f3-b87b-104fada8e2f6", Format: Native, Event: "SessionStart", Source: "startup"},
+		},
+		{
+			name: "gemini native SessionStart", provider: Gemini, file: "gemini-sessionstart-resume.json",
+			want: Capture{Provider: Gemini, SessionID: "33333333-2222-4333-8444-555555555555", Format: Native, Event: "SessionStart", Source: "resume"},
+		},
+		{
+			name: "cursor native sessionStart", provider: Cursor,
+			stdin: `{"conversation_id":"c0ffee00-0000-4000-8000-000000000001","generation_id":"g1","hook_event_name":"sessionStart","session_id":"c0ffee00-0000-4000-8000-000000000001","is_background_agent":false,"workspace_roots":["/repo"],"transcript_path":null}`,
+			want:  Capture{Provider: Cursor, SessionID: "c0ffee00-0000-4000-8000-000000000001", Format: Native, Event: "sessionStart"},
+		},
+		{
+			name: "native camelCase sessionId", provider: Gemini,
+			stdin: `{"sessionId":"a1b2c3d4-0000-4000-8000-000000000000","hookEventName":"SessionStart"}`,
+			want:  Capture{Provider: Gemini, SessionID: "a1b2c3d4-0000-4000-8000-000000000000", Format: Native, Event: "SessionStart"},
+		},
+		{
+			name: "native with both spellings agreeing", provider: Claude,
+			stdin: `{"session_id":"same","sessionId":"same"}`,
+			want:  Capture{Provider: Claude, SessionID: "same", Format: Native},
+		},
+		{
+			name: "native non-start event still carries an id", provider: Claude, file: "claude-sessionend.json",
+			want: Capture{Provider: Claude, SessionID: "d374eff7-6681-449d-ac7d-e8ad01a2744d", Format: Native, Event: "SessionEnd"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := []byte(tt.stdin)
+			if tt.file != "" {
+				in = readTestdata(t, tt.file)
+			}
+			got, err := Decode(tt.provider, in)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Decode (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		provider string
+		stdin    string
+		file     string
+		want     error
+	}{
+		{"unknown version 2", Claude, `{"version":2,"event":"session_started","session_id":"x"}`, "", ErrUnknownVersion},
+		{"version as string", Custom, `{"version":"1","event":"session_started","session_id":"x"}`, "", ErrUnknownVersion},
+		{"version 1.0", Custom, `{"version":1.0,"event":"session_started","session_id":"x"}`, "", ErrUnknownVersion},
+		{"version null", Custom, `{"version":null,"event":"session_started","session_id":"x"}`, "", ErrUnknownVersion},
+		{"unknown event", Custom, `{"version":1,"event":"session_ended","session_id":"x"}`, "", ErrUnknownEvent},
+		{"missing event", Custom, `{"version":1,"session_id":"x"}`, "", ErrUnknownEvent},
+		{"event not a string", Custom, `{"version":1,"event":7,"session_id":"x"}`, "", ErrUnknownEvent},
+		{"canonical needs snake_case id", Custom, `{"version":1,"event":"session_started","sessionId":"x"}`, "", ErrMissingSessionID},
+		{"canonical missing id", Claude, `{"version":1,"event":"session_started"}`, "", ErrMissingSessionID},
+		{"canonical empty id", Custom, `{"version":1,"event":"session_started","session_id":""}`, "", ErrEmptySessionID},
+		{"canonical numeric id", Custom, `{"version":1,"event":"session_started","session_id":42}`, "", ErrSessionIDType},
+		{"canonical null id", Custom, `{"version":1,"event":"session_started","session_id":null}`, "", ErrSessionIDType},
+		{"native missing id", Claude, `{"hook_event_name":"SessionStart"}`, "", ErrMissingSessionID},
+		{"opencode raw bus event has no top-level id", OpenCode, "", "opencode-session-created-event.json", ErrMissingSessionID},
+		{"native empty id", Codex, `{"session_id":""}`, "", ErrEmptySessionID},
+		{"native object id", Gemini, `{"session_id":{"id":"x"}}`, "", ErrSessionIDType},
+		{"native conflicting ids", Claude, `{"session_id":"a","sessionId":"b"}`, "", ErrAmbiguousSessionID},
+		{"id with newline", Claude, `{"session_id":"a\nb"}`, "", ErrInvalidSessionID},
+		{"id with NUL", Claude, `{"session_id":"a\u0000b"}`, "", ErrInvalidSessionID},
+		{"id with surrounding space", Claude, `{"session_id":" a "}`, "", ErrInvalidSessionID},
+		{"id too long", Claude, `{"session_id":"` + strings.Repeat("x", MaxSessionIDLen+1) + `"}`, "", ErrInvalidSessionID},
+		{"native for custom", Custom, "", "claude-sessionstart-startup.json", ErrNativeNotAllowed},
+		{"native for muse", Muse, `{"session_id":"x"}`, "", ErrNativeNotAllowed},
+		{"malformed", Claude, `{"session_id":`, "", ErrMalformed},
+		{"trailing garbage", Claude, `{"session_id":"x"} {}`, "", ErrMalformed},
+		{"array", Claude, `[{"session_id":"x"}]`, "", ErrMalformed},
+		{"empty stdin", Claude, "", "", ErrMalformed},
+		{"blank stdin", Claude, " \n", "", ErrMalformed},
+		{"invalid utf-8", Claude, "{\"session_id\":\"\xff\"}", "", ErrMalformed},
+		{"unknown provider", "aider", `{"version":1,"event":"session_started","session_id":"x"}`, "", ErrUnknownProvider},
+		{"too large", Claude, `{"session_id":"x","pad":"` + strings.Repeat("p", MaxPayload) + `"}`, "", ErrTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := []byte(tt.stdin)
+			if tt.file != "" {
+				in = readTestdata(t, tt.file)
+			}
+			got, err := Decode(tt.provider, in)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Decode = %+v, %v; want %v", got, err, tt.want)
+			}
+			if msg := err.Error(); strings.Contains(msg, "\n") || len(msg) > 300 {
+				t.Errorf("error is not one short line: %q", msg)
+			}
+		})
+	}
+}
+
+func TestCheckProvider(t *testing.T) {
+	if err := CheckProvider(Claude, Claude); err != nil {
+		t.Errorf("CheckProvider(claude, claude) = %v", err)
+	}
+	// A Codex agent nested in a Claude pane claims its own provider.
+	if err := CheckProvider(Claude, Codex); !errors.Is(err, ErrProviderMismatch) {
+		t.Errorf("CheckProvider(claude, codex) = %v, want ErrProviderMismatch", err)
+	}
+	if err := CheckProvider(Custom, Claude); !errors.Is(err, ErrProviderMismatch) {
+		t.Errorf("CheckProvider(custom, claude) = %v, want ErrProviderMismatch", err)
+	}
+}
+
+func TestSessionIDFromEnv(t *testing.T) {
+	tests := []struct {
+		name   string
+		env    map[string]string
+		wantID string
+		wantOK bool
+	}{
+		{"absent", nil, "", false},
+		{"empty", map[string]string{EnvSessionID: ""}, "", false},
+		{"blank", map[string]string{EnvSessionID: "  "}, "", false},
+		{"set", map[string]string{EnvSessionID: "ms_123"}, "ms_123", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id, ok := SessionIDFromEnv(func(k string) string { return tt.env[k] })
+			if id != tt.wantID || ok != tt.wantOK {
+				t.Errorf("SessionIDFromEnv = %q, %v; want %q, %v", id, ok, tt.wantID, tt.wantOK)
+			}
+		})
+	}
+}
+
+// FuzzDecode checks that Decode never panics, that every accepted capture
+// has a valid id and a known format, and that re-encoding an accepted capture
+// canonically decodes to the same id.
+func FuzzDecode(f *testing.F) {
+	entries, err := os.ReadDir("testdata")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".json") {
+			f.Add("claude", readTestdata(f, e.Name()))
+		}
+	}
+	f.Add("custom", []byte(`{"version":1,"event":"session_started","session_id":"x"}`))
+	f.Add("custom", []byte(`{"version":2}`))
+	f.Add("gemini", []byte(`{"sessionId":"x","session_id":"x"}`))
+	f.Fuzz(func(t *testing.T, provider string, stdin []byte) {
+		c, err := Decode(provider, stdin)
+		if err != nil {
+			return
+		}
+		if ValidSessionID(c.SessionID) != nil {
+			t.Fatalf("accepted invalid id %q", c.SessionID)
+		}
+		if c.Format != Canonical && c.Format != Native {
+			t.Fatalf("bad format %v", c.Format)
+		}
+		if c.Format == Native && !nativeProviders[provider] {
+			t.Fatalf("native payload accepted for %q", provider)
+		}
+		canon := `{"version":1,"event":"session_started","session_id":` + jsonString(c.SessionID) + `}`
+		again, err := Decode(provider, []byte(canon))
+		if err != nil || again.SessionID != c.SessionID {
+			t.Fatalf("re-decode of %s = %+v, %v", canon, again, err)
+		}
+	})
+}
