@@ -1,0 +1,39 @@
+// Package runstate is the pure reducer of seed 004: it turns agent events
+// into run states per run, per surface and per session, and decides which
+// attention items open and resolve. It does no I/O and reads no clock: every
+// time comes from the events or from the caller's now, so tests drive it with
+// a fake clock.
+//
+// Rules (DESIGN §4, seed 004):
+//
+//   - A run is keyed by (Muster session id, run id). Its first event starts
+//     it; a waiting, running or terminal event for an unknown run implies the
+//     start (ImpliedStart). `started` moves a new run to running and is
+//     evidence only for a run that already exists.
+//   - running, waitingInput and waitingApproval move freely among themselves
+//     (running is how work resumes after input or approval). succeeded,
+//     failed, interrupted and disconnected are final for their run: later
+//     events are recorded but change nothing (EffectFinal).
+//   - An event whose occurredAt is older than the newest event already
+//     applied to its run is late: it never moves the run backwards
+//     (EffectLate). A late terminal event still ends the run, because ending
+//     is forward; a late event that predates the run's start moves StartedAt
+//     earlier. Events with equal times apply in arrival order.
+//   - The current run of a session (and of a surface) is the one whose newest
+//     applied event is newest (arrival order breaks ties). When a new run
+//     becomes current, the previous current run has moved on: its open
+//     attention items resolve ("superseded").
+//   - idle is derived, never stored: the session's current run is terminal
+//     and nothing arrived for the session for Rules.IdleAfter after its end.
+//     Views keep the terminal state under it (View.Terminal).
+//
+// Attention items open only for the current run and only for: approval
+// requests, input requests, failures, disconnects, and successful runs that
+// lasted at least Rules.LongRun (five minutes; a run of exactly five minutes
+// qualifies). There is at most one open item per (run, reason): Claude's
+// Notification(permission_prompt) that follows PermissionRequest for the same
+// approval confirms the open item instead of opening a second one. An item
+// resolves when its run moves to another state, when a newer run of its
+// session becomes current, or when the user acknowledges it. Resolved items
+// stay listed for Rules.ResolvedTTL (24 hours) and are then pruned.
+package runstate
