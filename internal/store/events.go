@@ -1,0 +1,310 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// This file holds the tables of the agent event protocol (migration 002):
+// agent_events, agent_runs and attention_items. The event engine
+// (internal/events) is their only writer; it batches many events into one
+// transaction (group commit) through an EventWriter.
+
+// EventRow is one accepted event.
+type EventRow struct {
+	Seq             int64
+	ID              string
+	SessionID       string
+	SurfaceID       string
+	RunID           string
+	NativeSessionID string // "" is stored as NULL
+	Provider        string
+	Kind            string
+	HookName        string
+	Message         string
+	OccurredAt      time.Time
+	ReceivedAt      time.Time
+	Source          string
+	Effect          string
+}
+
+// RunRow is the reducer's persisted state of one run; Data is its JSON.
+type RunRow struct {
+	SessionID string
+	RunID     string
+	State     string
+	UpdatedAt time.Time
+	Data      []byte
+}
+
+// AttentionRow is one attention item; a zero ResolvedAt means open.
+type AttentionRow struct {
+	ID         int64
+	SessionID  string
+	SurfaceID  string
+	RunID      string
+	Provider   string
+	Reason     string
+	Message    string
+	EventID    string
+	OpenedAt   time.Time
+	ResolvedAt time.Time
+	Resolution string
+}
+
+// EventWriter holds the prepared statements of the event tables.
+type EventWriter struct {
+	db    *sql.DB
+	stmts []*sql.Stmt
+	known, insert, putRun, delRun, putItem, delItem *sql.Stmt
+}
+
+// EventWriter prepares the statements the event engine writes with.
+func (s *Store) EventWriter(ctx context.Context) (*EventWriter, error) {
+	w := &EventWriter{db: s.W}
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&w.known, `SELECT 1 FROM agent_events WHERE id = ?`},
+		{&w.insert, `INSERT INTO agent_events(id, session_id, surface_id, run_id, native_session_id, provider, kind, hook_name, message, occurred_at, received_at, source, effect) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&w.putRun, `INSERT INTO agent_runs(session_id, run_id, state, updated_at, data) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT(session_id, run_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at, data = excluded.data`},
+		{&w.delRun, `DELETE FROM agent_runs WHERE session_id = ? AND run_id = ?`},
+		{&w.putItem, `INSERT INTO attention_items(id, session_id, surface_id, run_id, provider, reason, message, event_id, opened_at, resolved_at, resolution) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(id) DO UPDATE SET resolved_at = excluded.resolved_at, resolution = excluded.resolution`},
+		{&w.delItem, `DELETE FROM attention_items WHERE id = ?`},
+	} {
+		st, err := s.W.PrepareContext(ctx, p.sql)
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("prepare event statements: %w", err)
+		}
+		*p.dst = st
+		w.stmts = append(w.stmts, st)
+	}
+	return w, nil
+}
+
+// Close releases the statements.
+func (w *EventWriter) Close() error {
+	var errs []error
+	for _, st := range w.stmts {
+		errs = append(errs, st.Close())
+	}
+	w.stmts = nil
+	return errors.Join(errs...)
+}
+
+// EventTx is one write transaction on the event tables.
+type EventTx struct {
+	tx                                              *sql.Tx
+	known, insert, putRun, delRun, putItem, delItem *sql.Stmt
+}
+
+// Begin starts a transaction.
+func (w *EventWriter) Begin(ctx context.Context) (*EventTx, error) {
+	tx, err := w.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin event transaction: %w", err)
+	}
+	return &EventTx{
+		tx:      tx,
+		known:   tx.StmtContext(ctx, w.known),
+		insert:  tx.StmtContext(ctx, w.insert),
+		putRun:  tx.StmtContext(ctx, w.putRun),
+		delRun:  tx.StmtContext(ctx, w.delRun),
+		putItem: tx.StmtContext(ctx, w.putItem),
+		delItem: tx.StmtContext(ctx, w.delItem),
+	}, nil
+}
+
+// Known reports whether an event with this id is already stored.
+func (t *EventTx) Known(ctx context.Context, id string) (bool, error) {
+	var one int
+	err := t.known.QueryRowContext(ctx, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look up event: %w", err)
+	}
+	return true, nil
+}
+
+// InsertEvent appends an event; its id must be new.
+func (t *EventTx) InsertEvent(ctx context.Context, e EventRow) error {
+	var native any
+	if e.NativeSessionID != "" {
+		native = e.NativeSessionID
+	}
+	_, err := t.insert.ExecContext(ctx, e.ID, e.SessionID, e.SurfaceID, e.RunID, native, e.Provider, e.Kind,
+		e.HookName, e.Message, e.OccurredAt.UnixNano(), e.ReceivedAt.UnixNano(), e.Source, e.Effect)
+	if err != nil {
+		return fmt.Errorf("insert event: %w", err)
+	}
+	return nil
+}
+
+// PutRun creates or replaces a run.
+func (t *EventTx) PutRun(ctx context.Context, r RunRow) error {
+	if _, err := t.putRun.ExecContext(ctx, r.SessionID, r.RunID, r.State, r.UpdatedAt.UnixNano(), string(r.Data)); err != nil {
+		return fmt.Errorf("store run: %w", err)
+	}
+	return nil
+}
+
+// DeleteRun forgets a run.
+func (t *EventTx) DeleteRun(ctx context.Context, sessionID, runID string) error {
+	if _, err := t.delRun.ExecContext(ctx, sessionID, runID); err != nil {
+		return fmt.Errorf("delete run: %w", err)
+	}
+	return nil
+}
+
+// PutItem creates an attention item or records its resolution.
+func (t *EventTx) PutItem(ctx context.Context, it AttentionRow) error {
+	var resolved any
+	if !it.ResolvedAt.IsZero() {
+		resolved = it.ResolvedAt.UnixNano()
+	}
+	_, err := t.putItem.ExecContext(ctx, it.ID, it.SessionID, it.SurfaceID, it.RunID, it.Provider, it.Reason,
+		it.Message, it.EventID, it.OpenedAt.UnixNano(), resolved, it.Resolution)
+	if err != nil {
+		return fmt.Errorf("store attention item: %w", err)
+	}
+	return nil
+}
+
+// DeleteItem forgets an attention item.
+func (t *EventTx) DeleteItem(ctx context.Context, id int64) error {
+	if _, err := t.delItem.ExecContext(ctx, id); err != nil {
+		return fmt.Errorf("delete attention item: %w", err)
+	}
+	return nil
+}
+
+// Commit makes the transaction durable (as durable as the store's
+// synchronous setting: WAL with synchronous=NORMAL survives a crash of the
+// process, not necessarily a power loss).
+func (t *EventTx) Commit() error {
+	if err := t.tx.Commit(); err != nil {
+		return fmt.Errorf("commit events: %w", err)
+	}
+	return nil
+}
+
+// Rollback abandons the transaction.
+func (t *EventTx) Rollback() error { return t.tx.Rollback() }
+
+// LoadRuns returns every persisted run.
+func (s *Store) LoadRuns(ctx context.Context) ([]RunRow, error) {
+	rows, err := s.R.QueryContext(ctx, `SELECT session_id, run_id, state, updated_at, data FROM agent_runs`)
+	if err != nil {
+		return nil, fmt.Errorf("load runs: %w", err)
+	}
+	defer rows.Close()
+	var out []RunRow
+	for rows.Next() {
+		var r RunRow
+		var upd int64
+		var data string
+		if err := rows.Scan(&r.SessionID, &r.RunID, &r.State, &upd, &data); err != nil {
+			return nil, fmt.Errorf("load runs: %w", err)
+		}
+		r.UpdatedAt, r.Data = time.Unix(0, upd).UTC(), []byte(data)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load runs: %w", err)
+	}
+	return out, nil
+}
+
+// LoadAttention returns every persisted attention item.
+func (s *Store) LoadAttention(ctx context.Context) ([]AttentionRow, error) {
+	rows, err := s.R.QueryContext(ctx, `SELECT id, session_id, surface_id, run_id, provider, reason, message, event_id, opened_at, resolved_at, resolution FROM attention_items ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("load attention items: %w", err)
+	}
+	defer rows.Close()
+	var out []AttentionRow
+	for rows.Next() {
+		var it AttentionRow
+		var opened int64
+		var resolved sql.NullInt64
+		if err := rows.Scan(&it.ID, &it.SessionID, &it.SurfaceID, &it.RunID, &it.Provider, &it.Reason, &it.Message,
+			&it.EventID, &opened, &resolved, &it.Resolution); err != nil {
+			return nil, fmt.Errorf("load attention items: %w", err)
+		}
+		it.OpenedAt = time.Unix(0, opened).UTC()
+		if resolved.Valid {
+			it.ResolvedAt = time.Unix(0, resolved.Int64).UTC()
+		}
+		out = append(out, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load attention items: %w", err)
+	}
+	return out, nil
+}
+
+const eventColumns = `seq, id, session_id, surface_id, run_id, native_session_id, provider, kind, hook_name, message, occurred_at, received_at, source, effect`
+
+func scanEvents(rows *sql.Rows) ([]EventRow, error) {
+	defer rows.Close()
+	var out []EventRow
+	for rows.Next() {
+		var e EventRow
+		var native sql.NullString
+		var occ, rec int64
+		if err := rows.Scan(&e.Seq, &e.ID, &e.SessionID, &e.SurfaceID, &e.RunID, &native, &e.Provider, &e.Kind,
+			&e.HookName, &e.Message, &occ, &rec, &e.Source, &e.Effect); err != nil {
+			return nil, err
+		}
+		e.NativeSessionID = native.String
+		e.OccurredAt, e.ReceivedAt = time.Unix(0, occ).UTC(), time.Unix(0, rec).UTC()
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// SessionEvents returns the newest limit events of a Muster session, oldest
+// first.
+func (s *Store) SessionEvents(ctx context.Context, sessionID string, limit int) ([]EventRow, error) {
+	rows, err := s.R.QueryContext(ctx, `SELECT * FROM (SELECT `+eventColumns+` FROM agent_events
+		WHERE session_id = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq`, sessionID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read session events: %w", err)
+	}
+	out, err := scanEvents(rows)
+	if err != nil {
+		return nil, fmt.Errorf("read session events: %w", err)
+	}
+	return out, nil
+}
+
+// Events returns every stored event in arrival order (tests, export).
+func (s *Store) Events(ctx context.Context) ([]EventRow, error) {
+	rows, err := s.R.QueryContext(ctx, `SELECT `+eventColumns+` FROM agent_events ORDER BY seq`)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	out, err := scanEvents(rows)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	return out, nil
+}
+
+// PruneEvents deletes events received before the cutoff and returns how many.
+func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
+	res, err := s.W.ExecContext(ctx, `DELETE FROM agent_events WHERE received_at < ?`, before.UnixNano())
+	if err != nil {
+		return 0, fmt.Errorf("prune events: %w", err)
+	}
+	return res.RowsAffected()
+}

@@ -1,0 +1,123 @@
+package store
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestEventTablesRoundTrip(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w, err := s.EventWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	at := time.Date(2026, 7, 16, 7, 0, 0, 123456789, time.UTC)
+	ev := EventRow{ID: "e1", SessionID: "s1", SurfaceID: "f1", RunID: "r1", Provider: "claude", Kind: "started",
+		HookName: "SessionStart", Message: "hi", OccurredAt: at, ReceivedAt: at.Add(time.Millisecond), Source: "hook", Effect: "applied"}
+	run := RunRow{SessionID: "s1", RunID: "r1", State: "running", UpdatedAt: at, Data: []byte(`{"x":1}`)}
+	item := AttentionRow{ID: 7, SessionID: "s1", SurfaceID: "f1", RunID: "r1", Provider: "claude", Reason: "failed", EventID: "e1", OpenedAt: at}
+
+	tx, err := w.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if known, err := tx.Known(ctx, "e1"); err != nil || known {
+		t.Fatalf("Known before insert = %v, %v", known, err)
+	}
+	for _, err := range []error{tx.InsertEvent(ctx, ev), tx.PutRun(ctx, run), tx.PutItem(ctx, item)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if known, err := tx.Known(ctx, "e1"); err != nil || !known {
+		t.Fatalf("Known after insert = %v, %v", known, err)
+	}
+	if err := tx.InsertEvent(ctx, ev); err == nil {
+		t.Fatal("duplicate event id inserted")
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A rolled-back transaction leaves nothing.
+	tx, err = w.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev2 := ev
+	ev2.ID = "e2"
+	if err := tx.InsertEvent(ctx, ev2); err != nil {
+		t.Fatal(err)
+	}
+	tx.Rollback()
+
+	evs, err := s.Events(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Seq = 1
+	if diff := cmp.Diff([]EventRow{ev}, evs); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	runs, err := s.LoadRuns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]RunRow{run}, runs); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+
+	// Resolution updates the item; run upsert replaces; deletes forget.
+	tx, _ = w.Begin(ctx)
+	item.ResolvedAt, item.Resolution = at.Add(time.Hour), "acknowledged"
+	run.State = "succeeded"
+	if err := tx.PutItem(ctx, item); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.PutRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	items, err := s.LoadAttention(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]AttentionRow{item}, items); diff != "" {
+		t.Errorf("items (-want +got):\n%s", diff)
+	}
+	if runs, _ := s.LoadRuns(ctx); len(runs) != 1 || runs[0].State != "succeeded" {
+		t.Errorf("runs after upsert = %+v", runs)
+	}
+	got, err := s.SessionEvents(ctx, "s1", 10)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("SessionEvents = %v, %v", got, err)
+	}
+	tx, _ = w.Begin(ctx)
+	if err := tx.DeleteRun(ctx, "s1", "r1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.DeleteItem(ctx, 7); err != nil {
+		t.Fatal(err)
+	}
+	tx.Commit()
+	if runs, _ := s.LoadRuns(ctx); len(runs) != 0 {
+		t.Errorf("run not deleted")
+	}
+	if items, _ := s.LoadAttention(ctx); len(items) != 0 {
+		t.Errorf("item not deleted")
+	}
+	if n, err := s.PruneEvents(ctx, at.Add(time.Hour)); err != nil || n != 1 {
+		t.Errorf("PruneEvents = %d, %v", n, err)
+	}
+}

@@ -1,0 +1,45 @@
+-- The agent event protocol (seed 004): the append-only log of accepted
+-- events, the reducer's state per run, and attention items. Times are Unix
+-- nanoseconds (UTC). session_id is the durable Muster session id; the
+-- provider's own id is native_session_id.
+CREATE TABLE agent_events (
+	seq               INTEGER PRIMARY KEY,
+	id                TEXT NOT NULL UNIQUE,       -- event.id.rawValue: idempotency key
+	session_id        TEXT NOT NULL,
+	surface_id        TEXT NOT NULL,
+	run_id            TEXT NOT NULL,
+	native_session_id TEXT,
+	provider          TEXT NOT NULL,
+	kind              TEXT NOT NULL,
+	hook_name         TEXT NOT NULL DEFAULT '',
+	message           TEXT NOT NULL DEFAULT '',
+	occurred_at       INTEGER NOT NULL,
+	received_at       INTEGER NOT NULL,
+	source            TEXT NOT NULL,              -- hook | sweep | surface | native
+	effect            TEXT NOT NULL               -- applied | confirmed | late | final
+);
+CREATE INDEX agent_events_session ON agent_events(session_id, seq);
+
+CREATE TABLE agent_runs (
+	session_id TEXT NOT NULL,
+	run_id     TEXT NOT NULL,
+	state      TEXT NOT NULL,
+	updated_at INTEGER NOT NULL,
+	data       TEXT NOT NULL,                     -- JSON of the reducer's run
+	PRIMARY KEY (session_id, run_id)
+) WITHOUT ROWID;
+
+CREATE TABLE attention_items (
+	id          INTEGER PRIMARY KEY,
+	session_id  TEXT NOT NULL,
+	surface_id  TEXT NOT NULL,
+	run_id      TEXT NOT NULL,
+	provider    TEXT NOT NULL,
+	reason      TEXT NOT NULL,                    -- approval-requested | input-requested | failed | disconnected | succeeded
+	message     TEXT NOT NULL DEFAULT '',
+	event_id    TEXT NOT NULL,
+	opened_at   INTEGER NOT NULL,
+	resolved_at INTEGER,
+	resolution  TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX attention_items_session ON attention_items(session_id);
