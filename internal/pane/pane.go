@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/musterhq/muster/internal/emulator"
+	"github.com/musterhq/muster/internal/termsignal"
 )
 
 // Config describes the process to start in a new pane.
@@ -399,9 +400,12 @@ func indexByte(b []byte, c byte) int {
 	return -1
 }
 
-// stripForRebuild is a hook for removing OSC sequences from replayed bytes;
-// a fresh scanner is used so the live scanner's state is untouched.
-var stripForRebuild = func(b []byte) ([]byte, string, bool) { return b, "", false }
+// stripForRebuild removes the OSC sequences the scanner interprets from
+// replayed bytes, with a fresh scanner so the live one's state is untouched.
+func stripForRebuild(b []byte) ([]byte, string, bool) {
+	out, _ := termsignal.New().Feed(b, make([]byte, 0, len(b)))
+	return out, "", false
+}
 
 func (p *Pane) emulatorLoop() {
 	defer p.wg.Done()

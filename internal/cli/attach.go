@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/musterhq/muster/internal/config"
+	"github.com/musterhq/muster/internal/daemon"
+	"github.com/musterhq/muster/internal/proto"
+)
+
+func init() { register(newAttachCmd) }
+
+type attachOptions struct {
+	Name      string
+	ReadOnly  bool
+	DetachKey string
+}
+
+func newAttachCmd(f *Factory) *cobra.Command {
+	var o attachOptions
+	cmd := &cobra.Command{
+		Use:   "attach NAME",
+		Short: "Attach this terminal to a session's pane (detach with Ctrl-\\)",
+		Long: "Attach this terminal to a session's pane. The screen is repainted as the program left it.\n" +
+			"Detach with the detach key (Ctrl-\\ by default; `[keys] detach` in config.toml or --detach-key);\n" +
+			"the program keeps running.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Name = args[0]
+			return runAttach(cmd.Context(), f, o)
+		},
+		ValidArgsFunction: completeSessions(f),
+	}
+	cmd.Flags().BoolVarP(&o.ReadOnly, "read-only", "r", false, "watch without typing or resizing")
+	cmd.Flags().StringVar(&o.DetachKey, "detach-key", "", `detach key, e.g. "ctrl-\" or "ctrl-]"`)
+	return cmd
+}
+
+// restoreSequence undoes every mode a program may have left on the client
+// terminal, so that detaching returns a usable shell.
+const restoreSequence = "\x1b[?1049l\x1b[r\x1b[0m\x1b[?25h\x1b[0 q" +
+	"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?9l" +
+	"\x1b[?2004l\x1b[?1004l\x1b[?1l\x1b>\x1b[<99u\x1b[>4;0m\x1b]2;\x1b\\\x1b[H\x1b[2J"
+
+func termSize() (int, int) {
+	for _, fd := range []int{int(os.Stdout.Fd()), int(os.Stdin.Fd())} {
+		if w, h, err := term.GetSize(fd); err == nil && w > 0 && h > 0 {
+			return w, h
+		}
+	}
+	return 80, 24
+}
+
+func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
+	if !f.IO.IsStdinTTY() || !f.IO.IsStdoutTTY() {
+		return Userf("attach needs a terminal; use `muster capture %s` to read the screen", o.Name)
+	}
+	keyName := o.DetachKey
+	if keyName == "" {
+		dirs, err := f.Dirs()
+		if err != nil {
+			return err
+		}
+		cfg, err := config.Load(dirs.ConfigFile())
+		if err != nil {
+			return Userf("%v", err)
+		}
+		keyName = cfg.Keys.Detach
+	}
+	key, err := config.ParseKey(keyName)
+	if err != nil {
+		return &UserError{Err: err, Code: ExitUsage}
+	}
+	c, err := f.Client(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	cols, rows := termSize()
+	var res daemon.AttachResult
+	if err := c.Call("attach", proto.AttachArgs{Name: o.Name, Cols: cols, Rows: rows, ReadOnly: o.ReadOnly}, &res); err != nil {
+		return err
+	}
+
+	stdinFd := int(os.Stdin.Fd())
+	oldState, err := term.MakeRaw(stdinFd)
+	if err != nil {
+		return fmt.Errorf("put terminal in raw mode: %w", err)
+	}
+	out := f.IO.Out
+	restore := sync.OnceFunc(func() {
+		io.WriteString(out, restoreSequence)
+		term.Restore(stdinFd, oldState)
+	})
+	defer restore()
+
+	conn := c.Conn()
+	var wmu sync.Mutex
+	send := func(typ byte, p []byte) error {
+		wmu.Lock()
+		defer wmu.Unlock()
+		return proto.WriteFrame(conn, typ, p)
+	}
+
+	type outcome struct {
+		detached bool
+		exitCode *int
+		err      error
+	}
+	done := make(chan outcome, 3)
+
+	go func() {
+		br := c.Reader()
+		buf := make([]byte, 0, 256<<10)
+		for {
+			typ, payload, err := proto.ReadFrame(br, buf)
+			if err != nil {
+				done <- outcome{err: errors.New("lost the connection to the daemon")}
+				return
+			}
+			switch typ {
+			case proto.FrameOutput, proto.FrameSnapshot:
+				if _, err := out.Write(payload); err != nil {
+					done <- outcome{err: err}
+					return
+				}
+			case proto.FrameExit:
+				var e struct {
+					ExitCode int `json:"exit_code"`
+				}
+				json.Unmarshal(payload, &e)
+				done <- outcome{exitCode: &e.ExitCode}
+				return
+			}
+		}
+	}()
+
+	go func() {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := os.Stdin.Read(buf)
+			if n > 0 {
+				p := buf[:n]
+				if i, _ := key.Find(p); i >= 0 {
+					if i > 0 && !res.ReadOnly {
+						send(proto.FrameInput, p[:i])
+					}
+					send(proto.FrameDetach, nil)
+					done <- outcome{detached: true}
+					return
+				}
+				if !res.ReadOnly {
+					if err := send(proto.FrameInput, p); err != nil {
+						return
+					}
+				}
+			}
+			if err != nil {
+				send(proto.FrameDetach, nil)
+				done <- outcome{detached: true}
+				return
+			}
+		}
+	}()
+
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+	defer signal.Stop(winch)
+	go func() {
+		for range winch {
+			w, h := termSize()
+			send(proto.FrameResize, proto.ResizePayload(w, h))
+		}
+	}()
+
+	var oc outcome
+	select {
+	case oc = <-done:
+	case <-ctx.Done():
+		send(proto.FrameDetach, nil)
+		oc = outcome{detached: true}
+	}
+	restore()
+	switch {
+	case oc.err != nil:
+		return oc.err
+	case oc.exitCode != nil:
+		fmt.Fprintf(f.IO.ErrOut, "[%s exited with code %d]\n", res.Name, *oc.exitCode)
+	default:
+		fmt.Fprintf(f.IO.ErrOut, "[detached from %s]\n", res.Name)
+	}
+	return nil
+}

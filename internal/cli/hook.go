@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/musterhq/muster/internal/hookevent"
+)
+
+func init() { register(newHookCmd) }
+
+// hookSubcommands are the children of `muster hook`; each file that adds one
+// registers it from its init with registerHook, like register does for the
+// top-level commands.
+var hookSubcommands []func(f *Factory) *cobra.Command
+
+func registerHook(b func(f *Factory) *cobra.Command) { hookSubcommands = append(hookSubcommands, b) }
+
+func init() { registerHook(newHookEventCmd) }
+
+// newHookCmd builds `muster hook`, the commands that provider hooks run.
+func newHookCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hook",
+		Short: "Commands that agent hooks run (not for interactive use)",
+		Long: "Commands that agent hooks run. They read the provider's hook payload on stdin,\n" +
+			"exit 0 quickly in every case, and print nothing unless the provider requires JSON.",
+		Args: cobra.NoArgs,
+	}
+	for _, b := range hookSubcommands {
+		cmd.AddCommand(b(f))
+	}
+	return cmd
+}
+
+// newHookEventCmd builds `muster hook event PROVIDER`. cmd/muster normally
+// runs hookevent.Main before the command tree exists; this command serves
+// the same invocation when it comes through cobra (tests, `muster help`).
+// Like the fast path it never fails: arguments it cannot use get one line on
+// stderr and exit status 0, because a hook that exits 2 blocks the agent.
+func newHookEventCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "event PROVIDER",
+		Short: "Report a hook payload on stdin as an agent event (" + joinProviders() + ")",
+		Long: "Reads one native hook payload of PROVIDER on stdin, maps it to an agent event and\n" +
+			"sends it to the pane's events socket (MUSTER_EVENT_SOCKET). Outside a Muster pane,\n" +
+			"or when the daemon is down, it does nothing. Cursor and Gemini get `{}` on stdout.\n" +
+			"MUSTER_HOOK_DEBUG=1 explains on stderr what was sent.",
+		Args:               cobra.ArbitraryArgs,
+		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			hookevent.Run(args, hookevent.Options{
+				Stdin:  f.IO.In,
+				Stdout: f.IO.Out,
+				Stderr: f.IO.ErrOut,
+				Getenv: f.Getenv,
+				Now:    time.Now,
+			})
+			return nil
+		},
+	}
+	return cmd
+}
+
+func joinProviders() string { return strings.Join(hookevent.Providers, ", ") }

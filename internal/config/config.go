@@ -1,0 +1,79 @@
+// Package config loads config.toml. Everything has a default: Muster works
+// with no config file at all.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Config is the user's config.toml.
+type Config struct {
+	// Term is the TERM value panes get.
+	Term string `toml:"term"`
+	// Scrollback is each pane's history, in lines.
+	Scrollback int  `toml:"scrollback"`
+	Keys       Keys `toml:"keys"`
+	// NotifyCommand runs for each new attention item; empty means the
+	// platform's desktop notification, ["none"] turns it off.
+	NotifyCommand []string   `toml:"notify_command"`
+	Launchers     []Launcher `toml:"launcher"`
+}
+
+// Keys configures attach key bindings.
+type Keys struct {
+	// Detach is the key that leaves an attached pane: "ctrl-\" by default.
+	Detach string `toml:"detach"`
+}
+
+// Launcher is a user-defined `[[launcher]]`: `muster new NAME` runs Command
+// and resumes with Resume.
+type Launcher struct {
+	Name    string `toml:"name"`
+	Command string `toml:"command"`
+	Resume  string `toml:"resume"`
+}
+
+// DefaultDetachKey is Ctrl-\: dtach's choice, and a key no coding agent binds.
+const DefaultDetachKey = `ctrl-\`
+
+// Default returns the built-in configuration.
+func Default() Config {
+	return Config{Term: "xterm-256color", Scrollback: 10000, Keys: Keys{Detach: DefaultDetachKey}}
+}
+
+// Load reads path; a missing file gives the defaults.
+func Load(path string) (Config, error) {
+	c := Default()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("read config %s: %w", path, err)
+	}
+	if err := toml.Unmarshal(b, &c); err != nil {
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			return Default(), fmt.Errorf("config %s:%d:%d: %s", path, row, col, de.Error())
+		}
+		return Default(), fmt.Errorf("config %s: %w", path, err)
+	}
+	if c.Term == "" {
+		c.Term = "xterm-256color"
+	}
+	if c.Scrollback <= 0 {
+		c.Scrollback = 10000
+	}
+	if c.Keys.Detach == "" {
+		c.Keys.Detach = DefaultDetachKey
+	}
+	if _, err := ParseKey(c.Keys.Detach); err != nil {
+		return Default(), fmt.Errorf("config %s: keys.detach: %w", path, err)
+	}
+	return c, nil
+}

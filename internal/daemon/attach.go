@@ -1,0 +1,126 @@
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+// AttachResult is the reply to op "attach", before frames start.
+type AttachResult struct {
+	Name     string `json:"name"`
+	Exited   bool   `json:"exited"`
+	ReadOnly bool   `json:"read_only"`
+}
+
+// attach switches conn to frames: a snapshot, then live output; input and
+// resize frames flow back until the client detaches or the pane exits.
+func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reader, raw json.RawMessage) {
+	rep := replier{w: conn}
+	var a proto.AttachArgs
+	if err := decodeArgs(raw, &a); err != nil {
+		rep.fail(err)
+		return
+	}
+	d.mu.Lock()
+	s, err := d.lookupLocked(a.Name)
+	if err != nil {
+		d.mu.Unlock()
+		rep.fail(err)
+		return
+	}
+	p, final, code := s.pane, s.surface.FinalScreen, s.surface.ExitCode
+	name := s.rec.Name
+	d.mu.Unlock()
+
+	if p == nil {
+		// The process died with an earlier daemon: show its last screen.
+		rep.ok(AttachResult{Name: name, Exited: true, ReadOnly: true})
+		proto.WriteFrame(conn, proto.FrameSnapshot, textSnapshot(final))
+		c := -1
+		if code != nil {
+			c = *code
+		}
+		payload, _ := json.Marshal(map[string]int{"exit_code": c})
+		proto.WriteFrame(conn, proto.FrameExit, payload)
+		return
+	}
+	exited, _ := p.Exited()
+	if err := rep.ok(AttachResult{Name: name, Exited: exited, ReadOnly: a.ReadOnly || exited}); err != nil {
+		return
+	}
+	client := p.Attach(a.Cols, a.Rows, a.ReadOnly)
+	defer client.Detach()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		defer cancel()
+		bw := bufio.NewWriterSize(conn, 256<<10)
+		for {
+			frames, ok := client.Next(ctx)
+			if !ok {
+				return
+			}
+			for _, f := range frames {
+				if err := proto.WriteFrame(bw, f.Type, f.Data); err != nil {
+					return
+				}
+			}
+			if err := bw.Flush(); err != nil {
+				return
+			}
+			if frames[len(frames)-1].Type == proto.FrameExit {
+				return
+			}
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		conn.CloseRead()
+	}()
+	buf := make([]byte, 0, 64<<10)
+	for {
+		typ, payload, err := proto.ReadFrame(br, buf)
+		if err != nil {
+			break
+		}
+		switch typ {
+		case proto.FrameInput:
+			if err := client.Input(payload); err != nil {
+				d.logger.Debug("attach input", "err", err)
+			}
+		case proto.FrameResize:
+			if cols, rows, err := proto.ParseResize(payload); err == nil {
+				client.Resize(cols, rows)
+			}
+		case proto.FrameDetach:
+			cancel()
+		default:
+			cancel()
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	cancel()
+	client.Detach()
+	<-writerDone
+}
+
+// textSnapshot turns saved plain screen text into a repaint sequence.
+func textSnapshot(text string) []byte {
+	var b strings.Builder
+	b.WriteString("\x1b[0m\x1b[H\x1b[2J")
+	for i, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		fmt.Fprintf(&b, "\x1b[%d;1H%s", i+1, line)
+	}
+	return []byte(b.String())
+}

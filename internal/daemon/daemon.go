@@ -1,0 +1,553 @@
+// Package daemon owns Muster's background server: the control socket, the
+// panes and their session records, and the wiring of the store, the event
+// engine and the watchers. Run blocks until the daemon is told to stop.
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/musterhq/muster/internal/pane"
+	"github.com/musterhq/muster/internal/paths"
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/store"
+)
+
+// Options configure a daemon.
+type Options struct {
+	Dirs    paths.Dirs
+	Logger  *slog.Logger
+	Version string
+	// Getenv reads the daemon's own environment (for MUSTER_HOME and
+	// provider homes); tests inject their own.
+	Getenv func(string) string
+	// Term is the TERM value panes get.
+	Term string
+	// Scrollback is the emulator history of each pane, in lines.
+	Scrollback int
+}
+
+// Daemon is a running server.
+type Daemon struct {
+	opts      Options
+	dirs      paths.Dirs
+	logger    *slog.Logger
+	store     *store.Store
+	startedAt time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*session // by session id
+
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
+	conns    sync.WaitGroup
+	shutting chan struct{}
+}
+
+type session struct {
+	rec     store.Session
+	surface store.Surface
+	pane    *pane.Pane // nil when no process runs for it in this daemon
+	title   string
+}
+
+// Run starts the daemon and blocks until ctx ends or a client asks it to
+// stop. It refuses to start when another daemon owns the same home.
+func Run(ctx context.Context, opts Options) error {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Term == "" {
+		opts.Term = "xterm-256color"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	dirs := opts.Dirs
+	if err := dirs.EnsureRuntime(); err != nil {
+		return err
+	}
+	if err := dirs.EnsureState(); err != nil {
+		return err
+	}
+	lock, err := acquireLock(dirs.Runtime)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+
+	st, err := store.Open(ctx, dirs.Database())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	d := &Daemon{
+		opts: opts, dirs: dirs, logger: opts.Logger, store: st,
+		startedAt: time.Now(), sessions: map[string]*session{},
+		stop: cancel, shutting: make(chan struct{}),
+	}
+	if err := d.load(ctx); err != nil {
+		return err
+	}
+	ln, err := listenUnix(dirs.ControlSocket())
+	if err != nil {
+		return err
+	}
+	d.logger.Info("daemon started", "pid", os.Getpid(), "home", dirs.State)
+
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.serveControl(ctx, ln)
+	}()
+	<-ctx.Done()
+	close(d.shutting)
+	ln.Close()
+	d.closeAllPanes()
+	d.conns.Wait()
+	d.wg.Wait()
+	d.logger.Info("daemon stopped")
+	return nil
+}
+
+// load reads the session records a previous daemon left. Their processes
+// died with it, so surfaces still marked running become exited.
+func (d *Daemon) load(ctx context.Context) error {
+	if _, err := d.store.ExitOrphans(ctx, time.Now()); err != nil {
+		return err
+	}
+	recs, err := d.store.Sessions(ctx)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		s := &session{rec: rec}
+		if su, err := d.store.LatestSurface(ctx, rec.ID); err == nil {
+			s.surface = su
+		}
+		d.sessions[rec.ID] = s
+	}
+	return nil
+}
+
+func (d *Daemon) closeAllPanes() {
+	d.mu.Lock()
+	var panes []*pane.Pane
+	for _, s := range d.sessions {
+		if s.pane != nil {
+			panes = append(panes, s.pane)
+		}
+	}
+	d.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range panes {
+		wg.Go(func() { p.Close(2 * time.Second) })
+	}
+	wg.Wait()
+}
+
+func (d *Daemon) serveControl(ctx context.Context, ln *net.UnixListener) {
+	for {
+		conn, err := ln.AcceptUnix()
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			default:
+			}
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				continue
+			}
+			d.logger.Error("accept control connection", "err", err)
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		uid, err := peerUID(conn)
+		if err != nil || uid != os.Getuid() {
+			d.logger.Warn("refused control connection from another user", "uid", uid, "err", err)
+			conn.Close()
+			continue
+		}
+		d.conns.Add(1)
+		go func() {
+			defer d.conns.Done()
+			d.handleConn(ctx, conn)
+		}()
+	}
+}
+
+// replier writes responses on one connection.
+type replier struct {
+	w io.Writer
+}
+
+func (r replier) ok(result any) error {
+	resp := proto.Response{OK: true}
+	if result != nil {
+		raw, err := json.Marshal(result)
+		if err != nil {
+			return err
+		}
+		resp.Result = raw
+	}
+	return r.write(resp)
+}
+
+func (r replier) fail(err error) error {
+	var pe *proto.Error
+	if !errors.As(err, &pe) {
+		pe = &proto.Error{Code: proto.CodeInternal, Message: err.Error()}
+	}
+	return r.write(proto.Response{OK: false, Error: pe})
+}
+
+func (r replier) write(resp proto.Response) error {
+	line, err := json.Marshal(resp)
+	if err != nil {
+		return err
+	}
+	_, err = r.w.Write(append(line, '\n'))
+	return err
+}
+
+func (d *Daemon) handleConn(ctx context.Context, conn *net.UnixConn) {
+	defer conn.Close()
+	// A connection closes when the daemon shuts down, even mid-request.
+	stop := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })
+	defer stop()
+	br := bufio.NewReaderSize(conn, 64<<10)
+	rep := replier{w: conn}
+	for {
+		line, err := readLine(br, proto.MaxControlRequest)
+		if err != nil {
+			if errors.Is(err, errLineTooLong) {
+				rep.fail(proto.Errorf(proto.CodeBadRequest, "request larger than %d bytes", proto.MaxControlRequest))
+			}
+			return
+		}
+		var req proto.Request
+		if err := json.Unmarshal(line, &req); err != nil {
+			rep.fail(proto.Errorf(proto.CodeBadRequest, "malformed request: %v", err))
+			return
+		}
+		switch req.Op {
+		case "attach":
+			d.attach(ctx, conn, br, req.Args)
+			return
+		case "stop":
+			rep.ok(nil)
+			d.logger.Info("stop requested")
+			d.stop()
+			return
+		}
+		result, err := d.dispatch(ctx, req)
+		if err != nil {
+			if rep.fail(err) != nil {
+				return
+			}
+			continue
+		}
+		if rep.ok(result) != nil {
+			return
+		}
+	}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+func readLine(br *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if err != nil {
+			return nil, err
+		}
+		line = append(line, chunk...)
+		if len(line) > limit {
+			return nil, errLineTooLong
+		}
+		if !isPrefix {
+			return line, nil
+		}
+	}
+}
+
+func decodeArgs(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		return proto.Errorf(proto.CodeBadRequest, "missing arguments")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	if err := dec.Decode(v); err != nil {
+		return proto.Errorf(proto.CodeBadRequest, "malformed arguments: %v", err)
+	}
+	return nil
+}
+
+func (d *Daemon) dispatch(ctx context.Context, req proto.Request) (any, error) {
+	switch req.Op {
+	case "status":
+		return d.status(), nil
+	case "ls":
+		return d.list(), nil
+	case "new":
+		var a proto.NewArgs
+		if err := decodeArgs(req.Args, &a); err != nil {
+			return nil, err
+		}
+		return d.newSession(ctx, a)
+	case "send":
+		var a proto.SendArgs
+		if err := decodeArgs(req.Args, &a); err != nil {
+			return nil, err
+		}
+		return nil, d.send(a)
+	case "capture":
+		var a proto.CaptureArgs
+		if err := decodeArgs(req.Args, &a); err != nil {
+			return nil, err
+		}
+		return d.capture(ctx, a)
+	case "kill":
+		var a proto.Target
+		if err := decodeArgs(req.Args, &a); err != nil {
+			return nil, err
+		}
+		return nil, d.kill(ctx, a.Name)
+	case "rename":
+		var a proto.RenameArgs
+		if err := decodeArgs(req.Args, &a); err != nil {
+			return nil, err
+		}
+		return nil, d.rename(ctx, a)
+	case "":
+		return nil, proto.Errorf(proto.CodeBadRequest, "request has no op")
+	default:
+		return nil, proto.Errorf(proto.CodeUnsupported, "unknown op %q", req.Op)
+	}
+}
+
+func (d *Daemon) status() proto.DaemonStatus {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	panes := 0
+	for _, s := range d.sessions {
+		if s.pane != nil {
+			if exited, _ := s.pane.Exited(); !exited {
+				panes++
+			}
+		}
+	}
+	return proto.DaemonStatus{
+		PID: os.Getpid(), Version: d.opts.Version, StartedAt: d.startedAt.UTC().Format(time.RFC3339),
+		Home: filepath.Dir(d.dirs.State), Sessions: len(d.sessions), Panes: panes,
+	}
+}
+
+// lookup finds a session by name, id, or unique id prefix; d.mu is held.
+func (d *Daemon) lookupLocked(name string) (*session, error) {
+	if name == "" {
+		return nil, proto.Errorf(proto.CodeBadRequest, "no session name given")
+	}
+	for _, s := range d.sessions {
+		if s.rec.Name == name || s.rec.ID == name {
+			return s, nil
+		}
+	}
+	var found *session
+	for _, s := range d.sessions {
+		if len(name) >= 4 && strings.HasPrefix(s.rec.ID, name) {
+			if found != nil {
+				return nil, proto.Errorf(proto.CodeConflict, "%q matches more than one session id", name)
+			}
+			found = s
+		}
+	}
+	if found == nil {
+		return nil, &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("no session named %q", name), Hint: "run `muster ls` to see session names"}
+	}
+	return found, nil
+}
+
+func (d *Daemon) list() []proto.SessionInfo {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]proto.SessionInfo, 0, len(d.sessions))
+	for _, s := range d.sessions {
+		out = append(out, d.infoLocked(s))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].CreatedAt != out[j].CreatedAt {
+			return out[i].CreatedAt < out[j].CreatedAt
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
+	info := proto.SessionInfo{
+		ID: s.rec.ID, Name: s.rec.Name, Provider: s.rec.Provider, CWD: s.rec.CWD,
+		CreatedAt:       s.rec.CreatedAt.UTC().Format(time.RFC3339),
+		Command:         displayCommand(s),
+		SurfaceID:       s.surface.ID,
+		State:           "exited",
+		ExitCode:        s.surface.ExitCode,
+		NativeSessionID: s.rec.NativeID,
+		NativeConfirmed: s.rec.NativeConfirmed,
+		Reason:          s.rec.RestoreReason,
+	}
+	if s.pane != nil {
+		info.PID = s.pane.PID()
+		info.Title = s.pane.Title()
+		if exited, code := s.pane.Exited(); exited {
+			info.ExitCode = &code
+		} else {
+			info.State = "running"
+			info.ExitCode = nil
+		}
+	} else {
+		info.PID = s.surface.PID
+	}
+	return info
+}
+
+func displayCommand(s *session) string {
+	if s.rec.ShellCommand != "" {
+		return s.rec.ShellCommand
+	}
+	return strings.Join(s.surface.Argv, " ")
+}
+
+func (d *Daemon) send(a proto.SendArgs) error {
+	d.mu.Lock()
+	s, err := d.lookupLocked(a.Name)
+	if err != nil {
+		d.mu.Unlock()
+		return err
+	}
+	p := s.pane
+	d.mu.Unlock()
+	if p == nil {
+		return proto.Errorf(proto.CodeExited, "session %q is not running", s.rec.Name)
+	}
+	if a.Text != "" {
+		if err := p.Write([]byte(a.Text)); err != nil {
+			return proto.Errorf(proto.CodeExited, "session %q: %v", s.rec.Name, err)
+		}
+	}
+	if a.Enter {
+		if a.Text != "" {
+			// TUIs that see text and CR in one read treat the CR as part of
+			// a paste; a separate write makes it a key press.
+			time.Sleep(30 * time.Millisecond)
+		}
+		if err := p.Write([]byte("\r")); err != nil {
+			return proto.Errorf(proto.CodeExited, "session %q: %v", s.rec.Name, err)
+		}
+	}
+	return nil
+}
+
+func (d *Daemon) capture(ctx context.Context, a proto.CaptureArgs) (proto.CaptureResult, error) {
+	if a.Scrollback < 0 {
+		return proto.CaptureResult{}, proto.Errorf(proto.CodeBadRequest, "scrollback must not be negative")
+	}
+	d.mu.Lock()
+	s, err := d.lookupLocked(a.Name)
+	if err != nil {
+		d.mu.Unlock()
+		return proto.CaptureResult{}, err
+	}
+	p, final := s.pane, s.surface.FinalScreen
+	d.mu.Unlock()
+	if p == nil {
+		return proto.CaptureResult{Text: final}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	text, err := p.Capture(ctx, a.Scrollback, a.ANSI)
+	if err != nil {
+		return proto.CaptureResult{}, proto.Errorf(proto.CodeInternal, "capture %s: %v", s.rec.Name, err)
+	}
+	return proto.CaptureResult{Text: text}, nil
+}
+
+func (d *Daemon) kill(ctx context.Context, name string) error {
+	d.mu.Lock()
+	s, err := d.lookupLocked(name)
+	if err != nil {
+		d.mu.Unlock()
+		return err
+	}
+	p := s.pane
+	d.mu.Unlock()
+	if p != nil {
+		p.Close(2 * time.Second)
+	}
+	if err := d.store.DeleteSession(ctx, s.rec.ID); err != nil {
+		return proto.Errorf(proto.CodeInternal, "remove session %s: %v", s.rec.Name, err)
+	}
+	d.mu.Lock()
+	delete(d.sessions, s.rec.ID)
+	d.mu.Unlock()
+	d.logger.Info("session killed", "session_id", s.rec.ID)
+	return nil
+}
+
+func (d *Daemon) rename(ctx context.Context, a proto.RenameArgs) error {
+	if err := validateName(a.NewName); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, err := d.lookupLocked(a.Name)
+	if err != nil {
+		return err
+	}
+	for _, o := range d.sessions {
+		if o != s && o.rec.Name == a.NewName {
+			return proto.Errorf(proto.CodeConflict, "a session named %q already exists", a.NewName)
+		}
+	}
+	if err := d.store.RenameSession(ctx, s.rec.ID, a.NewName); err != nil {
+		if errors.Is(err, store.ErrNameTaken) {
+			return proto.Errorf(proto.CodeConflict, "a session named %q already exists", a.NewName)
+		}
+		return proto.Errorf(proto.CodeInternal, "rename: %v", err)
+	}
+	s.rec.Name = a.NewName
+	return nil
+}
+
+func validateName(name string) error {
+	if name == "" {
+		return proto.Errorf(proto.CodeInvalid, "session name must not be empty")
+	}
+	if len(name) > 64 {
+		return proto.Errorf(proto.CodeInvalid, "session name %q is longer than 64 bytes", name)
+	}
+	if strings.HasPrefix(name, "-") {
+		return proto.Errorf(proto.CodeInvalid, "session name %q must not start with '-'", name)
+	}
+	for _, r := range name {
+		if r <= ' ' || r == 0x7f || r == '/' || r == ':' {
+			return proto.Errorf(proto.CodeInvalid, "session name %q may not contain spaces, control characters, '/' or ':'", name)
+		}
+	}
+	return nil
+}

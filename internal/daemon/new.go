@@ -1,0 +1,300 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/musterhq/muster/internal/pane"
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/store"
+	"github.com/musterhq/muster/internal/termsignal"
+)
+
+// launchPlan is everything needed to start a session's process.
+type launchPlan struct {
+	argv []string
+	env  []string
+}
+
+func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs) (proto.SessionInfo, error) {
+	prov := a.Provider
+	switch {
+	case prov == "" && a.Cmd != "":
+		prov = provider.Custom
+	case prov == "":
+		prov = provider.Shell
+	case !provider.Valid(prov):
+		return proto.SessionInfo{}, proto.Errorf(proto.CodeInvalid, "%v", provider.UnknownError(prov))
+	}
+	if prov == provider.Custom && strings.TrimSpace(a.Cmd) == "" {
+		return proto.SessionInfo{}, proto.Errorf(proto.CodeInvalid, "the custom provider needs a command: --cmd 'COMMAND'")
+	}
+	if a.Cmd != "" && strings.TrimSpace(a.Cmd) == "" {
+		return proto.SessionInfo{}, proto.Errorf(proto.CodeInvalid, "empty command")
+	}
+	dir, err := checkDir(a.Dir)
+	if err != nil {
+		return proto.SessionInfo{}, err
+	}
+	if a.Name != "" {
+		if err := validateName(a.Name); err != nil {
+			return proto.SessionInfo{}, err
+		}
+	}
+	if a.Env == nil {
+		a.Env = map[string]string{}
+	}
+
+	rec := store.Session{
+		ID:             uuid.NewString(),
+		Name:           a.Name,
+		Provider:       prov,
+		CWD:            dir,
+		ShellCommand:   a.Cmd,
+		ResumeTemplate: a.ResumeCmd,
+		Env:            persistableEnv(a.Env),
+		CreatedAt:      time.Now(),
+	}
+	argv, err := d.newSessionArgv(&rec, a)
+	if err != nil {
+		return proto.SessionInfo{}, err
+	}
+	rec.Argv = argv
+
+	d.mu.Lock()
+	if rec.Name == "" {
+		rec.Name = d.generateNameLocked(prov)
+	} else {
+		for _, s := range d.sessions {
+			if s.rec.Name == rec.Name {
+				d.mu.Unlock()
+				return proto.SessionInfo{}, &proto.Error{Code: proto.CodeConflict,
+					Message: fmt.Sprintf("a session named %q already exists", rec.Name),
+					Hint:    "choose another --name, or `muster kill " + rec.Name + "` first"}
+			}
+		}
+	}
+	// Reserve the name before releasing the lock so that two concurrent
+	// `new`s cannot both take it.
+	s := &session{rec: rec}
+	d.sessions[rec.ID] = s
+	d.mu.Unlock()
+
+	fail := func(err error) (proto.SessionInfo, error) {
+		d.mu.Lock()
+		delete(d.sessions, rec.ID)
+		d.mu.Unlock()
+		d.store.DeleteSession(context.Background(), rec.ID)
+		return proto.SessionInfo{}, err
+	}
+	if err := d.store.InsertSession(ctx, rec); err != nil {
+		if errors.Is(err, store.ErrNameTaken) {
+			return fail(proto.Errorf(proto.CodeConflict, "a session named %q already exists", rec.Name))
+		}
+		return fail(proto.Errorf(proto.CodeInternal, "record session: %v", err))
+	}
+	if err := d.launch(ctx, s, argv, a.Env, a.Cols, a.Rows); err != nil {
+		return fail(err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.infoLocked(s), nil
+}
+
+// newSessionArgv builds the command of a brand-new session.
+func (d *Daemon) newSessionArgv(rec *store.Session, a proto.NewArgs) ([]string, error) {
+	shell := a.Env["SHELL"]
+	if shell == "" {
+		shell = "/bin/sh"
+	}
+	if a.Cmd != "" {
+		return append([]string{shell, "-c", a.Cmd}, a.Args...), nil
+	}
+	if rec.Provider == provider.Shell {
+		return append([]string{shell}, a.Args...), nil
+	}
+	l, _ := provider.Lookup(rec.Provider)
+	exe, err := findExecutable(l.Executables, a.Env["PATH"])
+	if err != nil {
+		return nil, &proto.Error{Code: proto.CodeInvalid,
+			Message: fmt.Sprintf("%s is not installed: no %s on PATH", rec.Provider, strings.Join(l.Executables, " or ")),
+			Hint:    "install it with: " + l.Install}
+	}
+	assigned := ""
+	if l.AssignsID {
+		assigned = provider.NewID()
+		rec.NativeID = assigned
+	}
+	argv := append([]string{exe}, l.NewArgs(assigned)...)
+	return append(argv, a.Args...), nil
+}
+
+func findExecutable(names []string, pathEnv string) (string, error) {
+	for _, dir := range filepath.SplitList(pathEnv) {
+		if dir == "" {
+			continue
+		}
+		for _, n := range names {
+			p := filepath.Join(dir, n)
+			if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+				return p, nil
+			}
+		}
+	}
+	return "", errors.New("not found")
+}
+
+func checkDir(dir string) (string, error) {
+	if dir == "" {
+		return "", proto.Errorf(proto.CodeInvalid, "no working directory given")
+	}
+	if !filepath.IsAbs(dir) {
+		return "", proto.Errorf(proto.CodeInvalid, "working directory %q is not absolute", dir)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", proto.Errorf(proto.CodeInvalid, "working directory %s does not exist", dir)
+	}
+	if !st.IsDir() {
+		return "", proto.Errorf(proto.CodeInvalid, "%s is not a directory", dir)
+	}
+	return filepath.Clean(dir), nil
+}
+
+func (d *Daemon) generateNameLocked(prov string) string {
+	taken := map[string]bool{}
+	for _, s := range d.sessions {
+		taken[s.rec.Name] = true
+	}
+	for i := 1; ; i++ {
+		name := fmt.Sprintf("%s-%d", prov, i)
+		if !taken[name] {
+			return name
+		}
+	}
+}
+
+var secretName = regexp.MustCompile(`(?i)TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL`)
+
+// persistableEnv drops variables that look like secrets: launch records
+// outlive the process and must not become a credential store.
+func persistableEnv(env map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range env {
+		if secretName.MatchString(k) || strings.HasPrefix(k, "MUSTER_EVENT_") {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// paneEnv builds a pane's environment from the caller's.
+func (d *Daemon) paneEnv(base map[string]string, s *session, surfaceID string, extra map[string]string) []string {
+	env := map[string]string{}
+	for k, v := range base {
+		env[k] = v
+	}
+	// The daemon may run inside tmux; programs in our panes must not think
+	// they do (they would wrap their escape sequences for it).
+	delete(env, "TMUX")
+	delete(env, "TMUX_PANE")
+	for k := range env {
+		if strings.HasPrefix(k, "MUSTER_") && k != "MUSTER_HOME" {
+			delete(env, k)
+		}
+	}
+	if h := d.opts.Getenv("MUSTER_HOME"); h != "" {
+		env["MUSTER_HOME"] = h
+	}
+	env["TERM"] = d.opts.Term
+	env["MUSTER_AGENT_SESSION_ID"] = s.rec.ID
+	env["MUSTER_SURFACE_ID"] = surfaceID
+	for k, v := range extra {
+		env[k] = v
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// launch starts a new surface for s.
+func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[string]string, cols, rows int) error {
+	surfaceID := uuid.NewString()
+	extra := d.surfaceEnv(s, surfaceID)
+	cfg := pane.Config{
+		Argv:       argv,
+		Dir:        s.rec.CWD,
+		Env:        d.paneEnv(env, s, surfaceID, extra),
+		Cols:       cols,
+		Rows:       rows,
+		Scrollback: d.opts.Scrollback,
+		Logger:     d.logger.With("session_id", s.rec.ID, "surface_id", surfaceID),
+		Scanner: newPaneScanner(func(sigs []termsignal.Signal) {
+			d.onSignals(s, surfaceID, sigs)
+		}),
+	}
+	cfg.OnExit = func(code int) { d.onExit(s, surfaceID, code) }
+	p, err := pane.Start(cfg)
+	if err != nil {
+		return proto.Errorf(proto.CodeInvalid, "start %s: %v", argv[0], err)
+	}
+	su := store.Surface{ID: surfaceID, SessionID: s.rec.ID, PID: p.PID(), Argv: argv, State: "running", StartedAt: time.Now()}
+	if err := d.store.InsertSurface(ctx, su); err != nil {
+		p.Close(time.Second)
+		return proto.Errorf(proto.CodeInternal, "record surface: %v", err)
+	}
+	d.mu.Lock()
+	s.pane = p
+	s.surface = su
+	d.mu.Unlock()
+	d.logger.Info("pane started", "session_id", s.rec.ID, "surface_id", surfaceID, "pid", p.PID(), "argv0", argv[0])
+	return nil
+}
+
+// surfaceEnv adds the per-surface variables of later layers (event socket
+// and capability).
+func (d *Daemon) surfaceEnv(s *session, surfaceID string) map[string]string {
+	return nil
+}
+
+func (d *Daemon) onSignals(s *session, surfaceID string, sigs []termsignal.Signal) {}
+
+func (d *Daemon) onExit(s *session, surfaceID string, code int) {
+	d.mu.Lock()
+	p := s.pane
+	current := s.surface.ID == surfaceID
+	d.mu.Unlock()
+	final := ""
+	if p != nil && current {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		final, _ = p.Capture(ctx, 0, false)
+		cancel()
+	}
+	now := time.Now()
+	if err := d.store.ExitSurface(context.Background(), surfaceID, &code, final, now); err != nil {
+		d.logger.Error("record pane exit", "surface_id", surfaceID, "err", err)
+	}
+	d.mu.Lock()
+	if current {
+		s.surface.State = "exited"
+		s.surface.ExitCode = &code
+		s.surface.FinalScreen = final
+		s.surface.EndedAt = &now
+	}
+	d.mu.Unlock()
+	d.logger.Info("pane exited", "session_id", s.rec.ID, "surface_id", surfaceID, "exit_code", code)
+}
