@@ -1,0 +1,169 @@
+package codexroute
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Procs inspects processes. The Linux implementation reads /proc; tests may
+// substitute their own.
+type Procs interface {
+	// Children returns the direct children of pid.
+	Children(pid int) ([]int, error)
+	// Name returns the command name and the executable's path (either may be
+	// empty when unreadable).
+	Name(pid int) (comm, exe string, err error)
+	// Cwd returns the working directory of pid.
+	Cwd(pid int) (string, error)
+	// OpenFiles returns the paths of pid's open file descriptors.
+	OpenFiles(pid int) ([]string, error)
+}
+
+// ProcFS is Procs over a Linux /proc file system.
+type ProcFS struct {
+	Root string // "/proc" when empty
+}
+
+func (p ProcFS) root() string {
+	if p.Root == "" {
+		return "/proc"
+	}
+	return p.Root
+}
+
+func (p ProcFS) path(pid int, parts ...string) string {
+	return filepath.Join(append([]string{p.root(), strconv.Itoa(pid)}, parts...)...)
+}
+
+// Children reads /proc/PID/task/*/children, falling back to a scan of every
+// process's parent when the kernel lacks that file.
+func (p ProcFS) Children(pid int) ([]int, error) {
+	tasks, err := os.ReadDir(p.path(pid, "task"))
+	if err != nil {
+		return nil, fmt.Errorf("list children of %d: %w", pid, err)
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(p.path(pid, "task", t.Name(), "children"))
+		if errors.Is(err, os.ErrNotExist) {
+			return p.scanChildren(pid)
+		}
+		if err != nil {
+			continue // the task ended
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (p ProcFS) scanChildren(pid int) ([]int, error) {
+	ents, err := os.ReadDir(p.root())
+	if err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	var out []int
+	for _, e := range ents {
+		c, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(p.path(c, "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may hold spaces and parentheses.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) >= 2 {
+			if pp, err := strconv.Atoi(f[1]); err == nil && pp == pid {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Name reads /proc/PID/comm and /proc/PID/exe.
+func (p ProcFS) Name(pid int) (string, string, error) {
+	b, err := os.ReadFile(p.path(pid, "comm"))
+	if err != nil {
+		return "", "", fmt.Errorf("read name of %d: %w", pid, err)
+	}
+	exe, _ := os.Readlink(p.path(pid, "exe"))
+	return strings.TrimSpace(string(b)), exe, nil
+}
+
+// Cwd reads /proc/PID/cwd.
+func (p ProcFS) Cwd(pid int) (string, error) {
+	d, err := os.Readlink(p.path(pid, "cwd"))
+	if err != nil {
+		return "", fmt.Errorf("read cwd of %d: %w", pid, err)
+	}
+	return d, nil
+}
+
+// OpenFiles reads the links in /proc/PID/fd.
+func (p ProcFS) OpenFiles(pid int) ([]string, error) {
+	dir := p.path(pid, "fd")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list open files of %d: %w", pid, err)
+	}
+	out := make([]string, 0, len(ents))
+	for _, e := range ents {
+		if t, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && strings.HasPrefix(t, "/") {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// IsCodex reports whether a command name or executable path is Codex's.
+func IsCodex(comm, exe string) bool {
+	for _, n := range []string{comm, filepath.Base(exe)} {
+		if n == "codex" || strings.HasPrefix(n, "codex-") {
+			return true
+		}
+	}
+	return false
+}
+
+// maxTree bounds the processes examined under one pane.
+const maxTree = 512
+
+// CodexPIDs returns the Codex processes in the tree rooted at root (root
+// included), shallowest first.
+func CodexPIDs(procs Procs, root int) []int {
+	if root <= 0 {
+		return nil
+	}
+	var out []int
+	queue := []int{root}
+	seen := map[int]bool{}
+	for len(queue) > 0 && len(seen) < maxTree {
+		pid := queue[0]
+		queue = queue[1:]
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		if comm, exe, err := procs.Name(pid); err == nil && IsCodex(comm, exe) {
+			out = append(out, pid)
+		}
+		kids, _ := procs.Children(pid)
+		queue = append(queue, kids...)
+	}
+	return out
+}
