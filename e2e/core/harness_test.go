@@ -1,0 +1,160 @@
+// Package core_test drives the real muster binary end to end: a real daemon
+// under a temporary MUSTER_HOME, real programs in real PTYs.
+package core_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+var musterBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "muster-bin")
+	if err != nil {
+		panic(err)
+	}
+	musterBin = filepath.Join(dir, "muster")
+	build := exec.Command("go", "build", "-o", musterBin, "../../cmd/muster")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build muster:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// env is one isolated Muster home.
+type env struct {
+	t    *testing.T
+	home string
+	vars []string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	// Socket paths must stay short, so not t.TempDir().
+	home, err := os.MkdirTemp("/tmp", "mt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	userHome := t.TempDir()
+	e := &env{t: t, home: home}
+	e.vars = append(os.Environ(),
+		"MUSTER_HOME="+home,
+		"HOME="+userHome,
+		"XDG_CONFIG_HOME="+filepath.Join(userHome, ".config"),
+		"XDG_STATE_HOME="+filepath.Join(userHome, ".state"),
+		"XDG_RUNTIME_DIR=",
+		"CLAUDE_CONFIG_DIR="+filepath.Join(userHome, ".claude"),
+		"CODEX_HOME="+filepath.Join(userHome, ".codex"),
+		"GEMINI_CLI_HOME="+userHome,
+		"SHELL=/bin/bash",
+		"TMUX=/tmp/tmux-fake,1,0",
+		"TMUX_PANE=%9",
+	)
+	t.Cleanup(func() {
+		e.run("daemon", "stop")
+		os.RemoveAll(home)
+	})
+	return e
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (e *env) run(args ...string) result {
+	return e.runIn("", args...)
+}
+
+func (e *env) runIn(dir string, args ...string) result {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, musterBin, args...)
+	cmd.Env = e.vars
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			e.t.Fatalf("run muster %v: %v", args, err)
+		}
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// must runs a command that has to succeed.
+func (e *env) must(args ...string) string {
+	e.t.Helper()
+	r := e.run(args...)
+	if r.code != 0 {
+		e.t.Fatalf("muster %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+func (e *env) ls() []proto.SessionInfo {
+	e.t.Helper()
+	var list []proto.SessionInfo
+	if err := json.Unmarshal([]byte(e.must("ls", "--json")), &list); err != nil {
+		e.t.Fatal(err)
+	}
+	return list
+}
+
+func (e *env) session(name string) proto.SessionInfo {
+	e.t.Helper()
+	for _, s := range e.ls() {
+		if s.Name == name {
+			return s
+		}
+	}
+	e.t.Fatalf("no session %q in ls", name)
+	return proto.SessionInfo{}
+}
+
+// waitScreen polls capture until it contains want.
+func (e *env) waitScreen(name, want string) string {
+	e.t.Helper()
+	var last string
+	ok := eventually(func() bool {
+		r := e.run("capture", name)
+		last = r.stdout
+		return strings.Contains(last, want)
+	})
+	if !ok {
+		e.t.Fatalf("screen of %s never showed %q; last:\n%s", name, want, last)
+	}
+	return last
+}
+
+// eventually polls cond until it holds or a generous deadline passes; the
+// deadline only bounds a failing test, it is not a performance assertion.
+func eventually(cond func() bool) bool {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return true
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return cond()
+}
