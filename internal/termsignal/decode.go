@@ -25,7 +25,7 @@ func (s *Scanner) dispatch(st bool) {
 		}
 	}
 
-	raw := string(s.buf)
+	raw := s.intern()
 	p := raw[s.ndig+1:]
 	sig := Signal{OSC: s.num, Percent: -1, ExitCode: -1, Raw: raw}
 	switch s.num {
@@ -74,6 +74,23 @@ func (s *Scanner) dispatch(st bool) {
 		return
 	}
 	s.sigs = append(s.sigs, sig)
+}
+
+// intern returns buf as a string, reusing the string of a recent identical
+// sequence: agents repeat a few titles many times a second (Codex cycles ten
+// spinner frames), and each would otherwise cost an allocation.
+func (s *Scanner) intern() string {
+	for _, r := range s.recent {
+		if r == string(s.buf) {
+			return r
+		}
+	}
+	r := string(s.buf)
+	if len(r) <= maxInterned {
+		s.recent[s.recentNext] = r
+		s.recentNext = (s.recentNext + 1) % len(s.recent)
+	}
+	return r
 }
 
 // decodeOSC9 reads an OSC 9 payload. One that matches ^[0-9]+(;|$) is a
@@ -217,7 +234,9 @@ func decodePrompt(p string, sig *Signal) bool {
 	if sig.Mark != 'D' {
 		return true
 	}
-	for i, f := range strings.Split(rest, ";") {
+	for i, more := 0, true; more; i++ {
+		var f string
+		f, rest, more = strings.Cut(rest, ";")
 		if k, v, ok := strings.Cut(f, "="); ok {
 			if k == "err" {
 				sig.Err = v

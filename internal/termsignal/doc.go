@@ -46,7 +46,15 @@
 // ESC turned back into ESC, is scanned as if the program had written it
 // directly. Signals inside it are reported and stripped, and the rest of the
 // payload passes on unwrapped, as tmux would pass it to its own terminal.
-// Wrappers nest up to four deep.
+// The unwrapped payload joins the stream where the wrapper stood, so a
+// sequence it leaves open continues in the bytes after the wrapper (and is
+// aborted if the next thing there is another wrapper's ESC P). Wrappers nest
+// up to four deep; a deeper one passes through as an ordinary DCS.
+//
+// Feed holds back the few bytes of an escape sequence whose fate is not yet
+// known at the end of a chunk (ESC, ESC ] and the OSC number, ESC P and part
+// of "tmux;"), and a query being collected; they come out with the next
+// chunk, or from Flush at the end of the stream.
 //
 // The package is pure: no I/O, no goroutines, no clock. Title glyphs of
 // particular providers are interpreted elsewhere.

@@ -17,6 +17,8 @@ const (
 	maxNumDigits = 6
 	// maxDepth bounds nested tmux passthrough wrappers.
 	maxDepth = 4
+	// maxInterned is the longest OSC payload kept for reuse by intern.
+	maxInterned = 256
 )
 
 const tmuxIntro = "tmux;"
@@ -61,6 +63,9 @@ type Scanner struct {
 	one   [1]byte
 	title string
 	notes []note
+
+	recent     [16]string // recently seen OSC payloads, see intern
+	recentNext int
 }
 
 // New returns a Scanner in the ground state.
