@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -51,7 +52,7 @@ func newAttachCmd(f *Factory) *cobra.Command {
 // terminal, so that detaching returns a usable shell.
 const restoreSequence = "\x1b[?1049l\x1b[r\x1b[0m\x1b[?25h\x1b[0 q" +
 	"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?9l" +
-	"\x1b[?2004l\x1b[?1004l\x1b[?1l\x1b>\x1b[<99u\x1b[>4;0m\x1b]2;\x1b\\\x1b[H\x1b[2J"
+	"\x1b[?2004l\x1b[?1004l\x1b[?1l\x1b>\x1b[<99u\x1b[>4;0m\x1b]2;\x1b\\"
 
 func termSize() (int, int) {
 	for _, fd := range []int{int(os.Stdout.Fd()), int(os.Stdin.Fd())} {
@@ -87,23 +88,32 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		return err
 	}
 	defer c.Close()
-	cols, rows := termSize()
-	var res daemon.AttachResult
-	if err := c.Call("attach", proto.AttachArgs{Name: o.Name, Cols: cols, Rows: rows, ReadOnly: o.ReadOnly}, &res); err != nil {
-		return err
-	}
-
+	// Raw mode first: keys typed while the daemon answers must reach the
+	// pane, not the line discipline (Ctrl-\ would be SIGQUIT).
 	stdinFd := int(os.Stdin.Fd())
 	oldState, err := term.MakeRaw(stdinFd)
 	if err != nil {
 		return fmt.Errorf("put terminal in raw mode: %w", err)
 	}
 	out := f.IO.Out
+	clearOnRestore := true
 	restore := sync.OnceFunc(func() {
 		io.WriteString(out, restoreSequence)
+		if clearOnRestore {
+			io.WriteString(out, "\x1b[H\x1b[2J")
+		} else {
+			// Keep the final screen visible and continue below it.
+			_, rows := termSize()
+			fmt.Fprintf(out, "\x1b[%d;1H\r\n", rows)
+		}
 		term.Restore(stdinFd, oldState)
 	})
 	defer restore()
+	cols, rows := termSize()
+	var res daemon.AttachResult
+	if err := c.Call("attach", proto.AttachArgs{Name: o.Name, Cols: cols, Rows: rows, ReadOnly: o.ReadOnly}, &res); err != nil {
+		return err
+	}
 
 	conn := c.Conn()
 	var wmu sync.Mutex
@@ -119,6 +129,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		err      error
 	}
 	done := make(chan outcome, 3)
+	var detaching atomic.Bool
 
 	go func() {
 		br := c.Reader()
@@ -126,7 +137,11 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		for {
 			typ, payload, err := proto.ReadFrame(br, buf)
 			if err != nil {
-				done <- outcome{err: errors.New("lost the connection to the daemon")}
+				if detaching.Load() {
+					done <- outcome{detached: true}
+				} else {
+					done <- outcome{err: errors.New("lost the connection to the daemon")}
+				}
 				return
 			}
 			switch typ {
@@ -156,6 +171,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 					if i > 0 && !res.ReadOnly {
 						send(proto.FrameInput, p[:i])
 					}
+					detaching.Store(true)
 					send(proto.FrameDetach, nil)
 					done <- outcome{detached: true}
 					return
@@ -167,6 +183,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 				}
 			}
 			if err != nil {
+				detaching.Store(true)
 				send(proto.FrameDetach, nil)
 				done <- outcome{detached: true}
 				return
@@ -188,9 +205,11 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	select {
 	case oc = <-done:
 	case <-ctx.Done():
+		detaching.Store(true)
 		send(proto.FrameDetach, nil)
 		oc = outcome{detached: true}
 	}
+	clearOnRestore = oc.exitCode == nil
 	restore()
 	switch {
 	case oc.err != nil:

@@ -48,9 +48,15 @@ func newHookEventCmd(f *Factory) *cobra.Command {
 			"sends it to the pane's events socket (MUSTER_EVENT_SOCKET). Outside a Muster pane,\n" +
 			"or when the daemon is down, it does nothing. Cursor and Gemini get `{}` on stdout.\n" +
 			"MUSTER_HOOK_DEBUG=1 explains on stderr what was sent.",
-		Args:               cobra.ArbitraryArgs,
-		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
+		Args: cobra.ArbitraryArgs,
+		// Flags are not parsed: an unknown one must not turn into exit 2.
+		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, a := range args {
+				if a == "-h" || a == "--help" {
+					return cmd.Help()
+				}
+			}
 			hookevent.Run(args, hookevent.Options{
 				Stdin:  f.IO.In,
 				Stdout: f.IO.Out,

@@ -1,0 +1,229 @@
+package core_test
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/vt"
+	"github.com/creack/pty"
+)
+
+// ptyClient runs `muster attach` in a real PTY and keeps what it draws in
+// an emulator, as a user's terminal would.
+type ptyClient struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	ptmx *os.File
+	mu   sync.Mutex
+	emu  *vt.SafeEmulator
+	raw  strings.Builder
+	done chan struct{}
+}
+
+func (e *env) attach(name string, cols, rows int, read bool) *ptyClient {
+	e.t.Helper()
+	cmd := exec.Command(musterBin, "attach", name)
+	cmd.Env = e.vars
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	c := &ptyClient{t: e.t, cmd: cmd, ptmx: ptmx, emu: vt.NewSafeEmulator(cols, rows), done: make(chan struct{})}
+	go func() { // the emulator's replies would go to the app; drop them
+		buf := make([]byte, 1024)
+		for {
+			if _, err := c.emu.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	if read {
+		go func() {
+			defer close(c.done)
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := ptmx.Read(buf)
+				if n > 0 {
+					c.mu.Lock()
+					c.raw.Write(buf[:n])
+					c.mu.Unlock()
+					c.emu.Write(buf[:n])
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	e.t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		ptmx.Close()
+	})
+	return c
+}
+
+func (c *ptyClient) screen() string { return c.emu.String() }
+
+func (c *ptyClient) waitScreen(want string) string {
+	c.t.Helper()
+	if !eventually(func() bool { return strings.Contains(c.screen(), want) }) {
+		c.t.Fatalf("client screen never showed %q:\n%s", want, c.screen())
+	}
+	return c.screen()
+}
+
+func (c *ptyClient) typeText(s string) {
+	c.t.Helper()
+	if _, err := c.ptmx.Write([]byte(s)); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// detach presses the default detach key and waits for attach to exit.
+func (c *ptyClient) detach() string {
+	c.t.Helper()
+	c.typeText("\x1c")
+	exited := make(chan error, 1)
+	go func() { exited <- c.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			c.t.Fatalf("attach exited with %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		c.t.Fatal("attach did not exit after the detach key")
+	}
+	<-c.done
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.raw.String()
+}
+
+func TestAttachDetachReattachRepaints(t *testing.T) {
+	e := newEnv(t)
+	e.must("new", "--name", "sh", "--detach", "--cmd", "bash --norc --noprofile")
+	c := e.attach("sh", 100, 30, true)
+	c.waitScreen("#")
+	c.typeText("printf '\\033[33mmarker-%s\\033[0m\\n' one\r")
+	c.waitScreen("marker-one")
+	raw := c.detach()
+	// Detaching restored the client terminal: alt screen left, cursor
+	// shown, mouse and bracketed paste off.
+	tail := raw[max(0, len(raw)-300):]
+	for _, seq := range []string{"\x1b[?1049l", "\x1b[?25h", "\x1b[?1000l", "\x1b[?2004l"} {
+		if !strings.Contains(tail, seq) {
+			t.Errorf("detach did not send %q", seq)
+		}
+	}
+	// The shell kept running while detached.
+	e.must("send", "sh", "echo while-detached", "--enter")
+	e.waitScreen("sh", "while-detached")
+
+	c2 := e.attach("sh", 100, 30, true)
+	screen := c2.waitScreen("while-detached")
+	if !strings.Contains(screen, "marker-one") {
+		t.Errorf("re-attach did not repaint the earlier screen:\n%s", screen)
+	}
+	// Cursor is where the pane's cursor is: at the prompt after the output.
+	want, _ := e.run("capture", "sh").stdout, 0
+	wantLines := strings.Split(strings.TrimRight(want, "\n"), "\n")
+	pos := c2.emu.CursorPosition()
+	if pos.Y != len(wantLines)-1 {
+		t.Errorf("cursor on row %d, want %d (screen:\n%s)", pos.Y, len(wantLines)-1, screen)
+	}
+	// Colour survived the snapshot.
+	cell := c2.emu.CellAt(strings.Index(strings.Split(screen, "\n")[rowOf(screen, "marker-one")], "marker-one"), rowOf(screen, "marker-one"))
+	if cell == nil || cell.Style.Fg == nil {
+		t.Errorf("snapshot lost the colour of marker-one")
+	}
+	c2.detach()
+}
+
+func rowOf(screen, s string) int {
+	for i, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, s) {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestAttachResizeReachesProgram(t *testing.T) {
+	e := newEnv(t)
+	e.must("new", "--name", "sz", "--detach", "--cmd", "bash --norc --noprofile")
+	c := e.attach("sz", 90, 25, true)
+	c.typeText("stty size\r")
+	c.waitScreen("25 90")
+	if err := pty.Setsize(c.ptmx, &pty.Winsize{Cols: 120, Rows: 40}); err != nil {
+		t.Fatal(err)
+	}
+	c.emu.Resize(120, 40)
+	// Wait for the resize to reach the pane before asking.
+	if !eventually(func() bool {
+		e.must("send", "sz", "clear; stty size", "--enter")
+		time.Sleep(100 * time.Millisecond)
+		return strings.Contains(e.must("capture", "sz"), "40 120")
+	}) {
+		t.Fatalf("resize never reached the program:\n%s", e.must("capture", "sz"))
+	}
+	c.detach()
+}
+
+func TestTwoClientsAndLeaderSize(t *testing.T) {
+	e := newEnv(t)
+	e.must("new", "--name", "two", "--detach", "--cmd", "bash --norc --noprofile")
+	a := e.attach("two", 100, 30, true)
+	a.waitScreen("#")
+	b := e.attach("two", 70, 20, true)
+	b.waitScreen("#")
+	// Both see what either types; the last one to type sets the size.
+	b.typeText("stty size\r")
+	a.waitScreen("20 70")
+	b.waitScreen("20 70")
+	a.typeText("stty size\r")
+	a.waitScreen("30 100")
+	b.waitScreen("30 100")
+	a.detach()
+	b.typeText("echo b-still-here\r")
+	b.waitScreen("b-still-here")
+	b.detach()
+}
+
+func TestStalledClientDoesNotBlockPane(t *testing.T) {
+	e := newEnv(t)
+	e.must("new", "--name", "flood", "--detach", "--cmd", "bash --norc --noprofile")
+	// This client never reads its terminal: its PTY fills, `muster attach`
+	// blocks writing, and the daemon must not block with it.
+	e.attach("flood", 80, 24, false)
+	time.Sleep(200 * time.Millisecond)
+	e.must("send", "flood", "seq 1 300000 | tail -c 200000 >/dev/null; for i in $(seq 1 20000); do echo line-$i; done; echo FLOOD-DONE", "--enter")
+	e.waitScreen("flood", "FLOOD-DONE")
+	// A second, healthy client still attaches and sees the live screen.
+	c := e.attach("flood", 80, 24, true)
+	c.waitScreen("FLOOD-DONE")
+	c.typeText("echo healthy\r")
+	c.waitScreen("healthy")
+}
+
+func TestAttachExitedPaneShowsFinalScreen(t *testing.T) {
+	e := newEnv(t)
+	e.must("new", "--name", "gone", "--detach", "--cmd", "echo final-words; exit 3")
+	if !eventually(func() bool { return e.session("gone").State == "exited" }) {
+		t.Fatal("never exited")
+	}
+	c := e.attach("gone", 80, 24, true)
+	c.cmd.Wait()
+	<-c.done
+	c.mu.Lock()
+	raw := c.raw.String()
+	c.mu.Unlock()
+	// The final screen is painted, and the exit notice follows below it.
+	if !strings.Contains(raw, "final-words") || !strings.Contains(c.screen(), "[gone exited with code 3]") {
+		t.Fatalf("client did not show the final screen and exit:\n%s\nraw: %q", c.screen(), raw)
+	}
+}
