@@ -1,0 +1,261 @@
+package hookevent
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/musterhq/muster/internal/paths"
+	"github.com/musterhq/muster/internal/proto"
+)
+
+// Pane environment variables (DESIGN §3).
+const (
+	EnvEventSocket     = "MUSTER_EVENT_SOCKET"
+	EnvSurfaceID       = "MUSTER_SURFACE_ID"
+	EnvEventCapability = "MUSTER_EVENT_CAPABILITY"
+	EnvAgentSessionID  = "MUSTER_AGENT_SESSION_ID"
+	// EnvDebug=1 makes the helper say on stderr what it sent or why not.
+	EnvDebug = "MUSTER_HOOK_DEBUG"
+)
+
+// Options are one invocation's surroundings; zero fields mean the process's
+// own (os.Stdin, os.Stdout, os.Stderr, os.Getenv, time.Now) and the default
+// timeouts.
+type Options struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	Now    func() time.Time
+	// Timeout bounds each connection attempt and each exchange (default 1 s).
+	Timeout time.Duration
+	// StdinTimeout bounds the wait for the payload (default 2 s).
+	StdinTimeout time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.Stdin == nil {
+		o.Stdin = os.Stdin
+	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = time.Second
+	}
+	if o.StdinTimeout <= 0 {
+		o.StdinTimeout = 2 * time.Second
+	}
+}
+
+// Main runs `muster hook event` on the process's own streams. args are the
+// words after `event`. It always returns 0: a hook that fails or exits 2
+// would disturb or even block the agent.
+func Main(args []string) int { return Run(args, Options{}) }
+
+// Run handles one hook invocation and returns the exit status, always 0.
+// It reads the payload, maps it, and sends the resulting events to the
+// events socket of the pane environment. It is silent when there is no pane
+// environment (hooks installed globally also fire outside Muster) and when
+// the daemon is down; a payload it cannot read gets one warning line on
+// stderr. Stdout stays empty except for the `{}` that Cursor and Gemini
+// require on every path.
+func Run(args []string, o Options) int {
+	o.defaults()
+	// Options are not defined; ignore them rather than fail the hook.
+	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "-") })
+	if len(args) != 1 || !KnownProvider(args[0]) {
+		drain(o.Stdin, o.StdinTimeout)
+		if len(args) == 1 {
+			warn(o.Stderr, "unknown provider %q (want one of %s)", args[0], strings.Join(Providers, ", "))
+		} else {
+			warn(o.Stderr, "usage: muster hook event PROVIDER (one of %s)", strings.Join(Providers, ", "))
+		}
+		return 0
+	}
+	provider := args[0]
+	if NeedsJSONReply(provider) {
+		defer io.WriteString(o.Stdout, "{}\n")
+	}
+	debug := o.Getenv(EnvDebug) == "1"
+
+	socket := o.Getenv(EnvEventSocket)
+	capability := o.Getenv(EnvEventCapability)
+	surface := o.Getenv(EnvSurfaceID)
+	if socket == "" || capability == "" || surface == "" {
+		if provider != Codex {
+			// Not in a Muster pane: nothing to report, nothing to say.
+			drain(o.Stdin, o.StdinTimeout)
+			if debug {
+				warn(o.Stderr, "no pane environment; nothing sent")
+			}
+			return 0
+		}
+		// Codex hooks run in a shared process whose environment may belong
+		// to another pane or to none; the daemon routes them by session.
+		if socket == "" {
+			dirs, err := paths.Resolve(o.Getenv)
+			if err != nil {
+				drain(o.Stdin, o.StdinTimeout)
+				if debug {
+					warn(o.Stderr, "%v", err)
+				}
+				return 0
+			}
+			socket = dirs.EventSocket()
+		}
+	}
+
+	payload, err := readPayload(o.Stdin, o.StdinTimeout)
+	if err != nil {
+		warn(o.Stderr, "%s hook payload: %v", provider, err)
+		return 0
+	}
+	in, err := parse(provider, payload)
+	if err != nil {
+		warn(o.Stderr, "%s hook payload: %v", provider, err)
+		return 0
+	}
+	now := o.Now()
+
+	var st *State
+	var sf *stateFile
+	if in.session != "" {
+		sf, err = openState(StateDir(socket), provider, in.session)
+		if err == nil {
+			st = sf.load(in.session)
+		} else if debug {
+			warn(o.Stderr, "%v; continuing without state", err)
+		}
+	}
+	res := apply(provider, in, payload, st, now)
+	if sf != nil {
+		switch {
+		case res.Drop:
+			err = sf.remove()
+		case res.State != nil:
+			err = sf.save(res.State)
+		}
+		if err != nil && debug {
+			warn(o.Stderr, "%v", err)
+		}
+		sf.Close()
+	}
+	if len(res.Events) == 0 {
+		if debug {
+			warn(o.Stderr, "%s %s ignored: %s", provider, res.Hook, res.Ignored)
+		}
+		return 0
+	}
+	for _, m := range res.Events {
+		env := Envelope(provider, m, capability, surface)
+		resp, err := Send(socket, env, o.Timeout)
+		if debug {
+			if err != nil {
+				warn(o.Stderr, "%s %s → %s run %s: %v", provider, m.HookName, m.Kind, m.RunID, err)
+			} else {
+				warn(o.Stderr, "%s %s → %s run %s: ok=%t %s", provider, m.HookName, m.Kind, m.RunID, resp.OK, resp.Error)
+			}
+		}
+		if errors.Is(err, ErrUnreachable) {
+			break // daemon down: do not wait out the retry again
+		}
+	}
+	return 0
+}
+
+// Envelope wraps a mapped event for the events socket. The capability never
+// appears anywhere but in its own field: it is cut out of the message.
+func Envelope(provider string, m Mapped, capability, surface string) proto.Envelope {
+	var session *string
+	if m.SessionID != "" {
+		s := m.SessionID
+		session = &s
+	}
+	msg := m.Message
+	if capability != "" && strings.Contains(msg, capability) {
+		msg = strings.ReplaceAll(msg, capability, "[redacted]")
+	}
+	return proto.Envelope{
+		SchemaVersion: proto.EventSchemaVersion,
+		Capability:    capability,
+		Event: proto.Event{
+			SchemaVersion: proto.EventSchemaVersion,
+			ID:            proto.RawID{RawValue: m.ID},
+			RunID:         proto.RawID{RawValue: m.RunID},
+			SessionID:     session,
+			SurfaceID:     proto.RawID{RawValue: surface},
+			Provider:      provider,
+			Kind:          m.Kind,
+			OccurredAt:    m.OccurredAt,
+			Message:       msg,
+			HookName:      m.HookName,
+		},
+	}
+}
+
+func warn(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "muster hook event: %s\n", fmt.Sprintf(format, args...))
+}
+
+// readPayload reads stdin up to MaxPayload bytes, waiting at most timeout
+// for the writer to finish.
+func readPayload(r io.Reader, timeout time.Duration) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
+		done <- result{b, err}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case res := <-done:
+		if res.err != nil {
+			return nil, fmt.Errorf("read stdin: %w", res.err)
+		}
+		if len(res.b) > MaxPayload {
+			drain(r, timeout)
+			return nil, fmt.Errorf("larger than %d bytes", MaxPayload)
+		}
+		if len(strings.TrimSpace(string(res.b))) == 0 {
+			return nil, errors.New("empty")
+		}
+		return res.b, nil
+	case <-t.C:
+		return nil, fmt.Errorf("no end of input within %v", timeout)
+	}
+}
+
+// drain consumes stdin so that a provider writing a large payload never
+// sees a broken pipe, giving up after timeout.
+func drain(r io.Reader, timeout time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, io.LimitReader(r, 64<<20))
+		close(done)
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}

@@ -1,0 +1,470 @@
+package hookevent
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+// eventServer is a minimal events.sock: it records each request line and
+// answers ok, inserted unless the event id was seen before.
+type eventServer struct {
+	t    *testing.T
+	path string
+	ln   net.Listener
+	wg   sync.WaitGroup
+
+	mu   sync.Mutex
+	raw  [][]byte
+	seen map[string]bool
+}
+
+// shortDir returns a fresh directory with a short path, so that socket
+// paths stay far below the 104-byte limit.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "mh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+func startServer(t *testing.T, path string) *eventServer {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &eventServer{t: t, path: path, ln: ln, seen: map[string]bool{}}
+	s.wg.Add(1)
+	go s.serve()
+	t.Cleanup(func() {
+		ln.Close()
+		s.wg.Wait()
+	})
+	return s
+}
+
+func (s *eventServer) serve() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		line, err := bufio.NewReader(c).ReadBytes('\n')
+		if err != nil {
+			c.Close()
+			continue
+		}
+		var env proto.Envelope
+		resp := `{"ok":false,"error":"invalid_json"}`
+		if json.Unmarshal(line, &env) == nil {
+			s.mu.Lock()
+			s.raw = append(s.raw, line)
+			dup := s.seen[env.Event.ID.RawValue]
+			s.seen[env.Event.ID.RawValue] = true
+			s.mu.Unlock()
+			resp = `{"ok":true,"inserted":true}`
+			if dup {
+				resp = `{"ok":true,"inserted":false}`
+			}
+		}
+		c.Write([]byte(resp + "\n"))
+		c.Close()
+	}
+}
+
+func (s *eventServer) requests() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]byte(nil), s.raw...)
+}
+
+func (s *eventServer) envelopes(t *testing.T) []proto.Envelope {
+	t.Helper()
+	var out []proto.Envelope
+	for _, raw := range s.requests() {
+		var env proto.Envelope
+		if err := json.Unmarshal(raw, &env); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, env)
+	}
+	return out
+}
+
+// paneEnv is the environment of a Muster pane whose events socket is sock.
+func paneEnv(sock string, extra ...string) func(string) string {
+	m := map[string]string{
+		EnvEventSocket:     sock,
+		EnvSurfaceID:       "surface-1",
+		EnvEventCapability: "cap-0123456789abcdef0123456789abcdef",
+		EnvAgentSessionID:  "muster-session-1",
+		"HOME":             "/nonexistent-home",
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		m[extra[i]] = extra[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+type invocation struct {
+	stdout, stderr string
+	code           int
+}
+
+func invoke(t *testing.T, args []string, payload string, getenv func(string) string) invocation {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Run(args, Options{
+		Stdin:   strings.NewReader(payload),
+		Stdout:  &out,
+		Stderr:  &errOut,
+		Getenv:  getenv,
+		Now:     func() time.Time { return time.Date(2026, 11, 30, 10, 50, 41, 0, time.UTC) },
+		Timeout: 5 * time.Second,
+	})
+	return invocation{out.String(), errOut.String(), code}
+}
+
+const claudePermission = `{"session_id":"22222222-2222-4333-8444-555555555555","transcript_path":"/h/.claude/projects/-SCRATCH-repo-claude/22222222-2222-4333-8444-555555555555.jsonl","cwd":"/SCRATCH/repo-claude","prompt_id":"6cae53c4-9b30-4ee5-959a-61260a39c5f9","permission_mode":"default","effort":{"level":"medium"},"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"touch fake-created.txt && echo done","description":"Run a command"},"permission_suggestions":[{"type":"addDirectories","directories":["/tmp"],"destination":"session"}]}`
+
+func TestRunSendsTheExactEnvelope(t *testing.T) {
+	dir := shortDir(t)
+	srv := startServer(t, filepath.Join(dir, "events.sock"))
+	got := invoke(t, []string{"claude"}, claudePermission, paneEnv(srv.path))
+	if got.code != 0 || got.stdout != "" || got.stderr != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 0 and nothing", got.code, got.stdout, got.stderr)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("got %d requests, want 1", len(reqs))
+	}
+	run := TurnRunID(Claude, "6cae53c4-9b30-4ee5-959a-61260a39c5f9")
+	id := eventID(run, "PermissionRequest", "approval-requested", []byte(claudePermission))
+	want := `{"schemaVersion":1,"capability":"cap-0123456789abcdef0123456789abcdef","event":{` +
+		`"schemaVersion":1,"id":{"rawValue":"` + id + `"},"runID":{"rawValue":"` + run + `"},` +
+		`"sessionID":"22222222-2222-4333-8444-555555555555","surfaceID":{"rawValue":"surface-1"},` +
+		`"provider":"claude","kind":"approval-requested","occurredAt":"2026-11-30T10:50:41Z",` +
+		`"message":"Bash: touch fake-created.txt \u0026\u0026 echo done","hookName":"PermissionRequest"}}` + "\n"
+	if diff := cmp.Diff(want, string(reqs[0])); diff != "" {
+		t.Errorf("envelope (-want +got):\n%s", diff)
+	}
+	// Every field of DESIGN §4 is present under its wire name.
+	var generic map[string]any
+	if err := json.Unmarshal(reqs[0], &generic); err != nil {
+		t.Fatal(err)
+	}
+	ev := generic["event"].(map[string]any)
+	for _, k := range []string{"schemaVersion", "id", "runID", "sessionID", "surfaceID", "provider", "kind", "occurredAt", "message", "hookName"} {
+		if _, ok := ev[k]; !ok {
+			t.Errorf("event lacks %q", k)
+		}
+	}
+}
+
+func TestRunStdout(t *testing.T) {
+	tests := []struct {
+		name     string
+		provider string
+		payload  string
+		want     string
+	}{
+		{"claude prints nothing", Claude, `{"session_id":"s","prompt_id":"p","hook_event_name":"UserPromptSubmit","prompt":"hi"}`, ""},
+		{"codex prints nothing", Codex, `{"session_id":"s","turn_id":"t","hook_event_name":"UserPromptSubmit","prompt":"hi"}`, ""},
+		{"opencode prints nothing", OpenCode, `{"type":"chat.message","properties":{"input":{"sessionID":"ses_1"},"output":{"message":{"id":"msg_1","role":"user"}}}}`, ""},
+		{"gemini prints {}", Gemini, `{"session_id":"s","hook_event_name":"BeforeAgent","timestamp":"2026-11-30T10:52:06.659Z","prompt":"hi"}`, "{}\n"},
+		{"cursor prints {}", Cursor, `{"conversation_id":"c","generation_id":"g","hook_event_name":"beforeSubmitPrompt","prompt":"hi"}`, "{}\n"},
+		{"gemini prints {} for a malformed payload", Gemini, `{not json`, "{}\n"},
+		{"cursor prints {} for an ignored hook", Cursor, `{"conversation_id":"c","generation_id":"g","hook_event_name":"afterAgentThought"}`, "{}\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := startServer(t, filepath.Join(shortDir(t), "events.sock"))
+			got := invoke(t, []string{tt.provider}, tt.payload, paneEnv(srv.path))
+			if got.code != 0 {
+				t.Errorf("exit %d", got.code)
+			}
+			if got.stdout != tt.want {
+				t.Errorf("stdout %q, want %q", got.stdout, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunQuietCases(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		payload    string
+		env        func(sock string) func(string) string
+		wantSent   int
+		wantStderr string // substring; "" = stderr must be empty
+	}{
+		{
+			name: "no pane environment sends nothing, silently", args: []string{"claude"},
+			payload: claudePermission,
+			env:     func(string) func(string) string { return func(string) string { return "" } },
+		},
+		{
+			name: "a partial pane environment counts as none", args: []string{"opencode"},
+			payload: `{"type":"chat.message","properties":{"input":{"sessionID":"ses_1"},"output":{"message":{"id":"msg_1","role":"user"}}}}`,
+			env: func(sock string) func(string) string {
+				return func(k string) string {
+					if k == EnvEventSocket {
+						return sock
+					}
+					return ""
+				}
+			},
+		},
+		{
+			name: "malformed JSON warns once", args: []string{"claude"}, payload: `{"hook_event_name":`,
+			env: paneEnvFor, wantStderr: "muster hook event: claude hook payload: malformed hook payload",
+		},
+		{
+			name: "a JSON array warns", args: []string{"codex"}, payload: `[1,2]`,
+			env: paneEnvFor, wantStderr: "malformed hook payload",
+		},
+		{
+			name: "a payload without hook name warns", args: []string{"claude"}, payload: `{"session_id":"s"}`,
+			env: paneEnvFor, wantStderr: "no hook event name",
+		},
+		{
+			name: "a reserved hook name warns", args: []string{"claude"}, payload: `{"session_id":"s","hook_event_name":"muster.startupSweep"}`,
+			env: paneEnvFor, wantStderr: "reserved",
+		},
+		{
+			name: "empty stdin warns", args: []string{"claude"}, payload: "",
+			env: paneEnvFor, wantStderr: "empty",
+		},
+		{
+			name: "an oversized payload warns", args: []string{"claude"},
+			payload: `{"hook_event_name":"Stop","x":"` + strings.Repeat("a", MaxPayload) + `"}`,
+			env:     paneEnvFor, wantStderr: "larger than 1048576 bytes",
+		},
+		{
+			name: "an unknown provider warns", args: []string{"aider"}, payload: claudePermission,
+			env: paneEnvFor, wantStderr: `unknown provider "aider"`,
+		},
+		{
+			name: "no provider warns with the usage", args: nil, payload: claudePermission,
+			env: paneEnvFor, wantStderr: "usage: muster hook event PROVIDER",
+		},
+		{
+			name: "an ignored hook is silent", args: []string{"claude"},
+			payload: `{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}`,
+			env:     paneEnvFor,
+		},
+		{
+			name: "a mapped hook is sent, silently", args: []string{"claude"}, payload: claudePermission,
+			env: paneEnvFor, wantSent: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := startServer(t, filepath.Join(shortDir(t), "events.sock"))
+			got := invoke(t, tt.args, tt.payload, tt.env(srv.path))
+			if got.code != 0 {
+				t.Errorf("exit %d, want 0", got.code)
+			}
+			if got.stdout != "" {
+				t.Errorf("stdout %q, want nothing", got.stdout)
+			}
+			if tt.wantStderr == "" && got.stderr != "" {
+				t.Errorf("stderr %q, want nothing", got.stderr)
+			}
+			if tt.wantStderr != "" {
+				if !strings.Contains(got.stderr, tt.wantStderr) || strings.Count(got.stderr, "\n") != 1 {
+					t.Errorf("stderr %q, want one line containing %q", got.stderr, tt.wantStderr)
+				}
+			}
+			if n := len(srv.requests()); n != tt.wantSent {
+				t.Errorf("%d events sent, want %d", n, tt.wantSent)
+			}
+		})
+	}
+}
+
+func paneEnvFor(sock string) func(string) string { return paneEnv(sock) }
+
+func TestRunDaemonDownIsSilent(t *testing.T) {
+	dir := shortDir(t)
+	for _, provider := range []string{Claude, Gemini} {
+		t.Run(provider, func(t *testing.T) {
+			payload := claudePermission
+			want := ""
+			if provider == Gemini {
+				payload = `{"session_id":"s","hook_event_name":"BeforeAgent","prompt":"x"}`
+				want = "{}\n"
+			}
+			got := invoke(t, []string{provider}, payload, paneEnv(filepath.Join(dir, "events.sock")))
+			if got.code != 0 || got.stdout != want || got.stderr != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 0, %q, nothing", got.code, got.stdout, got.stderr, want)
+			}
+		})
+	}
+	// With a listener that is gone (socket file left behind, connection refused).
+	t.Run("stale socket", func(t *testing.T) {
+		sock := filepath.Join(dir, "stale.sock")
+		ln, err := net.Listen("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		ln.Close()
+		got := invoke(t, []string{"claude"}, claudePermission, paneEnv(sock))
+		if got.code != 0 || got.stdout != "" || got.stderr != "" {
+			t.Errorf("exit %d, stdout %q, stderr %q", got.code, got.stdout, got.stderr)
+		}
+	})
+}
+
+func TestRunCodexWithoutPaneEnvironment(t *testing.T) {
+	home := shortDir(t)
+	srv := startServer(t, filepath.Join(home, "run", "events.sock"))
+	payload := `{"session_id":"01a22c19-5448-7d02-89e7-73b160cc00ef","turn_id":"01a22c19-7f11-73f2-af3a-7d2876c516c8","transcript_path":"/h/.codex/sessions/r.jsonl","cwd":"/repo","hook_event_name":"UserPromptSubmit","model":"gpt-fake","permission_mode":"default","prompt":"say hi"}`
+	env := map[string]string{"MUSTER_HOME": home, "HOME": home}
+	got := invoke(t, []string{"codex"}, payload, func(k string) string { return env[k] })
+	if got.code != 0 || got.stdout != "" || got.stderr != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", got.code, got.stdout, got.stderr)
+	}
+	envs := srv.envelopes(t)
+	if len(envs) != 1 {
+		t.Fatalf("%d events sent to the default socket, want 1", len(envs))
+	}
+	e := envs[0]
+	if e.Capability != "" || e.Event.SurfaceID.RawValue != "" {
+		t.Errorf("capability %q surface %q, want both empty", e.Capability, e.Event.SurfaceID.RawValue)
+	}
+	if e.Event.SessionID == nil || *e.Event.SessionID != "01a22c19-5448-7d02-89e7-73b160cc00ef" {
+		t.Errorf("sessionID %v", e.Event.SessionID)
+	}
+	if e.Event.Kind != proto.KindStarted || e.Event.RunID.RawValue != TurnRunID(Codex, "01a22c19-7f11-73f2-af3a-7d2876c516c8") {
+		t.Errorf("kind %s run %s", e.Event.Kind, e.Event.RunID.RawValue)
+	}
+	// The state lives beside the socket.
+	if _, err := os.Stat(StateDir(srv.path)); err != nil {
+		t.Errorf("state dir: %v", err)
+	}
+}
+
+func TestRunKeepsStateAcrossInvocations(t *testing.T) {
+	// The Claude approval of research/real-cli/claude (session 4444…): the
+	// Notification that follows PermissionRequest by 6 s must not be sent,
+	// which only the state file can tell across processes.
+	lines := readLines(t, "claude.jsonl", "44444444-2222-4333-8444-555555555555")
+	srv := startServer(t, filepath.Join(shortDir(t), "events.sock"))
+	for _, l := range lines {
+		if got := invoke(t, []string{"claude"}, l, paneEnv(srv.path)); got.stderr != "" {
+			t.Fatalf("stderr %q", got.stderr)
+		}
+	}
+	var kinds []string
+	for _, e := range srv.envelopes(t) {
+		kinds = append(kinds, e.Event.HookName+" "+string(e.Event.Kind))
+	}
+	want := []string{
+		"UserPromptSubmit started",
+		"PermissionRequest approval-requested",
+		"PostToolUse running",
+		"Stop succeeded",
+	}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("sent (-want +got):\n%s", diff)
+	}
+}
+
+func readLines(t *testing.T, file, contains string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l != "" && strings.Contains(l, contains) {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no line of %s contains %q", file, contains)
+	}
+	return out
+}
+
+func TestRunRetriesConnectWithTheSameEvent(t *testing.T) {
+	srv := startServer(t, filepath.Join(shortDir(t), "events.sock"))
+	calls := 0
+	orig := dial
+	t.Cleanup(func() { dial = orig })
+	dial = func(socket string, timeout time.Duration) (net.Conn, error) {
+		calls++
+		if calls == 1 {
+			return nil, errors.New("connect: connection refused")
+		}
+		return orig(socket, timeout)
+	}
+	got := invoke(t, []string{"claude"}, claudePermission, paneEnv(srv.path))
+	if got.code != 0 || got.stderr != "" {
+		t.Fatalf("exit %d stderr %q", got.code, got.stderr)
+	}
+	if calls != 2 || len(srv.requests()) != 1 {
+		t.Fatalf("%d dials and %d requests, want 2 and 1", calls, len(srv.requests()))
+	}
+	// A provider re-running the hook with the same payload sends the same id.
+	invoke(t, []string{"claude"}, claudePermission, paneEnv(srv.path, EnvDebug, "1"))
+	envs := srv.envelopes(t)
+	if len(envs) != 2 || envs[0].Event.ID != envs[1].Event.ID {
+		t.Fatalf("ids of the two sends differ: %+v", envs)
+	}
+}
+
+func TestRunRedactsTheCapability(t *testing.T) {
+	srv := startServer(t, filepath.Join(shortDir(t), "events.sock"))
+	payload := `{"session_id":"s","prompt_id":"p","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"echo cap-0123456789abcdef0123456789abcdef"}}`
+	invoke(t, []string{"claude"}, payload, paneEnv(srv.path))
+	reqs := srv.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if n := strings.Count(string(reqs[0]), "cap-0123456789abcdef0123456789abcdef"); n != 1 {
+		t.Errorf("capability appears %d times in %s, want only in its field", n, reqs[0])
+	}
+	if !strings.Contains(string(reqs[0]), `"message":"Bash: echo [redacted]"`) {
+		t.Errorf("message not redacted: %s", reqs[0])
+	}
+}
+
+func TestRunDebugExplains(t *testing.T) {
+	srv := startServer(t, filepath.Join(shortDir(t), "events.sock"))
+	got := invoke(t, []string{"claude"}, `{"session_id":"s","hook_event_name":"SessionStart"}`, paneEnv(srv.path, EnvDebug, "1"))
+	if !strings.Contains(got.stderr, "SessionStart ignored") {
+		t.Errorf("stderr %q", got.stderr)
+	}
+	got = invoke(t, []string{"claude"}, claudePermission, paneEnv(srv.path, EnvDebug, "1"))
+	if !strings.Contains(got.stderr, "PermissionRequest → approval-requested") || !strings.Contains(got.stderr, "ok=true") {
+		t.Errorf("stderr %q", got.stderr)
+	}
+	if got.stdout != "" {
+		t.Errorf("stdout %q", got.stdout)
+	}
+}

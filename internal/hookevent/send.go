@@ -1,0 +1,89 @@
+package hookevent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+// ErrUnreachable means no daemon accepted the connection, even after the
+// retry; the helper then stays silent.
+var ErrUnreachable = errors.New("events socket unreachable")
+
+// retryDelay separates the two connection attempts, long enough to bridge a
+// daemon that is just replacing its socket.
+const retryDelay = 50 * time.Millisecond
+
+// dial connects to the events socket; tests replace it to inject failures.
+var dial = func(socket string, timeout time.Duration) (net.Conn, error) {
+	return net.DialTimeout("unix", socket, timeout)
+}
+
+// maxResponse bounds the one-line reply read back.
+const maxResponse = 4 << 10
+
+// Send delivers one envelope to the events socket: one connection, the JSON
+// envelope and a newline, then one JSON line back. A connect error is
+// retried once with the same envelope (hence the same event id, so the
+// daemon cannot record it twice); the whole exchange of each attempt is
+// bounded by timeout.
+func Send(socket string, env proto.Envelope, timeout time.Duration) (proto.EventResponse, error) {
+	body, err := json.Marshal(env)
+	if err != nil {
+		return proto.EventResponse{}, fmt.Errorf("encode event: %w", err)
+	}
+	body = append(body, '\n')
+	if len(body) > proto.MaxEventRequest {
+		return proto.EventResponse{}, fmt.Errorf("encode event: %d bytes exceed the %d-byte limit", len(body), proto.MaxEventRequest)
+	}
+	conn, err := dial(socket, timeout)
+	if err != nil {
+		time.Sleep(retryDelay)
+		conn, err = dial(socket, timeout)
+		if err != nil {
+			return proto.EventResponse{}, fmt.Errorf("%w: %w", ErrUnreachable, err)
+		}
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return proto.EventResponse{}, fmt.Errorf("send event: %w", err)
+	}
+	if _, err := conn.Write(body); err != nil {
+		return proto.EventResponse{}, fmt.Errorf("send event: %w", err)
+	}
+	line, err := readLine(conn)
+	if err != nil {
+		return proto.EventResponse{}, fmt.Errorf("read event response: %w", err)
+	}
+	var resp proto.EventResponse
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return proto.EventResponse{}, fmt.Errorf("read event response: %w", err)
+	}
+	return resp, nil
+}
+
+// readLine reads up to the first newline (or the peer's close).
+func readLine(conn net.Conn) ([]byte, error) {
+	buf := make([]byte, 0, 256)
+	var chunk [256]byte
+	for len(buf) < maxResponse {
+		n, err := conn.Read(chunk[:])
+		buf = append(buf, chunk[:n]...)
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			return buf[:i], nil
+		}
+		if err != nil {
+			if len(buf) > 0 && errors.Is(err, io.EOF) {
+				return buf, nil
+			}
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("response longer than %d bytes", maxResponse)
+}
