@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -192,6 +193,7 @@ func TestScanner(t *testing.T) {
 
 		// OSC 7.
 		{"osc 7", osc + "7;file://host/home/u/my%20dir%zz\x07", "", []string{`cwd[7] host="host" "/home/u/my dir%zz"`}},
+		{"osc 7 hex cases", osc + "7;file://h/%e6%97%A5%2F\x07", "", []string{`cwd[7] host="h" "/日/"`}},
 		{"osc 7 no host", osc + "7;file:///tmp" + st, "", []string{`cwd[7] host="" "/tmp"`}},
 		{"osc 7 kitty", osc + "7;kitty-shell-cwd://h/a%20b\x07", "", []string{`cwd[7] host="h" "/a%20b"`}},
 		{"osc 7 bare path", osc + "7;/srv\x07", "", []string{`cwd[7] host="" "/srv"`}},
@@ -209,6 +211,7 @@ func TestScanner(t *testing.T) {
 		{"csi", "\x1b[38;5;174m▐\x1b[0m", "\x1b[38;5;174m▐\x1b[0m", nil},
 		{"dcs", "\x1bP+q4d73" + st, "\x1bP+q4d73" + st, nil},
 		{"dcs like tmux", "\x1bPtmu" + st + "\x1bPtmuxx" + st, "\x1bPtmu" + st + "\x1bPtmuxx" + st, nil},
+		{"dcs can aborts", "\x1bPq\x18x\x07", "\x1bPq\x18x\x07", []string{"bell"}},
 		{"dcs bel is data", "\x1bPq\x07" + st, "\x1bPq\x07" + st, nil},
 		{"apc bel is data", "\x1b_Ga=q;\x07" + st + "\x07", "\x1b_Ga=q;\x07" + st + "\x07", []string{"bell"}},
 		{"lone st", st, st, nil},
@@ -353,7 +356,7 @@ func TestFeedReusesBuffers(t *testing.T) {
 
 func TestKittyBounds(t *testing.T) {
 	t.Run("per id cap", func(t *testing.T) {
-		chunk := osc + "99;i=big:d=0;" + strings.Repeat("é", 1000) + st // 2000 bytes
+		chunk := osc + "99;i=big:d=0;" + strings.Repeat("✳", 1000) + st // 3000 bytes
 		in := strings.Repeat(chunk, 20) + osc + "99;i=big:p=body;tail" + st
 		_, sigs := scan([]byte(in))
 		if len(sigs) != 1 {
@@ -363,7 +366,7 @@ func TestKittyBounds(t *testing.T) {
 		if n > maxNoteBytes || n < maxNoteBytes-4 {
 			t.Errorf("title+body = %d bytes, want about %d", n, maxNoteBytes)
 		}
-		if !strings.HasSuffix(sigs[0].Title, "é") {
+		if !strings.HasSuffix(sigs[0].Title, "✳") {
 			t.Errorf("title ends inside a character: %q", sigs[0].Title[len(sigs[0].Title)-4:])
 		}
 	})
@@ -487,5 +490,67 @@ func checkGolden(t *testing.T, path, got string) {
 	}
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestBellLimiter(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name     string
+		interval time.Duration
+		at       []time.Duration // offsets from t0
+		want     []bool
+	}{
+		{"zero interval allows all", 0, []time.Duration{0, 0, time.Millisecond}, []bool{true, true, true}},
+		{"burst collapses", time.Second, []time.Duration{0, 10 * time.Millisecond, 999 * time.Millisecond, time.Second},
+			[]bool{true, false, false, true}},
+		{"measured from the last allowed", time.Second,
+			[]time.Duration{0, 600 * time.Millisecond, 1200 * time.Millisecond, 1800 * time.Millisecond, 2200 * time.Millisecond},
+			[]bool{true, false, true, false, true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := BellLimiter{Interval: tt.interval}
+			for i, d := range tt.at {
+				if got := l.Allow(t0.Add(d)); got != tt.want[i] {
+					t.Errorf("bell %d at +%v: Allow = %v, want %v", i, d, got, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestMemoryBounded(t *testing.T) {
+	s := New()
+	chunk := bytes.Repeat([]byte("x"), 32<<10)
+	s.Feed([]byte(osc+"0;"), nil)
+	for range 64 { // 2 MiB of title
+		if out, sigs := s.Feed(chunk, nil); len(out) != 0 || len(sigs) != 0 {
+			t.Fatalf("oversize title leaked: %d bytes, %d signals", len(out), len(sigs))
+		}
+	}
+	if c := cap(s.buf); c > 2*MaxOSC {
+		t.Errorf("buffer grew to %d bytes", c)
+	}
+	out, sigs := s.Feed([]byte("\x07after"), nil)
+	if string(out) != "after" || len(sigs) != 0 {
+		t.Errorf("after oversize title: %q, %v", out, sigs)
+	}
+}
+
+func TestNames(t *testing.T) {
+	tests := []struct{ got, want string }{
+		{KindAgentStatus.String(), "agent-status"},
+		{Kind(0).String(), "kind(0)"},
+		{Kind(99).String(), "kind(99)"},
+		{ProgressPaused.String(), "paused"},
+		{Progress(7).String(), "progress(7)"},
+		{Signal{Kind: KindBell}.String(), "bell"},
+		{Signal{}.String(), "kind(0)"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
 	}
 }
