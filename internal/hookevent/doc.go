@@ -100,4 +100,7 @@
 // permission.updated, permission.replied, question.asked, question.replied,
 // question.rejected, tool.execute.before and tool.execute.after; the plugin
 // should not spawn the helper for the others (message.part.*, plugin.added).
+// The bus events alone suffice: without message events, session.status busy
+// with no open turn starts one (its run id then comes from the session and
+// the time, not from the user message id).
 package hookevent

@@ -101,6 +101,7 @@ const (
 	actIgnore action = iota
 	actTurnStart
 	actRunning
+	actBusy // OpenCode session.status busy: running, or the start of a turn when none is open
 	actApproval
 	actApprovalEcho // Claude's late Notification(permission_prompt) for an approval already reported
 	actInput
@@ -322,6 +323,17 @@ func apply(provider string, in intent, payload []byte, st *State, now time.Time)
 			res.State = &State{Session: in.session, Run: newRun, Open: true, Last: proto.KindStarted, Recent: recent}
 		}
 		return res
+
+	case actBusy:
+		if cur != nil && (!cur.Open || cur.Run == "") {
+			// OpenCode names no turn when it gets busy; with no turn open
+			// this is a new prompt (the plugin may not forward the user
+			// message), keyed by the time it was seen.
+			in.act = actTurnStart
+			return apply(provider, in, payload, st, now)
+		}
+		in.act = actRunning
+		return apply(provider, in, payload, st, now)
 
 	case actRunning:
 		r := run()

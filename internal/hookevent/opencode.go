@@ -72,6 +72,7 @@ type opencodeEvent struct {
 // error name only the session and use the remembered turn.
 //
 //	message.updated role=user, chat.message    → started (run = session/message id)
+//	session.status busy|retry with no open turn → started (run = session + time seen)
 //	session.status busy|retry,
 //	  tool.execute.before|after,
 //	  permission.replied, question.replied|rejected → running
@@ -129,9 +130,9 @@ func opencodeIntent(payload []byte) (intent, error) {
 	case "session.status":
 		switch pr.Status.Type {
 		case "busy":
-			in.act = actRunning
+			in.act = actBusy
 		case "retry":
-			in.act = actRunning
+			in.act = actBusy
 			in.message = join(": ", "retry "+string(pr.Status.Attempt), string(pr.Status.Message))
 		default:
 			in.why = "status " + string(pr.Status.Type)

@@ -3,6 +3,7 @@ package hookevent
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 // per session the way the state files do, and renders what would be sent as
 // "session4 hook kind runLabel" lines; runs get labels A, B, … in order of
 // first appearance, so equal labels mean equal run ids.
-func replay(t *testing.T, provider, file string, stateful bool) []string {
+func replay(t *testing.T, provider, file string, stateful bool, keep func(line []byte) bool) []string {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", file))
 	if err != nil {
@@ -32,6 +33,9 @@ func replay(t *testing.T, provider, file string, stateful bool) []string {
 	sc.Buffer(nil, MaxPayload)
 	for sc.Scan() {
 		line := bytes.Clone(sc.Bytes())
+		if keep != nil && !keep(line) {
+			continue
+		}
 		now = now.Add(time.Second)
 		in, err := parse(provider, line)
 		if err != nil {
@@ -119,6 +123,7 @@ func TestReplayRealPayloads(t *testing.T) {
 		name     string
 		provider string
 		file     string
+		keep     func([]byte) bool
 		want     []string
 	}{
 		{
@@ -223,10 +228,34 @@ func TestReplayRealPayloads(t *testing.T) {
 				"ses_ session.idle succeeded C",
 			},
 		},
+		{
+			// The plugin of internal/hookinstall forwards bus events only,
+			// and no message events: session.status busy opens the turn.
+			name: "opencode, bus events the plugin forwards", provider: OpenCode, file: "opencode.jsonl",
+			keep: func(line []byte) bool {
+				var e struct{ Type string }
+				json.Unmarshal(line, &e)
+				switch e.Type {
+				case "session.created", "session.status", "session.idle", "session.error", "session.compacted",
+					"session.deleted", "permission.asked", "permission.updated", "permission.replied",
+					"question.asked", "question.replied":
+					return true
+				}
+				return false
+			},
+			want: []string{
+				"ses_ session.status started A",
+				"ses_ session.error failed A",
+				"ses_ session.status started B",
+				"ses_ session.idle succeeded B",
+				"ses_ session.status started C",
+				"ses_ session.idle succeeded C",
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := replay(t, tt.provider, tt.file, true)
+			got := replay(t, tt.provider, tt.file, true, tt.keep)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("replay %s (-want +got):\n%s", tt.file, diff)
 			}

@@ -76,7 +76,12 @@ func Main(args []string) int { return Run(args, Options{}) }
 // require on every path.
 func Run(args []string, o Options) int {
 	o.defaults()
-	// Options are not defined; ignore them rather than fail the hook.
+	// Options are not defined: ignore them rather than fail the hook. So is
+	// a trailing shell comment (the installer's "# muster-hooks:v1" marker),
+	// in case a provider runs the command without a shell.
+	if i := slices.IndexFunc(args, func(a string) bool { return strings.HasPrefix(a, "#") }); i >= 0 {
+		args = args[:i]
+	}
 	args = slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "-") })
 	if len(args) != 1 || !KnownProvider(args[0]) {
 		drain(o.Stdin, o.StdinTimeout)

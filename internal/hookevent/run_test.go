@@ -278,6 +278,10 @@ func TestRunQuietCases(t *testing.T) {
 			name: "a mapped hook is sent, silently", args: []string{"claude"}, payload: claudePermission,
 			env: paneEnvFor, wantSent: 1,
 		},
+		{
+			name: "the installer's trailing marker and unknown flags are ignored", args: []string{"--verbose", "claude", "#", "muster-hooks:v1"},
+			payload: claudePermission, env: paneEnvFor, wantSent: 1,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
