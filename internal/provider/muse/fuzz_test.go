@@ -1,0 +1,110 @@
+package muse
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+func FuzzParse(f *testing.F) {
+	paths, _ := filepath.Glob("testdata/agents/*/sessions/*.jsonl")
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(partsItemFuzz))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		env := testEnv(t, nil)
+		os.WriteFile(filepath.Join(env.Home, "a.png"), []byte("\x89PNG\r\n\x1a\n"), 0o644)
+		path := filepath.Join(t.TempDir(), "agent.jsonl")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		src := New()
+		first, err := src.Parse(context.Background(), env, path, transcript.ParseOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := src.Parse(context.Background(), env, path, transcript.ParseOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(first, again); diff != "" {
+			t.Fatalf("second parse differs:\n%s", diff)
+		}
+		sum, err := src.Parse(context.Background(), env, path, transcript.ParseOptions{SummaryOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sum) != len(first) {
+			t.Fatalf("summary has %d transcripts, full %d", len(sum), len(first))
+		}
+		for i := range first {
+			if first[i].PromptCount != sum[i].PromptCount || first[i].ToolCallCount != sum[i].ToolCallCount || first[i].FirstPrompt != sum[i].FirstPrompt {
+				t.Fatalf("summary disagrees with full parse: %+v vs %+v", sum[i].Session, first[i].Session)
+			}
+		}
+	})
+}
+
+const partsItemFuzz = `{"type":"item","source":"runtime","item":{"type":"message_parts","role":"user","parts":[{"type":"file_ref","path":"a.png","mime_type":"image/png","bytes_len":8,"sha256":"4c4b6a3be1314ab86138bef4314dde022e600960d8689a2c8f8631802d20dab6"}]}}` + "\n"
+
+// benchTranscript writes a transcript of about size bytes shaped like a busy
+// Muse agent: prompts, thinking, tool calls with sizeable outputs.
+func benchTranscript(b *testing.B, size int) string {
+	b.Helper()
+	var sb strings.Builder
+	sb.WriteString(`{"type":"session_header","session_id":"ses_bench","agent_id":"bench","created_at":"2026-10-12T08:00:00Z"}` + "\n")
+	out := strings.Repeat("lorem ipsum dolor sit amet \\\"quoted\\\" ", 60)
+	for i := 0; sb.Len() < size; i++ {
+		fmt.Fprintf(&sb, `{"type":"item","seq":%d,"source":"runtime","created_at":"2026-10-12T09:00:00Z","item":{"type":"message","role":"user","text":"please check service %d and fix what is broken"}}`+"\n", i, i)
+		fmt.Fprintf(&sb, `{"type":"item","seq":%d,"source":"runtime","created_at":"2026-10-12T09:00:01Z","item":{"type":"thinking","thinking":"%s"}}`+"\n", i, out[:400])
+		for j := range 3 {
+			fmt.Fprintf(&sb, `{"type":"item","seq":%d,"source":"runtime","created_at":"2026-10-12T09:00:02Z","item":{"type":"function_call","call_id":"c%d_%d","name":"exec","arguments":"{\"cmd\":\"systemctl status svc-%d\"}"}}`+"\n", i, i, j, i)
+			fmt.Fprintf(&sb, `{"type":"item","seq":%d,"source":"runtime","created_at":"2026-10-12T09:00:03Z","item":{"type":"function_call_output","call_id":"c%d_%d","output":"%s","success":true}}`+"\n", i, i, j, out)
+		}
+		fmt.Fprintf(&sb, `{"type":"item","seq":%d,"source":"runtime","created_at":"2026-10-12T09:00:04Z","item":{"type":"message","role":"assistant","text":"%s"}}`+"\n", i, out[:300])
+	}
+	path := filepath.Join(b.TempDir(), "bench.jsonl")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+func BenchmarkSummaryScan(b *testing.B) {
+	path := benchTranscript(b, 32<<20)
+	fi, _ := os.Stat(path)
+	env := testEnv(b, nil)
+	src := New()
+	b.SetBytes(fi.Size())
+	for b.Loop() {
+		ts, err := src.Parse(context.Background(), env, path, transcript.ParseOptions{SummaryOnly: true})
+		if err != nil || len(ts) != 1 || ts[0].PromptCount == 0 {
+			b.Fatalf("parse: %v", err)
+		}
+	}
+}
+
+func BenchmarkFullParse(b *testing.B) {
+	path := benchTranscript(b, 32<<20)
+	fi, _ := os.Stat(path)
+	env := testEnv(b, nil)
+	src := New()
+	b.SetBytes(fi.Size())
+	for b.Loop() {
+		if _, err := src.Parse(context.Background(), env, path, transcript.ParseOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

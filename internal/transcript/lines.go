@@ -1,0 +1,120 @@
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// DefaultMaxLine bounds one JSONL line. Real transcripts carry inline
+// images and whole API requests on one line, so the bound is generous; a
+// longer line is skipped (LineScanner.TooLong) rather than buffered.
+const DefaultMaxLine = 64 << 20
+
+// LineScanner reads newline-separated records without the 64 KiB limit of
+// bufio.Scanner and without copying lines that fit in its read buffer.
+type LineScanner struct {
+	r       *bufio.Reader
+	max     int
+	line    []byte
+	long    []byte
+	n       int
+	tooLong bool
+	err     error
+	done    bool
+}
+
+// NewLineScanner reads r; lines longer than max bytes (DefaultMaxLine when
+// max <= 0) are reported with TooLong and an empty Bytes.
+func NewLineScanner(r io.Reader, max int) *LineScanner {
+	if max <= 0 {
+		max = DefaultMaxLine
+	}
+	return &LineScanner{r: bufio.NewReaderSize(r, 256<<10), max: max}
+}
+
+// Scan advances to the next line, reporting false at the end of input or on
+// a read error (see Err).
+func (s *LineScanner) Scan() bool {
+	if s.done {
+		return false
+	}
+	s.tooLong = false
+	s.long = s.long[:0]
+	for {
+		chunk, err := s.r.ReadSlice('\n')
+		switch {
+		case err == nil:
+			s.n++
+			if len(s.long) > 0 || s.tooLong {
+				s.appendLong(chunk)
+				s.line = s.long
+			} else {
+				s.line = chunk
+			}
+			s.trim()
+			return true
+		case errors.Is(err, bufio.ErrBufferFull):
+			s.appendLong(chunk)
+			continue
+		case errors.Is(err, io.EOF):
+			s.done = true
+			if len(chunk) == 0 && len(s.long) == 0 && !s.tooLong {
+				return false
+			}
+			s.n++
+			if len(s.long) > 0 || s.tooLong {
+				s.appendLong(chunk)
+				s.line = s.long
+			} else {
+				s.line = chunk
+			}
+			s.trim()
+			return true
+		default:
+			s.done = true
+			s.err = err
+			return false
+		}
+	}
+}
+
+func (s *LineScanner) appendLong(chunk []byte) {
+	if s.tooLong {
+		return
+	}
+	if len(s.long)+len(chunk) > s.max+1 { // +1: the newline itself
+		s.tooLong = true
+		s.long = s.long[:0]
+		return
+	}
+	s.long = append(s.long, chunk...)
+}
+
+func (s *LineScanner) trim() {
+	if s.tooLong {
+		s.line = nil
+		return
+	}
+	s.line = bytes.TrimSuffix(s.line, []byte{'\n'})
+	s.line = bytes.TrimSuffix(s.line, []byte{'\r'})
+	if len(s.line) > s.max {
+		s.tooLong = true
+		s.line = nil
+	}
+}
+
+// Bytes is the current line without its line ending; it is valid only until
+// the next Scan.
+func (s *LineScanner) Bytes() []byte { return s.line }
+
+// Line is the 1-based number of the current line.
+func (s *LineScanner) Line() int { return s.n }
+
+// TooLong reports whether the current line exceeded the bound and was
+// dropped.
+func (s *LineScanner) TooLong() bool { return s.tooLong }
+
+// Err is the read error that stopped Scan, if any.
+func (s *LineScanner) Err() error { return s.err }

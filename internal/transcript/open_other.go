@@ -1,0 +1,14 @@
+//go:build !unix
+
+package transcript
+
+import (
+	"errors"
+	"os"
+)
+
+// openNoFollow is unavailable where O_NOFOLLOW is not: images are never
+// embedded there.
+func openNoFollow(string) (*os.File, error) {
+	return nil, errors.New("embedding images needs O_NOFOLLOW, which this platform lacks")
+}
