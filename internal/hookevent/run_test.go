@@ -21,7 +21,6 @@ import (
 // eventServer is a minimal events.sock: it records each request line and
 // answers ok, inserted unless the event id was seen before.
 type eventServer struct {
-	t    *testing.T
 	path string
 	ln   net.Listener
 	wg   sync.WaitGroup
@@ -33,7 +32,7 @@ type eventServer struct {
 
 // shortDir returns a fresh directory with a short path, so that socket
 // paths stay far below the 104-byte limit.
-func shortDir(t *testing.T) string {
+func shortDir(t testing.TB) string {
 	t.Helper()
 	d, err := os.MkdirTemp("", "mh")
 	if err != nil {
@@ -43,7 +42,7 @@ func shortDir(t *testing.T) string {
 	return d
 }
 
-func startServer(t *testing.T, path string) *eventServer {
+func startServer(t testing.TB, path string) *eventServer {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
@@ -52,7 +51,7 @@ func startServer(t *testing.T, path string) *eventServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &eventServer{t: t, path: path, ln: ln, seen: map[string]bool{}}
+	s := &eventServer{path: path, ln: ln, seen: map[string]bool{}}
 	s.wg.Add(1)
 	go s.serve()
 	t.Cleanup(func() {

@@ -32,13 +32,18 @@ const maxStateFile = 16 << 10
 // openState opens and locks the state file of (provider, session) in dir.
 // dir's parent must exist: the helper never creates the runtime dir itself.
 func openState(dir, provider, session string) (*stateFile, error) {
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("create hook state dir: %w", err)
-	}
 	sum := sha256.Sum256([]byte(session))
 	name := filepath.Join(dir, provider+"-"+hex.EncodeToString(sum[:12])+".json")
 	for range 3 {
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+		if errors.Is(err, os.ErrNotExist) {
+			// First hook under this daemon: create the directory (its
+			// parent, the runtime dir, must exist already).
+			if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+				return nil, fmt.Errorf("create hook state dir: %w", err)
+			}
+			f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("open hook state: %w", err)
 		}
