@@ -38,13 +38,19 @@ func (m memory) has(path ...string) bool {
 	return true
 }
 
-// isOurs reports whether a handler object's command carries our marker.
-func (d *doc) isOursHandler(h *node) bool {
-	if h.kind != '{' {
-		return false
+// command returns the "command" string of a handler object ("" if none).
+// Like JSON.parse, the last of duplicate keys wins.
+func (d *doc) command(h *node) string {
+	c := h.get("command")
+	if c == nil || c.kind != '"' {
+		return ""
 	}
-	c := gjson.Get(d.raw(h), "command")
-	return c.Type == gjson.String && markerVersion(c.String()) != 0
+	return gjson.Parse(d.raw(c)).String()
+}
+
+// isOursHandler reports whether a handler's command carries our marker.
+func (d *doc) isOursHandler(h *node) bool {
+	return h.kind == '{' && markerVersion(d.command(h)) != 0
 }
 
 // groupState classifies an element of an event array: 0 not ours, 1 ours

@@ -252,7 +252,7 @@ func (s *jsonSpec) commandsIn(d *doc, el *node) []string {
 	var out []string
 	for _, h := range hs {
 		if d.isOursHandler(h) {
-			out = append(out, gjson.Get(d.raw(h), "command").String())
+			out = append(out, d.command(h))
 		}
 	}
 	return out

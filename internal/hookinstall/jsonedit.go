@@ -92,21 +92,22 @@ func parseDoc(src string, jsonc bool) (*doc, error) {
 			return nil, err
 		}
 	}
-	var v any
-	if err := json.Unmarshal([]byte(clean), &v); err != nil {
+	if !json.Valid([]byte(clean)) {
+		var v any
+		err := json.Unmarshal([]byte(clean), &v)
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			return nil, fmt.Errorf("%w: %v at byte %d", errInvalidJSON, se, se.Offset)
 		}
 		return nil, fmt.Errorf("%w: %v", errInvalidJSON, err)
 	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, fmt.Errorf("%w: the top level is not an object", errInvalidJSON)
-	}
 	p := &parser{s: clean}
 	root, err := p.value()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errInvalidJSON, err)
+	}
+	if root.kind != '{' {
+		return nil, fmt.Errorf("%w: the top level is not an object", errInvalidJSON)
 	}
 	return &doc{src: src, clean: clean, jsonc: jsonc, root: root}, nil
 }
@@ -192,9 +193,8 @@ func (p *parser) value() (*node, error) {
 				return nil, err
 			}
 			ke := p.i
-			key, err := strconv.Unquote(p.s[ks:p.i])
-			if err != nil {
-				// encoding/json accepts escapes strconv does not (\/).
+			key := p.s[ks+1 : p.i-1]
+			if strings.IndexByte(key, '\\') >= 0 {
 				if json.Unmarshal([]byte(p.s[ks:p.i]), &key) != nil {
 					return nil, fmt.Errorf("bad key at byte %d", ks)
 				}
