@@ -60,7 +60,9 @@ type Usage struct {
 	Output     int64 `json:"output"`
 	CacheRead  int64 `json:"cache_read"`
 	CacheWrite int64 `json:"cache_write"`
-	Reasoning  int64 `json:"reasoning"`
+	// Reasoning counts thinking tokens; they are already part of Output
+	// (as in Codex's reasoning_output_tokens), never added on top.
+	Reasoning int64 `json:"reasoning"`
 }
 
 // Add accumulates u2 into u.
@@ -99,7 +101,10 @@ type Session struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// UsageByModel splits Usage per model, for pricing.
 	UsageByModel map[string]Usage `json:"usage_by_model,omitempty"`
-	Compactions  []CompactionMark `json:"compactions,omitempty"`
+	// CostUSD is the cost the provider itself recorded (OpenCode), 0 when
+	// the format records none; stats prefer it over a price table.
+	CostUSD     float64          `json:"cost_usd,omitempty"`
+	Compactions []CompactionMark `json:"compactions,omitempty"`
 	// ParentID is set for sub-agent sessions (Claude subagents/).
 	ParentID string   `json:"parent_id,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`

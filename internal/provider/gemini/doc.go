@@ -1,0 +1,72 @@
+// Package gemini reads Gemini CLI chat recordings into the common transcript
+// model. It owns the transcript side of the provider; launch and hook code
+// live beside it in other files.
+//
+// # Where the files are
+//
+//	$GEMINI_CLI_HOME/.gemini   (GEMINI_CLI_HOME replaces the home directory)
+//	~/.gemini                  (otherwise)
+//	  tmp/<project>/chats/session-<YYYY-MM-DDTHH-MM>-<id8>.jsonl   current
+//	  tmp/<project>/chats/session-<…>.json                        legacy
+//	  tmp/<project>/chats/<parentSessionId>/<sessionId>.jsonl      subagents
+//	  tmp/<project>/.project_root     the project's absolute path
+//	  projects.json                   {"projects": {"<abs path>": "<slug>"}}
+//
+// <project> is a short slug from projects.json (0.5x and later) or, before
+// that, the hex sha256 of the project root. The cwd comes from the
+// directory's .project_root marker, else from projects.json (by slug, or by
+// hashing each registered path against a hash directory name or the
+// record's projectHash); it stays empty when none of these resolve.
+//
+// # The JSONL patch log
+//
+// A .jsonl file is a log applied line by line, in order, the way the CLI's
+// own loader does it:
+//
+//   - {sessionId, projectHash, startTime, lastUpdated, kind, …}: metadata;
+//   - {id, type, …}: a message; a later line with the same id replaces it in
+//     place (0.61.0 rewrites a gemini message once its tool calls finish);
+//   - {"$set": {…}}: merges metadata (summary is the title); a "messages"
+//     array replaces the whole message list (0.61.0 writes one at start and
+//     one at exit);
+//   - {"$rewindTo": id}: drops that message and everything after it; an
+//     unknown id drops everything;
+//   - {"$snapshot": true, "messages": […]}: replaces the list when non-empty.
+//
+// The legacy .json is one document {sessionId, projectHash, startTime,
+// lastUpdated, summary?, messages}. When the CLI migrates it on resume it
+// writes a sibling .jsonl, so Discover skips a .json that has one. The
+// session id is sessionId (the file name only carries its first 8 chars).
+//
+// # Messages
+//
+//   - user: a prompt. Text parts are joined as the CLI joins them,
+//     displayContent (what was typed) wins over content (with @-file
+//     expansions), inlineData images are embedded within the image budget.
+//     Messages made only of functionResponse parts are tool results the CLI
+//     echoes and are skipped (results come from toolCalls), as is the
+//     <session_context> block 0.61.0 injects as the first user message: it
+//     is not a prompt and is not counted. user_shell (! commands) counts as
+//     a prompt with Source "shell".
+//   - gemini: thoughts[] (subject + description) become Thinking, text parts
+//     assistant text (thought parts Thinking, functionCall parts skipped: the
+//     same call is in toolCalls), toolCalls[] tool uses with their results
+//     (functionResponse output/error, else resultDisplay; status error or
+//     cancelled marks an error), model per message.
+//   - info, warning, error: CLI notices, skipped.
+//
+// Tools map to canonical names: run_shell_command→Bash, replace/edit→Edit,
+// write_file→Write, read_file→Read, glob→Glob, search_file_content/grep/
+// grep_search→Grep, list_directory/ls→LS, web_fetch→WebFetch,
+// google_web_search→WebSearch, write_todos→TodoWrite; absolute_path and
+// dir_path arguments become file_path and path. Other tools pass through.
+//
+// Usage: tokens on each gemini message. promptTokenCount (input) includes
+// the cached tokens and excludes tool-use prompt tokens, and thoughts are
+// billed as output, so Input = input − cached + tool, CacheRead = cached,
+// Output = output + thoughts, Reasoning = thoughts; Total() then equals the
+// record's total.
+//
+// Malformed lines become warnings with their line number; unknown records
+// and message types are skipped silently.
+package gemini

@@ -1,0 +1,180 @@
+package gemini
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unsafe"
+
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// Name is the provider's stable name.
+const Name = "gemini"
+
+// Source is the Gemini CLI provider.
+type Source struct{}
+
+// New returns the Gemini CLI provider.
+func New() transcript.Source { return &Source{} }
+
+// Provider returns "gemini".
+func (*Source) Provider() string { return Name }
+
+// Dir is the CLI's global directory: $GEMINI_CLI_HOME/.gemini, else
+// ~/.gemini; "" when neither is known.
+func Dir(env transcript.Env) string {
+	if h := env.Get("GEMINI_CLI_HOME"); h != "" {
+		return filepath.Join(h, ".gemini")
+	}
+	if env.Home == "" {
+		return ""
+	}
+	return filepath.Join(env.Home, ".gemini")
+}
+
+// Roots returns the per-project temp directory that holds every chats/.
+func (*Source) Roots(env transcript.Env) []string {
+	d := Dir(env)
+	if d == "" {
+		return nil
+	}
+	return []string{filepath.Join(d, "tmp")}
+}
+
+// Discover lists tmp/<project>/chats/*.json{,l} and the subagent chats one
+// directory below. A legacy .json with a migrated .jsonl sibling is left
+// out. Missing or unreadable directories are skipped.
+func (s *Source) Discover(ctx context.Context, env transcript.Env) ([]transcript.File, error) {
+	var files []transcript.File
+	for _, root := range s.Roots(env) {
+		projects, err := os.ReadDir(root)
+		if err != nil {
+			continue
+		}
+		for _, p := range projects {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if !p.IsDir() {
+				continue
+			}
+			chats := filepath.Join(root, p.Name(), "chats")
+			files = appendChats(files, chats, true)
+		}
+	}
+	return files, nil
+}
+
+func appendChats(files []transcript.File, dir string, top bool) []transcript.File {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return files
+	}
+	have := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		have[e.Name()] = true
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() {
+			if top {
+				files = appendChats(files, filepath.Join(dir, name), false)
+			}
+			continue
+		}
+		switch filepath.Ext(name) {
+		case ".jsonl":
+		case ".json":
+			if have[name+"l"] {
+				continue
+			}
+		default:
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		files = append(files, transcript.StatFile(filepath.Join(dir, name), fi))
+	}
+	return files
+}
+
+// Parse reads one chat recording (.jsonl patch log or legacy .json).
+func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts transcript.ParseOptions) ([]*transcript.Transcript, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read gemini transcript: %w", err)
+	}
+	// The buffer is never written again, so the string may share it; every
+	// string the parse keeps is a substring of it.
+	c := load(unsafe.String(unsafe.SliceData(data), len(data)), strings.EqualFold(filepath.Ext(path), ".json"))
+	t := c.build(path, opts)
+	if root := projectRoot(path, c.projectHash); root != "" {
+		t.CWD = root
+	}
+	return []*transcript.Transcript{t}, nil
+}
+
+// projectRoot maps a chat file back to the project's absolute path, using
+// the layout tmp/<project>/chats/[<parent>/]<file>.
+func projectRoot(path, projectHash string) string {
+	dir := filepath.Dir(path)
+	if filepath.Base(dir) != "chats" {
+		dir = filepath.Dir(dir)
+		if filepath.Base(dir) != "chats" {
+			return ""
+		}
+	}
+	projDir := filepath.Dir(dir)
+	if b, err := os.ReadFile(filepath.Join(projDir, ".project_root")); err == nil {
+		if root := strings.TrimSpace(string(b)); root != "" {
+			return root
+		}
+	}
+	geminiDir := filepath.Dir(filepath.Dir(projDir)) // tmp/<project> → .gemini
+	reg, err := readRegistry(filepath.Join(geminiDir, "projects.json"))
+	if err != nil {
+		return ""
+	}
+	id := filepath.Base(projDir)
+	var byHash string
+	for root, slug := range reg {
+		if slug == id {
+			return root
+		}
+		sum := sha256.Sum256([]byte(root))
+		h := hex.EncodeToString(sum[:])
+		if h == id || (projectHash != "" && h == projectHash) {
+			byHash = root
+		}
+	}
+	return byHash
+}
+
+func readRegistry(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var reg struct {
+		Projects map[string]string `json:"projects"`
+	}
+	if err := json.Unmarshal(b, &reg); err != nil {
+		return nil, err
+	}
+	if reg.Projects == nil {
+		return nil, errors.ErrUnsupported
+	}
+	return reg.Projects, nil
+}

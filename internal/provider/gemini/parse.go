@@ -1,0 +1,602 @@
+package gemini
+
+import (
+	"encoding/base64"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// conversation is the state a chat file describes once every record has
+// been applied. Messages stay raw (substrings of the file) until build.
+type conversation struct {
+	sessionID, projectHash, kind string
+	startTime, lastUpdated       string
+	summary                      string
+	directories                  []string
+	msgs                         []gjson.Result
+	index                        map[string]int // message id → position in msgs
+	warnings                     []string
+}
+
+// load applies a whole file. legacyExt says the name ends in .json, where a
+// single document is expected; a .jsonl that turns out to be one document
+// is accepted too.
+func load(s string, legacyExt bool) *conversation {
+	c := &conversation{index: map[string]int{}}
+	if legacyExt || !gjson.Valid(firstLine(s)) {
+		if doc := strings.TrimSpace(s); doc != "" && gjson.Valid(doc) {
+			if v := gjson.Parse(doc); v.IsObject() {
+				c.meta(v)
+				return c
+			}
+		}
+	}
+	line := 0
+	for len(s) > 0 {
+		line++
+		var l string
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			l, s = s[:i], s[i+1:]
+		} else {
+			l, s = s, ""
+		}
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if !gjson.Valid(l) {
+			c.warnf("line %d: malformed JSON", line)
+			continue
+		}
+		v := gjson.Parse(l)
+		if !v.IsObject() {
+			c.warnf("line %d: not a JSON object", line)
+			continue
+		}
+		c.apply(v)
+	}
+	return c
+}
+
+func firstLine(s string) string {
+	for len(s) > 0 {
+		var l string
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			l, s = s[:i], s[i+1:]
+		} else {
+			l, s = s, ""
+		}
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+func (c *conversation) warnf(format string, args ...any) {
+	c.warnings = append(c.warnings, fmt.Sprintf(format, args...))
+}
+
+// apply applies one record, in the order the CLI's loader tests them.
+func (c *conversation) apply(v gjson.Result) {
+	var id, typ, rewind, set, msgs gjson.Result
+	snapshot := false
+	v.ForEach(func(k, val gjson.Result) bool {
+		switch k.Str {
+		case "id":
+			id = val
+		case "type":
+			typ = val
+		case "$rewindTo":
+			rewind = val
+		case "$set":
+			set = val
+		case "$snapshot":
+			snapshot = val.Type == gjson.True
+		case "messages":
+			msgs = val
+		}
+		return true
+	})
+	switch {
+	case snapshot && msgs.IsArray():
+		if len(msgs.Array()) > 0 {
+			c.replace(msgs)
+		}
+	case rewind.Type == gjson.String:
+		c.rewind(rewind.Str)
+	case id.Type == gjson.String && typ.Exists():
+		c.upsert(id.Str, v)
+	case set.IsObject():
+		c.meta(set)
+	case v.Get("sessionId").Type == gjson.String:
+		c.meta(v)
+	}
+}
+
+// meta merges metadata fields; a messages array replaces the list.
+func (c *conversation) meta(v gjson.Result) {
+	v.ForEach(func(k, val gjson.Result) bool {
+		if k.Str == "messages" {
+			if val.IsArray() {
+				c.replace(val)
+			}
+			return true
+		}
+		if k.Str == "directories" && val.IsArray() {
+			c.directories = c.directories[:0]
+			val.ForEach(func(_, d gjson.Result) bool {
+				if d.Type == gjson.String && d.Str != "" {
+					c.directories = append(c.directories, d.Str)
+				}
+				return true
+			})
+			return true
+		}
+		if val.Type != gjson.String {
+			return true
+		}
+		switch k.Str {
+		case "sessionId":
+			c.sessionID = val.Str
+		case "projectHash":
+			c.projectHash = val.Str
+		case "startTime":
+			c.startTime = val.Str
+		case "lastUpdated":
+			c.lastUpdated = val.Str
+		case "summary":
+			c.summary = val.Str
+		case "kind":
+			c.kind = val.Str
+		}
+		return true
+	})
+}
+
+func (c *conversation) upsert(id string, v gjson.Result) {
+	if i, ok := c.index[id]; ok {
+		c.msgs[i] = v
+		return
+	}
+	c.index[id] = len(c.msgs)
+	c.msgs = append(c.msgs, v)
+}
+
+func (c *conversation) replace(arr gjson.Result) {
+	c.msgs = c.msgs[:0]
+	clear(c.index)
+	arr.ForEach(func(_, m gjson.Result) bool {
+		if !m.IsObject() {
+			return true
+		}
+		if id := m.Get("id"); id.Type == gjson.String {
+			c.upsert(id.Str, m)
+		} else {
+			c.msgs = append(c.msgs, m)
+		}
+		return true
+	})
+}
+
+func (c *conversation) rewind(id string) {
+	i, ok := c.index[id]
+	if !ok {
+		i = 0
+	}
+	for _, m := range c.msgs[i:] {
+		if mid := m.Get("id"); mid.Type == gjson.String {
+			delete(c.index, mid.Str)
+		}
+	}
+	c.msgs = c.msgs[:i]
+}
+
+// message is the part of a message record build reads.
+type message struct {
+	id, typ, model                     string
+	ts                                 time.Time
+	content, display, toolCalls, notes gjson.Result // notes = thoughts
+	tokens                             gjson.Result
+}
+
+func decodeMessage(m gjson.Result) message {
+	var msg message
+	m.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "id":
+			msg.id = v.String()
+		case "type":
+			msg.typ = v.Str
+		case "timestamp":
+			msg.ts = parseTime(v.Str)
+		case "content":
+			msg.content = v
+		case "displayContent":
+			msg.display = v
+		case "toolCalls":
+			msg.toolCalls = v
+		case "thoughts":
+			msg.notes = v
+		case "tokens":
+			msg.tokens = v
+		case "model":
+			msg.model = v.Str
+		}
+		return true
+	})
+	return msg
+}
+
+func parseTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// builder accumulates a session while messages are converted.
+type builder struct {
+	t       *transcript.Transcript
+	full    bool
+	budget  *transcript.ImageBudget
+	first   string
+	usage   transcript.Usage
+	byModel map[string]transcript.Usage
+	sawUse  bool
+	last    time.Time
+	// workdir is the first workspace directory the injected
+	// <session_context> names, a last resort for the cwd.
+	workdir string
+}
+
+func (b *builder) add(it transcript.Item) {
+	if b.full {
+		b.t.Items = append(b.t.Items, it)
+	}
+}
+
+// build converts the applied conversation into a transcript.
+func (c *conversation) build(path string, opts transcript.ParseOptions) *transcript.Transcript {
+	t := &transcript.Transcript{Session: transcript.Session{
+		Provider: Name,
+		ID:       c.sessionID,
+		Path:     path,
+		Warnings: c.warnings,
+	}}
+	if t.ID == "" {
+		t.ID = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	if c.kind == "subagent" {
+		if parent := filepath.Base(filepath.Dir(path)); parent != "chats" {
+			t.ParentID = parent
+		}
+	}
+	b := &builder{t: t, full: !opts.SummaryOnly, byModel: map[string]transcript.Usage{}}
+	if b.full {
+		b.budget = transcript.NewImageBudget()
+	}
+	for _, raw := range c.msgs {
+		m := decodeMessage(raw)
+		if !m.ts.IsZero() {
+			if t.StartedAt.IsZero() {
+				t.StartedAt = m.ts
+			}
+			if m.ts.After(b.last) {
+				b.last = m.ts
+			}
+		}
+		switch m.typ {
+		case "user", "user_shell":
+			b.user(m)
+		case "gemini":
+			b.gemini(m)
+		}
+	}
+	if st := parseTime(c.startTime); !st.IsZero() {
+		t.StartedAt = st
+	}
+	t.EndedAt = b.last
+	if lu := parseTime(c.lastUpdated); lu.After(t.EndedAt) {
+		t.EndedAt = lu
+	}
+	if b.sawUse {
+		u := b.usage
+		t.Usage = &u
+		t.UsageByModel = b.byModel
+	}
+	t.FirstPrompt = transcript.Clip(b.first, transcript.MaxFirstPromptRunes)
+	if len(c.directories) > 0 {
+		t.CWD = c.directories[0]
+	} else {
+		t.CWD = b.workdir
+	}
+	if c.summary != "" {
+		t.Title = transcript.Headline(c.summary)
+	} else {
+		t.Title = transcript.Headline(b.first)
+	}
+	return t
+}
+
+func (b *builder) user(m message) {
+	text := partsText(m.content)
+	if m.display.Exists() {
+		if d := partsText(m.display); strings.TrimSpace(d) != "" {
+			text = d
+		}
+	}
+	text = strings.TrimSpace(text)
+	if strings.HasPrefix(text, "<session_context>") {
+		if b.workdir == "" {
+			b.workdir = contextDir(text)
+		}
+		return
+	}
+	var images []transcript.Image
+	hasImage := false
+	forParts(m.content, func(p gjson.Result) {
+		d := p.Get("inlineData")
+		if !d.IsObject() {
+			return
+		}
+		mt, ok := transcript.ImageMIME(d.Get("mimeType").Str)
+		if !ok {
+			return
+		}
+		hasImage = true
+		if !b.full {
+			return
+		}
+		data, err := base64.StdEncoding.DecodeString(d.Get("data").Str)
+		if err != nil {
+			b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("message %s: image is not valid base64", m.id))
+			return
+		}
+		if err := b.budget.Take(int64(len(data))); err != nil {
+			b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("message %s: %v", m.id, err))
+			return
+		}
+		images = append(images, transcript.Image{MIME: mt, DataURL: transcript.DataURL(mt, data)})
+	})
+	if text == "" && !hasImage {
+		return // tool responses echoed back, or an empty message
+	}
+	b.t.PromptCount++
+	if b.first == "" && text != "" {
+		b.first = text
+	}
+	it := transcript.Item{Kind: transcript.UserPrompt, Time: m.ts, Text: text, Images: images}
+	if m.typ == "user_shell" {
+		it.Source = "shell"
+	}
+	b.add(it)
+}
+
+func (b *builder) gemini(m message) {
+	if m.model != "" {
+		b.t.Model = m.model
+	}
+	if b.full {
+		m.notes.ForEach(func(_, th gjson.Result) bool {
+			text := strings.TrimSpace(strings.TrimSpace(th.Get("subject").String()) + "\n" + strings.TrimSpace(th.Get("description").String()))
+			if text != "" {
+				b.add(transcript.Item{Kind: transcript.Thinking, Time: parseTime(th.Get("timestamp").Str), Text: text, Model: m.model})
+			}
+			return true
+		})
+		var thought, said strings.Builder
+		if m.content.Type == gjson.String {
+			said.WriteString(m.content.Str)
+		} else {
+			forParts(m.content, func(p gjson.Result) {
+				if tx := p.Get("text"); tx.Type == gjson.String {
+					if p.Get("thought").Type == gjson.True {
+						thought.WriteString(tx.Str)
+					} else {
+						said.WriteString(tx.Str)
+					}
+				}
+			})
+		}
+		if s := strings.TrimSpace(thought.String()); s != "" {
+			b.add(transcript.Item{Kind: transcript.Thinking, Time: m.ts, Text: s, Model: m.model})
+		}
+		if s := strings.TrimSpace(said.String()); s != "" {
+			b.add(transcript.Item{Kind: transcript.AssistantText, Time: m.ts, Text: s, Model: m.model})
+		}
+	}
+	i := 0
+	m.toolCalls.ForEach(func(_, tc gjson.Result) bool {
+		if !tc.IsObject() {
+			return true
+		}
+		b.t.ToolCallCount++
+		if b.full {
+			b.toolCall(m, i, tc)
+		}
+		i++
+		return true
+	})
+	if m.tokens.IsObject() {
+		b.sawUse = true
+		u := usageOf(m.tokens)
+		b.usage.Add(u)
+		key := m.model
+		mu := b.byModel[key]
+		mu.Add(u)
+		b.byModel[key] = mu
+	}
+}
+
+func usageOf(tok gjson.Result) transcript.Usage {
+	in := tok.Get("input").Int()
+	cached := tok.Get("cached").Int()
+	thoughts := tok.Get("thoughts").Int()
+	return transcript.Usage{
+		Input:     max(in-cached, 0) + tok.Get("tool").Int(),
+		Output:    tok.Get("output").Int() + thoughts,
+		CacheRead: cached,
+		Reasoning: thoughts,
+	}
+}
+
+func (b *builder) toolCall(m message, i int, tc gjson.Result) {
+	id := tc.Get("id").String()
+	if id == "" {
+		id = fmt.Sprintf("%s#%d", m.id, i)
+	}
+	raw := tc.Get("name").String()
+	args := tc.Get("args")
+	var input []byte
+	if args.IsObject() {
+		input = []byte(args.Raw)
+	}
+	name, renamed := canonical(raw, input)
+	ts := m.ts
+	b.add(transcript.Item{Kind: transcript.ToolUse, Time: ts, CallID: id, Tool: name, RawTool: raw, Input: renamed, Model: m.model})
+
+	status := tc.Get("status").Str
+	text, isErr, ok := resultText(tc.Get("result"))
+	if status == "error" || status == "cancelled" {
+		isErr = true
+	}
+	if text == "" {
+		if d := tc.Get("resultDisplay"); d.Type == gjson.String {
+			text = d.Str
+		}
+	}
+	if text == "" && status == "cancelled" {
+		text = "cancelled"
+	}
+	if !ok && !isErr && text == "" {
+		return
+	}
+	b.add(transcript.Item{Kind: transcript.ToolResult, Time: parseTime(tc.Get("timestamp").Str), CallID: id, Tool: name, RawTool: raw, Text: text, IsError: isErr})
+}
+
+// resultText flattens a PartListUnion tool result; ok reports whether there
+// was a result at all.
+func resultText(r gjson.Result) (text string, isErr, ok bool) {
+	if !r.Exists() || r.Type == gjson.Null {
+		return "", false, false
+	}
+	if r.Type == gjson.String {
+		return unwrap(r.Str), false, true
+	}
+	var sb strings.Builder
+	forParts(r, func(p gjson.Result) {
+		if fr := p.Get("functionResponse"); fr.IsObject() {
+			resp := fr.Get("response")
+			switch {
+			case resp.Get("output").Type == gjson.String:
+				sb.WriteString(resp.Get("output").Str)
+			case resp.Get("error").Exists():
+				isErr = true
+				sb.WriteString(resp.Get("error").String())
+			case resp.Type == gjson.String:
+				sb.WriteString(resp.Str)
+			case resp.Exists():
+				sb.WriteString(resp.Raw)
+			}
+			return
+		}
+		if tx := p.Get("text"); tx.Type == gjson.String {
+			sb.WriteString(tx.Str)
+			return
+		}
+		if d := p.Get("inlineData"); d.IsObject() {
+			fmt.Fprintf(&sb, "(%s data)", d.Get("mimeType").Str)
+		}
+	})
+	return unwrap(sb.String()), isErr, true
+}
+
+// unwrap drops the <untrusted_context> envelope 0.61.0 puts around tool
+// output.
+func unwrap(s string) string {
+	t := strings.TrimSpace(s)
+	if in, ok := strings.CutPrefix(t, "<untrusted_context>"); ok {
+		if in, ok = strings.CutSuffix(in, "</untrusted_context>"); ok {
+			return strings.Trim(in, "\n")
+		}
+	}
+	return s
+}
+
+// forParts calls f for each part of a PartListUnion (a part, or an array of
+// parts; strings are handled by the callers).
+func forParts(v gjson.Result, f func(gjson.Result)) {
+	switch {
+	case v.IsArray():
+		v.ForEach(func(_, p gjson.Result) bool {
+			if p.IsObject() {
+				f(p)
+			}
+			return true
+		})
+	case v.IsObject():
+		f(v)
+	}
+}
+
+// partsText joins the text of a PartListUnion as the CLI does, without a
+// separator; functionResponse and thought parts carry no prompt text.
+func partsText(v gjson.Result) string {
+	if v.Type == gjson.String {
+		return v.Str
+	}
+	var sb strings.Builder
+	visit := func(p gjson.Result) {
+		if p.Type == gjson.String {
+			sb.WriteString(p.Str)
+			return
+		}
+		if p.Get("functionResponse").Exists() || p.Get("thought").Type == gjson.True {
+			return
+		}
+		if tx := p.Get("text"); tx.Type == gjson.String {
+			sb.WriteString(tx.Str)
+		}
+	}
+	switch {
+	case v.IsArray():
+		v.ForEach(func(_, p gjson.Result) bool { visit(p); return true })
+	case v.IsObject():
+		visit(v)
+	}
+	return sb.String()
+}
+
+// contextDir finds the first workspace directory in the context block the
+// CLI injects ("- **Workspace Directories:**" list, or the older "I'm
+// currently working in the directory: …" line).
+func contextDir(ctx string) string {
+	if _, rest, ok := strings.Cut(ctx, "Workspace Directories:**"); ok {
+		for line := range strings.Lines(rest) {
+			l := strings.TrimSpace(line)
+			if l == "" {
+				continue
+			}
+			if d, ok := strings.CutPrefix(l, "- "); ok {
+				return strings.TrimSpace(d)
+			}
+			return ""
+		}
+	}
+	if _, rest, ok := strings.Cut(ctx, "working in the directory:"); ok {
+		line, _, _ := strings.Cut(rest, "\n")
+		return strings.TrimSpace(line)
+	}
+	return ""
+}
