@@ -231,3 +231,161 @@ func (p *timeParser) expect(c byte) {
 	}
 	p.i++
 }
+
+// Control ops of the event engine (control.sock). Their arguments and
+// results follow; times are RFC 3339 UTC strings.
+const (
+	OpAttention = "attention" // AttentionArgs → []AttentionItem
+	OpAck       = "ack"       // AckArgs → AckResult
+	OpWait      = "wait"      // WaitArgs → WaitResult, answered once the states are reached
+	OpExplain   = "explain"   // Target → Explanation
+)
+
+// AttentionArgs are the arguments of op "attention".
+type AttentionArgs struct {
+	All bool `json:"all,omitempty"` // include items resolved within the last 24 hours
+}
+
+// AttentionItem is one entry of the attention drawer.
+type AttentionItem struct {
+	ID          int64   `json:"id"`
+	SessionID   string  `json:"session_id"`
+	SessionName string  `json:"session_name"`
+	SurfaceID   string  `json:"surface_id"`
+	RunID       string  `json:"run_id"`
+	Provider    string  `json:"provider"`
+	Reason      string  `json:"reason"` // approval-requested | input-requested | failed | disconnected | succeeded
+	Message     string  `json:"message"`
+	EventID     string  `json:"event_id"`
+	OpenedAt    string  `json:"opened_at"`
+	Open        bool    `json:"open"`
+	ResolvedAt  *string `json:"resolved_at"`
+	Resolution  string  `json:"resolution,omitempty"`
+}
+
+// AckArgs are the arguments of op "ack": some item ids, or all open items.
+type AckArgs struct {
+	IDs []int64 `json:"ids,omitempty"`
+	All bool    `json:"all,omitempty"`
+}
+
+// AckResult lists what op "ack" resolved and what was already resolved.
+type AckResult struct {
+	Acknowledged []int64 `json:"acknowledged"`
+	Already      []int64 `json:"already"`
+}
+
+// Wait groups: names accepted by WaitArgs.Until besides the run states.
+const (
+	WaitGroupWaiting   = "waiting"   // waitingInput, waitingApproval
+	WaitGroupDone      = "done"      // succeeded, failed, interrupted, disconnected, idle
+	WaitGroupAttention = "attention" // the session has an open attention item
+)
+
+// ExpandWaitStates validates a list of run states and groups and returns
+// the run states it covers, plus whether it asks for an open attention item.
+func ExpandWaitStates(list []string) (states []RunState, attention bool, err error) {
+	seen := map[RunState]bool{}
+	add := func(ss ...RunState) {
+		for _, s := range ss {
+			if !seen[s] {
+				seen[s] = true
+				states = append(states, s)
+			}
+		}
+	}
+	for _, raw := range list {
+		switch RunState(raw) {
+		case StateRunning, StateWaitingInput, StateWaitingApproval, StateSucceeded, StateFailed,
+			StateInterrupted, StateDisconnected, StateIdle:
+			add(RunState(raw))
+			continue
+		}
+		switch raw {
+		case WaitGroupWaiting:
+			add(StateWaitingInput, StateWaitingApproval)
+		case WaitGroupDone:
+			add(StateSucceeded, StateFailed, StateInterrupted, StateDisconnected, StateIdle)
+		case WaitGroupAttention:
+			attention = true
+		default:
+			return nil, false, fmt.Errorf("unknown state %q (want running, waitingInput, waitingApproval, succeeded, failed, interrupted, disconnected, idle, or the groups waiting, done, attention)", raw)
+		}
+	}
+	if len(states) == 0 && !attention {
+		return nil, false, fmt.Errorf("no state to wait for")
+	}
+	return states, attention, nil
+}
+
+// WaitArgs are the arguments of op "wait".
+type WaitArgs struct {
+	Names     []string `json:"names"`
+	Until     []string `json:"until"`                // run states and groups
+	TimeoutMS int64    `json:"timeout_ms,omitempty"` // 0: no timeout
+	Any       bool     `json:"any,omitempty"`        // one session suffices instead of all
+}
+
+// Wait outcomes.
+const (
+	WaitReached = "reached"
+	WaitTimeout = "timeout"
+	WaitGone    = "gone"
+)
+
+// WaitResult answers op "wait".
+type WaitResult struct {
+	Status   string        `json:"status"` // reached | timeout | gone
+	Sessions []WaitSession `json:"sessions"`
+}
+
+// WaitSession is one waited-for session as the wait ended.
+type WaitSession struct {
+	Name      string `json:"name"`
+	SessionID string `json:"session_id"`
+	State     string `json:"state"`              // derived run state; "" when no run is known
+	Terminal  string `json:"terminal,omitempty"` // under idle: the terminal state it follows
+	RunID     string `json:"run_id,omitempty"`
+	Attention int    `json:"attention"`
+	Reached   bool   `json:"reached"`
+	Gone      bool   `json:"gone,omitempty"`
+}
+
+// Evidence is the provenance of a run state.
+type Evidence struct {
+	EventID    string `json:"event_id"`
+	Kind       string `json:"kind"`
+	HookName   string `json:"hook_name,omitempty"`
+	Provider   string `json:"provider"`
+	Source     string `json:"source"` // hook | sweep | surface | native
+	Message    string `json:"message,omitempty"`
+	OccurredAt string `json:"occurred_at"`
+	ReceivedAt string `json:"received_at"`
+}
+
+// EventRecord is one stored event as explain lists it.
+type EventRecord struct {
+	Seq   int64  `json:"seq"`
+	RunID string `json:"run_id"`
+	Evidence
+	Effect string `json:"effect"` // applied | confirmed | late | final
+}
+
+// Explanation answers op "explain": why a session is in its state.
+type Explanation struct {
+	SessionID       string          `json:"session_id"`
+	Name            string          `json:"name"`
+	State           *string         `json:"run_state"`
+	Terminal        string          `json:"terminal,omitempty"`
+	IdleAt          *string         `json:"idle_at,omitempty"`
+	RunID           *string         `json:"run_id"`
+	RunStartedAt    *string         `json:"run_started_at,omitempty"`
+	RunEndedAt      *string         `json:"run_ended_at,omitempty"`
+	ImpliedStart    bool            `json:"implied_start,omitempty"`
+	NativeSessionID string          `json:"native_session_id,omitempty"`
+	SurfaceID       string          `json:"surface_id,omitempty"`
+	Because         *Evidence       `json:"because"`
+	Last            *Evidence       `json:"last"`
+	Attention       []AttentionItem `json:"attention"`
+	Events          []EventRecord   `json:"events"`
+}

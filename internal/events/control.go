@@ -1,0 +1,349 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/runstate"
+)
+
+// ResponseWriter sends responses on a control connection.
+type ResponseWriter interface {
+	WriteResponse(proto.Response) error
+}
+
+// HandleControl serves the engine's control ops (proto.OpAttention, OpAck,
+// OpWait, OpExplain) and reports whether op was one of them. Each op writes
+// exactly one response. OpWait blocks until the states are reached, the
+// timeout passes, a session disappears or ctx ends: the daemon should
+// cancel ctx when the client goes away.
+func (e *Engine) HandleControl(ctx context.Context, op string, args json.RawMessage, w ResponseWriter) bool {
+	var res any
+	var err error
+	switch op {
+	case proto.OpAttention:
+		var a proto.AttentionArgs
+		if err = decodeArgs(args, &a); err == nil {
+			res, err = e.Attention(a)
+		}
+	case proto.OpAck:
+		var a proto.AckArgs
+		if err = decodeArgs(args, &a); err == nil {
+			res, err = e.Ack(ctx, a)
+		}
+	case proto.OpWait:
+		var a proto.WaitArgs
+		if err = decodeArgs(args, &a); err == nil {
+			res, err = e.Wait(ctx, a)
+		}
+	case proto.OpExplain:
+		var a proto.Target
+		if err = decodeArgs(args, &a); err == nil {
+			res, err = e.Explain(ctx, a.Name)
+		}
+	default:
+		return false
+	}
+	if err != nil {
+		pe, ok := errors.AsType[*proto.Error](err)
+		if !ok {
+			pe = proto.Errorf(proto.CodeInternal, "%s: %v", op, err)
+		}
+		w.WriteResponse(proto.Response{Error: pe})
+		return true
+	}
+	raw, merr := json.Marshal(res)
+	if merr != nil {
+		w.WriteResponse(proto.Response{Error: proto.Errorf(proto.CodeInternal, "%s: %v", op, merr)})
+		return true
+	}
+	w.WriteResponse(proto.Response{OK: true, Result: raw})
+	return true
+}
+
+func decodeArgs(raw json.RawMessage, v any) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return proto.Errorf(proto.CodeBadRequest, "bad arguments: %v", err)
+	}
+	return nil
+}
+
+func (e *Engine) checkStarted() error {
+	if !e.started.Load() {
+		return proto.Errorf(proto.CodeUnsupported, "%v", ErrNotStarted)
+	}
+	return nil
+}
+
+func (e *Engine) name(id string) (string, bool) {
+	if e.cfg.Resolver == nil {
+		return "", true
+	}
+	return e.cfg.Resolver.SessionName(id)
+}
+
+func (e *Engine) resolve(name string) (string, error) {
+	if e.cfg.Resolver == nil {
+		return "", proto.Errorf(proto.CodeUnsupported, "sessions cannot be looked up by name")
+	}
+	id, ok := e.cfg.Resolver.SessionByName(name)
+	if !ok {
+		pe := proto.Errorf(proto.CodeNotFound, "no session named %q", name)
+		pe.Hint = "run `muster ls` to see session names"
+		return "", pe
+	}
+	return id, nil
+}
+
+// Attention lists the attention drawer: open items, and with All also
+// those resolved within the last 24 hours; oldest first.
+func (e *Engine) Attention(a proto.AttentionArgs) ([]proto.AttentionItem, error) {
+	if err := e.checkStarted(); err != nil {
+		return nil, err
+	}
+	now := e.now()
+	e.mu.RLock()
+	items := e.board.Items(now, a.All)
+	e.mu.RUnlock()
+	out := make([]proto.AttentionItem, 0, len(items))
+	for _, it := range items {
+		name, _ := e.name(it.SessionID)
+		out = append(out, wireItem(it, name))
+	}
+	return out, nil
+}
+
+func wireItem(it runstate.Item, name string) proto.AttentionItem {
+	w := proto.AttentionItem{
+		ID: it.ID, SessionID: it.SessionID, SessionName: name, SurfaceID: it.SurfaceID, RunID: it.RunID,
+		Provider: it.Provider, Reason: string(it.Reason), Message: it.Message, EventID: it.EventID,
+		OpenedAt: formatTime(it.OpenedAt), Open: it.Open(), Resolution: it.Resolution,
+	}
+	if !it.Open() {
+		at := formatTime(it.ResolvedAt)
+		w.ResolvedAt = &at
+	}
+	return w
+}
+
+// Ack acknowledges attention items. Unknown ids fail the whole request and
+// change nothing; items already resolved are listed under Already.
+func (e *Engine) Ack(ctx context.Context, a proto.AckArgs) (proto.AckResult, error) {
+	if err := e.checkStarted(); err != nil {
+		return proto.AckResult{}, err
+	}
+	if a.All == (len(a.IDs) > 0) {
+		return proto.AckResult{}, proto.Errorf(proto.CodeBadRequest, "ack needs item ids or all, not both or neither")
+	}
+	o := e.submit(ctx, &pending{op: func(b *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
+		now := e.now()
+		res := proto.AckResult{Acknowledged: []int64{}, Already: []int64{}}
+		if a.All {
+			for _, it := range tx.AckAll(now) {
+				res.Acknowledged = append(res.Acknowledged, it.ID)
+			}
+			return nil, res, nil
+		}
+		for _, id := range a.IDs {
+			if _, ok := b.Item(id); !ok {
+				return nil, nil, proto.Errorf(proto.CodeNotFound, "no attention item %d", id)
+			}
+		}
+		for _, id := range a.IDs {
+			_, changed, err := tx.Ack(id, now)
+			if err != nil {
+				return nil, nil, err
+			}
+			if changed {
+				res.Acknowledged = append(res.Acknowledged, id)
+			} else if !slices.Contains(res.Already, id) && !slices.Contains(res.Acknowledged, id) {
+				res.Already = append(res.Already, id)
+			}
+		}
+		return nil, res, nil
+	}})
+	if o.err != nil {
+		return proto.AckResult{}, o.err
+	}
+	if o.code != "" {
+		return proto.AckResult{}, proto.Errorf(proto.CodeInternal, "ack: %s", o.code)
+	}
+	return o.val.(proto.AckResult), nil
+}
+
+// Wait blocks until the named sessions reach one of the states (all of
+// them, or any one with a.Any), the timeout passes (Status timeout), or one
+// disappears (Status gone). It checks the current state first. A session
+// matches a terminal state also once it has turned idle after it.
+func (e *Engine) Wait(ctx context.Context, a proto.WaitArgs) (proto.WaitResult, error) {
+	if err := e.checkStarted(); err != nil {
+		return proto.WaitResult{}, err
+	}
+	if len(a.Names) == 0 {
+		return proto.WaitResult{}, proto.Errorf(proto.CodeBadRequest, "wait needs at least one session name")
+	}
+	if a.TimeoutMS < 0 {
+		return proto.WaitResult{}, proto.Errorf(proto.CodeBadRequest, "wait timeout must not be negative")
+	}
+	states, attention, err := proto.ExpandWaitStates(a.Until)
+	if err != nil {
+		return proto.WaitResult{}, proto.Errorf(proto.CodeInvalid, "%v", err)
+	}
+	ids := make([]string, len(a.Names))
+	for i, n := range a.Names {
+		if ids[i], err = e.resolve(n); err != nil {
+			return proto.WaitResult{}, err
+		}
+	}
+	var deadline <-chan time.Time
+	if a.TimeoutMS > 0 {
+		t := time.NewTimer(time.Duration(a.TimeoutMS) * time.Millisecond)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		res, wake, changed := e.waitCheck(a, ids, states, attention)
+		if res.Status != "" {
+			return res, nil
+		}
+		var timer *time.Timer
+		var ring <-chan time.Time
+		if !wake.IsZero() {
+			timer = time.NewTimer(max(wake.Sub(e.now()), time.Millisecond))
+			ring = timer.C
+		}
+		select {
+		case <-changed:
+		case <-ring:
+		case <-deadline:
+			res, _, _ := e.waitCheck(a, ids, states, attention)
+			if res.Status == "" {
+				res.Status = proto.WaitTimeout
+			}
+			return res, nil
+		case <-ctx.Done():
+			return proto.WaitResult{}, ctx.Err()
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+// waitCheck evaluates a wait now. Status is empty while it must go on;
+// wake is when a derived state (idle) will next change.
+func (e *Engine) waitCheck(a proto.WaitArgs, ids []string, states []proto.RunState, attention bool) (proto.WaitResult, time.Time, <-chan struct{}) {
+	gone := make([]bool, len(ids))
+	for i, id := range ids {
+		_, ok := e.name(id)
+		gone[i] = !ok
+	}
+	now := e.now()
+	res := proto.WaitResult{Sessions: make([]proto.WaitSession, len(ids))}
+	var wake time.Time
+	reached := 0
+	anyGone := false
+	e.mu.RLock()
+	changed := e.changed
+	for i, id := range ids {
+		v := e.board.Session(id, now)
+		s := proto.WaitSession{Name: a.Names[i], SessionID: id, State: string(v.State), RunID: v.Run.RunID, Attention: v.OpenItems}
+		if v.State == proto.StateIdle {
+			s.Terminal = string(v.Terminal)
+		}
+		s.Gone = gone[i] || e.removed[id]
+		anyGone = anyGone || s.Gone
+		s.Reached = !s.Gone && ((attention && v.OpenItems > 0) ||
+			(v.State != "" && (slices.Contains(states, v.State) || (v.State == proto.StateIdle && slices.Contains(states, v.Terminal)))))
+		if s.Reached {
+			reached++
+		}
+		if v.HasRun && v.State != proto.StateIdle && !v.IdleAt.IsZero() && (wake.IsZero() || v.IdleAt.Before(wake)) {
+			wake = v.IdleAt
+		}
+		res.Sessions[i] = s
+	}
+	e.mu.RUnlock()
+	switch {
+	case anyGone:
+		res.Status = proto.WaitGone
+	case reached == len(ids) || (a.Any && reached > 0):
+		res.Status = proto.WaitReached
+	}
+	return res, wake, changed
+}
+
+// Explain says why a session is in its state: the current run, the event
+// that put it there and the newest one, open items, and recent events.
+func (e *Engine) Explain(ctx context.Context, name string) (proto.Explanation, error) {
+	if err := e.checkStarted(); err != nil {
+		return proto.Explanation{}, err
+	}
+	if name == "" {
+		return proto.Explanation{}, proto.Errorf(proto.CodeBadRequest, "explain needs a session name")
+	}
+	id, err := e.resolve(name)
+	if err != nil {
+		return proto.Explanation{}, err
+	}
+	now := e.now()
+	e.mu.RLock()
+	v := e.board.Session(id, now)
+	var items []runstate.Item
+	for _, it := range e.board.Items(now, false) {
+		if it.SessionID == id {
+			items = append(items, it)
+		}
+	}
+	e.mu.RUnlock()
+	x := proto.Explanation{
+		SessionID: id, Name: name, NativeSessionID: v.NativeSessionID, SurfaceID: v.SurfaceID,
+		Attention: []proto.AttentionItem{}, Events: []proto.EventRecord{},
+	}
+	if v.HasRun {
+		st, rid, started := string(v.State), v.Run.RunID, formatTime(v.Run.StartedAt)
+		x.State, x.RunID, x.RunStartedAt = &st, &rid, &started
+		x.ImpliedStart = v.Run.ImpliedStart
+		if !v.Run.EndedAt.IsZero() {
+			ended := formatTime(v.Run.EndedAt)
+			x.RunEndedAt = &ended
+			idle := formatTime(v.IdleAt)
+			x.IdleAt = &idle
+			x.Terminal = string(v.Terminal)
+		}
+		b, l := wireEvidence(v.Run.Because), wireEvidence(v.Run.Last)
+		x.Because, x.Last = &b, &l
+	}
+	for _, it := range items {
+		x.Attention = append(x.Attention, wireItem(it, name))
+	}
+	rows, err := e.store.SessionEvents(ctx, id, 20)
+	if err != nil {
+		return proto.Explanation{}, proto.Errorf(proto.CodeInternal, "explain %s: %v", name, err)
+	}
+	for _, r := range rows {
+		x.Events = append(x.Events, proto.EventRecord{
+			Seq: r.Seq, RunID: r.RunID, Effect: r.Effect,
+			Evidence: proto.Evidence{
+				EventID: r.ID, Kind: r.Kind, HookName: r.HookName, Provider: r.Provider, Source: r.Source,
+				Message: r.Message, OccurredAt: formatTime(r.OccurredAt), ReceivedAt: formatTime(r.ReceivedAt),
+			},
+		})
+	}
+	return x, nil
+}
+
+func wireEvidence(ev runstate.Evidence) proto.Evidence {
+	return proto.Evidence{
+		EventID: ev.EventID, Kind: string(ev.Kind), HookName: ev.HookName, Provider: ev.Provider,
+		Source: string(ev.Source), Message: ev.Message, OccurredAt: formatTime(ev.OccurredAt),
+		ReceivedAt: formatTime(ev.ReceivedAt),
+	}
+}

@@ -1,0 +1,163 @@
+package events
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+var decodeNow = time.Date(2026, 7, 16, 7, 0, 30, 0, time.UTC)
+
+const goodLine = `{"schemaVersion":1,"capability":"cap","event":{"schemaVersion":1,"id":{"rawValue":"B9AA8B83-B42D-4C11-B838-36B84C73032A"},"runID":{"rawValue":"74C4B46D-9251-46AD-9200-61C97D98D43D"},"sessionID":"0190f6f3-2a50-7000-8000-000000000001","surfaceID":{"rawValue":"sf"},"provider":"codex","kind":"approval-requested","occurredAt":"2026-07-16T07:00:00Z","message":"Approve the dependency update.","hookName":"PermissionRequest"}}`
+
+// mutate replaces old by new in goodLine (exactly once).
+func mutate(t testing.TB, old, new string) string {
+	if strings.Count(goodLine, old) != 1 {
+		t.Fatalf("mutation %q does not match once", old)
+	}
+	return strings.Replace(goodLine, old, new, 1)
+}
+
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		name string
+		line string
+		want string
+	}{
+		{"the seed's example", goodLine, ""},
+		{"unknown fields are ignored", mutate(t, `"message"`, `"extra":{"a":[1,2]},"message"`), ""},
+		{"null session id", mutate(t, `"0190f6f3-2a50-7000-8000-000000000001"`, `null`), ""},
+		{"no message or hook", mutate(t, `,"message":"Approve the dependency update.","hookName":"PermissionRequest"`, ``), ""},
+		{"fractional seconds", mutate(t, `07:00:00Z`, `07:00:00.123456Z`), ""},
+		{"offset", mutate(t, `07:00:00Z`, `09:00:00+02:00`), ""},
+		{"no offset is UTC", mutate(t, `07:00:00Z`, `07:00:00`), ""},
+		{"version as 1.0", mutate(t, `{"schemaVersion":1,"capability"`, `{"schemaVersion":1.0,"capability"`), ""},
+		{"not UTF-8", mutate(t, `Approve`, "Appr\xffove"), proto.ErrInvalidJSON},
+		{"not JSON", `hello`, proto.ErrInvalidJSON},
+		{"truncated", goodLine[:len(goodLine)/2], proto.ErrInvalidJSON},
+		{"array", `[` + goodLine + `]`, proto.ErrInvalidJSON},
+		{"string", `"x"`, proto.ErrInvalidJSON},
+		{"empty", ``, proto.ErrInvalidJSON},
+		{"two objects", goodLine + goodLine, proto.ErrInvalidJSON},
+		{"version 2", mutate(t, `{"schemaVersion":1,"capability"`, `{"schemaVersion":2,"capability"`), proto.ErrUnsupportedVersion},
+		{"version as string", mutate(t, `{"schemaVersion":1,"capability"`, `{"schemaVersion":"1","capability"`), proto.ErrUnsupportedVersion},
+		{"event version 0", mutate(t, `"event":{"schemaVersion":1`, `"event":{"schemaVersion":0`), proto.ErrUnsupportedVersion},
+		{"version 2 beats a broken layout", `{"schemaVersion":2,"event":"whatever"}`, proto.ErrUnsupportedVersion},
+		{"version missing", mutate(t, `{"schemaVersion":1,"capability"`, `{"capability"`), proto.ErrInvalidEvent},
+		{"event missing", `{"schemaVersion":1,"capability":"x"}`, proto.ErrInvalidEvent},
+		{"event null", `{"schemaVersion":1,"capability":"x","event":null}`, proto.ErrInvalidEvent},
+		{"id as string", mutate(t, `"id":{"rawValue":"B9AA8B83-B42D-4C11-B838-36B84C73032A"}`, `"id":"B9AA8B83"`), proto.ErrInvalidEvent},
+		{"id missing", mutate(t, `"id":{"rawValue":"B9AA8B83-B42D-4C11-B838-36B84C73032A"},`, ``), proto.ErrInvalidEvent},
+		{"id empty", mutate(t, `"B9AA8B83-B42D-4C11-B838-36B84C73032A"`, `""`), proto.ErrInvalidEvent},
+		{"id with newline escape", mutate(t, `"B9AA8B83-B42D-4C11-B838-36B84C73032A"`, `"a\nb"`), proto.ErrInvalidEvent},
+		{"id too long", mutate(t, `"B9AA8B83-B42D-4C11-B838-36B84C73032A"`, `"`+strings.Repeat("a", 257)+`"`), proto.ErrInvalidEvent},
+		{"run id missing", mutate(t, `"runID":{"rawValue":"74C4B46D-9251-46AD-9200-61C97D98D43D"},`, ``), proto.ErrInvalidEvent},
+		{"session id number", mutate(t, `"0190f6f3-2a50-7000-8000-000000000001"`, `42`), proto.ErrInvalidEvent},
+		{"provider missing", mutate(t, `"provider":"codex",`, ``), proto.ErrInvalidEvent},
+		{"provider odd", mutate(t, `"provider":"codex"`, `"provider":"Co dex"`), proto.ErrInvalidEvent},
+		{"capability number", mutate(t, `"capability":"cap"`, `"capability":7`), proto.ErrInvalidEvent},
+		{"date missing", mutate(t, `"occurredAt":"2026-07-16T07:00:00Z",`, ``), proto.ErrInvalidEvent},
+		{"date not ISO", mutate(t, `2026-07-16T07:00:00Z`, `yesterday`), proto.ErrInvalidEvent},
+		{"date as number", mutate(t, `"2026-07-16T07:00:00Z"`, `1784185200`), proto.ErrInvalidEvent},
+		{"date in the future", mutate(t, `2026-07-16T07:00:00Z`, `2026-07-16T07:02:00Z`), proto.ErrInvalidEvent},
+		{"date in 1999", mutate(t, `2026-07-16T07:00:00Z`, `1999-12-31T23:59:59Z`), proto.ErrInvalidEvent},
+		{"February 30", mutate(t, `2026-07-16T07:00:00Z`, `2026-02-30T07:00:00Z`), proto.ErrInvalidEvent},
+		{"kind missing", mutate(t, `"kind":"approval-requested",`, ``), proto.ErrInvalidEvent},
+		{"kind number", mutate(t, `"kind":"approval-requested"`, `"kind":3`), proto.ErrInvalidEvent},
+		{"kind unknown", mutate(t, `"kind":"approval-requested"`, `"kind":"exploded"`), proto.ErrUnknownKind},
+		{"kind wrong case", mutate(t, `"kind":"approval-requested"`, `"kind":"Started"`), proto.ErrUnknownKind},
+		{"kind idle is not a wire kind", mutate(t, `"kind":"approval-requested"`, `"kind":"idle"`), proto.ErrUnknownKind},
+		{"reserved hook", mutate(t, `"PermissionRequest"`, `"muster.startupSweep"`), proto.ErrReservedHookName},
+		{"reserved hook any case", mutate(t, `"PermissionRequest"`, `"MUSTER.native.x"`), proto.ErrReservedHookName},
+		{"hook number", mutate(t, `"PermissionRequest"`, `5`), proto.ErrInvalidEvent},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, got := Decode([]byte(tt.line), decodeNow, time.Minute)
+			if got != tt.want {
+				t.Errorf("Decode = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecodeFields(t *testing.T) {
+	req, code := Decode([]byte(mutate(t, `07:00:00Z`, `09:00:00.5+02:00`)), decodeNow, time.Minute)
+	if code != "" {
+		t.Fatal(code)
+	}
+	ev := req.Event
+	if req.Capability != "cap" || ev.ID.RawValue != "B9AA8B83-B42D-4C11-B838-36B84C73032A" ||
+		ev.RunID.RawValue != "74C4B46D-9251-46AD-9200-61C97D98D43D" || *ev.SessionID != "0190f6f3-2a50-7000-8000-000000000001" ||
+		ev.SurfaceID.RawValue != "sf" || ev.Provider != "codex" || ev.Kind != proto.KindApprovalRequested ||
+		ev.Message != "Approve the dependency update." || ev.HookName != "PermissionRequest" ||
+		!ev.OccurredAt.Equal(time.Date(2026, 7, 16, 7, 0, 0, 5e8, time.UTC)) || ev.OccurredAt.Location() != time.UTC {
+		t.Errorf("decoded %+v", req)
+	}
+}
+
+func TestParseTime(t *testing.T) {
+	want := time.Date(2026, 7, 16, 7, 0, 0, 0, time.UTC)
+	for _, s := range []string{
+		"2026-07-16T07:00:00Z", "2026-07-16T07:00:00z", "2026-07-16t07:00:00Z", "2026-07-16 07:00:00Z",
+		"2026-07-16T07:00:00", "2026-07-16T07:00", "2026-07-16T07:00:00.000Z", "2026-07-16T07:00:00,0Z",
+		"2026-07-16T09:00:00+02:00", "2026-07-16T09:00:00+0200", "2026-07-16T09:00:00+02",
+		"2026-07-16T02:00:00-05:00", "2026-07-16T07:00:00.000000000000Z",
+	} {
+		got, err := proto.ParseTime(s)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("ParseTime(%q) = %v, %v", s, got, err)
+		}
+	}
+	for _, s := range []string{
+		"", "2026-07-16", "2026-07-16T", "2026-07-16T7:00:00Z", "2026-13-01T00:00:00Z", "2026-07-32T00:00:00Z",
+		"2026-07-16T24:00:00Z", "2026-07-16T07:60:00Z", "2026-07-16T07:00:00.Z", "2026-07-16T07:00:00+2",
+		"2026-07-16T07:00:00+25:00", "2026-07-16T07:00:00ZZ", "2026/07/16T07:00:00Z", "+2026-07-16T07:00:00Z",
+		"2026-07-16T07:00:00 Z",
+	} {
+		if got, err := proto.ParseTime(s); err == nil {
+			t.Errorf("ParseTime(%q) = %v, want an error", s, got)
+		}
+	}
+	if got, err := proto.ParseTime("2026-07-16T07:00:00.123456789123Z"); err != nil || got.Nanosecond() != 123456789 {
+		t.Errorf("long fraction: %v, %v", got, err)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(goodLine))
+	f.Add([]byte(`{"schemaVersion":1,"event":{"schemaVersion":1}}`))
+	f.Add([]byte(`{"schemaVersion":2}`))
+	f.Add([]byte(strings.Replace(goodLine, `07:00:00Z`, `09:00:00.5+02:00`, 1)))
+	f.Add([]byte(strings.Replace(goodLine, `"kind":"approval-requested"`, `"kind":"nope"`, 1)))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		req, code := Decode(line, decodeNow, time.Minute)
+		if code == "" {
+			// Round trip: what we accept, re-encoded, decodes to the same.
+			env := proto.Envelope{SchemaVersion: 1, Capability: req.Capability, Event: req.Event}
+			b, err := json.Marshal(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, code2 := Decode(b, decodeNow, time.Minute)
+			if code2 != "" {
+				t.Fatalf("re-encoded %s rejected: %s", b, code2)
+			}
+			if !again.Event.OccurredAt.Equal(req.Event.OccurredAt) || again.Event.ID != req.Event.ID ||
+				again.Event.Kind != req.Event.Kind || again.Capability != req.Capability ||
+				again.Event.Message != req.Event.Message || again.Event.HookName != req.Event.HookName {
+				t.Fatalf("round trip changed the event:\n%+v\n%+v", req, again)
+			}
+			if !req.Event.Kind.Valid() || req.Event.ID.RawValue == "" || ReservedHookName(req.Event.HookName) {
+				t.Fatalf("accepted an invalid event: %+v", req)
+			}
+			return
+		}
+		if _, ok := respErr[code]; !ok {
+			t.Fatalf("unknown code %q", code)
+		}
+	})
+}

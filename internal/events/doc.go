@@ -1,0 +1,53 @@
+// Package events is the agent event engine of seed 004 that the daemon
+// embeds: the events.sock server, per-surface capabilities, Codex routing,
+// group commit to the store, the run-state reducer (internal/runstate),
+// attention items with their notification command, the startup sweep, and
+// the control ops attention, ack, wait and explain.
+//
+// # Protocol decisions (DESIGN §4 fixes the wire; these fill its gaps)
+//
+//   - One request per connection: UTF-8 JSON terminated by '\n', at most
+//     64 KiB newline included (larger: too_large). A request that ends at
+//     EOF without a newline is accepted when it is complete JSON. The whole
+//     request must arrive within Config.ReadTimeout (5 s) of the accept,
+//     however it is dribbled, or the answer is `timeout`. Anything after the
+//     newline is ignored. A peer of another uid is answered `unauthorized`.
+//   - Codes are checked in the order invalid_json, unsupported_version,
+//     invalid_event, unknown_kind, reserved_hook_name, unauthorized,
+//     storage_failure. A missing or null schemaVersion is invalid_event; any
+//     value but the number 1 is unsupported_version. A top-level value that
+//     is not an object is invalid_json; a field of the wrong JSON type is
+//     invalid_event.
+//   - Dates: ISO 8601 with or without fractional seconds and offsets; no
+//     offset means UTC. occurredAt more than Config.MaxFutureSkew (1 min)
+//     ahead of the daemon's clock, or before 2000, is invalid_event.
+//   - Identifiers (id, runID, surfaceID, sessionID) are non-empty strings of
+//     at most 256 bytes without control characters or surrounding spaces;
+//     provider matches [a-z0-9][a-z0-9._-]{0,31}. sessionID may be null.
+//   - hookName beginning with "muster." in any letter case is
+//     reserved_hook_name.
+//   - Idempotency is by event id across all surfaces: a known id answers
+//     inserted:false and changes nothing, whatever the rest of the event.
+//   - "Durably committed before ok": the event, the run it moved and any
+//     attention change are in one SQLite transaction that has committed
+//     (WAL, synchronous=NORMAL: it survives a crash or kill -9 of the
+//     daemon; the last transactions may be lost on power failure, which is
+//     the store's documented trade-off). Concurrent events share one
+//     transaction (group commit), and every one is answered after it
+//     commits.
+//
+// # Surfaces
+//
+// RegisterSurface grants the capability; CloseSurface revokes it at once,
+// ends the surface's Codex binding, and records a synthesized `disconnected`
+// event (hookName "muster.surfaceClosed", source "surface") for every run on
+// the surface that had not ended, because the process that ran it is gone.
+// Like any disconnect of the current run, that opens an attention item.
+//
+// # Startup sweep
+//
+// Start loads the runs and items of the previous daemon and, before it
+// returns, records a `disconnected` event with hookName
+// "muster.startupSweep" for every run left running, waitingInput or
+// waitingApproval.
+package events

@@ -1,0 +1,434 @@
+package events
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/musterhq/muster/internal/capability"
+	"github.com/musterhq/muster/internal/codexroute"
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/runstate"
+	"github.com/musterhq/muster/internal/store"
+)
+
+// Synthesized hook names (all under proto.ReservedHookPrefix).
+const (
+	HookStartupSweep  = "muster.startupSweep"
+	HookSurfaceClosed = "muster.surfaceClosed"
+)
+
+// Resolver is how the engine learns about Muster sessions, which the daemon
+// owns.
+type Resolver interface {
+	// SessionByName returns the id of the session with that name.
+	SessionByName(name string) (id string, ok bool)
+	// SessionName returns the current name of a session; ok is false once
+	// the session no longer exists.
+	SessionName(id string) (name string, ok bool)
+}
+
+// Config configures an Engine. Store is required; zero fields take the
+// documented defaults.
+type Config struct {
+	Store    *store.Store
+	Logger   *slog.Logger     // default: discard
+	Resolver Resolver         // needed by wait, explain and notification titles
+	Now      func() time.Time // default: time.Now
+
+	// Rules tunes the reducer (IdleAfter 2 min, LongRun 5 min, resolved
+	// items visible 24 h, ended runs kept 7 days).
+	Rules runstate.Rules
+
+	// CodexHome is $CODEX_HOME (default ~/.codex, resolved by the daemon).
+	CodexHome string
+	// Procs inspects processes for Codex routing (default: /proc).
+	Procs codexroute.Procs
+
+	// NotifyCommand runs for each new attention item. Arguments may hold
+	// {title}, {body}, {session}, {reason} and {id}; when none does, the
+	// title and body are appended. nil selects the default (notify-send on
+	// Linux, osascript on macOS); an empty non-nil slice disables it.
+	NotifyCommand []string
+
+	ReadTimeout    time.Duration      // whole-request budget on events.sock (5 s)
+	MaxConns       int                // concurrent events.sock connections (256)
+	MaxFutureSkew  time.Duration      // how far occurredAt may lead the clock (1 min)
+	EventRetention time.Duration      // stored events older than this are pruned at start (30 days)
+	PeerAllowed    func(uid int) bool // default: the daemon's own uid only
+}
+
+// Surface is a live pane as the engine knows it.
+type Surface struct {
+	ID         string   // MUSTER_SURFACE_ID
+	SessionID  string   // the durable Muster session it hosts
+	Provider   string   // claude, codex, …, or shell
+	CWD        string   // launch directory
+	PID        int      // the pane's process, once started
+	LaunchArgs []string // argv as launched (Codex rule 3 reads `codex resume <id>`)
+}
+
+// Engine is the event engine. Create it with New, call Start before
+// anything reads run state, then run Serve.
+type Engine struct {
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	store  *store.Store
+	caps   *capability.Set
+	router *codexroute.Router
+
+	smu      sync.RWMutex
+	surfaces map[string]*Surface
+
+	mu      sync.RWMutex // board reads vs. commits; changed; removed
+	board   *runstate.Board
+	changed chan struct{}
+	removed map[string]bool
+
+	writer  *store.EventWriter
+	queue   chan *pending
+	notes   chan runstate.Item
+	started atomic.Bool
+	serving atomic.Bool
+
+	notifyWarned atomic.Bool
+}
+
+// New returns an engine; it starts no goroutines and reads nothing yet.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("new event engine: no store")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = 5 * time.Second
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 256
+	}
+	if cfg.MaxFutureSkew <= 0 {
+		cfg.MaxFutureSkew = time.Minute
+	}
+	if cfg.EventRetention <= 0 {
+		cfg.EventRetention = 30 * 24 * time.Hour
+	}
+	if cfg.PeerAllowed == nil {
+		me := ownUID()
+		cfg.PeerAllowed = func(uid int) bool { return uid == me }
+	}
+	if cfg.NotifyCommand == nil {
+		cfg.NotifyCommand = DefaultNotifyCommand(runtime.GOOS)
+	}
+	return &Engine{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		now:      cfg.Now,
+		store:    cfg.Store,
+		caps:     capability.NewSet(),
+		router:   codexroute.NewRouter(cfg.CodexHome, cfg.Procs),
+		surfaces: map[string]*Surface{},
+		board:    runstate.NewBoard(cfg.Rules),
+		changed:  make(chan struct{}),
+		removed:  map[string]bool{},
+		queue:    make(chan *pending, 4096),
+		notes:    make(chan runstate.Item, 64),
+	}, nil
+}
+
+// ErrNotStarted is returned by calls that need Start first.
+var ErrNotStarted = errors.New("the event engine has not started")
+
+// Start loads the state the previous daemon left, prunes what expired, and
+// records the startup sweep: a `disconnected` event (hookName
+// muster.startupSweep) for every run left running, waitingInput or
+// waitingApproval. Call it once, before anything reads run state.
+func (e *Engine) Start(ctx context.Context) error {
+	if e.started.Load() {
+		return errors.New("start event engine: already started")
+	}
+	w, err := e.store.EventWriter(ctx)
+	if err != nil {
+		return fmt.Errorf("start event engine: %w", err)
+	}
+	e.writer = w
+	runRows, err := e.store.LoadRuns(ctx)
+	if err != nil {
+		return fmt.Errorf("start event engine: %w", err)
+	}
+	itemRows, err := e.store.LoadAttention(ctx)
+	if err != nil {
+		return fmt.Errorf("start event engine: %w", err)
+	}
+	runs := make([]runstate.Run, 0, len(runRows))
+	for _, rr := range runRows {
+		var r runstate.Run
+		if err := json.Unmarshal(rr.Data, &r); err != nil || r.RunID != rr.RunID || r.SessionID != rr.SessionID {
+			e.log.Warn("skip unreadable stored run", "session_id", rr.SessionID, "run_id", rr.RunID, "err", err)
+			continue
+		}
+		runs = append(runs, r)
+	}
+	items := make([]runstate.Item, 0, len(itemRows))
+	for _, ir := range itemRows {
+		items = append(items, itemFromRow(ir))
+	}
+	e.board.Load(runs, items)
+
+	now := e.now()
+	if n, err := e.store.PruneEvents(ctx, now.Add(-e.cfg.EventRetention)); err != nil {
+		e.log.Warn("prune old events", "err", err)
+	} else if n > 0 {
+		e.log.Info("pruned old events", "count", n)
+	}
+	swept := 0
+	p := &pending{op: func(b *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
+		tx.Prune(now)
+		var evs []runstate.Event
+		for _, r := range b.Unfinished() {
+			evs = append(evs, synthesize(r, proto.KindDisconnected, HookStartupSweep, runstate.SourceSweep,
+				"the previous daemon stopped while the run was "+string(r.State), now))
+		}
+		swept = len(evs)
+		return evs, nil, nil
+	}, done: make(chan outcome, 1)}
+	e.commit(ctx, []*pending{p})
+	if o := <-p.done; o.code != "" || o.err != nil {
+		return fmt.Errorf("start event engine: startup sweep: %w", errors.Join(o.err, errors.New(o.code)))
+	}
+	if swept > 0 {
+		e.log.Info("startup sweep disconnected unfinished runs", "count", swept)
+	}
+	e.started.Store(true)
+	return nil
+}
+
+func synthesize(r runstate.Run, kind proto.EventKind, hook string, src runstate.Source, msg string, now time.Time) runstate.Event {
+	return runstate.Event{
+		ID: uuid.NewString(), RunID: r.RunID, SessionID: r.SessionID, SurfaceID: r.SurfaceID,
+		NativeSessionID: r.NativeSessionID, Provider: r.Provider, Kind: kind, HookName: hook,
+		Message: msg, OccurredAt: now, ReceivedAt: now, Source: src,
+	}
+}
+
+// RegisterSurface records a new pane and returns its event capability, to
+// put in the pane's MUSTER_EVENT_CAPABILITY. Only its hash is kept.
+func (e *Engine) RegisterSurface(s Surface) (string, error) {
+	if s.ID == "" || s.SessionID == "" {
+		return "", errors.New("register surface: surface and session ids are required")
+	}
+	e.smu.Lock()
+	defer e.smu.Unlock()
+	if _, dup := e.surfaces[s.ID]; dup {
+		return "", fmt.Errorf("register surface %s: already registered", s.ID)
+	}
+	tok, err := e.caps.Grant(s.ID)
+	if err != nil {
+		return "", fmt.Errorf("register surface %s: %w", s.ID, err)
+	}
+	c := s
+	c.LaunchArgs = append([]string(nil), s.LaunchArgs...)
+	e.surfaces[s.ID] = &c
+	return tok, nil
+}
+
+// SurfaceStarted records the pid of a surface's process once it runs.
+func (e *Engine) SurfaceStarted(id string, pid int) {
+	e.smu.Lock()
+	if s, ok := e.surfaces[id]; ok {
+		s.PID = pid
+	}
+	e.smu.Unlock()
+}
+
+// CloseSurface revokes the surface's capability at once and ends its Codex
+// binding; then, asynchronously, every run on the surface that had not
+// ended gets a synthesized `disconnected` event (muster.surfaceClosed).
+func (e *Engine) CloseSurface(id string, exitCode *int) {
+	e.caps.Revoke(id)
+	e.smu.Lock()
+	_, known := e.surfaces[id]
+	delete(e.surfaces, id)
+	e.smu.Unlock()
+	e.router.PaneClosed(id)
+	if !known {
+		return
+	}
+	msg := "the pane closed"
+	if exitCode != nil {
+		msg = fmt.Sprintf("the pane closed (exit status %d)", *exitCode)
+	}
+	e.enqueue(&pending{op: func(b *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
+		now := e.now()
+		var evs []runstate.Event
+		for _, r := range b.RunsOnSurface(id) {
+			evs = append(evs, synthesize(r, proto.KindDisconnected, HookSurfaceClosed, runstate.SourceSurface, msg, now))
+		}
+		return evs, nil, nil
+	}})
+}
+
+// SessionRemoved tells the engine a session no longer exists: waiters on it
+// end with "gone", and its runs and attention items are forgotten (its
+// events stay in the log).
+func (e *Engine) SessionRemoved(id string) {
+	e.mu.Lock()
+	e.removed[id] = true
+	e.broadcastLocked()
+	e.mu.Unlock()
+	e.enqueue(&pending{op: func(_ *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
+		tx.RemoveSession(id)
+		return nil, nil, nil
+	}})
+}
+
+// Emit records an event the daemon synthesized itself (native run
+// estimation). Its hookName must carry the reserved prefix, and its surface
+// must be registered; the capability is not needed.
+func (e *Engine) Emit(ctx context.Context, ev proto.Event) (inserted bool, err error) {
+	if !ReservedHookName(ev.HookName) {
+		return false, fmt.Errorf("emit event: hook name %q lacks the %s prefix", ev.HookName, proto.ReservedHookPrefix)
+	}
+	if !ev.Kind.Valid() || ev.ID.RawValue == "" || ev.RunID.RawValue == "" || ev.Provider == "" {
+		return false, errors.New("emit event: invalid event")
+	}
+	surf := e.surface(ev.SurfaceID.RawValue)
+	if surf == nil {
+		return false, fmt.Errorf("emit event: unknown surface %q", ev.SurfaceID.RawValue)
+	}
+	rev := e.reducerEvent(ev, surf, e.now(), runstate.SourceNative)
+	o := e.submit(ctx, &pending{ev: &rev})
+	if o.err != nil {
+		return false, o.err
+	}
+	if o.code != "" {
+		return false, fmt.Errorf("emit event: %s", o.code)
+	}
+	return o.inserted, nil
+}
+
+// Flush waits until everything submitted before it is committed.
+func (e *Engine) Flush(ctx context.Context) error {
+	o := e.submit(ctx, &pending{op: func(*runstate.Board, *runstate.Tx) ([]runstate.Event, any, error) { return nil, nil, nil }})
+	return o.err
+}
+
+func (e *Engine) reducerEvent(ev proto.Event, surf *Surface, now time.Time, src runstate.Source) runstate.Event {
+	native := ""
+	if ev.SessionID != nil {
+		native = *ev.SessionID
+	}
+	return runstate.Event{
+		ID: ev.ID.RawValue, RunID: ev.RunID.RawValue, SessionID: surf.SessionID, SurfaceID: surf.ID,
+		NativeSessionID: native, Provider: ev.Provider, Kind: ev.Kind, HookName: ev.HookName,
+		Message: ev.Message, OccurredAt: ev.OccurredAt, ReceivedAt: now, Source: src,
+	}
+}
+
+func (e *Engine) surface(id string) *Surface {
+	e.smu.RLock()
+	defer e.smu.RUnlock()
+	return e.surfaces[id]
+}
+
+func (e *Engine) surfaceLive(id string) bool {
+	e.smu.RLock()
+	_, ok := e.surfaces[id]
+	e.smu.RUnlock()
+	return ok
+}
+
+func (e *Engine) codexPanes() []codexroute.Pane {
+	e.smu.RLock()
+	defer e.smu.RUnlock()
+	out := make([]codexroute.Pane, 0, len(e.surfaces))
+	for _, s := range e.surfaces {
+		if s.PID > 0 {
+			out = append(out, codexroute.Pane{SurfaceID: s.ID, PID: s.PID, CWD: s.CWD, LaunchArgs: s.LaunchArgs})
+		}
+	}
+	return out
+}
+
+// broadcastLocked wakes every waiter; e.mu must be held for writing.
+func (e *Engine) broadcastLocked() {
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+// Summary is what `muster ls` shows of a session's run state.
+type Summary struct {
+	RunState        string // derived state; "" when no run is known
+	RunID           string
+	NativeSessionID string // the newest provider session id seen in events
+	SurfaceID       string // the surface of the newest event
+	Attention       int    // open attention items
+	LastEventAt     time.Time
+}
+
+// SessionState summarizes a session for `muster ls`.
+func (e *Engine) SessionState(sessionID string) Summary {
+	now := e.now()
+	e.mu.RLock()
+	v := e.board.Session(sessionID, now)
+	e.mu.RUnlock()
+	return Summary{
+		RunState: string(v.State), RunID: v.Run.RunID, NativeSessionID: v.NativeSessionID,
+		SurfaceID: v.SurfaceID, Attention: v.OpenItems, LastEventAt: v.LastEventAt,
+	}
+}
+
+// Fill copies the summary into a `muster ls --json` row. It leaves the
+// native session id and surface id alone when the row already has them.
+func (s Summary) Fill(info *proto.SessionInfo) {
+	if s.RunState != "" {
+		st := s.RunState
+		info.RunState = &st
+	}
+	if s.RunID != "" {
+		id := s.RunID
+		info.RunID = &id
+	}
+	if !s.LastEventAt.IsZero() {
+		at := formatTime(s.LastEventAt)
+		info.LastEventAt = &at
+	}
+	info.Attention = s.Attention
+	if info.NativeSessionID == "" {
+		info.NativeSessionID = s.NativeSessionID
+	}
+	if info.SurfaceID == "" {
+		info.SurfaceID = s.SurfaceID
+	}
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func itemFromRow(r store.AttentionRow) runstate.Item {
+	return runstate.Item{
+		ID: r.ID, SessionID: r.SessionID, SurfaceID: r.SurfaceID, RunID: r.RunID, Provider: r.Provider,
+		Reason: proto.EventKind(r.Reason), Message: r.Message, EventID: r.EventID, OpenedAt: r.OpenedAt,
+		ResolvedAt: r.ResolvedAt, Resolution: r.Resolution,
+	}
+}
+
+func itemRow(it runstate.Item) store.AttentionRow {
+	return store.AttentionRow{
+		ID: it.ID, SessionID: it.SessionID, SurfaceID: it.SurfaceID, RunID: it.RunID, Provider: it.Provider,
+		Reason: string(it.Reason), Message: it.Message, EventID: it.EventID, OpenedAt: it.OpenedAt,
+		ResolvedAt: it.ResolvedAt, Resolution: it.Resolution,
+	}
+}

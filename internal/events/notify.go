@@ -1,0 +1,117 @@
+package events
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/runstate"
+)
+
+// DefaultNotifyCommand is the desktop notification command for an OS.
+func DefaultNotifyCommand(goos string) []string {
+	switch goos {
+	case "linux", "freebsd", "openbsd", "netbsd":
+		return []string{"notify-send", "--app-name=Muster", "{title}", "{body}"}
+	case "darwin":
+		return []string{"osascript",
+			"-e", "on run argv",
+			"-e", "display notification (item 2 of argv) with title (item 1 of argv)",
+			"-e", "end run",
+			"{title}", "{body}"}
+	}
+	return []string{}
+}
+
+const notifyTimeout = 10 * time.Second
+
+// notifyLoop runs the notification command for each new item, one at a
+// time, off the ingestion path. When ctx ends it drains what is queued,
+// within a few seconds.
+func (e *Engine) notifyLoop(ctx context.Context) {
+	for {
+		select {
+		case it := <-e.notes:
+			e.notify(context.Background(), it)
+		case <-ctx.Done():
+			dctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			for {
+				select {
+				case it := <-e.notes:
+					e.notify(dctx, it)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+func (e *Engine) notify(ctx context.Context, it runstate.Item) {
+	if len(e.cfg.NotifyCommand) == 0 {
+		return
+	}
+	name := it.SessionID
+	if e.cfg.Resolver != nil {
+		if n, ok := e.cfg.Resolver.SessionName(it.SessionID); ok {
+			name = n
+		}
+	}
+	argv := NotifyArgs(e.cfg.NotifyCommand, it, name)
+	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	out, err := cmd.CombinedOutput()
+	if err != nil && ctx.Err() != context.Canceled {
+		if e.notifyWarned.CompareAndSwap(false, true) {
+			e.log.Warn("notification command failed; further failures are not logged",
+				"command", argv[0], "err", err, "output", strings.TrimSpace(string(out)))
+		}
+	}
+}
+
+// NotifyArgs builds the notification command line for an item.
+func NotifyArgs(tmpl []string, it runstate.Item, sessionName string) []string {
+	title := "Muster: " + sessionName + " " + reasonPhrase(it.Reason)
+	body := it.Message
+	if len(body) > 200 {
+		body = body[:200] + "…"
+	}
+	r := strings.NewReplacer("{title}", title, "{body}", body, "{session}", sessionName,
+		"{reason}", string(it.Reason), "{id}", fmt.Sprint(it.ID))
+	argv := make([]string, 0, len(tmpl)+2)
+	placed := false
+	for i, a := range tmpl {
+		if i > 0 && strings.ContainsRune(a, '{') {
+			if b := r.Replace(a); b != a {
+				placed = true
+				a = b
+			}
+		}
+		argv = append(argv, a)
+	}
+	if !placed {
+		argv = append(argv, title, body)
+	}
+	return argv
+}
+
+func reasonPhrase(r proto.EventKind) string {
+	switch r {
+	case proto.KindApprovalRequested:
+		return "needs approval"
+	case proto.KindInputRequested:
+		return "needs input"
+	case proto.KindFailed:
+		return "failed"
+	case proto.KindDisconnected:
+		return "disconnected"
+	case proto.KindSucceeded:
+		return "finished"
+	}
+	return string(r)
+}

@@ -1,0 +1,236 @@
+package events
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/runstate"
+)
+
+// Precomputed responses: a response never carries anything from the request.
+var (
+	respInserted  = []byte(`{"ok":true,"inserted":true}` + "\n")
+	respDuplicate = []byte(`{"ok":true,"inserted":false}` + "\n")
+	respErr       = map[string][]byte{}
+)
+
+func init() {
+	for _, c := range []string{proto.ErrInvalidJSON, proto.ErrTooLarge, proto.ErrUnsupportedVersion,
+		proto.ErrInvalidEvent, proto.ErrUnknownKind, proto.ErrReservedHookName, proto.ErrUnauthorized,
+		proto.ErrStorageFailure, proto.ErrTimeout} {
+		respErr[c] = []byte(`{"ok":false,"error":"` + c + `"}` + "\n")
+	}
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, proto.MaxEventRequest); return &b }}
+
+// Serve answers events.sock on ln until ctx ends, and runs the engine's
+// writer, notifier and maintenance while it does. Start must have
+// returned first. Serve closes ln, waits for the connections in flight and
+// for every goroutine it started, then returns nil (or the accept error
+// that stopped it).
+func (e *Engine) Serve(ctx context.Context, ln *net.UnixListener) error {
+	if !e.started.Load() {
+		return fmt.Errorf("serve events: %w", ErrNotStarted)
+	}
+	if !e.serving.CompareAndSwap(false, true) {
+		return errors.New("serve events: already serving")
+	}
+	// The writer outlives the connections it answers, and the notifier
+	// outlives the writer so that it can drain what the writer queued.
+	wctx, stopWriter := context.WithCancel(context.Background())
+	nctx, stopNotifier := context.WithCancel(context.Background())
+	var writer, notifier sync.WaitGroup
+	writer.Go(func() { e.writeLoop(wctx) })
+	writer.Go(func() { e.maintain(wctx) })
+	notifier.Go(func() { e.notifyLoop(nctx) })
+	err := e.accept(ctx, ln)
+	stopWriter()
+	writer.Wait()
+	stopNotifier()
+	notifier.Wait()
+	if e.writer != nil {
+		e.writer.Close()
+	}
+	return err
+}
+
+func (e *Engine) accept(ctx context.Context, ln *net.UnixListener) error {
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	sem := make(chan struct{}, e.cfg.MaxConns)
+	var conns sync.WaitGroup
+	defer conns.Wait()
+	var delay time.Duration
+	for {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		c, err := ln.AcceptUnix()
+		if err != nil {
+			<-sem
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) || isTemporary(err) {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				e.log.Warn("accept on events.sock", "err", err)
+				select {
+				case <-time.After(delay):
+				case <-ctx.Done():
+					return nil
+				}
+				continue
+			}
+			return fmt.Errorf("serve events: %w", err)
+		}
+		delay = 0
+		conns.Go(func() {
+			defer func() { <-sem }()
+			e.handle(ctx, c)
+		})
+	}
+}
+
+func isTemporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+// handle answers one connection: one request, one response, close.
+func (e *Engine) handle(ctx context.Context, c *net.UnixConn) {
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	start := time.Now()
+	c.SetDeadline(start.Add(e.cfg.ReadTimeout))
+	if uid, err := peerUID(c); err != nil || !e.cfg.PeerAllowed(uid) {
+		e.log.Warn("refused events.sock peer", "uid", uid, "err", err)
+		c.Write(respErr[proto.ErrUnauthorized])
+		return
+	}
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	buf := *bp
+	n := 0
+	var line []byte
+	for line == nil {
+		m, err := c.Read(buf[n:])
+		if m > 0 {
+			if i := bytes.IndexByte(buf[n:n+m], '\n'); i >= 0 {
+				line = buf[:n+i]
+				break
+			}
+			n += m
+			if n == len(buf) {
+				c.Write(respErr[proto.ErrTooLarge])
+				return
+			}
+		}
+		if err != nil {
+			switch {
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				if ctx.Err() != nil {
+					return // shutting down
+				}
+				c.SetWriteDeadline(time.Now().Add(time.Second))
+				c.Write(respErr[proto.ErrTimeout])
+				return
+			case errors.Is(err, io.EOF) && n > 0:
+				line = buf[:n] // complete at EOF without a newline
+			default:
+				return
+			}
+		}
+	}
+	resp := e.ingest(ctx, line)
+	c.SetWriteDeadline(time.Now().Add(time.Second))
+	c.Write(resp)
+}
+
+// ingest decodes, authorizes and records one request and returns the
+// response line.
+func (e *Engine) ingest(ctx context.Context, line []byte) []byte {
+	now := e.now()
+	req, code := Decode(line, now, e.cfg.MaxFutureSkew)
+	if code != "" {
+		return respErr[code]
+	}
+	surf, why := e.authorize(&req.Event, req.Capability)
+	if surf == nil {
+		e.log.Debug("unauthorized event", "provider", req.Event.Provider, "why", why)
+		return respErr[proto.ErrUnauthorized]
+	}
+	rev := e.reducerEvent(req.Event, surf, now, runstate.SourceHook)
+	o := e.submit(ctx, &pending{ev: &rev})
+	switch {
+	case o.code != "":
+		return respErr[o.code]
+	case o.err != nil:
+		return respErr[proto.ErrStorageFailure]
+	case o.inserted:
+		return respInserted
+	}
+	return respDuplicate
+}
+
+// authorize finds the surface an event may be recorded for. Codex events
+// are routed by session id (their capability and surfaceID are ignored);
+// every other event needs the live capability of the surface it names.
+func (e *Engine) authorize(ev *proto.Event, capToken string) (*Surface, string) {
+	if ev.Provider == "codex" {
+		if ev.SessionID == nil {
+			return nil, "codex event without a session id"
+		}
+		d, err := e.router.Route(*ev.SessionID, ev.HookName, e.codexPanes())
+		if err != nil {
+			return nil, err.Error()
+		}
+		s := e.surface(d.SurfaceID)
+		if s == nil {
+			return nil, "routed to a closed surface"
+		}
+		return s, ""
+	}
+	id := ev.SurfaceID.RawValue
+	if id == "" || capToken == "" {
+		return nil, "no surface or capability"
+	}
+	if !e.caps.Check(id, capToken) {
+		return nil, "capability does not match the surface"
+	}
+	s := e.surface(id)
+	if s == nil {
+		return nil, "surface closed"
+	}
+	return s, ""
+}
+
+// maintain prunes expired items and old runs every hour.
+func (e *Engine) maintain(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			now := e.now()
+			e.enqueue(&pending{op: func(_ *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
+				tx.Prune(now)
+				return nil, nil, nil
+			}})
+		case <-ctx.Done():
+			return
+		}
+	}
+}
