@@ -18,7 +18,8 @@
 //   - The text {session_id} anywhere else is refused: inside quotes or after a
 //     backslash ("quoted"), as part of a larger word such as --id={session_id}
 //     or inside $(...) ("embedded"), next to an operator without whitespace,
-//     as the target of a redirection, or inside a comment.
+//     as the target of a redirection, in command position (where the id
+//     would run as a program), or inside a comment.
 //   - Without a placeholder the shell-quoted id is appended as one more word
 //     after the last word of the template (before a trailing comment). Such a
 //     template must not be a shell composition, because the id would attach

@@ -33,6 +33,9 @@ var (
 	// ErrCompositionNeedsResume means the launch command is a shell
 	// composition and no resume command was given.
 	ErrCompositionNeedsResume = errors.New("shell composition without a resume command")
+	// ErrPlaceholderCommand means {session_id} is in command position, where
+	// the id would be run as a program.
+	ErrPlaceholderCommand = errors.New("placeholder as the command name")
 	// ErrHereDoc means the command uses a here-document.
 	ErrHereDoc = errors.New("here-document")
 	// ErrRedirectTarget means a redirection operator has no target word.
@@ -74,6 +77,8 @@ func (e *TemplateError) Error() string {
 		return fmt.Sprintf("%s is a shell composition (%q at byte %d); mark where the id goes with {session_id}", e.Part, e.Text, e.Offset)
 	case ErrCompositionNeedsResume:
 		return fmt.Sprintf("%s is a shell composition (%q at byte %d); give an explicit resume command", e.Part, e.Text, e.Offset)
+	case ErrPlaceholderCommand:
+		return fmt.Sprintf("%s: placeholder %q at byte %d is the command name; put the program first", e.Part, e.Text, e.Offset)
 	case ErrHereDoc:
 		return fmt.Sprintf("%s: here-document %q at byte %d is not supported", e.Part, e.Text, e.Offset)
 	case ErrRedirectTarget:
@@ -187,6 +192,9 @@ func parseTemplate(part, src string) (*Template, error) {
 				if i > 0 && a.toks[i-1].Kind == Operator && isRedirect(a.toks[i-1].Raw) {
 					return nil, &TemplateError{Part: part, Err: ErrPlaceholderRedirect, Offset: tok.Start, Text: a.toks[i-1].Raw + " " + tok.Raw}
 				}
+				if commandPosition(a.toks, i) {
+					return nil, &TemplateError{Part: part, Err: ErrPlaceholderCommand, Offset: tok.Start, Text: tok.Raw}
+				}
 				t.slots = append(t.slots, [2]int{tok.Start, tok.End})
 				continue
 			}
@@ -208,6 +216,33 @@ func parseTemplate(part, src string) (*Template, error) {
 		}
 	}
 	return t, nil
+}
+
+// commandPosition reports whether word i is the first word of a simple
+// command, not counting NAME=value assignments and redirections before it.
+func commandPosition(toks []Token, i int) bool {
+	for j := i - 1; j >= 0; j-- {
+		t := toks[j]
+		switch {
+		case t.Kind == Comment:
+			continue
+		case t.Kind == Operator && isControl(t.Raw):
+			return true
+		case t.Kind == Operator:
+			continue // a redirection; its target word is skipped below
+		case j > 0 && toks[j-1].Kind == Operator && isRedirect(toks[j-1].Raw):
+			continue // a redirection target
+		case isAssignment(t.Raw):
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+func isAssignment(raw string) bool {
+	name, _, ok := strings.Cut(raw, "=")
+	return ok && isName(name)
 }
 
 // checkWord refuses a word that contains the placeholder without being it.

@@ -31,7 +31,7 @@ func TestRenderResume(t *testing.T) {
 		{"appended with substitution", `"$(command -v agent)" resume`, "s1", `"$(command -v agent)" resume s1`},
 		{"operators in quotes are not compositions", `agent --msg 'a && b | c; d'`, "s1", `agent --msg 'a && b | c; d' s1`},
 		{"placeholder in composition", "cd /w && agent --resume {session_id} | tee log", "s1", "cd /w && agent --resume s1 | tee log"},
-		{"placeholder after newline", "agent\n{session_id}", "s1", "agent\ns1"},
+		{"placeholder after redirect target", "agent 2>/dev/null {session_id}", "s1", "agent 2>/dev/null s1"},
 		{"placeholder with tabs", "agent\t{session_id}\t-v", "s1", "agent\ts1\t-v"},
 		{"line continuation before placeholder", "agent \\\n {session_id}", "s1", "agent \\\n s1"},
 		{"leading comment line", "# resume\nagent -r", "s1", "# resume\nagent -r s1"},
@@ -83,6 +83,9 @@ func TestParseTemplateRefusals(t *testing.T) {
 		{"placeholder-free background", "agent -r &", ErrComposition, 9, "composition"},
 		{"placeholder-free subshell", "(agent -r)", ErrComposition, 0, "composition"},
 		{"placeholder-free newline", "agent\nagent -r", ErrComposition, 5, "composition"},
+		{"placeholder as command", "{session_id} --resume", ErrPlaceholderCommand, 0, "command name"},
+		{"placeholder as command after assignment", "X=1 {session_id}", ErrPlaceholderCommand, 4, "command name"},
+		{"placeholder as command after &&", "cd /w && {session_id}", ErrPlaceholderCommand, 9, "command name"},
 		{"here-document", "agent <<EOF", ErrHereDoc, 6, "here-document"},
 		{"redirect without target", "agent -r >", ErrRedirectTarget, 9, "no target"},
 	}
