@@ -57,8 +57,8 @@ type AttentionRow struct {
 
 // EventWriter holds the prepared statements of the event tables.
 type EventWriter struct {
-	db    *sql.DB
-	stmts []*sql.Stmt
+	db                                              *sql.DB
+	stmts                                           []*sql.Stmt
 	known, insert, putRun, delRun, putItem, delItem *sql.Stmt
 }
 
