@@ -1,0 +1,607 @@
+// Package history keeps the discovery index of the transcripts agents leave
+// on disk: which files exist, and a summary of each session in them, stored
+// in the SQLite store (tables of migration 003). A refresh lists every
+// provider's files, compares their size and mtime with the index in one
+// query, parses only what changed (summary parses, in parallel) and drops
+// files that vanished. The daemon keeps the index fresh with Watch; the CLI
+// refreshes it itself, so history works without a daemon.
+//
+// It knows no provider: callers pass the transcript.Sources (internal/provider/all).
+package history
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/musterhq/muster/internal/store"
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// Index is the discovery index over a store. Its methods are safe for
+// concurrent use; refreshes within one process are serialised, and two
+// processes refreshing at once only repeat each other's work.
+type Index struct {
+	st      *store.Store
+	owned   bool
+	version string
+	mu      sync.Mutex
+}
+
+// New uses an open store. version identifies the parsers (the muster
+// version): files indexed by another version are parsed again.
+func New(st *store.Store, version string) *Index {
+	return &Index{st: st, version: version}
+}
+
+// Open opens the store at dbPath (creating it) for an index of its own.
+func Open(ctx context.Context, dbPath, version string) (*Index, error) {
+	st, err := store.Open(ctx, dbPath)
+	if err != nil {
+		return nil, err
+	}
+	return &Index{st: st, owned: true, version: version}, nil
+}
+
+// Close closes the store when Open opened it.
+func (x *Index) Close() error {
+	if x.owned {
+		return x.st.Close()
+	}
+	return nil
+}
+
+// Store is the underlying store.
+func (x *Index) Store() *store.Store { return x.st }
+
+// Analyzer computes per-session analysis from a full parse (stats uses it
+// for tool counts and edited lines). Its JSON is stored beside the summary
+// and recomputed when Version changes or the file does.
+type Analyzer struct {
+	Version int
+	Analyze func(*transcript.Transcript) (json.RawMessage, error)
+}
+
+// RefreshOptions tune a refresh.
+type RefreshOptions struct {
+	// Analyzer, when set, makes changed files (and sessions whose analysis
+	// is missing or stale) parse in full and stores the analysis.
+	Analyzer *Analyzer
+	// Workers bounds parallel parses; 0 means GOMAXPROCS.
+	Workers int
+	// Rescan compares every file with the index even when a source's
+	// listing hashes the same as at its last complete refresh.
+	Rescan bool
+	// Progress, when set, is called from one goroutine after each parsed
+	// file with the count done and the count to parse.
+	Progress func(done, total int)
+}
+
+// RefreshStats says what a refresh did.
+type RefreshStats struct {
+	Files     int // files the sources listed
+	Unchanged int
+	Parsed    int
+	Removed   int
+	// Failed counts files that could not be read; they are retried next time.
+	Failed int
+	// Errors are discovery and parse failures, one line each; a source
+	// whose discovery failed keeps its previous rows.
+	Errors []string
+}
+
+type known struct {
+	provider    string
+	size, mtime int64
+	version     string
+}
+
+type job struct {
+	src  transcript.Source
+	file transcript.File
+}
+
+type result struct {
+	job      job
+	sessions []row
+	err      error
+}
+
+type row struct {
+	s             transcript.Session
+	summary       []byte
+	detail        []byte
+	detailVersion int
+}
+
+// Refresh brings the index up to date with what the sources find on disk.
+func (x *Index) Refresh(ctx context.Context, sources []transcript.Source, env transcript.Env, opts RefreshOptions) (RefreshStats, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var st RefreshStats
+
+	// Discover every source concurrently: each walks its own tree.
+	type found struct {
+		files []transcript.File
+		err   error
+	}
+	founds := make([]found, len(sources))
+	var wg sync.WaitGroup
+	for i, src := range sources {
+		wg.Go(func() {
+			files, err := src.Discover(ctx, env)
+			founds[i] = found{files, err}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
+
+	okProvider := map[string]bool{}
+	for i, src := range sources {
+		if founds[i].err != nil {
+			st.Errors = append(st.Errors, fmt.Sprintf("discover %s transcripts: %v", src.Provider(), founds[i].err))
+			continue
+		}
+		okProvider[src.Provider()] = true
+	}
+
+	// Assign each file to the first source that listed it, and hash each
+	// source's listing.
+	seen := make(map[string]bool)
+	owned := make([][]transcript.File, len(sources))
+	digests := make([]string, len(sources))
+	for i := range sources {
+		var d digest
+		for _, f := range founds[i].files {
+			if seen[f.Path] {
+				continue
+			}
+			seen[f.Path] = true
+			st.Files++
+			owned[i] = append(owned[i], f)
+			d.add(f, x.version)
+		}
+		digests[i] = d.String()
+	}
+	stored, err := x.storedDigests(ctx)
+	if err != nil {
+		return st, err
+	}
+
+	// Sources whose listing is unchanged need no per-file comparison, unless
+	// analyses are wanted.
+	var check []string
+	for i, src := range sources {
+		if founds[i].err != nil {
+			continue
+		}
+		if opts.Analyzer == nil && !opts.Rescan && stored[src.Provider()] == digests[i] {
+			st.Unchanged += len(owned[i])
+			continue
+		}
+		check = append(check, src.Provider())
+	}
+	if len(check) == 0 {
+		return st, nil
+	}
+	have, err := x.knownFiles(ctx, check)
+	if err != nil {
+		return st, err
+	}
+	var stale map[string]bool
+	if opts.Analyzer != nil {
+		if stale, err = x.staleDetail(ctx, check, opts.Analyzer.Version); err != nil {
+			return st, err
+		}
+	}
+	var jobs []job
+	newDigests := map[string]string{}
+	for i, src := range sources {
+		if !slices.Contains(check, src.Provider()) {
+			continue
+		}
+		newDigests[src.Provider()] = digests[i]
+		for _, f := range owned[i] {
+			k, ok := have[f.Path]
+			if ok && k.size == f.Size && k.mtime == f.ModTime.UnixNano() && k.version == x.version && !stale[f.Path] {
+				st.Unchanged++
+				continue
+			}
+			jobs = append(jobs, job{src, f})
+		}
+	}
+	var gone []string
+	for p, k := range have {
+		if !seen[p] && okProvider[k.provider] {
+			gone = append(gone, p)
+		}
+	}
+
+	var results <-chan result
+	if len(jobs) > 0 {
+		results = x.parseAll(ctx, jobs, env, opts)
+	} else {
+		c := make(chan result)
+		close(c)
+		results = c
+	}
+	err = x.write(ctx, results, gone, newDigests, len(jobs), opts.Progress, &st)
+	return st, err
+}
+
+func (x *Index) knownFiles(ctx context.Context, providers []string) (map[string]known, error) {
+	have := make(map[string]known)
+	if len(providers) == 0 {
+		return have, nil
+	}
+	q := `SELECT path, provider, size, mtime_ns, version FROM history_files WHERE provider IN (` + placeholders(len(providers)) + `)`
+	rows, err := x.st.R.QueryContext(ctx, q, anys(providers)...)
+	if err != nil {
+		return nil, fmt.Errorf("read history index: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p string
+		var k known
+		if err := rows.Scan(&p, &k.provider, &k.size, &k.mtime, &k.version); err != nil {
+			return nil, fmt.Errorf("read history index: %w", err)
+		}
+		have[p] = k
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read history index: %w", err)
+	}
+	return have, nil
+}
+
+// staleDetail lists files with a session whose analysis is missing or was
+// made by another analyzer version.
+func (x *Index) staleDetail(ctx context.Context, providers []string, version int) (map[string]bool, error) {
+	stale := make(map[string]bool)
+	if len(providers) == 0 {
+		return stale, nil
+	}
+	q := `SELECT DISTINCT path FROM history_sessions WHERE (detail IS NULL OR detail_version != ?) AND provider IN (` + placeholders(len(providers)) + `)`
+	rows, err := x.st.R.QueryContext(ctx, q, append([]any{version}, anys(providers)...)...)
+	if err != nil {
+		return nil, fmt.Errorf("read history index: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, fmt.Errorf("read history index: %w", err)
+		}
+		stale[p] = true
+	}
+	return stale, rows.Err()
+}
+
+// parseAll parses jobs on a bounded pool of workers; the channel closes when
+// all are done or ctx ends.
+func (x *Index) parseAll(ctx context.Context, jobs []job, env transcript.Env, opts RefreshOptions) <-chan result {
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(jobs))
+	in := make(chan job)
+	out := make(chan result, workers*2)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for j := range in {
+				r := parseOne(ctx, j, env, opts.Analyzer)
+				select {
+				case out <- r:
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	go func() {
+		defer close(out)
+		defer wg.Wait()
+		defer close(in)
+		for _, j := range jobs {
+			select {
+			case in <- j:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer) (r result) {
+	r.job = j
+	defer func() {
+		// A parser bug must not take the index (or the daemon) down.
+		if p := recover(); p != nil {
+			r.sessions, r.err = nil, fmt.Errorf("parser panicked: %v", p)
+		}
+	}()
+	ts, err := j.src.Parse(ctx, env, j.file.Path, transcript.ParseOptions{SummaryOnly: an == nil})
+	if err != nil {
+		r.err = err
+		return r
+	}
+	for _, t := range ts {
+		if t == nil {
+			continue
+		}
+		s := t.Session
+		if s.Provider == "" {
+			s.Provider = j.src.Provider()
+		}
+		if s.Path == "" {
+			s.Path = j.file.Path
+		}
+		summary, err := json.Marshal(s)
+		if err != nil {
+			r.err = fmt.Errorf("encode summary: %w", err)
+			return r
+		}
+		rw := row{s: s, summary: summary}
+		if an != nil {
+			d, err := an.Analyze(t)
+			if err != nil {
+				r.err = fmt.Errorf("analyze: %w", err)
+				return r
+			}
+			rw.detail, rw.detailVersion = d, an.Version
+		}
+		r.sessions = append(r.sessions, rw)
+	}
+	return r
+}
+
+// writeBatch bounds how many files one write transaction holds, so readers
+// in other processes see progress and the WAL stays small.
+const writeBatch = 500
+
+func (x *Index) write(ctx context.Context, results <-chan result, gone []string, digests map[string]string, total int, progress func(int, int), st *RefreshStats) error {
+	var tx *sql.Tx
+	var stmts *writeStmts
+	inBatch := 0
+	commit := func() error {
+		if tx == nil {
+			return nil
+		}
+		stmts.close()
+		err := tx.Commit()
+		tx, stmts, inBatch = nil, nil, 0
+		if err != nil {
+			return fmt.Errorf("write history index: %w", err)
+		}
+		return nil
+	}
+	begin := func() error {
+		if tx != nil {
+			return nil
+		}
+		var err error
+		if tx, err = x.st.W.BeginTx(ctx, nil); err != nil {
+			return fmt.Errorf("write history index: %w", err)
+		}
+		// Statement journals go to temp files by default: thousands of
+		// small writes per batch otherwise.
+		if _, err = tx.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
+			tx.Rollback()
+			tx = nil
+			return fmt.Errorf("write history index: %w", err)
+		}
+		if stmts, err = prepare(ctx, tx); err != nil {
+			tx.Rollback()
+			tx = nil
+			return fmt.Errorf("write history index: %w", err)
+		}
+		return nil
+	}
+	fail := func(err error) error {
+		if tx != nil {
+			stmts.close()
+			tx.Rollback()
+		}
+		// Drain so the workers can finish.
+		for range results {
+		}
+		return err
+	}
+	done := 0
+	for r := range results {
+		done++
+		if progress != nil {
+			progress(done, total)
+		}
+		if r.err != nil {
+			// Keep the old digest so the next refresh retries the file.
+			delete(digests, r.job.src.Provider())
+			st.Failed++
+			st.Errors = append(st.Errors, fmt.Sprintf("parse %s: %v", r.job.file.Path, r.err))
+			continue
+		}
+		st.Parsed++
+		if err := begin(); err != nil {
+			return fail(err)
+		}
+		if err := stmts.put(ctx, r, x.version); err != nil {
+			return fail(fmt.Errorf("write history index: %w", err))
+		}
+		if inBatch++; inBatch >= writeBatch {
+			if err := commit(); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	if len(gone) > 0 {
+		if err := begin(); err != nil {
+			return fail(err)
+		}
+		for _, p := range gone {
+			if _, err := stmts.delFile.ExecContext(ctx, p); err != nil {
+				return fail(fmt.Errorf("write history index: %w", err))
+			}
+			st.Removed++
+		}
+	}
+	if len(digests) > 0 {
+		if err := begin(); err != nil {
+			return fail(err)
+		}
+		for prov, d := range digests {
+			if _, err := stmts.putDigest.ExecContext(ctx, prov, d); err != nil {
+				return fail(fmt.Errorf("write history index: %w", err))
+			}
+		}
+	}
+	return commit()
+}
+
+type writeStmts struct {
+	delSessions, upsertFile, insSession, delFile, putDigest *sql.Stmt
+}
+
+func prepare(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
+	var s writeStmts
+	var err error
+	for _, p := range []struct {
+		dst **sql.Stmt
+		q   string
+	}{
+		{&s.delSessions, `DELETE FROM history_sessions WHERE path = ?`},
+		{&s.upsertFile, `INSERT INTO history_files(path, provider, size, mtime_ns, version) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT(path) DO UPDATE SET provider = excluded.provider, size = excluded.size, mtime_ns = excluded.mtime_ns, version = excluded.version`},
+		{&s.insSession, `INSERT INTO history_sessions(path, ord, provider, native_id, title, cwd, model, started_ms, last_ms,
+			prompt_count, tool_call_count, search, summary, detail, detail_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.delFile, `DELETE FROM history_files WHERE path = ?`},
+		{&s.putDigest, `INSERT INTO history_digests(provider, digest) VALUES (?, ?)
+			ON CONFLICT(provider) DO UPDATE SET digest = excluded.digest`},
+	} {
+		if *p.dst, err = tx.PrepareContext(ctx, p.q); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	return &s, nil
+}
+
+func (s *writeStmts) close() {
+	for _, st := range []*sql.Stmt{s.delSessions, s.upsertFile, s.insSession, s.delFile, s.putDigest} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+func (s *writeStmts) put(ctx context.Context, r result, version string) error {
+	f := r.job.file
+	if _, err := s.delSessions.ExecContext(ctx, f.Path); err != nil {
+		return err
+	}
+	if _, err := s.upsertFile.ExecContext(ctx, f.Path, r.job.src.Provider(), f.Size, f.ModTime.UnixNano(), version); err != nil {
+		return err
+	}
+	for i, rw := range r.sessions {
+		ss := rw.s
+		var detail any
+		detailVersion := 0
+		if rw.detail != nil {
+			detail = string(rw.detail)
+			detailVersion = rw.detailVersion
+		}
+		if _, err := s.insSession.ExecContext(ctx, f.Path, i, ss.Provider, ss.ID, ss.Title, ss.CWD, ss.Model,
+			unixMS(ss.StartedAt), lastMS(ss), ss.PromptCount, ss.ToolCallCount, searchText(ss), string(rw.summary),
+			detail, detailVersion); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+func unixMS(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func lastMS(s transcript.Session) int64 {
+	if !s.EndedAt.IsZero() {
+		return s.EndedAt.UnixMilli()
+	}
+	return unixMS(s.StartedAt)
+}
+
+// searchText is what --search matches, lower-cased once at index time.
+func searchText(s transcript.Session) string {
+	return strings.ToLower(strings.Join([]string{s.Provider, s.ID, s.Title, s.FirstPrompt, s.CWD, s.Model}, "\n"))
+}
+
+func (x *Index) storedDigests(ctx context.Context) (map[string]string, error) {
+	rows, err := x.st.R.QueryContext(ctx, `SELECT provider, digest FROM history_digests`)
+	if err != nil {
+		return nil, fmt.Errorf("read history index: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var p, d string
+		if err := rows.Scan(&p, &d); err != nil {
+			return nil, fmt.Errorf("read history index: %w", err)
+		}
+		out[p] = d
+	}
+	return out, rows.Err()
+}
+
+// digest hashes a file listing independently of its order: two 64-bit
+// FNV-1a families combined by sum and by xor, plus the count.
+type digest struct {
+	sum, xor uint64
+	n        int
+}
+
+func (d *digest) add(f transcript.File, version string) {
+	h := fnv.New64a()
+	var buf [16]byte
+	binary.LittleEndian.PutUint64(buf[:8], uint64(f.Size))
+	binary.LittleEndian.PutUint64(buf[8:], uint64(f.ModTime.UnixNano()))
+	h.Write([]byte(f.Path))
+	h.Write([]byte{0})
+	h.Write(buf[:])
+	h.Write([]byte(version))
+	v := h.Sum64()
+	d.sum += v
+	d.xor ^= v*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
+	d.n++
+}
+
+func (d digest) String() string { return fmt.Sprintf("%016x%016x-%d", d.sum, d.xor, d.n) }

@@ -1,0 +1,172 @@
+package history
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// Query selects sessions from the index, newest first.
+type Query struct {
+	Provider string
+	// Search matches, case-insensitively, a substring of the provider, id,
+	// title, first prompt, cwd or model.
+	Search string
+	// Since keeps sessions whose last activity is at or after it.
+	Since time.Time
+	// Limit caps the result; 0 means no cap.
+	Limit int
+	// IncludeEmpty keeps sessions with neither prompts nor tool calls,
+	// which List otherwise leaves out (seed 002: a session is discoverable
+	// when it has prompts or tool calls).
+	IncludeEmpty bool
+}
+
+func (q Query) where() (string, []any) {
+	var conds []string
+	var args []any
+	if q.Provider != "" {
+		conds = append(conds, "provider = ?")
+		args = append(args, q.Provider)
+	}
+	if q.Search != "" {
+		conds = append(conds, "instr(search, ?) > 0")
+		args = append(args, strings.ToLower(q.Search))
+	}
+	if !q.Since.IsZero() {
+		conds = append(conds, "last_ms >= ?")
+		args = append(args, q.Since.UnixMilli())
+	}
+	if !q.IncludeEmpty {
+		conds = append(conds, "(prompt_count > 0 OR tool_call_count > 0)")
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// List returns the summaries q selects.
+func (x *Index) List(ctx context.Context, q Query) ([]transcript.Session, error) {
+	where, args := q.where()
+	sqlq := `SELECT summary FROM history_sessions` + where + ` ORDER BY last_ms DESC, path, ord`
+	if q.Limit > 0 {
+		sqlq += fmt.Sprintf(" LIMIT %d", q.Limit)
+	}
+	rows, err := x.st.R.QueryContext(ctx, sqlq, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query history: %w", err)
+	}
+	defer rows.Close()
+	var out []transcript.Session
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
+			return nil, fmt.Errorf("query history: %w", err)
+		}
+		var s transcript.Session
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("decode history summary: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// Analyzed is a session with its stored analysis (see Analyzer).
+type Analyzed struct {
+	Session transcript.Session
+	Detail  json.RawMessage // nil when never analysed
+}
+
+// ListAnalyzed is List with each session's analysis; run Refresh with the
+// same Analyzer first so that every analysis is present and current.
+func (x *Index) ListAnalyzed(ctx context.Context, q Query, version int) ([]Analyzed, error) {
+	where, args := q.where()
+	sqlq := `SELECT summary, CASE WHEN detail_version = ? THEN detail END FROM history_sessions` + where + ` ORDER BY last_ms DESC, path, ord`
+	if q.Limit > 0 {
+		sqlq += fmt.Sprintf(" LIMIT %d", q.Limit)
+	}
+	rows, err := x.st.R.QueryContext(ctx, sqlq, append([]any{version}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("query history: %w", err)
+	}
+	defer rows.Close()
+	var out []Analyzed
+	for rows.Next() {
+		var raw []byte
+		var detail *string
+		if err := rows.Scan(&raw, &detail); err != nil {
+			return nil, fmt.Errorf("query history: %w", err)
+		}
+		var a Analyzed
+		if err := json.Unmarshal(raw, &a.Session); err != nil {
+			return nil, fmt.Errorf("decode history summary: %w", err)
+		}
+		if detail != nil {
+			a.Detail = json.RawMessage(*detail)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// Count returns how many sessions q selects, ignoring its Limit.
+func (x *Index) Count(ctx context.Context, q Query) (int, error) {
+	where, args := q.where()
+	var n int
+	err := x.st.R.QueryRowContext(ctx, `SELECT count(*) FROM history_sessions`+where, args...).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("query history: %w", err)
+	}
+	return n, nil
+}
+
+// byID returns the sessions whose native id is id, or starts with it when
+// prefix is set, limited to provider when it is not empty.
+func (x *Index) byID(ctx context.Context, provider, id string, prefix bool) ([]transcript.Session, error) {
+	q := `SELECT summary FROM history_sessions WHERE `
+	var args []any
+	if prefix {
+		q += `substr(native_id, 1, ?) = ?`
+		args = append(args, len([]rune(id)), id)
+	} else {
+		q += `native_id = ?`
+		args = append(args, id)
+	}
+	if provider != "" {
+		q += ` AND provider = ?`
+		args = append(args, provider)
+	}
+	q += ` ORDER BY last_ms DESC, path, ord LIMIT 200`
+	return x.query(ctx, q, args...)
+}
+
+func (x *Index) byPath(ctx context.Context, path string) ([]transcript.Session, error) {
+	return x.query(ctx, `SELECT summary FROM history_sessions WHERE path = ? ORDER BY ord`, path)
+}
+
+func (x *Index) query(ctx context.Context, q string, args ...any) ([]transcript.Session, error) {
+	rows, err := x.st.R.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query history: %w", err)
+	}
+	defer rows.Close()
+	var out []transcript.Session
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
+			return nil, fmt.Errorf("query history: %w", err)
+		}
+		var s transcript.Session
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("decode history summary: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
