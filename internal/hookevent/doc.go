@@ -65,6 +65,9 @@
 //   - close a turn that ended without a terminal hook (Esc, a denied
 //     permission: Claude Code and Codex send no Stop then) as `interrupted`
 //     when the next prompt starts a new turn;
+//   - send `started` first when a hook names a turn it never saw start
+//     (hooks installed mid-turn), so that started precedes every waiting
+//     or terminal event of a run, and drop late hooks of earlier turns;
 //   - drop Claude Code's Notification(permission_prompt), which arrives about
 //     6 s after the PermissionRequest of the same approval (or after it was
 //     answered), when that PermissionRequest was already reported; without

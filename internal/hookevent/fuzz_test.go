@@ -46,7 +46,7 @@ func fuzzMapper(f *testing.F, provider, seedFile string) {
 			}
 			return
 		}
-		if len(res.Events) > 2 {
+		if len(res.Events) > 3 {
 			t.Fatalf("%d events", len(res.Events))
 		}
 		for _, e := range res.Events {

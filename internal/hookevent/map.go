@@ -201,219 +201,228 @@ func printableID(s string) bool {
 
 // apply runs the state rules shared by every provider.
 func apply(provider string, in intent, payload []byte, st *State, now time.Time) Result {
-	res := Result{Provider: provider, Hook: in.hook, Session: in.session}
-	at := in.at
-	if at.IsZero() {
-		at = now
+	a := applier{provider: provider, in: in, payload: payload, now: now}
+	a.res = Result{Provider: provider, Hook: in.hook, Session: in.session}
+	a.at = in.at
+	if a.at.IsZero() {
+		a.at = now
 	}
-	at = at.UTC()
-	// cur is the state of this session, nil when there is none to consult.
-	var cur *State
+	a.at = a.at.UTC()
+	a.msg = cleanMessage(in.message)
 	if st != nil && in.session != "" {
+		// cur is a copy: Map never changes the caller's state.
 		if st.Session == in.session {
 			c := *st
-			cur = &c
+			a.cur = &c
 		} else {
-			cur = &State{Session: in.session}
+			a.cur = &State{Session: in.session}
 		}
 	}
-	msg := cleanMessage(in.message)
-	emit := func(run string, kind proto.EventKind) {
-		res.Events = append(res.Events, Mapped{
-			ID:         eventID(run, in.hook, string(kind), payload),
-			RunID:      run,
-			SessionID:  in.session,
-			Kind:       kind,
-			OccurredAt: at,
-			Message:    msg,
-			HookName:   in.hook,
-		})
-	}
-	ignore := func(why string) Result {
-		res.Ignored = why
-		res.Events = nil
-		return res
-	}
-	if cur != nil && cur.Child && in.act != actSessionEnd {
-		return ignore("sub-agent session")
-	}
-	// run resolves the run a mid-turn hook belongs to.
-	run := func() string {
-		if in.turnKey != "" {
-			return TurnRunID(provider, in.turnKey)
-		}
-		if cur != nil && cur.Run != "" {
-			return cur.Run
-		}
-		if in.prompt != "" {
-			return TurnRunID(provider, in.session+"\x00prompt\x00"+in.prompt)
-		}
-		return TurnRunID(provider, in.session+"\x00session")
-	}
-	same := func(r string) bool { return cur != nil && cur.Run == r }
+	return a.apply()
+}
 
+// applier holds one application of the state rules.
+type applier struct {
+	provider string
+	in       intent
+	payload  []byte
+	now, at  time.Time
+	msg      string
+	cur      *State // the session's state; nil when none can be kept
+	res      Result
+}
+
+func (a *applier) ignore(why string) Result {
+	a.res.Ignored = why
+	a.res.Events = nil
+	a.res.State = nil
+	return a.res
+}
+
+func (a *applier) add(id, run string, kind proto.EventKind, msg string) {
+	a.res.Events = append(a.res.Events, Mapped{
+		ID:         id,
+		RunID:      run,
+		SessionID:  a.in.session,
+		Kind:       kind,
+		OccurredAt: a.at,
+		Message:    msg,
+		HookName:   a.in.hook,
+	})
+}
+
+// emit adds the event the hook itself stands for.
+func (a *applier) emit(run string, kind proto.EventKind) {
+	a.add(eventID(run, a.in.hook, string(kind), a.payload), run, kind, a.msg)
+}
+
+// same reports whether run is the session's current run.
+func (a *applier) same(run string) bool { return a.cur != nil && a.cur.Run == run }
+
+// run resolves the run a mid-turn hook belongs to.
+func (a *applier) run() string {
+	switch {
+	case a.in.turnKey != "":
+		return TurnRunID(a.provider, a.in.turnKey)
+	case a.cur != nil && a.cur.Run != "":
+		return a.cur.Run
+	case a.in.prompt != "":
+		return TurnRunID(a.provider, a.in.session+"\x00prompt\x00"+a.in.prompt)
+	}
+	return TurnRunID(a.provider, a.in.session+"\x00session")
+}
+
+// startTurn makes run the session's current run: it closes a previous turn
+// left open (Esc, a denied permission: no terminal hook fires) as
+// interrupted, then emits started. startedID is the id of the started event.
+func (a *applier) startTurn(run, startedID, startedMsg string) {
+	if a.cur != nil && a.cur.Open && a.cur.Run != "" {
+		a.add(supersededEventID(a.cur.Run), a.cur.Run, proto.KindInterrupted, supersededMsg)
+	}
+	a.add(startedID, run, proto.KindStarted, startedMsg)
+	if a.cur != nil {
+		recent := a.cur.Recent
+		if a.cur.Run != "" {
+			recent = append(slices.Clone(recent), a.cur.Run)
+			if len(recent) > maxRecent {
+				recent = recent[len(recent)-maxRecent:]
+			}
+		}
+		a.cur = &State{Session: a.in.session, Run: run, Open: true, Last: proto.KindStarted, Recent: recent}
+		a.res.State = a.cur
+	}
+}
+
+func (a *applier) apply() Result {
+	in, cur := a.in, a.cur
+	if cur != nil && cur.Child && in.act != actSessionEnd {
+		return a.ignore("sub-agent session")
+	}
 	switch in.act {
 	case actIgnore:
-		return ignore(in.why)
+		return a.ignore(in.why)
 
 	case actChildSession:
-		if cur == nil {
-			return ignore("sub-agent session")
+		res := a.ignore("sub-agent session")
+		if cur != nil {
+			res.State = &State{Session: in.session, Child: true}
 		}
-		res.State = &State{Session: in.session, Child: true}
-		return ignore("sub-agent session")
+		return res
 
 	case actSessionEnd:
-		res.Drop = cur != nil
+		a.res.Drop = cur != nil
 		if cur == nil || !cur.Open || cur.Run == "" {
-			return ignore("session ended with no open run")
+			return a.ignore("session ended with no open run")
 		}
-		if msg == "" {
-			msg = "session ended"
+		if a.msg == "" {
+			a.msg = "session ended"
 		}
-		emit(cur.Run, proto.KindInterrupted)
-		return res
-
-	case actTurnStart:
-		var newRun string
-		switch {
-		case in.turnKey != "":
-			newRun = TurnRunID(provider, in.turnKey)
-		case cur != nil:
-			// No turn id: the payload's own time (or ours) keeps two equal
-			// prompts of one session apart; later hooks read the run back
-			// from the state.
-			stamp := in.stamp
-			if stamp == "" {
-				stamp = now.UTC().Format(time.RFC3339Nano)
-			}
-			newRun = TurnRunID(provider, in.session+"\x00turn\x00"+stamp+"\x00"+in.prompt)
-		default:
-			newRun = TurnRunID(provider, in.session+"\x00prompt\x00"+in.prompt)
-		}
-		if same(newRun) {
-			return ignore("turn already started")
-		}
-		if cur != nil && slices.Contains(cur.Recent, newRun) {
-			// OpenCode re-sends a user message's update after its turn ended.
-			return ignore("turn already seen")
-		}
-		if cur != nil && cur.Open && cur.Run != "" {
-			// The previous turn ended without a terminal hook: Esc, a denied
-			// permission, or a crash of the turn. Close it first.
-			res.Events = append(res.Events, Mapped{
-				ID:         supersededEventID(cur.Run),
-				RunID:      cur.Run,
-				SessionID:  in.session,
-				Kind:       proto.KindInterrupted,
-				OccurredAt: at,
-				Message:    supersededMsg,
-				HookName:   in.hook,
-			})
-		}
-		emit(newRun, proto.KindStarted)
-		if cur != nil {
-			recent := cur.Recent
-			if cur.Run != "" {
-				recent = append(slices.Clone(recent), cur.Run)
-				if len(recent) > maxRecent {
-					recent = recent[len(recent)-maxRecent:]
-				}
-			}
-			res.State = &State{Session: in.session, Run: newRun, Open: true, Last: proto.KindStarted, Recent: recent}
-		}
-		return res
+		a.emit(cur.Run, proto.KindInterrupted)
+		return a.res
 
 	case actBusy:
 		if cur != nil && (!cur.Open || cur.Run == "") {
 			// OpenCode names no turn when it gets busy; with no turn open
 			// this is a new prompt (the plugin may not forward the user
 			// message), keyed by the time it was seen.
-			in.act = actTurnStart
-			return apply(provider, in, payload, st, now)
+			a.in.act = actTurnStart
+		} else {
+			a.in.act = actRunning
 		}
-		in.act = actRunning
-		return apply(provider, in, payload, st, now)
+		return a.apply()
 
+	case actTurnStart:
+		var run string
+		switch {
+		case in.turnKey != "":
+			run = TurnRunID(a.provider, in.turnKey)
+		case cur != nil:
+			// No turn id: the payload's own time (or ours) keeps two equal
+			// prompts of one session apart; later hooks read the run back
+			// from the state.
+			stamp := in.stamp
+			if stamp == "" {
+				stamp = a.now.UTC().Format(time.RFC3339Nano)
+			}
+			run = TurnRunID(a.provider, in.session+"\x00turn\x00"+stamp+"\x00"+in.prompt)
+		default:
+			run = TurnRunID(a.provider, in.session+"\x00prompt\x00"+in.prompt)
+		}
+		if a.same(run) {
+			return a.ignore("turn already started")
+		}
+		if cur != nil && slices.Contains(cur.Recent, run) {
+			// OpenCode re-sends a user message's update after its turn ended.
+			return a.ignore("turn already seen")
+		}
+		a.startTurn(run, eventID(run, in.hook, string(proto.KindStarted), a.payload), a.msg)
+		return a.res
+	}
+
+	// Everything else happens within a run.
+	r := a.run()
+	if in.subagent && !(in.act == actRunning && a.same(r) && cur.Approval) {
+		return a.ignore("sub-agent event")
+	}
+	if in.turnKey == "" && (cur == nil || cur.Run == "") && a.provider == OpenCode &&
+		in.act != actApproval && in.act != actInput {
+		// OpenCode's session.idle/error name no turn; without a known
+		// turn they are the echo of one we never saw start.
+		return a.ignore("no turn in progress")
+	}
+	if in.turnKey != "" && cur != nil && !a.same(r) {
+		if slices.Contains(cur.Recent, r) {
+			return a.ignore("event of an earlier turn")
+		}
+		// A turn whose start we never saw (the hooks were installed, or
+		// the state lost, mid-turn): start it, so that started comes first.
+		a.startTurn(r, nameUUID("implicit-start\x00"+r), "")
+		cur = a.cur
+	}
+	if a.same(r) && !cur.Open {
+		return a.ignore("run already ended")
+	}
+	var kind proto.EventKind
+	switch in.act {
 	case actRunning:
-		r := run()
-		if in.subagent && !(same(r) && cur.Approval) {
-			return ignore("sub-agent event")
+		if a.same(r) && (cur.Last == proto.KindStarted || cur.Last == proto.KindRunning) && len(a.res.Events) == 0 {
+			return a.ignore("run already running")
 		}
-		if same(r) {
-			if !cur.Open {
-				return ignore("run already ended")
-			}
-			if cur.Last == proto.KindStarted || cur.Last == proto.KindRunning {
-				return ignore("run already running")
-			}
+		if a.same(r) && (cur.Last == proto.KindStarted || cur.Last == proto.KindRunning) {
+			return a.res // the implicit start says it all
 		}
-		emit(r, proto.KindRunning)
-		if same(r) {
-			cur.Last, cur.Approval = proto.KindRunning, false
-			res.State = cur
-		}
-		return res
-
+		kind = proto.KindRunning
 	case actApproval, actApprovalEcho:
-		r := run()
-		if same(r) {
-			if !cur.Open {
-				return ignore("run already ended")
-			}
-			if in.act == actApprovalEcho && cur.ApprovalSeen {
-				return ignore("approval already reported by PermissionRequest")
-			}
+		if in.act == actApprovalEcho && a.same(r) && cur.ApprovalSeen {
+			return a.ignore("approval already reported by PermissionRequest")
 		}
-		emit(r, proto.KindApprovalRequested)
-		if same(r) {
-			cur.Last, cur.Approval = proto.KindApprovalRequested, true
+		kind = proto.KindApprovalRequested
+	case actInput:
+		kind = proto.KindInputRequested
+	case actSucceeded:
+		kind = proto.KindSucceeded
+	case actFailed:
+		kind = proto.KindFailed
+	case actInterrupted:
+		kind = proto.KindInterrupted
+	default:
+		return a.ignore("unmapped")
+	}
+	a.emit(r, kind)
+	if a.same(r) {
+		cur.Last = kind
+		switch kind {
+		case proto.KindRunning:
+			cur.Approval = false
+		case proto.KindApprovalRequested:
+			cur.Approval = true
 			if in.act == actApproval {
 				cur.ApprovalSeen = true
 			}
-			res.State = cur
+		case proto.KindSucceeded, proto.KindFailed, proto.KindInterrupted:
+			cur.Open, cur.Approval = false, false
 		}
-		return res
-
-	case actInput:
-		r := run()
-		if in.subagent {
-			return ignore("sub-agent event")
-		}
-		if same(r) && !cur.Open {
-			return ignore("run already ended")
-		}
-		emit(r, proto.KindInputRequested)
-		if same(r) {
-			cur.Last = proto.KindInputRequested
-			res.State = cur
-		}
-		return res
-
-	case actSucceeded, actFailed, actInterrupted:
-		if in.subagent {
-			return ignore("sub-agent event")
-		}
-		kind := map[action]proto.EventKind{
-			actSucceeded:   proto.KindSucceeded,
-			actFailed:      proto.KindFailed,
-			actInterrupted: proto.KindInterrupted,
-		}[in.act]
-		r := run()
-		if same(r) && !cur.Open {
-			return ignore("run already ended")
-		}
-		if in.turnKey == "" && (cur == nil || cur.Run == "") && provider == OpenCode {
-			// OpenCode's session.idle/error name no turn; without a known
-			// turn they are the echo of one we never saw start.
-			return ignore("no turn in progress")
-		}
-		emit(r, kind)
-		if same(r) {
-			cur.Open, cur.Last, cur.Approval = false, kind, false
-			res.State = cur
-		}
-		return res
+		a.res.State = cur
 	}
-	return ignore("unmapped")
+	return a.res
 }

@@ -129,6 +129,21 @@ func TestMapClaude(t *testing.T) {
 			},
 		},
 		{
+			name: "hooks that join a turn mid-way start it first", stateful: true,
+			steps: []step{
+				{`{` + sess + `,"prompt_id":"p1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`, []string{"started A"}},
+				{`{` + sess + `,"prompt_id":"p1","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"rm x"}}`, []string{"approval-requested A Bash: rm x"}},
+				// A prompt whose UserPromptSubmit was missed: the open turn is closed, the new one started.
+				{`{` + sess + `,"prompt_id":"p2","hook_event_name":"Stop","last_assistant_message":"done"}`, []string{
+					"interrupted A " + supersededMsg,
+					"started B",
+					"succeeded B done",
+				}},
+				// A late hook of the first turn changes nothing.
+				{`{` + sess + `,"prompt_id":"p1","hook_event_name":"Notification","notification_type":"permission_prompt","message":"Claude needs your permission"}`, nil},
+			},
+		},
+		{
 			name: "sub-agents: ignored, except approvals and the work that resumes after them", stateful: true,
 			steps: []step{
 				{`{` + sess + `,"prompt_id":"p1","hook_event_name":"UserPromptSubmit","prompt":"x"}`, []string{"started A x"}},

@@ -144,6 +144,8 @@ func invoke(t *testing.T, args []string, payload string, getenv func(string) str
 	return invocation{out.String(), errOut.String(), code}
 }
 
+const claudePrompt = `{"session_id":"22222222-2222-4333-8444-555555555555","transcript_path":"/h/.claude/projects/-SCRATCH-repo-claude/22222222-2222-4333-8444-555555555555.jsonl","cwd":"/SCRATCH/repo-claude","prompt_id":"6cae53c4-9b30-4ee5-959a-61260a39c5f9","permission_mode":"default","hook_event_name":"UserPromptSubmit","prompt":"please write a file"}`
+
 const claudePermission = `{"session_id":"22222222-2222-4333-8444-555555555555","transcript_path":"/h/.claude/projects/-SCRATCH-repo-claude/22222222-2222-4333-8444-555555555555.jsonl","cwd":"/SCRATCH/repo-claude","prompt_id":"6cae53c4-9b30-4ee5-959a-61260a39c5f9","permission_mode":"default","effort":{"level":"medium"},"hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"touch fake-created.txt && echo done","description":"Run a command"},"permission_suggestions":[{"type":"addDirectories","directories":["/tmp"],"destination":"session"}]}`
 
 func TestRunSendsTheExactEnvelope(t *testing.T) {
@@ -153,23 +155,31 @@ func TestRunSendsTheExactEnvelope(t *testing.T) {
 	if got.code != 0 || got.stdout != "" || got.stderr != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want 0 and nothing", got.code, got.stdout, got.stderr)
 	}
+	// The helper never saw this turn start, so it reports the start first.
 	reqs := srv.requests()
-	if len(reqs) != 1 {
-		t.Fatalf("got %d requests, want 1", len(reqs))
+	if len(reqs) != 2 {
+		t.Fatalf("got %d requests, want 2", len(reqs))
 	}
 	run := TurnRunID(Claude, "6cae53c4-9b30-4ee5-959a-61260a39c5f9")
+	wantStart := `{"schemaVersion":1,"capability":"cap-0123456789abcdef0123456789abcdef","event":{` +
+		`"schemaVersion":1,"id":{"rawValue":"` + nameUUID("implicit-start\x00"+run) + `"},"runID":{"rawValue":"` + run + `"},` +
+		`"sessionID":"22222222-2222-4333-8444-555555555555","surfaceID":{"rawValue":"surface-1"},` +
+		`"provider":"claude","kind":"started","occurredAt":"2026-11-30T10:50:41Z","hookName":"PermissionRequest"}}` + "\n"
+	if diff := cmp.Diff(wantStart, string(reqs[0])); diff != "" {
+		t.Errorf("implicit start envelope (-want +got):\n%s", diff)
+	}
 	id := eventID(run, "PermissionRequest", "approval-requested", []byte(claudePermission))
 	want := `{"schemaVersion":1,"capability":"cap-0123456789abcdef0123456789abcdef","event":{` +
 		`"schemaVersion":1,"id":{"rawValue":"` + id + `"},"runID":{"rawValue":"` + run + `"},` +
 		`"sessionID":"22222222-2222-4333-8444-555555555555","surfaceID":{"rawValue":"surface-1"},` +
 		`"provider":"claude","kind":"approval-requested","occurredAt":"2026-11-30T10:50:41Z",` +
 		`"message":"Bash: touch fake-created.txt \u0026\u0026 echo done","hookName":"PermissionRequest"}}` + "\n"
-	if diff := cmp.Diff(want, string(reqs[0])); diff != "" {
+	if diff := cmp.Diff(want, string(reqs[1])); diff != "" {
 		t.Errorf("envelope (-want +got):\n%s", diff)
 	}
 	// Every field of DESIGN §4 is present under its wire name.
 	var generic map[string]any
-	if err := json.Unmarshal(reqs[0], &generic); err != nil {
+	if err := json.Unmarshal(reqs[1], &generic); err != nil {
 		t.Fatal(err)
 	}
 	ev := generic["event"].(map[string]any)
@@ -274,12 +284,12 @@ func TestRunQuietCases(t *testing.T) {
 			env:     paneEnvFor,
 		},
 		{
-			name: "a mapped hook is sent, silently", args: []string{"claude"}, payload: claudePermission,
+			name: "a mapped hook is sent, silently", args: []string{"claude"}, payload: claudePrompt,
 			env: paneEnvFor, wantSent: 1,
 		},
 		{
 			name: "the installer's trailing marker and unknown flags are ignored", args: []string{"--verbose", "claude", "#", "muster-hooks:v1"},
-			payload: claudePermission, env: paneEnvFor, wantSent: 1,
+			payload: claudePrompt, env: paneEnvFor, wantSent: 1,
 		},
 	}
 	for _, tt := range tests {
@@ -426,15 +436,19 @@ func TestRunRetriesConnectWithTheSameEvent(t *testing.T) {
 		}
 		return orig(socket, timeout)
 	}
-	got := invoke(t, []string{"claude"}, claudePermission, paneEnv(srv.path))
+	got := invoke(t, []string{"claude"}, claudePrompt, paneEnv(srv.path))
 	if got.code != 0 || got.stderr != "" {
 		t.Fatalf("exit %d stderr %q", got.code, got.stderr)
 	}
 	if calls != 2 || len(srv.requests()) != 1 {
 		t.Fatalf("%d dials and %d requests, want 2 and 1", calls, len(srv.requests()))
 	}
-	// A provider re-running the hook with the same payload sends the same id.
-	invoke(t, []string{"claude"}, claudePermission, paneEnv(srv.path, EnvDebug, "1"))
+	// A provider re-running the hook with the same payload sends the same
+	// id (when the state does not already drop it as a repeat).
+	if err := os.RemoveAll(StateDir(srv.path)); err != nil {
+		t.Fatal(err)
+	}
+	invoke(t, []string{"claude"}, claudePrompt, paneEnv(srv.path))
 	envs := srv.envelopes(t)
 	if len(envs) != 2 || envs[0].Event.ID != envs[1].Event.ID {
 		t.Fatalf("ids of the two sends differ: %+v", envs)
@@ -446,14 +460,16 @@ func TestRunRedactsTheCapability(t *testing.T) {
 	payload := `{"session_id":"s","prompt_id":"p","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":"echo cap-0123456789abcdef0123456789abcdef"}}`
 	invoke(t, []string{"claude"}, payload, paneEnv(srv.path))
 	reqs := srv.requests()
-	if len(reqs) != 1 {
-		t.Fatalf("%d requests", len(reqs))
+	if len(reqs) == 0 {
+		t.Fatal("nothing sent")
 	}
-	if n := strings.Count(string(reqs[0]), "cap-0123456789abcdef0123456789abcdef"); n != 1 {
-		t.Errorf("capability appears %d times in %s, want only in its field", n, reqs[0])
+	for _, r := range reqs {
+		if n := strings.Count(string(r), "cap-0123456789abcdef0123456789abcdef"); n != 1 {
+			t.Errorf("capability appears %d times in %s, want only in its field", n, r)
+		}
 	}
-	if !strings.Contains(string(reqs[0]), `"message":"Bash: echo [redacted]"`) {
-		t.Errorf("message not redacted: %s", reqs[0])
+	if last := reqs[len(reqs)-1]; !strings.Contains(string(last), `"message":"Bash: echo [redacted]"`) {
+		t.Errorf("message not redacted: %s", last)
 	}
 }
 
