@@ -26,7 +26,7 @@
 //   - OSC 777;notify;title;body: KindNotify; the body may contain ';'. Other
 //     777 extensions are stripped and ignored.
 //   - OSC 99 (kitty): KindNotify once the chunks of an id are complete (i=,
-//     d=0 until d=1, p=title|body, e=1 for base64), at most maxNoteBytes per
+//     d=0 until d=1, p=title|body, e=1 for base64), at most 16 KiB per
 //     id. p=close is stripped; p=? queries pass through.
 //   - OSC 133 and 633 A, B, C, D: KindPrompt, with the exit code of D masked
 //     to 0..255 and err= taking precedence.

@@ -41,7 +41,7 @@ const (
 // OSC sequences it interprets. It is a byte-level state machine: a stream
 // may be split anywhere between calls to Feed and gives the same output and
 // signals. Its memory is bounded by MaxOSC plus the pending kitty
-// notifications (maxNotes × maxNoteBytes). A Scanner is not safe for
+// notifications (8 ids of at most 16 KiB). A Scanner is not safe for
 // concurrent use; each pane owns one.
 type Scanner struct {
 	st   state
