@@ -1,0 +1,277 @@
+package stats
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/musterhq/muster/internal/history"
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// Grouping keys for Compute.
+const (
+	ByNone     = ""
+	ByDay      = "day"
+	ByProvider = "provider"
+	ByModel    = "model"
+)
+
+// Group is the analytics of a set of sessions. JSON keys are stable.
+type Group struct {
+	Key          string         `json:"key,omitempty"`
+	Sessions     int            `json:"sessions"`
+	Prompts      int            `json:"prompts"`
+	ToolCalls    int            `json:"tool_calls"`
+	Tools        map[string]int `json:"tools"`
+	ToolErrors   int            `json:"tool_errors"`
+	FilesEdited  int            `json:"files_edited"`
+	LinesAdded   int            `json:"lines_added"`
+	LinesRemoved int            `json:"lines_removed"`
+	DurationMS   int64          `json:"duration_ms"`
+	Tokens       TokenCounts    `json:"tokens"`
+	// CostUSD is approximate: provider-recorded costs where a format has
+	// them, else the built-in price table; unpriced usage is left out and
+	// listed in UnpricedModels.
+	CostUSD        float64  `json:"cost_usd"`
+	UnpricedModels []string `json:"unpriced_models,omitempty"`
+	UnpricedTokens int64    `json:"unpriced_tokens,omitempty"`
+
+	files map[string]bool
+}
+
+// TokenCounts mirrors transcript.Usage with a total.
+type TokenCounts struct {
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cache_read"`
+	CacheWrite int64 `json:"cache_write"`
+	Reasoning  int64 `json:"reasoning"`
+	Total      int64 `json:"total"`
+}
+
+func (t *TokenCounts) add(u transcript.Usage) {
+	t.Input += u.Input
+	t.Output += u.Output
+	t.CacheRead += u.CacheRead
+	t.CacheWrite += u.CacheWrite
+	t.Reasoning += u.Reasoning
+	t.Total += u.Total()
+}
+
+// FileStat is one edited file in a report.
+type FileStat struct {
+	Path string `json:"path"`
+	FileChange
+}
+
+// Report is the output of Compute.
+type Report struct {
+	By     string  `json:"by,omitempty"`
+	Total  Group   `json:"total"`
+	Groups []Group `json:"groups,omitempty"`
+	// Files are the most edited files overall (by lines changed), at most
+	// TopFiles of them.
+	Files []FileStat `json:"files,omitempty"`
+	// Unanalyzed counts sessions whose transcript could not be read in
+	// full; they contribute summary counts only.
+	Unanalyzed int `json:"unanalyzed,omitempty"`
+}
+
+// TopFiles bounds Report.Files.
+const TopFiles = 20
+
+// Compute aggregates sessions, grouped by by (ByNone, ByDay, ByProvider or
+// ByModel). Days are calendar days in loc of each session's start.
+func Compute(sessions []history.Analyzed, by string, loc *time.Location) (Report, error) {
+	switch by {
+	case ByNone, ByDay, ByProvider, ByModel:
+	default:
+		return Report{}, fmt.Errorf("group by %q: want day, provider or model", by)
+	}
+	if loc == nil {
+		loc = time.Local
+	}
+	r := Report{By: by}
+	total := newGroup("")
+	groups := map[string]*Group{}
+	group := func(k string) *Group {
+		g := groups[k]
+		if g == nil {
+			g = newGroup(k)
+			groups[k] = g
+		}
+		return g
+	}
+	allFiles := map[string]FileChange{}
+	for _, a := range sessions {
+		s := a.Session
+		var d Detail
+		analyzed := a.Detail != nil && json.Unmarshal(a.Detail, &d) == nil
+		if !analyzed {
+			r.Unanalyzed++
+		}
+		for p, fc := range d.Files {
+			f := allFiles[p]
+			f.Edits += fc.Edits
+			f.Added += fc.Added
+			f.Removed += fc.Removed
+			allFiles[p] = f
+		}
+		var key string
+		switch by {
+		case ByDay:
+			key = "unknown"
+			if !s.StartedAt.IsZero() {
+				key = s.StartedAt.In(loc).Format(time.DateOnly)
+			}
+		case ByProvider:
+			key = s.Provider
+		case ByModel:
+			key = modelKey(s.Model)
+		}
+		targets := []*Group{total}
+		if by != ByNone {
+			targets = append(targets, group(key))
+		}
+		for _, g := range targets {
+			g.addActivity(s, d, analyzed)
+		}
+		// Tokens and cost: split by model when grouping by model.
+		for _, mu := range usageByModel(s) {
+			tg := []*Group{total}
+			switch by {
+			case ByModel:
+				tg = append(tg, group(modelKey(mu.model)))
+			case ByNone:
+			default:
+				tg = append(tg, group(key))
+			}
+			for _, g := range tg {
+				g.addUsage(mu.model, mu.usage, s.CostUSD > 0)
+			}
+		}
+		if s.CostUSD > 0 {
+			// A provider-recorded cost replaces the table for the session.
+			costKey := key
+			if by == ByModel {
+				costKey = modelKey(s.Model)
+			}
+			total.CostUSD += s.CostUSD
+			if by != ByNone {
+				group(costKey).CostUSD += s.CostUSD
+			}
+		}
+	}
+	r.Total = *total.finish()
+	for _, k := range slices.Sorted(maps.Keys(groups)) {
+		r.Groups = append(r.Groups, *groups[k].finish())
+	}
+	for p, fc := range allFiles {
+		r.Files = append(r.Files, FileStat{p, fc})
+	}
+	sort.Slice(r.Files, func(i, j int) bool {
+		a, b := r.Files[i], r.Files[j]
+		if a.Added+a.Removed != b.Added+b.Removed {
+			return a.Added+a.Removed > b.Added+b.Removed
+		}
+		return a.Path < b.Path
+	})
+	if len(r.Files) > TopFiles {
+		r.Files = r.Files[:TopFiles]
+	}
+	return r, nil
+}
+
+func newGroup(k string) *Group {
+	return &Group{Key: k, Tools: map[string]int{}, files: map[string]bool{}}
+}
+
+func modelKey(m string) string {
+	if m == "" {
+		return "unknown"
+	}
+	return m
+}
+
+func (g *Group) addActivity(s transcript.Session, d Detail, analyzed bool) {
+	g.Sessions++
+	g.Prompts += s.PromptCount
+	if analyzed {
+		for name, n := range d.Tools {
+			g.Tools[name] += n
+			g.ToolCalls += n
+		}
+	} else {
+		g.ToolCalls += s.ToolCallCount
+	}
+	g.ToolErrors += d.ToolErrors
+	for p, fc := range d.Files {
+		g.files[p] = true
+		g.LinesAdded += fc.Added
+		g.LinesRemoved += fc.Removed
+	}
+	if !s.StartedAt.IsZero() && s.EndedAt.After(s.StartedAt) {
+		g.DurationMS += s.EndedAt.Sub(s.StartedAt).Milliseconds()
+	}
+}
+
+func (g *Group) addUsage(model string, u transcript.Usage, recordedCost bool) {
+	g.Tokens.add(u)
+	if recordedCost {
+		return
+	}
+	if c, ok := Cost(model, u); ok {
+		g.CostUSD += c
+		return
+	}
+	if u.Total() > 0 {
+		g.UnpricedTokens += u.Total()
+		name := modelKey(model)
+		if !slices.Contains(g.UnpricedModels, name) {
+			g.UnpricedModels = append(g.UnpricedModels, name)
+		}
+	}
+}
+
+func (g *Group) finish() *Group {
+	g.FilesEdited = len(g.files)
+	slices.Sort(g.UnpricedModels)
+	return g
+}
+
+type modelUsage struct {
+	model string
+	usage transcript.Usage
+}
+
+// usageByModel splits a session's usage per model; usage the split does not
+// cover goes to the session's main model.
+func usageByModel(s transcript.Session) []modelUsage {
+	if s.Usage == nil && len(s.UsageByModel) == 0 {
+		return nil
+	}
+	var out []modelUsage
+	var covered transcript.Usage
+	for _, m := range slices.Sorted(maps.Keys(s.UsageByModel)) {
+		u := s.UsageByModel[m]
+		out = append(out, modelUsage{m, u})
+		covered.Add(u)
+	}
+	if s.Usage != nil {
+		rest := transcript.Usage{
+			Input:      max(s.Usage.Input-covered.Input, 0),
+			Output:     max(s.Usage.Output-covered.Output, 0),
+			CacheRead:  max(s.Usage.CacheRead-covered.CacheRead, 0),
+			CacheWrite: max(s.Usage.CacheWrite-covered.CacheWrite, 0),
+			Reasoning:  max(s.Usage.Reasoning-covered.Reasoning, 0),
+		}
+		if rest.Total() > 0 || rest.Reasoning > 0 {
+			out = append(out, modelUsage{s.Model, rest})
+		}
+	}
+	return out
+}

@@ -1,0 +1,161 @@
+package stats
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/musterhq/muster/internal/history"
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+func use(tool, id string, input any) transcript.Item {
+	raw, _ := json.Marshal(input)
+	return transcript.Item{Kind: transcript.ToolUse, Tool: tool, CallID: id, Input: raw}
+}
+
+func result(id string, isErr bool) transcript.Item {
+	return transcript.Item{Kind: transcript.ToolResult, CallID: id, IsError: isErr}
+}
+
+func TestAnalyze(t *testing.T) {
+	tr := &transcript.Transcript{Session: transcript.Session{CWD: "/src/app"}, Items: []transcript.Item{
+		{Kind: transcript.UserPrompt, Text: "go"},
+		use("Edit", "1", map[string]string{"file_path": "/src/app/a.go", "old_string": "a\nb\nc", "new_string": "a\nB\nc\nd"}),
+		result("1", false),
+		use("Edit", "2", map[string]string{"file_path": "/src/app/a.go", "old_string": "zzz", "new_string": "yyy"}),
+		result("2", true), // old string not found: no edit
+		use("MultiEdit", "3", map[string]any{"file_path": "/src/app/b.go", "edits": []map[string]string{
+			{"old_string": "x", "new_string": "x1\nx2"}, {"old_string": "y\nz", "new_string": ""}}}),
+		use("Write", "4", map[string]string{"file_path": "/src/app/new.txt", "content": "1\n2\n3\n"}),
+		use("ApplyPatch", "5", map[string]string{"patch": "*** Begin Patch\n*** Update File: c.py\n@@\n-old\n+new\n+more\n*** Add File: d/e.md\n+# hi\n*** End Patch"}),
+		use("Bash", "6", map[string]string{"command": "ls"}),
+		result("6", true),
+		{Kind: transcript.ToolUse, RawTool: "memory_search", CallID: "7"},
+	}}
+	got := Analyze(tr)
+	want := Detail{
+		Tools:      map[string]int{"Edit": 2, "MultiEdit": 1, "Write": 1, "ApplyPatch": 1, "Bash": 1, "memory_search": 1},
+		ToolErrors: 2,
+		Files: map[string]FileChange{
+			"/src/app/a.go":    {Edits: 1, Added: 2, Removed: 1},
+			"/src/app/b.go":    {Edits: 1, Added: 2, Removed: 3},
+			"/src/app/new.txt": {Edits: 1, Added: 3},
+			"/src/app/c.py":    {Edits: 1, Added: 2, Removed: 1},
+			"/src/app/d/e.md":  {Edits: 1, Added: 1},
+		},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Analyze (-want +got):\n%s", diff)
+	}
+}
+
+func TestNormalizeAndCost(t *testing.T) {
+	tests := []struct {
+		model string
+		key   string
+		u     transcript.Usage
+		cost  float64
+		ok    bool
+	}{
+		{"claude-sonnet-4-20250514", "claude-sonnet-4", transcript.Usage{Input: 1_000_000, Output: 1_000_000, CacheRead: 1_000_000, CacheWrite: 1_000_000}, 3 + 15 + 0.30 + 3.75, true},
+		{"claude-opus-4-5-20251101", "claude-opus-4-5", transcript.Usage{Input: 2000, Output: 1000}, (2000*5 + 1000*25) / 1e6, true},
+		{"anthropic/claude-haiku-4-5[1m]", "claude-haiku-4-5", transcript.Usage{Output: 500_000}, 2.5, true},
+		{"gpt-5", "gpt-5", transcript.Usage{Input: 1_000_000, CacheRead: 1_000_000, Output: 100_000, Reasoning: 50_000}, 1.25 + 0.125 + 1.0, true},
+		{"Gemini-2.5-Pro", "gemini-2.5-pro", transcript.Usage{Input: 1_000_000}, 1.25, true},
+		{"claude-opus-5-5", "claude-opus-5-5", transcript.Usage{Input: 10}, 0, false},
+		{"", "", transcript.Usage{Input: 10}, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.model, func(t *testing.T) {
+			if got := NormalizeModel(tt.model); got != tt.key {
+				t.Errorf("NormalizeModel = %q, want %q", got, tt.key)
+			}
+			c, ok := Cost(tt.model, tt.u)
+			if ok != tt.ok || math.Abs(c-tt.cost) > 1e-9 {
+				t.Errorf("Cost = %v %v, want %v %v", c, ok, tt.cost, tt.ok)
+			}
+		})
+	}
+}
+
+func analyzed(s transcript.Session, d Detail) history.Analyzed {
+	raw, _ := json.Marshal(d)
+	return history.Analyzed{Session: s, Detail: raw}
+}
+
+func TestCompute(t *testing.T) {
+	day1 := time.Date(2026, 3, 1, 23, 30, 0, 0, time.UTC) // March 2 in UTC+1
+	day2 := time.Date(2026, 3, 3, 10, 0, 0, 0, time.UTC)
+	sessions := []history.Analyzed{
+		analyzed(transcript.Session{Provider: "claude", ID: "a", Model: "claude-sonnet-4-20250514", PromptCount: 3,
+			StartedAt: day1, EndedAt: day1.Add(10 * time.Minute),
+			Usage: &transcript.Usage{Input: 1000, Output: 2000, CacheRead: 3000, CacheWrite: 400},
+			UsageByModel: map[string]transcript.Usage{
+				"claude-sonnet-4-20250514":  {Input: 900, Output: 1900, CacheRead: 3000, CacheWrite: 400},
+				"claude-3-5-haiku-20241022": {Input: 100, Output: 100},
+			}},
+			Detail{Tools: map[string]int{"Bash": 2, "Edit": 1}, ToolErrors: 1, Files: map[string]FileChange{"/x/a.go": {1, 5, 2}}}),
+		analyzed(transcript.Session{Provider: "codex", ID: "b", Model: "gpt-5", PromptCount: 1,
+			StartedAt: day2, EndedAt: day2.Add(time.Minute),
+			Usage: &transcript.Usage{Input: 1_000_000, Output: 10, Reasoning: 5}},
+			Detail{Tools: map[string]int{"Bash": 1, "ApplyPatch": 1}, Files: map[string]FileChange{"/x/a.go": {1, 1, 1}, "/x/b.go": {1, 3, 0}}}),
+		analyzed(transcript.Session{Provider: "opencode", ID: "c", Model: "mystery-1", PromptCount: 2, CostUSD: 0.5,
+			StartedAt: day2, Usage: &transcript.Usage{Input: 7}}, Detail{}),
+		{Session: transcript.Session{Provider: "muse", ID: "d", PromptCount: 4, ToolCallCount: 6}}, // not analyzed
+	}
+	utc1 := time.FixedZone("UTC+1", 3600)
+	r, err := Compute(sessions, ByNone, utc1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := r.Total
+	wantCost := (900*3+1900*15+3000*0.30+400*3.75)/1e6 + (100*0.8+100*4)/1e6 + (1_000_000*1.25+10*10)/1e6 + 0.5
+	if tot.Sessions != 4 || tot.Prompts != 10 || tot.ToolCalls != 5+6 || tot.ToolErrors != 1 ||
+		tot.FilesEdited != 2 || tot.LinesAdded != 9 || tot.LinesRemoved != 3 || tot.DurationMS != 11*60*1000 ||
+		tot.Tokens.Total != 6400+1_000_010+7 || tot.Tokens.Reasoning != 5 || math.Abs(tot.CostUSD-wantCost) > 1e-9 ||
+		len(tot.UnpricedModels) != 0 || r.Unanalyzed != 1 {
+		t.Errorf("total = %+v (unanalyzed %d), cost want %v", tot, r.Unanalyzed, wantCost)
+	}
+	if tot.Tools["Bash"] != 3 || tot.Tools["ApplyPatch"] != 1 {
+		t.Errorf("tools = %v", tot.Tools)
+	}
+	if len(r.Files) != 2 || r.Files[0].Path != "/x/a.go" || r.Files[0].Added != 6 || r.Files[0].Edits != 2 {
+		t.Errorf("files = %+v", r.Files)
+	}
+
+	byDay, _ := Compute(sessions, ByDay, utc1)
+	var keys []string
+	for _, g := range byDay.Groups {
+		keys = append(keys, g.Key)
+	}
+	if diff := cmp.Diff([]string{"2026-03-02", "2026-03-03", "unknown"}, keys); diff != "" {
+		t.Errorf("day keys (-want +got):\n%s", diff)
+	}
+
+	byModel, _ := Compute(sessions, ByModel, utc1)
+	m := map[string]Group{}
+	for _, g := range byModel.Groups {
+		m[g.Key] = g
+	}
+	if g := m["claude-3-5-haiku-20241022"]; g.Sessions != 0 || g.Tokens.Total != 200 {
+		t.Errorf("haiku group = %+v", g)
+	}
+	if g := m["claude-sonnet-4-20250514"]; g.Sessions != 1 || g.Tokens.Total != 6200 || g.Prompts != 3 {
+		t.Errorf("sonnet group = %+v", g)
+	}
+	if g := m["mystery-1"]; g.CostUSD != 0.5 || len(g.UnpricedModels) != 0 {
+		t.Errorf("recorded-cost group = %+v", g)
+	}
+
+	unpriced, _ := Compute([]history.Analyzed{analyzed(transcript.Session{Model: "claude-opus-5-5", Usage: &transcript.Usage{Input: 5, Output: 5}}, Detail{})}, ByNone, utc1)
+	if unpriced.Total.UnpricedTokens != 10 || unpriced.Total.UnpricedModels[0] != "claude-opus-5-5" || unpriced.Total.CostUSD != 0 {
+		t.Errorf("unpriced = %+v", unpriced.Total)
+	}
+	if _, err := Compute(nil, "week", nil); err == nil {
+		t.Error("Compute accepted a bad grouping")
+	}
+}
