@@ -176,10 +176,10 @@ func checkIntent(in *intent) error {
 	if len(in.hook) > maxHookName || !printableID(in.hook) {
 		return malformed("implausible hook event name")
 	}
-	if strings.HasPrefix(in.hook, proto.ReservedHookPrefix) {
+	if p := proto.ReservedHookPrefix; len(in.hook) >= len(p) && strings.EqualFold(in.hook[:len(p)], p) {
 		return malformed("hook event name %q is reserved", in.hook)
 	}
-	if len(in.session) > maxIDLen || !printableID(in.session) {
+	if len(in.session) > maxIDLen || !printableID(in.session) || strings.TrimSpace(in.session) != in.session {
 		return malformed("implausible session id")
 	}
 	if len(in.turnKey) > 4*maxIDLen || !printableID(in.turnKey) {
@@ -203,8 +203,10 @@ func printableID(s string) bool {
 func apply(provider string, in intent, payload []byte, st *State, now time.Time) Result {
 	a := applier{provider: provider, in: in, payload: payload, now: now}
 	a.res = Result{Provider: provider, Hook: in.hook, Session: in.session}
+	// The payload's own time, unless it is implausible: the daemon refuses
+	// times before 2000 and in the future.
 	a.at = in.at
-	if a.at.IsZero() {
+	if a.at.IsZero() || a.at.Year() < 2000 || a.at.After(now) {
 		a.at = now
 	}
 	a.at = a.at.UTC()

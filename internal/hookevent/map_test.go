@@ -173,13 +173,23 @@ func TestMapGeminiEqualPromptsAreDistinctRuns(t *testing.T) {
 		{`{"session_id":"g","hook_event_name":"SessionEnd","timestamp":"2026-11-30T10:53:05.000Z","reason":"exit"}`, []string{"interrupted B session ended: exit"}},
 		{`{"session_id":"g","hook_event_name":"SessionEnd","timestamp":"2026-11-30T10:53:05.050Z","reason":"exit"}`, nil},
 	})
-	// The event time is the payload's own timestamp.
-	res, err := Map(Gemini, []byte(`{"session_id":"g","hook_event_name":"BeforeAgent","timestamp":"2026-11-30T10:52:06.659Z","prompt":"x"}`), nil, t0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := time.Date(2026, 11, 30, 10, 52, 6, 659e6, time.UTC); !res.Events[0].OccurredAt.Equal(want) {
-		t.Errorf("occurredAt %v, want %v", res.Events[0].OccurredAt, want)
+	// The event time is the payload's own timestamp, unless the daemon
+	// would refuse it.
+	now := time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC)
+	for stamp, want := range map[string]time.Time{
+		"2026-11-30T10:52:06.659Z":      time.Date(2026, 11, 30, 10, 52, 6, 659e6, time.UTC),
+		"2026-11-30T11:52:06.659+01:00": time.Date(2026, 11, 30, 10, 52, 6, 659e6, time.UTC),
+		"2026-11-30T11:05:00Z":          now, // ahead of the clock
+		"1970-01-01T00:00:00Z":          now,
+		"yesterday":                     now,
+	} {
+		res, err := Map(Gemini, []byte(`{"session_id":"g","hook_event_name":"BeforeAgent","timestamp":"`+stamp+`","prompt":"x"}`), nil, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Events[0].OccurredAt; !got.Equal(want) || got.Location() != time.UTC {
+			t.Errorf("timestamp %q: occurredAt %v, want %v", stamp, got, want)
+		}
 	}
 }
 
@@ -317,6 +327,8 @@ func TestMapMalformed(t *testing.T) {
 		{"hook name of the wrong type", Claude, `{"hook_event_name":5}`},
 		{"session id of the wrong type", Codex, `{"hook_event_name":"Stop","session_id":{"a":1}}`},
 		{"reserved hook name", Gemini, `{"hook_event_name":"muster.native.turnStarted","session_id":"s"}`},
+		{"reserved hook name in capitals", Claude, `{"hook_event_name":"Muster.startupSweep","session_id":"s"}`},
+		{"session id with surrounding space", Claude, `{"hook_event_name":"Stop","session_id":" s"}`},
 		{"control characters in the session id", Claude, `{"hook_event_name":"Stop","session_id":"a\u001b[2Jb"}`},
 		{"huge session id", Cursor, `{"hook_event_name":"stop","conversation_id":"` + strings.Repeat("c", 300) + `"}`},
 		{"huge hook name", OpenCode, `{"type":"` + strings.Repeat("t", 100) + `"}`},

@@ -365,8 +365,12 @@ func TestRunCodexWithoutPaneEnvironment(t *testing.T) {
 		t.Fatalf("%d events sent to the default socket, want 1", len(envs))
 	}
 	e := envs[0]
-	if e.Capability != "" || e.Event.SurfaceID.RawValue != "" {
-		t.Errorf("capability %q surface %q, want both empty", e.Capability, e.Event.SurfaceID.RawValue)
+	if e.Capability != "" {
+		t.Errorf("capability %q, want empty", e.Capability)
+	}
+	// The daemon refuses an empty surfaceID: it must be left out.
+	if raw := srv.requests()[0]; strings.Contains(string(raw), "surfaceID") {
+		t.Errorf("surfaceID sent without a pane: %s", raw)
 	}
 	if e.Event.SessionID == nil || *e.Event.SessionID != "01a22c19-5448-7d02-89e7-73b160cc00ef" {
 		t.Errorf("sessionID %v", e.Event.SessionID)

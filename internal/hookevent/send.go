@@ -34,7 +34,7 @@ const maxResponse = 4 << 10
 // daemon cannot record it twice); the whole exchange of each attempt is
 // bounded by timeout.
 func Send(socket string, env proto.Envelope, timeout time.Duration) (proto.EventResponse, error) {
-	body, err := json.Marshal(env)
+	body, err := json.Marshal(wire(env))
 	if err != nil {
 		return proto.EventResponse{}, fmt.Errorf("encode event: %w", err)
 	}
@@ -66,6 +66,44 @@ func Send(socket string, env proto.Envelope, timeout time.Duration) (proto.Event
 		return proto.EventResponse{}, fmt.Errorf("read event response: %w", err)
 	}
 	return resp, nil
+}
+
+// wireEnvelope is proto.Envelope with surfaceID left out when empty: a Codex
+// hook outside a pane has none, and the daemon refuses an empty one.
+type wireEnvelope struct {
+	SchemaVersion int       `json:"schemaVersion"`
+	Capability    string    `json:"capability"`
+	Event         wireEvent `json:"event"`
+}
+
+type wireEvent struct {
+	SchemaVersion int             `json:"schemaVersion"`
+	ID            proto.RawID     `json:"id"`
+	RunID         proto.RawID     `json:"runID"`
+	SessionID     *string         `json:"sessionID"`
+	SurfaceID     *proto.RawID    `json:"surfaceID,omitempty"`
+	Provider      string          `json:"provider"`
+	Kind          proto.EventKind `json:"kind"`
+	OccurredAt    time.Time       `json:"occurredAt"`
+	Message       string          `json:"message,omitempty"`
+	HookName      string          `json:"hookName,omitempty"`
+}
+
+func wire(env proto.Envelope) wireEnvelope {
+	e := env.Event
+	w := wireEnvelope{
+		SchemaVersion: env.SchemaVersion,
+		Capability:    env.Capability,
+		Event: wireEvent{
+			SchemaVersion: e.SchemaVersion, ID: e.ID, RunID: e.RunID, SessionID: e.SessionID,
+			Provider: e.Provider, Kind: e.Kind, OccurredAt: e.OccurredAt, Message: e.Message, HookName: e.HookName,
+		},
+	}
+	if e.SurfaceID.RawValue != "" {
+		s := e.SurfaceID
+		w.Event.SurfaceID = &s
+	}
+	return w
 }
 
 // readLine reads up to the first newline (or the peer's close).
