@@ -158,7 +158,7 @@ func (c *Client) Next(ctx context.Context) (frames []Frame, ok bool) {
 			return nil, false
 		}
 		if len(c.frames) > 0 {
-			frames = mergeOutput(c.frames)
+			frames = c.frames
 			c.frames, c.bytes = nil, 0
 			c.mu.Unlock()
 			return frames, true
@@ -176,20 +176,6 @@ func (c *Client) Next(ctx context.Context) (frames []Frame, ok bool) {
 			return nil, false
 		}
 	}
-}
-
-func mergeOutput(in []Frame) []Frame {
-	out := in[:0:0]
-	for _, f := range in {
-		if n := len(out); n > 0 && f.Type == proto.FrameOutput && out[n-1].Type == proto.FrameOutput && len(out[n-1].Data) < 256<<10 {
-			merged := make([]byte, 0, len(out[n-1].Data)+len(f.Data))
-			merged = append(merged, out[n-1].Data...)
-			out[n-1].Data = append(merged, f.Data...)
-			continue
-		}
-		out = append(out, f)
-	}
-	return out
 }
 
 // Input types into the pane; the client becomes the leader and its size

@@ -60,7 +60,7 @@ const (
 	// emulator is marked dirty and rebuilt from the ring.
 	emuQueueBytes = 4 << 20
 	// rebuildBytes is how much of the ring a rebuilt emulator replays.
-	rebuildBytes = 256 << 10
+	rebuildBytes = 128 << 10
 	// clientQueueBytes bounds output queued for one client before it is
 	// dropped and resynchronised with a snapshot.
 	clientQueueBytes = 4 << 20
@@ -211,7 +211,10 @@ func (p *Pane) publish(chunk []byte) {
 	if p.cfg.Scanner != nil {
 		filtered, title, titleChanged = p.cfg.Scanner.Scan(chunk)
 	}
-	emuData := append([]byte(nil), filtered...)
+	var emuData []byte
+	if !p.emu.isStale() {
+		emuData = append([]byte(nil), filtered...)
+	}
 	p.mu.Lock()
 	start := p.seq
 	p.seq += uint64(len(chunk))
@@ -378,6 +381,7 @@ func (p *Pane) rebuild() uint64 {
 	p.mu.Lock()
 	tail := p.ring.Tail(rebuildBytes)
 	seq := p.seq
+	p.emu.clearStale()
 	p.mu.Unlock()
 	// Start at a line boundary so we don't begin inside an escape sequence.
 	if i := indexByte(tail, '\n'); i >= 0 && i < len(tail)/2 {
@@ -411,14 +415,15 @@ func (p *Pane) emulatorLoop() {
 	defer p.wg.Done()
 	var emuSeq uint64
 	for {
-		items, dirty, ok := p.emu.take()
+		if p.emu.isStale() {
+			p.emu.waitQuiet(50 * time.Millisecond)
+			emuSeq = p.rebuild()
+			p.emuSeq.Store(emuSeq)
+		}
+		items, _, ok := p.emu.take()
 		if !ok {
 			p.term.Close()
 			return
-		}
-		if dirty {
-			emuSeq = p.rebuild()
-			p.emuSeq.Store(emuSeq)
 		}
 		for _, it := range items {
 			switch it.kind {

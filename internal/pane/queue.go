@@ -2,6 +2,7 @@ package pane
 
 import (
 	"sync"
+	"time"
 
 	"github.com/musterhq/muster/internal/emulator"
 )
@@ -31,7 +32,9 @@ type emuQueue struct {
 	mu     sync.Mutex
 	items  []emuItem
 	bytes  int
-	dirty  bool
+	// stale is set when data was dropped; data is discarded until the
+	// emulator goroutine rebuilds from the ring and clears it.
+	stale  bool
 	closed bool
 	wake   chan struct{}
 }
@@ -47,8 +50,8 @@ func (q *emuQueue) signal() {
 
 func (q *emuQueue) pushData(data []byte, end uint64, titleChanged bool, title string) {
 	q.mu.Lock()
-	if q.dirty || q.bytes+len(data) > emuQueueBytes {
-		q.dirty = true
+	if q.stale || q.bytes+len(data) > emuQueueBytes {
+		q.stale = true
 		// Queued data is obsolete too: the rebuild replays the ring.
 		kept := q.items[:0]
 		for _, it := range q.items {
@@ -84,24 +87,60 @@ func (q *emuQueue) pushResize(cols, rows int) {
 }
 func (q *emuQueue) pushFunc(fn func(t terminal)) { q.push(emuItem{kind: itemFunc, fn: fn}) }
 
-// take waits for work and returns everything queued, and whether data was
-// dropped since the last take.
-func (q *emuQueue) take() (items []emuItem, dirty bool, ok bool) {
+// take waits for work and returns everything queued, and whether the
+// emulator is stale (data was dropped and it needs a rebuild).
+func (q *emuQueue) take() (items []emuItem, stale bool, ok bool) {
 	for {
 		q.mu.Lock()
 		if q.closed {
 			q.mu.Unlock()
 			return nil, false, false
 		}
-		if len(q.items) > 0 || q.dirty {
-			items, dirty = q.items, q.dirty
-			q.items, q.bytes, q.dirty = nil, 0, false
+		if len(q.items) > 0 {
+			items, stale = q.items, q.stale
+			q.items, q.bytes = nil, 0
 			q.mu.Unlock()
-			return items, dirty, true
+			return items, stale, true
 		}
 		q.mu.Unlock()
 		<-q.wake
 	}
+}
+
+// waitQuiet blocks while output keeps arriving for a stale emulator, so a
+// flood is replayed once when it ends instead of again and again. It
+// returns early when a control item (snapshot, capture, resize) is queued.
+func (q *emuQueue) waitQuiet(quiet time.Duration) {
+	t := time.NewTimer(quiet)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return
+		case <-q.wake:
+			q.mu.Lock()
+			control, closed := len(q.items) > 0, q.closed
+			q.mu.Unlock()
+			if control || closed {
+				q.signal()
+				return
+			}
+			t.Reset(quiet)
+		}
+	}
+}
+
+// clearStale is called with the pane lock held, at the rebuild point.
+func (q *emuQueue) clearStale() {
+	q.mu.Lock()
+	q.stale = false
+	q.mu.Unlock()
+}
+
+func (q *emuQueue) isStale() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.stale
 }
 
 func (q *emuQueue) close() {

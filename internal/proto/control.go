@@ -78,14 +78,18 @@ func WriteFrame(w io.Writer, typ byte, payload []byte) error {
 	var hdr [5]byte
 	hdr[0] = typ
 	binary.BigEndian.PutUint32(hdr[1:], uint32(len(payload)))
-	if len(payload) == 0 {
-		_, err := w.Write(hdr[:])
+	if len(payload) <= 4096 {
+		// Small frames (keystrokes) go out in one write.
+		var small [5 + 4096]byte
+		n := copy(small[:], hdr[:])
+		n += copy(small[n:], payload)
+		_, err := w.Write(small[:n])
 		return err
 	}
-	buf := make([]byte, 0, 5+len(payload))
-	buf = append(buf, hdr[:]...)
-	buf = append(buf, payload...)
-	_, err := w.Write(buf)
+	if _, err := w.Write(hdr[:]); err != nil {
+		return err
+	}
+	_, err := w.Write(payload)
 	return err
 }
 

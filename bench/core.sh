@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Pane output path vs a raw PTY and tmux, measured in one run (issue 2).
+# Usage: bench/core.sh [-mb 200] [-idle 60] [-keys 300]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v tmux >/dev/null || { echo "bench/core.sh needs tmux (apt-get install -y tmux)" >&2; exit 1; }
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+go build -o "$bin/muster" ./cmd/muster
+go build -o "$bin/corebench" ./bench/corebench
+"$bin/corebench" -muster "$bin/muster" "$@"

@@ -1,0 +1,372 @@
+// Command corebench measures Muster's pane output path against a raw PTY and
+// tmux in one run on one machine, and prints the ratios (issue 2):
+// throughput with one attached client, keystroke-to-echo latency through
+// `muster attach` and `tmux attach`, RSS per idle pane with 10,000 lines of
+// scrollback, and daemon CPU with 50 idle panes.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+var (
+	muster   = flag.String("muster", "muster", "muster binary")
+	sizeMB   = flag.Int("mb", 200, "throughput payload in MB")
+	keys     = flag.Int("keys", 300, "keystrokes for the latency test")
+	idleSecs = flag.Int("idle", 60, "seconds to measure idle CPU")
+	panes    = flag.Int("panes", 50, "idle panes")
+	rssPanes = flag.Int("rss-panes", 20, "panes for the RSS test")
+)
+
+func main() {
+	flag.Parse()
+	home, _ := os.MkdirTemp("/tmp", "mb")
+	defer os.RemoveAll(home)
+	os.Setenv("MUSTER_HOME", home)
+	os.Setenv("TMUX", "")
+	defer exec.Command(*muster, "daemon", "stop").Run()
+	defer exec.Command("tmux", "-L", "musterbench", "kill-server").Run()
+
+	payload := filepath.Join(home, "payload")
+	makePayload(payload, *sizeMB<<20)
+
+	raw := timeRawPTY(payload)
+	ms := timeMusterSocket(payload)
+	ma := timeAttachPTY(payload, "muster")
+	tm := timeAttachPTY(payload, "tmux")
+	mb := float64(*sizeMB)
+	fmt.Printf("throughput %d MB of coloured lines, one attached client:\n", *sizeMB)
+	fmt.Printf("  raw PTY                      %7.1f MB/s\n", mb/raw.Seconds())
+	fmt.Printf("  muster (socket client)       %7.1f MB/s  = %.2fx raw PTY (target >= 0.8)\n", mb/ms.Seconds(), raw.Seconds()/ms.Seconds())
+	fmt.Printf("  muster attach (in a PTY)     %7.1f MB/s\n", mb/ma.Seconds())
+	fmt.Printf("  tmux attach (in a PTY)       %7.1f MB/s\n", mb/tm.Seconds())
+	fmt.Printf("  muster attach / tmux attach  %7.2fx (target >= 1.5)\n", tm.Seconds()/ma.Seconds())
+
+	mp50, mp99 := echoLatency("muster")
+	tp50, tp99 := echoLatency("tmux")
+	fmt.Printf("keystroke-to-echo latency over %d keys:\n", *keys)
+	fmt.Printf("  muster attach  p50 %v  p99 %v\n", mp50, mp99)
+	fmt.Printf("  tmux attach    p50 %v  p99 %v\n", tp50, tp99)
+	fmt.Printf("  muster/tmux p50 %.2fx (target <= 1)\n", float64(mp50)/float64(tp50))
+
+	per := rssPerPane()
+	fmt.Printf("RSS per idle pane with 10,000 lines of scrollback: %.1f MiB\n", per)
+
+	cpu := idleCPU()
+	fmt.Printf("daemon CPU with %d idle panes over %ds: %.3f%% of a core (target < 0.5%%)\n", *panes, *idleSecs, cpu)
+}
+
+func must(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corebench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args ...string) string {
+	out, err := exec.Command(*muster, args...).CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "muster %v: %v\n%s", args, err, out)
+		os.Exit(1)
+	}
+	return string(out)
+}
+
+func makePayload(path string, size int) {
+	var b bytes.Buffer
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "\x1b[3%dmline %08d\x1b[0m the quick brown fox jumps over the lazy dog %d\n", i%8, i, i*7)
+	}
+	must(os.WriteFile(path, b.Bytes()[:size], 0o644))
+}
+
+const marker = "BENCH-DONE-MARK"
+
+// timeRawPTY runs cat in a PTY and reads it to the end.
+func timeRawPTY(payload string) time.Duration {
+	cmd := exec.Command("sh", "-c", "cat "+payload+"; echo "+marker)
+	start := time.Now()
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 200, Rows: 50})
+	must(err)
+	readUntil(f, marker)
+	d := time.Since(start)
+	cmd.Wait()
+	f.Close()
+	return d
+}
+
+func readUntil(r interface{ Read([]byte) (int, error) }, mark string) {
+	buf := make([]byte, 256<<10)
+	var tail []byte
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			tail = append(tail, buf[:n]...)
+			if bytes.Contains(tail, []byte(mark)) {
+				return
+			}
+			if len(tail) > 64 {
+				tail = tail[len(tail)-64:]
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "corebench: stream ended before the marker:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+// gatedCmd waits on a fifo so the clock starts when the client is ready.
+func gatedCmd(payload, fifo string) string {
+	return fmt.Sprintf("read x < %s; cat %s; echo %s; sleep 100000", fifo, payload, marker)
+}
+
+func newFifo() string {
+	f := filepath.Join(os.Getenv("MUSTER_HOME"), fmt.Sprintf("fifo%d", time.Now().UnixNano()))
+	must(syscall.Mkfifo(f, 0o600))
+	return f
+}
+
+func openGate(fifo string) time.Time {
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	must(err)
+	start := time.Now()
+	w.Write([]byte("go\n"))
+	w.Close()
+	return start
+}
+
+// timeMusterSocket attaches one client speaking the protocol directly.
+func timeMusterSocket(payload string) time.Duration {
+	fifo := newFifo()
+	run("new", "--name", "tp", "--detach", "--cmd", gatedCmd(payload, fifo))
+	conn, err := net.Dial("unix", filepath.Join(os.Getenv("MUSTER_HOME"), "run", "control.sock"))
+	must(err)
+	defer conn.Close()
+	req, _ := json.Marshal(proto.Request{Op: "attach", Args: json.RawMessage(`{"name":"tp","cols":200,"rows":50}`)})
+	conn.Write(append(req, '\n'))
+	br := bufio.NewReaderSize(conn, 1<<20)
+	if _, err := br.ReadBytes('\n'); err != nil {
+		must(err)
+	}
+	start := openGate(fifo)
+	var tail []byte
+	buf := make([]byte, 0, 1<<20)
+	for {
+		typ, p, err := proto.ReadFrame(br, buf)
+		must(err)
+		if typ == proto.FrameOutput || typ == proto.FrameSnapshot {
+			tail = append(tail, p...)
+			if bytes.Contains(tail, []byte(marker)) {
+				break
+			}
+			if len(tail) > 64 {
+				tail = append(tail[:0], tail[len(tail)-64:]...)
+			}
+		}
+	}
+	d := time.Since(start)
+	run("kill", "tp")
+	return d
+}
+
+// ptyReader owns the only goroutine that reads a PTY (its fd is blocking,
+// so read deadlines do not work) and hands chunks over a channel.
+type ptyReader struct {
+	f  *os.File
+	ch chan []byte
+}
+
+func newPTYReader(f *os.File) *ptyReader {
+	r := &ptyReader{f: f, ch: make(chan []byte, 1024)}
+	go func() {
+		defer close(r.ch)
+		for {
+			buf := make([]byte, 64<<10)
+			n, err := f.Read(buf)
+			if n > 0 {
+				r.ch <- buf[:n]
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return r
+}
+
+func (r *ptyReader) Read(p []byte) (int, error) {
+	b, ok := <-r.ch
+	if !ok {
+		return 0, fmt.Errorf("pty closed")
+	}
+	return copy(p, b), nil // chunks are at most 64 KiB, p is larger
+}
+
+// drain discards output for d.
+func (r *ptyReader) drain(d time.Duration) {
+	deadline := time.After(d)
+	for {
+		select {
+		case <-r.ch:
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// attachPTY starts `muster attach` or `tmux attach` in a PTY of 200x50.
+func attachPTY(kind, name string) (*os.File, *exec.Cmd) {
+	var cmd *exec.Cmd
+	if kind == "muster" {
+		cmd = exec.Command(*muster, "attach", name)
+	} else {
+		cmd = exec.Command("tmux", "-L", "musterbench", "attach", "-t", name)
+	}
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 200, Rows: 50})
+	must(err)
+	return f, cmd
+}
+
+func newTmux(name, command string) {
+	out, err := exec.Command("tmux", "-L", "musterbench", "-f", "/dev/null", "new-session", "-d", "-s", name, "-x", "200", "-y", "50", command).CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tmux: %v\n%s", err, out)
+		os.Exit(1)
+	}
+}
+
+func timeAttachPTY(payload, kind string) time.Duration {
+	fifo := newFifo()
+	name := "ta" + kind
+	if kind == "muster" {
+		run("new", "--name", name, "--detach", "--cmd", gatedCmd(payload, fifo))
+	} else {
+		newTmux(name, gatedCmd(payload, fifo))
+	}
+	f, cmd := attachPTY(kind, name)
+	r := newPTYReader(f)
+	// Let the client draw its first screen before the clock starts.
+	r.drain(300 * time.Millisecond)
+	start := openGate(fifo)
+	readUntil(r, marker)
+	d := time.Since(start)
+	cmd.Process.Kill()
+	cmd.Wait()
+	f.Close()
+	if kind == "muster" {
+		run("kill", name)
+	} else {
+		exec.Command("tmux", "-L", "musterbench", "kill-session", "-t", name).Run()
+	}
+	return d
+}
+
+func echoLatency(kind string) (p50, p99 time.Duration) {
+	name := "lat" + kind
+	if kind == "muster" {
+		run("new", "--name", name, "--detach", "--cmd", "cat")
+	} else {
+		newTmux(name, "cat")
+	}
+	f, cmd := attachPTY(kind, name)
+	r := newPTYReader(f)
+	r.drain(500 * time.Millisecond)
+	var lat []time.Duration
+	buf := make([]byte, 64<<10)
+	for i := 0; i < *keys; i++ {
+		if i > 0 && i%60 == 0 {
+			f.Write([]byte("\r"))
+			r.drain(50 * time.Millisecond)
+		}
+		c := byte('a' + i%26)
+		start := time.Now()
+		f.Write([]byte{c})
+		for seen := false; !seen; {
+			n, err := r.Read(buf)
+			must(err)
+			seen = bytes.IndexByte(buf[:n], c) >= 0
+		}
+		lat = append(lat, time.Since(start))
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	f.Close()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return lat[len(lat)/2], lat[len(lat)*99/100]
+}
+
+func daemonPID() int {
+	var st struct{ PID int }
+	json.Unmarshal([]byte(run("daemon", "status", "--json")), &st)
+	return st.PID
+}
+
+func rssKiB(pid int) int {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			n, _ := strconv.Atoi(strings.Fields(l)[1])
+			return n
+		}
+	}
+	return 0
+}
+
+func rssPerPane() float64 {
+	pid := daemonPID()
+	before := rssKiB(pid)
+	for i := 0; i < *rssPanes; i++ {
+		run("new", "--name", fmt.Sprintf("rss%d", i), "--detach", "--cmd", "seq 1 10100; sleep 100000")
+	}
+	for i := 0; i < *rssPanes; i++ {
+		for !strings.Contains(run("capture", fmt.Sprintf("rss%d", i)), "10100") {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	after := rssKiB(pid)
+	for i := 0; i < *rssPanes; i++ {
+		run("kill", fmt.Sprintf("rss%d", i))
+	}
+	return float64(after-before) / 1024 / float64(*rssPanes)
+}
+
+func cpuTicks(pid int) int {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	u, _ := strconv.Atoi(fields[11])
+	st, _ := strconv.Atoi(fields[12])
+	return u + st
+}
+
+func idleCPU() float64 {
+	pid := daemonPID()
+	for i := 0; i < *panes; i++ {
+		run("new", "--name", fmt.Sprintf("idle%d", i), "--detach", "--cmd", "bash --norc --noprofile")
+	}
+	time.Sleep(2 * time.Second)
+	t0 := cpuTicks(pid)
+	time.Sleep(time.Duration(*idleSecs) * time.Second)
+	t1 := cpuTicks(pid)
+	const hz = 100 // USER_HZ on Linux
+	return float64(t1-t0) / hz / float64(*idleSecs) * 100
+}
