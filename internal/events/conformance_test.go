@@ -102,6 +102,8 @@ func TestConformance(t *testing.T) {
 		{"revoked capability", with(func(e *evt) { e.surface = "sfC"; e.cap = capC }), proto.ErrUnauthorized, ""},
 		{"capability missing", replace(`"capability":"`+capA+`",`, ``), proto.ErrUnauthorized, ""},
 		{"surface id missing", replace(`"surfaceID":{"rawValue":"sfA"},`, ``), proto.ErrUnauthorized, ""},
+		{"surface id empty", with(func(e *evt) { e.surface = ""; e.cap = capA }), proto.ErrUnauthorized, ""},
+		{"surface id malformed", with(func(e *evt) { e.surface = " sfA" }), proto.ErrInvalidEvent, ""},
 		{"capability's hash instead", with(func(e *evt) { e.cap = hex.EncodeToString(hash[:]) }), proto.ErrUnauthorized, ""},
 		{"capability with a suffix", with(func(e *evt) { e.cap = capA + "A" }), proto.ErrUnauthorized, ""},
 		{"codex event for an unknown session", with(func(e *evt) { s := "01a22c18-f9a7-7cb0-aed7-af74b3099326"; e.provider, e.session = "codex", &s }), proto.ErrUnauthorized, ""},

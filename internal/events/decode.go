@@ -101,9 +101,10 @@ func Decode(line []byte, now time.Time, maxSkew time.Duration) (Request, string)
 	if ev.RunID.RawValue, ok = ident(e.RunID); !ok {
 		return Request{}, proto.ErrInvalidEvent
 	}
-	if e.SurfaceID != nil {
-		// Required for every provider but Codex; checked by authorization,
-		// which needs it to name the surface. Malformed is invalid here.
+	if e.SurfaceID != nil && e.SurfaceID.RawValue != nil && *e.SurfaceID.RawValue != "" {
+		// Required for every provider but Codex, which is checked by
+		// authorization (absent or empty: unauthorized). A surface id
+		// that is present must be well formed.
 		if ev.SurfaceID.RawValue, ok = ident(e.SurfaceID); !ok {
 			return Request{}, proto.ErrInvalidEvent
 		}

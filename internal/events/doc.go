@@ -24,6 +24,8 @@
 //   - Identifiers (id, runID, surfaceID, sessionID) are non-empty strings of
 //     at most 256 bytes without control characters or surrounding spaces;
 //     provider matches [a-z0-9][a-z0-9._-]{0,31}. sessionID may be null.
+//     surfaceID may be absent or empty (the hook helper sends what the pane
+//     environment has); that is unauthorized for every provider but Codex.
 //   - hookName beginning with "muster." in any letter case is
 //     reserved_hook_name.
 //   - Idempotency is by event id across all surfaces: a known id answers

@@ -266,3 +266,7 @@ func (h *harness) dump() string {
 	}
 	return b.String()
 }
+
+func dialUnix(sock string) (*net.UnixConn, error) {
+	return net.DialUnix("unix", nil, &net.UnixAddr{Name: sock, Net: "unix"})
+}
