@@ -701,3 +701,9 @@ await hooks.event?.({ event: { type: "session.idle", properties: { sessionID: "s
 		t.Errorf("plugin ran muster outside Muster:\n%s", b)
 	}
 }
+
+func TestMarkerMatchesVersion(t *testing.T) {
+	if markerVersion("x "+Marker) != MarkerVersion {
+		t.Errorf("Marker %q does not carry MarkerVersion %d", Marker, MarkerVersion)
+	}
+}

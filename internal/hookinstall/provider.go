@@ -30,11 +30,9 @@ func Providers() []string {
 // older installations as outdated.
 const MarkerVersion = 1
 
-// markerPrefix starts the shell comment that ends each of our commands.
-const markerPrefix = "# muster-hooks:v"
-
-// Marker is the comment that ends every command we install.
-var Marker = markerPrefix + strconv.Itoa(MarkerVersion)
+// Marker is the shell comment that ends every command we install; its
+// number is MarkerVersion.
+const Marker = "# muster-hooks:v1"
 
 var markerRE = regexp.MustCompile(`#\s*muster-hooks:v([0-9]+)\s*$`)
 
