@@ -1,0 +1,658 @@
+package claude
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// handled are the record types the parser reads; a line that starts with
+// another type is skipped cheaply.
+var handled = map[string]bool{
+	"user": true, "assistant": true, "system": true,
+	"summary": true, "custom-title": true, "ai-title": true,
+}
+
+type parser struct {
+	env  transcript.Env
+	opts transcript.ParseOptions
+	t    *transcript.Transcript
+
+	subagent  bool
+	agentID   string
+	recordSID string // first sessionId seen in the records
+
+	customTitle, aiTitle, summary string
+
+	toolIDs    map[string]struct{}  // tool_use ids seen
+	usageKeys  map[string]struct{}  // message.id:requestId counted
+	names      map[string][2]string // tool_use id → canonical, raw name
+	usage      transcript.Usage
+	byModel    map[string]transcript.Usage
+	hasUsage   bool
+	assistantN int // assistant records with content or usage
+	budget     *transcript.ImageBudget
+
+	// scratch slices reused across lines
+	top, msg, blk []transcript.Member
+	els           [][]byte
+}
+
+func newParser(env transcript.Env, path string, opts transcript.ParseOptions) *parser {
+	p := &parser{
+		env:       env,
+		opts:      opts,
+		t:         &transcript.Transcript{Session: transcript.Session{Provider: Provider, Path: path}},
+		toolIDs:   map[string]struct{}{},
+		usageKeys: map[string]struct{}{},
+		names:     map[string][2]string{},
+		budget:    transcript.NewImageBudget(),
+	}
+	if agentID, parentID, ok := subagentInfo(path); ok {
+		p.subagent = true
+		p.agentID = agentID
+		p.t.ParentID = parentID
+	}
+	return p
+}
+
+func (p *parser) warnf(line int, format string, args ...any) {
+	p.t.Warnings = append(p.t.Warnings, fmt.Sprintf("line %d: ", line)+fmt.Sprintf(format, args...))
+}
+
+// leadingType returns X when the line starts with {"type":"X".
+func leadingType(raw []byte) (string, bool) {
+	const prefix = `{"type":"`
+	if !bytes.HasPrefix(raw, []byte(prefix)) {
+		return "", false
+	}
+	rest := raw[len(prefix):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
+}
+
+// record holds the top-level fields of one line the parser uses; values
+// are raw JSON aliasing the line.
+type record struct {
+	typ, subtype, timestamp  []byte
+	cwd, sessionID, agentID  []byte
+	requestID, uuid          []byte
+	summary, customTitle     []byte
+	aiTitle, message, origin []byte
+	compactMeta              []byte
+	isMeta, isCompactSummary bool
+	isSidechain              bool
+}
+
+func (p *parser) line(n int, raw []byte) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return
+	}
+	if typ, ok := leadingType(raw); ok && !handled[typ] {
+		if raw[len(raw)-1] != '}' {
+			p.warnf(n, "malformed JSON; skipped")
+		}
+		return
+	}
+	var ok bool
+	if p.top, ok = transcript.Members(raw, p.top); !ok {
+		if transcript.ValidJSON(raw) {
+			p.warnf(n, "not a JSON object; skipped")
+		} else {
+			p.warnf(n, "malformed JSON; skipped")
+		}
+		return
+	}
+	var r record
+	for _, m := range p.top {
+		switch string(m.Key) {
+		case "type":
+			r.typ = m.Value
+		case "subtype":
+			r.subtype = m.Value
+		case "timestamp":
+			r.timestamp = m.Value
+		case "cwd":
+			r.cwd = m.Value
+		case "sessionId":
+			r.sessionID = m.Value
+		case "agentId":
+			r.agentID = m.Value
+		case "requestId":
+			r.requestID = m.Value
+		case "uuid":
+			r.uuid = m.Value
+		case "summary":
+			r.summary = m.Value
+		case "customTitle":
+			r.customTitle = m.Value
+		case "aiTitle":
+			r.aiTitle = m.Value
+		case "message":
+			r.message = m.Value
+		case "compactMetadata":
+			r.compactMeta = m.Value
+		case "origin":
+			r.origin = m.Value
+		case "isMeta":
+			r.isMeta = transcript.Bool(m.Value)
+		case "isCompactSummary":
+			r.isCompactSummary = transcript.Bool(m.Value)
+		case "isSidechain":
+			r.isSidechain = transcript.Bool(m.Value)
+		}
+	}
+	typ := transcript.Str(r.typ)
+	switch typ {
+	case "summary":
+		if s := strings.TrimSpace(transcript.Str(r.summary)); s != "" {
+			p.summary = s
+		}
+		return
+	case "custom-title":
+		if s := strings.TrimSpace(transcript.Str(r.customTitle)); s != "" {
+			p.customTitle = s
+		}
+		return
+	case "ai-title":
+		if s := strings.TrimSpace(transcript.Str(r.aiTitle)); s != "" {
+			p.aiTitle = s
+		}
+		return
+	case "user", "assistant", "system":
+	case "":
+		// ccusage fixtures carry usage-only assistant lines with no type.
+		if r.typ != nil && !transcript.IsString(r.typ) {
+			return
+		}
+		msg, ok := transcript.Members(r.message, nil)
+		if !ok || !transcript.StrEqual(transcript.Lookup(msg, "role"), "assistant") {
+			return
+		}
+		typ = "assistant"
+	default:
+		return
+	}
+	ts := parseTime(r.timestamp)
+	p.seen(ts)
+	if p.t.CWD == "" {
+		p.t.CWD = transcript.Str(r.cwd)
+	}
+	if p.recordSID == "" {
+		p.recordSID = transcript.Str(r.sessionID)
+	}
+	if p.subagent && p.agentID == "" {
+		p.agentID = transcript.Str(r.agentID)
+	}
+	// Old builds inlined sub-agent turns in the main file: they are not the
+	// user's turns, but their tokens were spent.
+	inlined := r.isSidechain && !p.subagent
+	switch typ {
+	case "user":
+		if !inlined {
+			p.user(n, &r, ts)
+		}
+	case "assistant":
+		p.assistant(&r, ts, inlined)
+	case "system":
+		if transcript.StrEqual(r.subtype, "compact_boundary") && !inlined {
+			var trigger string
+			if cm, ok := transcript.Members(r.compactMeta, nil); ok {
+				trigger = transcript.Str(transcript.Lookup(cm, "trigger"))
+			}
+			mark := transcript.CompactionMark{ID: transcript.Str(r.uuid), Trigger: trigger, Time: ts}
+			p.t.Compactions = append(p.t.Compactions, mark)
+			p.add(transcript.Item{Kind: transcript.Compaction, Time: ts, Source: mark.Trigger})
+		}
+	}
+}
+
+func (p *parser) seen(ts time.Time) {
+	if ts.IsZero() {
+		return
+	}
+	if p.t.StartedAt.IsZero() || ts.Before(p.t.StartedAt) {
+		p.t.StartedAt = ts
+	}
+	if ts.After(p.t.EndedAt) {
+		p.t.EndedAt = ts
+	}
+}
+
+func (p *parser) add(it transcript.Item) {
+	if !p.opts.SummaryOnly {
+		p.t.Items = append(p.t.Items, it)
+	}
+}
+
+// blockType returns the members of a content block and its type.
+func (p *parser) block(raw []byte) ([]transcript.Member, []byte, bool) {
+	var ok bool
+	if p.blk, ok = transcript.Members(raw, p.blk); !ok {
+		return nil, nil, false
+	}
+	return p.blk, transcript.Lookup(p.blk, "type"), true
+}
+
+// user handles a user record: tool results, then the prompt if any.
+func (p *parser) user(n int, r *record, ts time.Time) {
+	if r.isMeta || r.isCompactSummary {
+		return
+	}
+	msg, ok := transcript.Members(r.message, p.msg)
+	p.msg = msg
+	if !ok {
+		return
+	}
+	content := transcript.Lookup(msg, "content")
+	var texts []string
+	var images [][]byte
+	switch {
+	case transcript.IsString(content):
+		texts = append(texts, transcript.Str(content))
+	case len(content) > 0 && content[0] == '[':
+		var ok bool
+		if p.els, ok = transcript.Elements(content, p.els); !ok {
+			return
+		}
+		for _, el := range p.els {
+			b, typ, ok := p.block(el)
+			if !ok {
+				continue
+			}
+			switch {
+			case transcript.StrEqual(typ, "text"):
+				if s := transcript.Str(transcript.Lookup(b, "text")); s != "" {
+					texts = append(texts, s)
+				}
+			case transcript.StrEqual(typ, "image"):
+				images = append(images, el)
+			case transcript.StrEqual(typ, "tool_result"):
+				p.toolResult(b, ts)
+			}
+		}
+	default:
+		return
+	}
+	text := strings.Join(texts, "\n")
+	if strings.TrimSpace(text) == "" {
+		if len(images) == 0 {
+			return
+		}
+		text = "(image)"
+	}
+	kind, shown := classify(text)
+	if kind == notPrompt {
+		return
+	}
+	var originKind string
+	if om, ok := transcript.Members(r.origin, nil); ok {
+		originKind = transcript.Str(transcript.Lookup(om, "kind"))
+	}
+	directive := kind == directivePrompt || (originKind != "" && originKind != "human")
+	p.t.PromptCount++
+	if !directive && p.t.FirstPrompt == "" {
+		p.t.FirstPrompt = transcript.Clip(shown, transcript.MaxFirstPromptRunes)
+	}
+	if p.opts.SummaryOnly {
+		return
+	}
+	it := transcript.Item{Kind: transcript.UserPrompt, Time: ts, Text: shown, Directive: directive}
+	if originKind != "" {
+		it.Source = "origin:" + originKind
+	}
+	for _, b := range images {
+		if img, ok := p.image(n, b); ok {
+			it.Images = append(it.Images, img)
+		}
+	}
+	p.add(it)
+}
+
+func (p *parser) toolResult(b []transcript.Member, ts time.Time) {
+	if p.opts.SummaryOnly {
+		return
+	}
+	id := transcript.Str(transcript.Lookup(b, "tool_use_id"))
+	it := transcript.Item{Kind: transcript.ToolResult, Time: ts, CallID: id, IsError: transcript.Bool(transcript.Lookup(b, "is_error"))}
+	c := transcript.Lookup(b, "content")
+	switch {
+	case transcript.IsString(c):
+		it.Text = transcript.Str(c)
+	case len(c) > 0 && c[0] == '[':
+		var parts []string
+		els, _ := transcript.Elements(c, nil)
+		for _, el := range els {
+			x, ok := transcript.Members(el, nil)
+			if !ok {
+				continue
+			}
+			switch typ := transcript.Lookup(x, "type"); {
+			case transcript.StrEqual(typ, "text"):
+				parts = append(parts, transcript.Str(transcript.Lookup(x, "text")))
+			case transcript.StrEqual(typ, "image"):
+				parts = append(parts, "(image)")
+			}
+		}
+		it.Text = strings.Join(parts, "\n")
+	}
+	if names, ok := p.names[id]; ok {
+		it.Tool, it.RawTool = names[0], names[1]
+	}
+	p.add(it)
+}
+
+// image embeds one base64 image block of a user message.
+func (p *parser) image(n int, raw []byte) (transcript.Image, bool) {
+	b, ok := transcript.Members(raw, nil)
+	if !ok {
+		return transcript.Image{}, false
+	}
+	src, ok := transcript.Members(transcript.Lookup(b, "source"), nil)
+	if !ok || !transcript.StrEqual(transcript.Lookup(src, "type"), "base64") {
+		return transcript.Image{}, false
+	}
+	declared := transcript.Str(transcript.Lookup(src, "media_type"))
+	mt, ok := transcript.ImageMIME(declared)
+	if !ok {
+		p.warnf(n, "image of type %q not embedded", declared)
+		return transcript.Image{}, false
+	}
+	data := transcript.Str(transcript.Lookup(src, "data"))
+	if data == "" || !isBase64(data) {
+		p.warnf(n, "image not embedded: data is not base64")
+		return transcript.Image{}, false
+	}
+	size := int64(len(data)) / 4 * 3
+	if err := p.budget.Take(size); err != nil {
+		p.warnf(n, "image not embedded: %v", err)
+		return transcript.Image{}, false
+	}
+	return transcript.Image{MIME: mt, DataURL: "data:" + mt + ";base64," + data}, true
+}
+
+func (p *parser) assistant(r *record, ts time.Time, inlined bool) {
+	msg, ok := transcript.Members(r.message, p.msg)
+	p.msg = msg
+	if !ok {
+		return
+	}
+	var id, model, content, usage []byte
+	for _, m := range msg {
+		switch string(m.Key) {
+		case "id":
+			id = m.Value
+		case "model":
+			model = m.Value
+		case "content":
+			content = m.Value
+		case "usage":
+			usage = m.Value
+		}
+	}
+	modelName := transcript.Str(model)
+	synthetic := modelName == "<synthetic>"
+	hasUsage := len(usage) > 0 && usage[0] == '{'
+	if hasUsage && !synthetic {
+		p.addUsage(id, r.requestID, modelName, usage)
+	}
+	if inlined {
+		return
+	}
+	if !synthetic && modelName != "" {
+		p.t.Model = modelName
+	}
+	isArray := len(content) > 0 && content[0] == '['
+	if isArray || hasUsage {
+		p.assistantN++
+	}
+	if !isArray {
+		return
+	}
+	if p.els, ok = transcript.Elements(content, p.els); !ok {
+		return
+	}
+	itemModel := ""
+	if !synthetic {
+		itemModel = p.t.Model
+	}
+	for _, el := range p.els {
+		b, typ, ok := p.block(el)
+		if !ok {
+			continue
+		}
+		switch {
+		case transcript.StrEqual(typ, "text"):
+			if p.opts.SummaryOnly {
+				continue
+			}
+			if s := transcript.Str(transcript.Lookup(b, "text")); strings.TrimSpace(s) != "" {
+				p.add(transcript.Item{Kind: transcript.AssistantText, Time: ts, Text: s, Model: itemModel})
+			}
+		case transcript.StrEqual(typ, "thinking"):
+			if p.opts.SummaryOnly {
+				continue
+			}
+			if s := transcript.Str(transcript.Lookup(b, "thinking")); strings.TrimSpace(s) != "" {
+				p.add(transcript.Item{Kind: transcript.Thinking, Time: ts, Text: s, Model: itemModel})
+			}
+		case transcript.StrEqual(typ, "tool_use"), transcript.StrEqual(typ, "server_tool_use"):
+			callID := transcript.Str(transcript.Lookup(b, "id"))
+			if callID != "" {
+				if _, dup := p.toolIDs[callID]; dup {
+					continue
+				}
+				p.toolIDs[callID] = struct{}{}
+			}
+			p.t.ToolCallCount++
+			if p.opts.SummaryOnly {
+				continue
+			}
+			raw := transcript.Str(transcript.Lookup(b, "name"))
+			tool := NormalizeTool(raw)
+			if callID != "" {
+				p.names[callID] = [2]string{tool, raw}
+			}
+			var input json.RawMessage
+			if in := transcript.Lookup(b, "input"); len(in) > 0 && in[0] == '{' {
+				input = json.RawMessage(bytes.Clone(in))
+			}
+			p.add(transcript.Item{Kind: transcript.ToolUse, Time: ts, CallID: callID, Tool: tool, RawTool: raw, Input: input, Model: itemModel})
+		}
+	}
+}
+
+func (p *parser) addUsage(rawID, rawRequestID []byte, model string, usage []byte) {
+	if transcript.IsString(rawID) && transcript.IsString(rawRequestID) && len(rawID) > 2 && len(rawRequestID) > 2 {
+		key := string(rawID) + ":" + string(rawRequestID)
+		if _, dup := p.usageKeys[key]; dup {
+			return
+		}
+		p.usageKeys[key] = struct{}{}
+	}
+	ms, ok := transcript.Members(usage, p.blk)
+	p.blk = ms
+	if !ok {
+		return
+	}
+	var x transcript.Usage
+	for _, m := range ms {
+		switch string(m.Key) {
+		case "input_tokens":
+			x.Input = transcript.Int(m.Value)
+		case "output_tokens":
+			x.Output = transcript.Int(m.Value)
+		case "cache_read_input_tokens":
+			x.CacheRead = transcript.Int(m.Value)
+		case "cache_creation_input_tokens":
+			x.CacheWrite = transcript.Int(m.Value)
+		case "output_tokens_details":
+			if d, ok := transcript.Members(m.Value, nil); ok {
+				x.Reasoning = transcript.Int(transcript.Lookup(d, "thinking_tokens"))
+			}
+		}
+	}
+	p.hasUsage = true
+	p.usage.Add(x)
+	if model == "" {
+		model = "unknown"
+	}
+	if p.byModel == nil {
+		p.byModel = map[string]transcript.Usage{}
+	}
+	m := p.byModel[model]
+	m.Add(x)
+	p.byModel[model] = m
+}
+
+func (p *parser) finish() *transcript.Transcript {
+	t := p.t
+	if t.PromptCount == 0 && t.ToolCallCount == 0 && p.assistantN == 0 && !p.hasUsage {
+		return nil
+	}
+	base := strings.TrimSuffix(filepath.Base(t.Path), ".jsonl")
+	switch {
+	case p.subagent:
+		t.ID = p.agentID
+		if t.ParentID == "" {
+			t.ParentID = p.recordSID
+		}
+	case uuidRE.MatchString(base) || p.recordSID == "":
+		t.ID = base
+	default:
+		t.ID = p.recordSID
+	}
+	if p.hasUsage {
+		u := p.usage
+		t.Usage = &u
+		t.UsageByModel = p.byModel
+	}
+	switch {
+	case p.customTitle != "":
+		t.Title = transcript.Clip(p.customTitle, transcript.MaxTitleRunes)
+	case p.aiTitle != "":
+		t.Title = transcript.Clip(p.aiTitle, transcript.MaxTitleRunes)
+	case p.summary != "":
+		t.Title = transcript.Headline(p.summary)
+	}
+	if t.Title == "" && p.subagent {
+		t.Title = transcript.Headline(readMeta(t.Path))
+	}
+	if t.Title == "" {
+		t.Title = transcript.Headline(t.FirstPrompt)
+	}
+	return t
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// NormalizeTool maps a Claude Code tool name onto its canonical name; the
+// arguments are already canonical.
+func NormalizeTool(name string) string {
+	if name == "Agent" {
+		return transcript.ToolTask
+	}
+	return name
+}
+
+type promptKind int
+
+const (
+	prompt promptKind = iota
+	directivePrompt
+	notPrompt
+)
+
+// notPromptPrefixes start text the user did not type and that is not a
+// command: local command output, injected caveats and reminders.
+var notPromptPrefixes = []string{
+	"<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
+	"<bash-stdout>", "<bash-stderr>",
+	"Caveat: The messages below were generated by the user while running local commands",
+	"[Request interrupted by user",
+	"This session is being continued from a previous conversation that ran out of context",
+}
+
+// directivePrefixes start input that is counted but is not a prompt in
+// words: slash commands, ! shell input, background task notices.
+var directivePrefixes = []string{"<command-name>", "<command-message>", "<command-args>", "<bash-input>", "<task-notification>"}
+
+var (
+	commandNameRE = regexp.MustCompile(`(?s)<command-name>(.*?)</command-name>`)
+	commandArgsRE = regexp.MustCompile(`(?s)<command-args>(.*?)</command-args>`)
+	bashInputRE   = regexp.MustCompile(`(?s)<bash-input>(.*?)</bash-input>`)
+	reminderRE    = regexp.MustCompile(`(?s)^\s*(<system-reminder>.*?</system-reminder>\s*)+$`)
+)
+
+// classify decides whether user text is a prompt, a directive or neither,
+// and how a directive is shown.
+func classify(text string) (promptKind, string) {
+	trimmed := strings.TrimSpace(text)
+	for _, p := range notPromptPrefixes {
+		if strings.HasPrefix(trimmed, p) {
+			return notPrompt, ""
+		}
+	}
+	if strings.HasPrefix(trimmed, "<system-reminder>") && reminderRE.MatchString(trimmed) {
+		return notPrompt, ""
+	}
+	for _, p := range directivePrefixes {
+		if !strings.HasPrefix(trimmed, p) {
+			continue
+		}
+		if m := commandNameRE.FindStringSubmatch(trimmed); m != nil {
+			shown := strings.TrimSpace(m[1])
+			if !strings.HasPrefix(shown, "/") {
+				shown = "/" + shown
+			}
+			if a := commandArgsRE.FindStringSubmatch(trimmed); a != nil && strings.TrimSpace(a[1]) != "" {
+				shown += " " + strings.TrimSpace(a[1])
+			}
+			return directivePrompt, shown
+		}
+		if m := bashInputRE.FindStringSubmatch(trimmed); m != nil {
+			return directivePrompt, "! " + strings.TrimSpace(m[1])
+		}
+		return directivePrompt, trimmed
+	}
+	return prompt, text
+}
+
+func metaDescription(data []byte) string {
+	ms, ok := transcript.Members(bytes.TrimSpace(data), nil)
+	if !ok {
+		return ""
+	}
+	return transcript.Str(transcript.Lookup(ms, "description"))
+}
+
+func parseTime(raw []byte) time.Time {
+	if !transcript.IsString(raw) {
+		return time.Time{}
+	}
+	ts, err := time.Parse(time.RFC3339Nano, transcript.Str(raw))
+	if err != nil {
+		return time.Time{}
+	}
+	return ts.UTC()
+}
+
+func isBase64(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '=') {
+			return false
+		}
+	}
+	return true
+}
