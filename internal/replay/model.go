@@ -1,0 +1,355 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/musterhq/muster/internal/replay/diff"
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// Bounds that keep a replay of a huge session a reasonable page: long tool
+// outputs and file contents are clipped with a note.
+const (
+	maxOutputBytes = 64 << 10
+	maxOutputLines = 400
+	maxDiffLines   = 2000
+	maxArgsBytes   = 16 << 10
+	// longOutput is the line count past which an output starts collapsed.
+	longOutput = 40
+)
+
+type page struct {
+	Title      string
+	Provider   string
+	ID         string
+	Model      string
+	Models     []string
+	CWD        string
+	Started    string
+	Ended      string
+	Duration   string
+	Prompts    int
+	ToolCalls  int
+	Errors     int
+	Thinking   int
+	Compacted  int
+	Redacted   bool
+	Redactions int
+	Warnings   int
+	Version    string
+	Scenes     []scene
+}
+
+type scene struct {
+	N         int
+	Time      string
+	Preamble  bool
+	Directive bool
+	Source    string
+	Prompt    string
+	Images    []image
+	Blocks    []block
+}
+
+type image struct {
+	URL  template.URL // a checked data: URL
+	Alt  string
+	Note string // set instead of URL when the image was not embeddable
+}
+
+type block struct {
+	Kind   string // text, thinking, tool, compaction, orphan
+	Text   string
+	Time   string
+	Model  string
+	Images []image
+	Tool   *toolView
+}
+
+type toolView struct {
+	Name     string
+	Raw      string
+	Class    string // bash, diff, generic
+	Subject  string // file path, description
+	Command  string
+	Args     string
+	Files    []diffFile
+	Output   string
+	OutLines int
+	Clipped  bool
+	HasOut   bool
+	Error    bool
+	Long     bool
+	Pending  bool // no result recorded
+}
+
+type diffFile struct {
+	Path    string
+	Op      string
+	Lines   []diffLine
+	Added   int
+	Removed int
+	Clipped int
+}
+
+type diffLine struct {
+	Class string // ctx, del, add, hunk
+	Old   string
+	New   string
+	Sign  string
+	Text  string
+}
+
+var dataURL = regexp.MustCompile(`^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]*={0,2}$`)
+
+func images(imgs []transcript.Image) []image {
+	var out []image
+	for _, im := range imgs {
+		alt := im.Path
+		if alt == "" {
+			alt = "image"
+		}
+		if dataURL.MatchString(im.DataURL) {
+			out = append(out, image{URL: template.URL(im.DataURL), Alt: alt})
+		} else {
+			out = append(out, image{Alt: alt, Note: "image not embedded (not an inline PNG, JPEG, GIF or WebP)"})
+		}
+	}
+	return out
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// clean makes recorded terminal output displayable: escape sequences
+// removed, other control characters (but tabs and newlines) dropped.
+func clean(s string) string {
+	if strings.IndexByte(s, 0x1b) >= 0 || strings.ContainsRune(s, 0x9b) {
+		s = ansi.Strip(s)
+	}
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return r
+		}
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return -1
+		}
+		// Bidirectional overrides can make shown text differ from what
+		// it is ("Trojan Source").
+		if (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+			return -1
+		}
+		return r
+	}, strings.ReplaceAll(s, "\r\n", "\n"))
+}
+
+// clip bounds an output by bytes and lines.
+func clip(s string) (out string, lines int, clipped bool) {
+	s = strings.TrimRight(clean(s), "\n")
+	lines = strings.Count(s, "\n") + 1
+	if s == "" {
+		lines = 0
+	}
+	if len(s) > maxOutputBytes {
+		cut := maxOutputBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s, clipped = s[:cut], true
+	}
+	if n := 0; true {
+		for i := 0; i < len(s); i++ {
+			if s[i] == '\n' {
+				n++
+				if n == maxOutputLines {
+					s, clipped = s[:i], true
+					break
+				}
+			}
+		}
+	}
+	return s, lines, clipped
+}
+
+type toolInput struct {
+	Command     string `json:"command"`
+	Description string `json:"description"`
+	FilePath    string `json:"file_path"`
+	OldString   string `json:"old_string"`
+	NewString   string `json:"new_string"`
+	Content     string `json:"content"`
+	Patch       string `json:"patch"`
+	Pattern     string `json:"pattern"`
+	Path        string `json:"path"`
+	Edits       []struct {
+		OldString string `json:"old_string"`
+		NewString string `json:"new_string"`
+	} `json:"edits"`
+}
+
+func buildTool(use transcript.Item, res *transcript.Item) *toolView {
+	tv := &toolView{Name: use.Tool, Raw: use.RawTool, Class: "generic"}
+	if tv.Name == "" {
+		tv.Name = use.RawTool
+	}
+	if tv.Name == "" {
+		tv.Name = "tool"
+	}
+	if tv.Raw == tv.Name {
+		tv.Raw = ""
+	}
+	var in toolInput
+	decoded := json.Unmarshal(use.Input, &in) == nil
+	switch {
+	case use.Tool == transcript.ToolBash && decoded && in.Command != "":
+		tv.Class = "bash"
+		tv.Command = clean(in.Command)
+		tv.Subject = clean(in.Description)
+	case use.Tool == transcript.ToolEdit && decoded && in.FilePath != "":
+		tv.Class = "diff"
+		tv.Subject = in.FilePath
+		tv.Files = []diffFile{fileDiff(in.FilePath, "edit", diff.Strings(in.OldString, in.NewString))}
+	case use.Tool == transcript.ToolMultiEdit && decoded && in.FilePath != "":
+		tv.Class = "diff"
+		tv.Subject = in.FilePath
+		var lines []diff.Line
+		for i, e := range in.Edits {
+			lines = append(lines, diff.Line{Kind: diff.Header, Text: fmt.Sprintf("@@ edit %d of %d @@", i+1, len(in.Edits))})
+			lines = append(lines, diff.Strings(e.OldString, e.NewString)...)
+		}
+		tv.Files = []diffFile{fileDiff(in.FilePath, "edit", lines)}
+	case use.Tool == transcript.ToolWrite && decoded && in.FilePath != "":
+		tv.Class = "diff"
+		tv.Subject = in.FilePath
+		tv.Files = []diffFile{fileDiff(in.FilePath, "write", diff.Strings("", in.Content))}
+	case use.Tool == transcript.ToolApplyPatch && decoded && in.Patch != "":
+		tv.Class = "diff"
+		for _, fp := range diff.ParsePatch(in.Patch) {
+			p := fp.Path
+			if fp.MoveTo != "" {
+				p += " → " + fp.MoveTo
+			}
+			tv.Files = append(tv.Files, fileDiff(p, fp.Op, fp.Lines))
+		}
+		if len(tv.Files) == 0 {
+			tv.Class = "generic"
+			tv.Args = argsText(use.Input)
+		}
+	default:
+		if decoded {
+			switch {
+			case in.FilePath != "":
+				tv.Subject = in.FilePath
+			case in.Pattern != "":
+				tv.Subject = in.Pattern
+			case in.Description != "":
+				tv.Subject = in.Description
+			}
+		}
+		tv.Args = argsText(use.Input)
+	}
+	tv.Subject = clean(tv.Subject)
+	if use.IsError {
+		tv.Error = true
+	}
+	if res == nil {
+		tv.Pending = true
+		return tv
+	}
+	tv.Error = tv.Error || res.IsError
+	tv.HasOut = res.Text != "" || tv.Error
+	tv.Output, tv.OutLines, tv.Clipped = clip(res.Text)
+	tv.Long = tv.OutLines > longOutput
+	return tv
+}
+
+func argsText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var v any
+	var s string
+	if json.Unmarshal(raw, &v) == nil {
+		if b, err := json.MarshalIndent(v, "", "  "); err == nil {
+			s = string(b)
+		}
+	}
+	if s == "" {
+		s = string(raw)
+	}
+	if s == "{}" || s == "null" {
+		return ""
+	}
+	s = clean(s)
+	if len(s) > maxArgsBytes {
+		cut := maxArgsBytes
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "\n…"
+	}
+	return s
+}
+
+func fileDiff(path, op string, lines []diff.Line) diffFile {
+	f := diffFile{Path: clean(path), Op: op}
+	f.Added, f.Removed = diff.Count(lines)
+	oldN, newN := 1, 1
+	for i, l := range lines {
+		if i == maxDiffLines {
+			f.Clipped = len(lines) - i
+			break
+		}
+		dl := diffLine{Text: clean(l.Text)}
+		switch l.Kind {
+		case diff.Header:
+			dl.Class = "hunk"
+			if o, n, ok := hunkStart(l.Text); ok {
+				oldN, newN = o, n
+			}
+		case diff.Delete:
+			dl.Class, dl.Sign, dl.Old = "del", "-", fmt.Sprint(oldN)
+			oldN++
+		case diff.Insert:
+			dl.Class, dl.Sign, dl.New = "add", "+", fmt.Sprint(newN)
+			newN++
+		default:
+			dl.Class, dl.Sign, dl.Old, dl.New = "ctx", " ", fmt.Sprint(oldN), fmt.Sprint(newN)
+			oldN++
+			newN++
+		}
+		f.Lines = append(f.Lines, dl)
+	}
+	return f
+}
+
+// hunkStart reads the start lines of "@@ -a,b +c,d @@".
+func hunkStart(h string) (old, new int, ok bool) {
+	var a, c int
+	f := strings.Fields(h)
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	if _, err := fmt.Sscanf(strings.SplitN(f[1], ",", 2)[0], "-%d", &a); err != nil {
+		return 0, 0, false
+	}
+	if _, err := fmt.Sscanf(strings.SplitN(f[2], ",", 2)[0], "+%d", &c); err != nil {
+		return 0, 0, false
+	}
+	return max(a, 1), max(c, 1), true
+}

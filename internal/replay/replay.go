@@ -1,0 +1,167 @@
+// Package replay renders a transcript as one self-contained HTML page: no
+// network at all (a Content-Security-Policy meta tag allows only inline
+// styles, inline scripts and data: images), so it works from file:// and
+// can be published as an immutable blob. One scene per user prompt;
+// thinking collapses; Bash calls look like a terminal; Edit, MultiEdit,
+// Write and ApplyPatch calls show diffs; tool errors are marked; images the
+// provider embedded as data URLs are shown. Secrets are redacted unless the
+// caller opts out, and the page says which. Every transcript string goes
+// through html/template's contextual escaping.
+//
+// The output depends only on the transcript and the options (no clock), so
+// publishing the same replay twice gives the same blob id.
+package replay
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// CSP is the page's Content-Security-Policy: nothing may be fetched.
+const CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+// Options tune a replay.
+type Options struct {
+	// NoRedact keeps secrets as recorded. The default redacts.
+	NoRedact bool
+	// Version is the muster version named in the footer.
+	Version string
+}
+
+// Render writes the replay of t to w.
+func Render(w io.Writer, t *transcript.Transcript, opts Options) error {
+	p := build(t, opts)
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, p); err != nil {
+		return fmt.Errorf("render replay: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// HTML returns the replay of t.
+func HTML(t *transcript.Transcript, opts Options) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := Render(&buf, t, opts); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func build(t *transcript.Transcript, opts Options) *page {
+	p := &page{Redacted: !opts.NoRedact, Version: opts.Version}
+	if p.Redacted {
+		t, p.Redactions = RedactTranscript(t)
+	}
+	p.Title = clean(t.Title)
+	if p.Title == "" {
+		p.Title = transcript.Headline(clean(t.FirstPrompt))
+	}
+	if p.Title == "" {
+		p.Title = "Untitled session"
+	}
+	p.Provider, p.ID, p.Model, p.CWD = clean(t.Provider), clean(t.ID), clean(t.Model), clean(t.CWD)
+	p.Started, p.Ended = fmtTime(t.StartedAt), fmtTime(t.EndedAt)
+	if !t.StartedAt.IsZero() && t.EndedAt.After(t.StartedAt) {
+		p.Duration = t.EndedAt.Sub(t.StartedAt).Round(time.Second).String()
+	}
+	p.Warnings = len(t.Warnings)
+
+	// Results by call id, so each tool call renders with its result.
+	results := map[string]*transcript.Item{}
+	for i := range t.Items {
+		it := &t.Items[i]
+		if it.Kind == transcript.ToolResult && it.CallID != "" {
+			if _, dup := results[it.CallID]; !dup {
+				results[it.CallID] = it
+			}
+		}
+	}
+	used := map[*transcript.Item]bool{}
+	hasUse := map[string]bool{}
+	for _, it := range t.Items {
+		if it.Kind == transcript.ToolUse && it.CallID != "" {
+			hasUse[it.CallID] = true
+		}
+	}
+	var cur *scene
+	newScene := func() *scene {
+		p.Scenes = append(p.Scenes, scene{N: len(p.Scenes) + 1})
+		return &p.Scenes[len(p.Scenes)-1]
+	}
+	for i := range t.Items {
+		it := &t.Items[i]
+		if it.Model != "" && !slices.Contains(p.Models, it.Model) {
+			p.Models = append(p.Models, clean(it.Model))
+		}
+		if it.Kind == transcript.UserPrompt {
+			cur = newScene()
+			cur.Time = fmtTime(it.Time)
+			cur.Directive, cur.Source = it.Directive, clean(it.Source)
+			cur.Prompt = clean(it.Text)
+			cur.Images = images(it.Images)
+			if strings.TrimSpace(cur.Prompt) == "" && len(cur.Images) > 0 {
+				cur.Prompt = "(image)"
+			}
+			p.Prompts++
+			continue
+		}
+		if cur == nil {
+			cur = newScene()
+			cur.Preamble = true
+		}
+		b := block{Kind: string(it.Kind), Time: fmtTime(it.Time), Model: clean(it.Model), Images: images(it.Images)}
+		switch it.Kind {
+		case transcript.AssistantText:
+			b.Kind, b.Text = "text", clean(it.Text)
+		case transcript.Thinking:
+			b.Text = clean(it.Text)
+			p.Thinking++
+		case transcript.ToolUse:
+			res := results[it.CallID]
+			if it.CallID == "" || used[res] {
+				res = nil
+			}
+			if res != nil {
+				used[res] = true
+			}
+			b.Kind = "tool"
+			b.Tool = buildTool(*it, res)
+			p.ToolCalls++
+			if b.Tool.Error {
+				p.Errors++
+			}
+		case transcript.ToolResult:
+			if used[it] || (it.CallID != "" && hasUse[it.CallID] && results[it.CallID] == it) {
+				continue
+			}
+			// A result whose call is not in the transcript.
+			b.Kind = "orphan"
+			b.Tool = buildTool(transcript.Item{Tool: "result", CallID: it.CallID}, it)
+			if b.Tool.Error {
+				p.Errors++
+			}
+		case transcript.Compaction:
+			b.Text = transcript.Clip(clean(it.Text), 300)
+			p.Compacted++
+		default:
+			b.Kind, b.Text = "text", clean(it.Text)
+		}
+		cur.Blocks = append(cur.Blocks, b)
+	}
+	if p.Prompts == 0 {
+		p.Prompts = t.PromptCount
+	}
+	return p
+}
+
+var pageTemplate = template.Must(template.New("replay").Funcs(template.FuncMap{
+	"csp": func() string { return CSP },
+}).Parse(pageHTML))
