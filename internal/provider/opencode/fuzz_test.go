@@ -1,0 +1,48 @@
+package opencode
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// FuzzParse feeds arbitrary documents to the JSON side (exports and legacy
+// session files), which shares the message and part conversion with the
+// database reader.
+func FuzzParse(f *testing.F) {
+	for _, glob := range []string{"testdata/data/opencode/storage/*/*/*.json", "../../../../shared/fixtures/opencode/*/*.json", "../../../../shared/research/real-cli/opencode/transcripts/export-*.json"} {
+		seeds, _ := filepath.Glob(glob)
+		for _, s := range seeds {
+			b, err := os.ReadFile(s)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"info":{"id":"s"},"messages":[{"info":{"role":"assistant","summary":true,"tokens":{"input":"x"}},"parts":[{"type":"compaction"},{"type":"tool","state":{"status":"error","error":{"a":1}}},{"type":"file","mime":"image/png","url":"data:image/png;base64,@@"}]}]}`))
+	f.Add([]byte(`{"id":"ses_1","title":"New session - 2025-01-01T00:00:00Z"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		parse := func(opts transcript.ParseOptions) *transcript.Transcript {
+			return parseJSON("x/storage/session/p/ses.json", string(data), opts)
+		}
+		a, b := parse(transcript.ParseOptions{}), parse(transcript.ParseOptions{})
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("two parses differ:\n%s", cmp.Diff(a, b))
+		}
+		if _, err := json.Marshal(a); err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		sum := parse(transcript.ParseOptions{SummaryOnly: true})
+		sum.Warnings = a.Warnings // summary parses read no images
+		if !reflect.DeepEqual(a.Session, sum.Session) {
+			t.Fatalf("summary differs from full:\n%s", cmp.Diff(a.Session, sum.Session))
+		}
+	})
+}
