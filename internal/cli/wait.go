@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+func init() { register(newWaitCmd) }
+
+type waitOptions struct {
+	Names   []string
+	Until   []string
+	Timeout time.Duration
+	Any     bool
+	JSON    bool
+}
+
+func newWaitCmd(f *Factory) *cobra.Command { return newWaitCmdWith(f, nil) }
+
+func newWaitCmdWith(f *Factory, runF func(*waitOptions) error) *cobra.Command {
+	var o waitOptions
+	var until string
+	cmd := &cobra.Command{
+		Use:   "wait NAME... --until STATES [--timeout DURATION] [--any] [--json]",
+		Short: "Wait until sessions reach a run state",
+		Long: "Wait until every named session (or any one, with --any) is in one of STATES, a comma list of\n" +
+			"run states (running, waitingInput, waitingApproval, succeeded, failed, interrupted, disconnected,\n" +
+			"idle) or groups: waiting (waitingInput, waitingApproval), done (succeeded, failed, interrupted,\n" +
+			"disconnected, idle), attention (an open attention item). A terminal state also counts once the\n" +
+			"session has gone idle after it. The current state is checked first; then the daemon answers\n" +
+			"when the state is reached.\n\n" +
+			"Exit status: 0 reached, 1 timed out, 2 usage error, 3 a session disappeared.",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Names = args
+			if strings.TrimSpace(until) == "" {
+				return usagef("wait needs --until STATES")
+			}
+			for _, s := range strings.Split(until, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					o.Until = append(o.Until, s)
+				}
+			}
+			if _, _, err := proto.ExpandWaitStates(o.Until); err != nil {
+				return usagef("--until: %v", err)
+			}
+			if o.Timeout < 0 {
+				return usagef("--timeout must not be negative")
+			}
+			if runF != nil {
+				return runF(&o)
+			}
+			return runWait(cmd.Context(), f, o)
+		},
+	}
+	cmd.Flags().StringVar(&until, "until", "", "comma list of run states and groups (waiting, done, attention)")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "give up after this long, e.g. 10m (default: wait forever)")
+	cmd.Flags().BoolVar(&o.Any, "any", false, "return when any one session reaches a state")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the outcome as JSON")
+	return cmd
+}
+
+func runWait(ctx context.Context, f *Factory, o waitOptions) error {
+	c, err := f.Client(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	// The daemon answers once; a cancelled command just hangs up.
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	var res proto.WaitResult
+	err = c.Call(proto.OpWait, proto.WaitArgs{
+		Names: o.Names, Until: o.Until, TimeoutMS: o.Timeout.Milliseconds(), Any: o.Any,
+	}, &res)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		if pe, ok := errors.AsType[*proto.Error](err); ok && pe.Code == proto.CodeNotFound {
+			return &UserError{Err: errors.New(pe.Message), Hint: pe.Hint, Code: ExitGone}
+		}
+		return err
+	}
+	if o.JSON {
+		if err := writeJSON(f.IO.Out, res); err != nil {
+			return err
+		}
+	} else {
+		for _, s := range res.Sessions {
+			state := s.State
+			if state == "" {
+				state = "unknown"
+			}
+			if s.Terminal != "" {
+				state += " (after " + s.Terminal + ")"
+			}
+			if s.Gone {
+				state = "gone"
+			}
+			fmt.Fprintf(f.IO.Out, "%s: %s\n", s.Name, state)
+		}
+	}
+	switch res.Status {
+	case proto.WaitReached:
+		return nil
+	case proto.WaitGone:
+		var gone []string
+		for _, s := range res.Sessions {
+			if s.Gone {
+				gone = append(gone, s.Name)
+			}
+		}
+		return &UserError{Err: fmt.Errorf("session %s disappeared", strings.Join(gone, ", ")), Code: ExitGone}
+	case proto.WaitTimeout:
+		return &UserError{Err: fmt.Errorf("timed out after %s", o.Timeout), Code: ExitError}
+	}
+	return fmt.Errorf("unexpected wait outcome %q", res.Status)
+}
