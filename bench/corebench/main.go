@@ -135,7 +135,7 @@ func readUntil(r interface{ Read([]byte) (int, error) }, mark string) {
 
 // gatedCmd waits on a fifo so the clock starts when the client is ready.
 func gatedCmd(payload, fifo string) string {
-	return fmt.Sprintf("read x < %s; cat %s; echo %s; sleep 100000", fifo, payload, marker)
+	return fmt.Sprintf("sh -c 'read x < %s; cat %s; echo %s; sleep 100000'", fifo, payload, marker)
 }
 
 func newFifo() string {
@@ -335,7 +335,7 @@ func rssPerPane() float64 {
 	pid := daemonPID()
 	before := rssKiB(pid)
 	for i := 0; i < *rssPanes; i++ {
-		run("new", "--name", fmt.Sprintf("rss%d", i), "--detach", "--cmd", "seq 1 10100; sleep 100000")
+		run("new", "--name", fmt.Sprintf("rss%d", i), "--detach", "--cmd", "sh -c 'seq 1 10100; sleep 100000'")
 	}
 	for i := 0; i < *rssPanes; i++ {
 		for !strings.Contains(run("capture", fmt.Sprintf("rss%d", i)), "10100") {

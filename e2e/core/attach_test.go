@@ -212,7 +212,7 @@ func TestStalledClientDoesNotBlockPane(t *testing.T) {
 
 func TestAttachExitedPaneShowsFinalScreen(t *testing.T) {
 	e := newEnv(t)
-	e.must("new", "--name", "gone", "--detach", "--cmd", "echo final-words; exit 3")
+	e.must("new", "--name", "gone", "--detach", "--cmd", e.script("echo final-words; exit 3"))
 	if !eventually(func() bool { return e.session("gone").State == "exited" }) {
 		t.Fatal("never exited")
 	}

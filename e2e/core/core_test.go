@@ -65,7 +65,7 @@ func TestSessionLifecycle(t *testing.T) {
 
 func TestExitedPaneSurvivesDaemonRestart(t *testing.T) {
 	e := newEnv(t)
-	e.must("new", "--name", "done", "--cmd", `printf 'goodbye\n'; exit 7`, "--detach")
+	e.must("new", "--name", "done", "--cmd", e.script(`printf 'goodbye\n'; exit 7`), "--detach")
 	if !eventually(func() bool { return e.session("done").State == "exited" }) {
 		t.Fatal("pane never exited")
 	}
@@ -91,8 +91,8 @@ func TestCaptureRendersEscapes(t *testing.T) {
 	e := newEnv(t)
 	// Colours, cursor moves, a title with ';' and Claude's ✳ (E2 9C B3),
 	// then the alternate screen.
-	e.must("new", "--name", "esc", "--detach", "--cmd",
-		`printf '\033]0;✳ Claude; Code\007\033[31mred\033[0m \033[1mbold\033[0m\n日本語のテスト\n'; sleep 0.2; printf '\033[?1049h\033[2J\033[5;10Halt screen'; sleep 1000`)
+	e.must("new", "--name", "esc", "--detach", "--cmd", e.script(
+		`printf '\033]0;✳ Claude; Code\007\033[31mred\033[0m \033[1mbold\033[0m\n日本語のテスト\n'; sleep 0.2; printf '\033[?1049h\033[2J\033[5;10Halt screen'; sleep 1000`))
 	screen := e.waitScreen("esc", "alt screen")
 	if strings.Contains(screen, "red") || strings.Contains(screen, "Claude") {
 		t.Errorf("alternate screen shows main-screen text or a leaked title:\n%s", screen)
@@ -112,7 +112,7 @@ func TestCaptureRendersEscapes(t *testing.T) {
 
 func TestCaptureMainScreenAndScrollback(t *testing.T) {
 	e := newEnv(t)
-	e.must("new", "--name", "s", "--detach", "--cmd", `printf '\033]2;t\xe6\x9c\xac;x\007\033[32mgreen\033[0m\n'; seq 1 200; sleep 1000`)
+	e.must("new", "--name", "s", "--detach", "--cmd", e.script(`printf '\033]2;t\xe6\x9c\xac;x\007\033[32mgreen\033[0m\n'; seq 1 200; sleep 1000`))
 	screen := e.waitScreen("s", "200")
 	if strings.Contains(screen, "green") {
 		t.Errorf("the first line should have scrolled away:\n%s", screen)
@@ -143,6 +143,7 @@ func TestBadInput(t *testing.T) {
 		{"missing dir", []string{"new", "--dir", "/does/not/exist", "--detach"}, "does not exist", 1},
 		{"duplicate name", []string{"new", "--name", "a", "--cmd", "true", "--detach"}, `a session named "a" already exists`, 1},
 		{"empty command", []string{"new", "--cmd", "  ", "--detach"}, "empty command", 1},
+		{"composition without resume", []string{"new", "--cmd", "a; b", "--detach"}, "composition", 1},
 		{"bad name", []string{"new", "--name", "has space", "--cmd", "true", "--detach"}, "may not contain spaces", 1},
 		{"two providers", []string{"new", "claude", "codex", "--detach"}, "at most one PROVIDER", 2},
 		{"unknown flag", []string{"ls", "--bogus"}, "unknown flag", 2},

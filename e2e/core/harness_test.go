@@ -101,6 +101,20 @@ func (e *env) runIn(dir string, args ...string) result {
 	return result{out.String(), errb.String(), code}
 }
 
+// script writes an executable shell script and returns its path, for panes
+// whose command is a composition (a bare `a; b` needs a resume template).
+func (e *env) script(body string) string {
+	e.t.Helper()
+	f, err := os.CreateTemp(e.t.TempDir(), "script*.sh")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	fmt.Fprintf(f, "#!/bin/bash\n%s\n", body)
+	f.Close()
+	os.Chmod(f.Name(), 0o755)
+	return f.Name()
+}
+
 // must runs a command that has to succeed.
 func (e *env) must(args ...string) string {
 	e.t.Helper()

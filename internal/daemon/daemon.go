@@ -46,6 +46,8 @@ type Daemon struct {
 	logger    *slog.Logger
 	store     *store.Store
 	startedAt time.Time
+	// musterPath is the binary hook commands run.
+	musterPath string
 
 	mu       sync.Mutex
 	sessions map[string]*session // by session id
@@ -100,6 +102,12 @@ func Run(ctx context.Context, opts Options) error {
 		opts: opts, dirs: dirs, logger: opts.Logger, store: st,
 		startedAt: time.Now(), sessions: map[string]*session{},
 		stop: cancel, shutting: make(chan struct{}),
+	}
+	if exe, err := paths.StableExecutable(dirs.State); err == nil {
+		d.musterPath = exe
+	} else {
+		d.logger.Warn("find a stable muster binary for hooks", "err", err)
+		d.musterPath = exe
 	}
 	if err := d.load(ctx); err != nil {
 		return err
@@ -334,6 +342,18 @@ func (d *Daemon) dispatch(ctx context.Context, req proto.Request) (any, error) {
 			return nil, err
 		}
 		return nil, d.rename(ctx, a)
+	case "native_capture":
+		var a NativeCaptureArgs
+		if err := decodeArgs(req.Args, &a); err != nil {
+			return nil, err
+		}
+		return nil, d.nativeCapture(ctx, a)
+	case "resume":
+		var a ResumeArgs
+		if err := decodeArgs(req.Args, &a); err != nil {
+			return nil, err
+		}
+		return d.resume(ctx, a)
 	case "":
 		return nil, proto.Errorf(proto.CodeBadRequest, "request has no op")
 	default:
@@ -422,6 +442,16 @@ func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
 		}
 	} else {
 		info.PID = s.surface.PID
+		if restorable(s) {
+			info.State = "restorable"
+			if info.Reason == "" {
+				if s.surface.EndReason == "daemon-died" {
+					info.Reason = "the daemon died; `muster resume " + s.rec.Name + "` brings it back"
+				} else {
+					info.Reason = "the daemon stopped; `muster resume " + s.rec.Name + "` brings it back"
+				}
+			}
+		}
 	}
 	return info
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/musterhq/muster/internal/hookinstall"
+	"github.com/musterhq/muster/internal/launcher"
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
@@ -51,6 +53,15 @@ func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs) (proto.Session
 			return proto.SessionInfo{}, err
 		}
 	}
+	if a.Cmd != "" || a.ResumeCmd != "" {
+		if a.Cmd == "" {
+			return proto.SessionInfo{}, proto.Errorf(proto.CodeInvalid, "--resume-cmd needs --cmd")
+		}
+		// Refuse bad templates before anything is stored.
+		if err := launcher.ValidateLaunch(a.Cmd, a.ResumeCmd); err != nil {
+			return proto.SessionInfo{}, proto.Errorf(proto.CodeInvalid, "%v", err)
+		}
+	}
 	if a.Env == nil {
 		a.Env = map[string]string{}
 	}
@@ -62,6 +73,7 @@ func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs) (proto.Session
 		CWD:            dir,
 		ShellCommand:   a.Cmd,
 		ResumeTemplate: a.ResumeCmd,
+		Args:           a.Args,
 		Env:            persistableEnv(a.Env),
 		CreatedAt:      time.Now(),
 	}
@@ -236,7 +248,7 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 	surfaceID := uuid.NewString()
 	extra := d.surfaceEnv(s, surfaceID)
 	cfg := pane.Config{
-		Argv:       argv,
+		Argv:       d.injectHooks(s.rec, argv),
 		Dir:        s.rec.CWD,
 		Env:        d.paneEnv(env, s, surfaceID, extra),
 		Cols:       cols,
@@ -265,6 +277,16 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 	return nil
 }
 
+// injectHooks adds per-launch hook configuration where the provider allows
+// it, so a managed session reports even before `muster hooks setup`.
+func (d *Daemon) injectHooks(rec store.Session, argv []string) []string {
+	if rec.Provider != "claude" || rec.ShellCommand != "" || d.musterPath == "" {
+		return argv
+	}
+	out := append([]string{argv[0], "--settings", hookinstall.ClaudeSettingsJSON(d.musterPath)}, argv[1:]...)
+	return out
+}
+
 // surfaceEnv adds the per-surface variables of later layers (event socket
 // and capability).
 func (d *Daemon) surfaceEnv(s *session, surfaceID string) map[string]string {
@@ -285,7 +307,13 @@ func (d *Daemon) onExit(s *session, surfaceID string, code int) {
 		cancel()
 	}
 	now := time.Now()
-	if err := d.store.ExitSurface(context.Background(), surfaceID, &code, final, now); err != nil {
+	reason := "exited"
+	select {
+	case <-d.shutting:
+		reason = "daemon-stopped"
+	default:
+	}
+	if err := d.store.ExitSurface(context.Background(), surfaceID, &code, final, reason, now); err != nil {
 		d.logger.Error("record pane exit", "surface_id", surfaceID, "err", err)
 	}
 	d.mu.Lock()
@@ -293,6 +321,7 @@ func (d *Daemon) onExit(s *session, surfaceID string, code int) {
 		s.surface.State = "exited"
 		s.surface.ExitCode = &code
 		s.surface.FinalScreen = final
+		s.surface.EndReason = reason
 		s.surface.EndedAt = &now
 	}
 	d.mu.Unlock()

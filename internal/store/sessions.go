@@ -24,6 +24,7 @@ type Session struct {
 	Provider        string
 	CWD             string
 	Argv            []string
+	Args            []string // the user's extra arguments, kept for resume
 	ShellCommand    string
 	ResumeTemplate  string
 	Env             map[string]string
@@ -44,8 +45,11 @@ type Surface struct {
 	State       string // running | exited
 	ExitCode    *int
 	FinalScreen string
-	StartedAt   time.Time
-	EndedAt     *time.Time
+	// EndReason says who ended the process: "exited" (by itself or a
+	// kill), "daemon-stopped" or "daemon-died"; the last two are resumable.
+	EndReason string
+	StartedAt time.Time
+	EndedAt   *time.Time
 }
 
 // TimeFormat is how times are stored: RFC 3339 UTC with nanoseconds, so
@@ -66,11 +70,12 @@ func isUnique(err error) bool {
 // InsertSession stores a new session.
 func (s *Store) InsertSession(ctx context.Context, se Session) error {
 	argv, _ := json.Marshal(se.Argv)
+	args, _ := json.Marshal(se.Args)
 	env, _ := json.Marshal(se.Env)
 	_, err := s.W.ExecContext(ctx, `INSERT INTO sessions
-		(id, name, provider, cwd, argv, shell_command, resume_template, env, native_id, native_confirmed, created_at, updated_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?)`,
-		se.ID, se.Name, se.Provider, se.CWD, string(argv), se.ShellCommand, se.ResumeTemplate, string(env),
+		(id, name, provider, cwd, argv, args, shell_command, resume_template, env, native_id, native_confirmed, created_at, updated_at)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		se.ID, se.Name, se.Provider, se.CWD, string(argv), string(args), se.ShellCommand, se.ResumeTemplate, string(env),
 		se.NativeID, se.NativeConfirmed, fmtTime(se.CreatedAt), fmtTime(se.CreatedAt))
 	if isUnique(err) {
 		return ErrNameTaken
@@ -81,17 +86,18 @@ func (s *Store) InsertSession(ctx context.Context, se Session) error {
 	return nil
 }
 
-const sessionCols = `id, name, provider, cwd, argv, shell_command, resume_template, env, native_id, native_confirmed, restore_reason, restore_attempts, created_at, updated_at`
+const sessionCols = `id, name, provider, cwd, argv, args, shell_command, resume_template, env, native_id, native_confirmed, restore_reason, restore_attempts, created_at, updated_at`
 
 func scanSession(row interface{ Scan(...any) error }) (Session, error) {
 	var se Session
-	var argv, env, created, updated string
-	err := row.Scan(&se.ID, &se.Name, &se.Provider, &se.CWD, &argv, &se.ShellCommand, &se.ResumeTemplate, &env,
+	var argv, args, env, created, updated string
+	err := row.Scan(&se.ID, &se.Name, &se.Provider, &se.CWD, &argv, &args, &se.ShellCommand, &se.ResumeTemplate, &env,
 		&se.NativeID, &se.NativeConfirmed, &se.RestoreReason, &se.RestoreAttempts, &created, &updated)
 	if err != nil {
 		return se, err
 	}
 	json.Unmarshal([]byte(argv), &se.Argv)
+	json.Unmarshal([]byte(args), &se.Args)
 	json.Unmarshal([]byte(env), &se.Env)
 	se.CreatedAt, se.UpdatedAt = parseTime(created), parseTime(updated)
 	return se, nil
@@ -166,16 +172,22 @@ func (s *Store) InsertSurface(ctx context.Context, su Surface) error {
 
 // ExitSurface records that a surface's process ended. A nil exit code means
 // the outcome is unknown (the daemon died with it).
-func (s *Store) ExitSurface(ctx context.Context, id string, code *int, finalScreen string, at time.Time) error {
-	_, err := s.W.ExecContext(ctx, `UPDATE surfaces SET state = 'exited', exit_code = ?, final_screen = ?, ended_at = ? WHERE id = ?`,
-		code, finalScreen, fmtTime(at), id)
+func (s *Store) ExitSurface(ctx context.Context, id string, code *int, finalScreen, reason string, at time.Time) error {
+	_, err := s.W.ExecContext(ctx, `UPDATE surfaces SET state = 'exited', exit_code = ?, final_screen = ?, end_reason = ?, ended_at = ? WHERE id = ?`,
+		code, finalScreen, reason, fmtTime(at), id)
+	return err
+}
+
+// SetProvider records the provider a shell session turned out to run.
+func (s *Store) SetProvider(ctx context.Context, id, provider string) error {
+	_, err := s.W.ExecContext(ctx, `UPDATE sessions SET provider = ?, updated_at = ? WHERE id = ?`, provider, fmtTime(time.Now()), id)
 	return err
 }
 
 // ExitOrphans marks surfaces a previous daemon left running as exited with
 // an unknown exit code, and returns their session ids.
 func (s *Store) ExitOrphans(ctx context.Context, at time.Time) ([]string, error) {
-	rows, err := s.W.QueryContext(ctx, `UPDATE surfaces SET state = 'exited', ended_at = ? WHERE state = 'running' RETURNING session_id`, fmtTime(at))
+	rows, err := s.W.QueryContext(ctx, `UPDATE surfaces SET state = 'exited', end_reason = 'daemon-died', ended_at = ? WHERE state = 'running' RETURNING session_id`, fmtTime(at))
 	if err != nil {
 		return nil, fmt.Errorf("mark orphaned surfaces: %w", err)
 	}
@@ -197,9 +209,9 @@ func (s *Store) LatestSurface(ctx context.Context, sessionID string) (Surface, e
 	var argv, started string
 	var ended sql.NullString
 	var code sql.NullInt64
-	err := s.W.QueryRowContext(ctx, `SELECT id, session_id, pid, argv, state, exit_code, final_screen, started_at, ended_at
+	err := s.W.QueryRowContext(ctx, `SELECT id, session_id, pid, argv, state, exit_code, final_screen, end_reason, started_at, ended_at
 		FROM surfaces WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1`, sessionID).
-		Scan(&su.ID, &su.SessionID, &su.PID, &argv, &su.State, &code, &su.FinalScreen, &started, &ended)
+		Scan(&su.ID, &su.SessionID, &su.PID, &argv, &su.State, &code, &su.FinalScreen, &su.EndReason, &started, &ended)
 	if errors.Is(err, sql.ErrNoRows) {
 		return su, ErrNotFound
 	}

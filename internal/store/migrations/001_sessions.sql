@@ -6,6 +6,7 @@ CREATE TABLE sessions (
 	provider          TEXT NOT NULL,
 	cwd               TEXT NOT NULL,
 	argv              TEXT NOT NULL,              -- JSON array: the new-session command
+	args              TEXT NOT NULL DEFAULT '[]', -- JSON array: the user's extra arguments (after --)
 	shell_command     TEXT NOT NULL DEFAULT '',   -- --cmd, run through the shell
 	resume_template   TEXT NOT NULL DEFAULT '',
 	env               TEXT NOT NULL DEFAULT '{}', -- JSON object; secrets never stored
@@ -25,6 +26,7 @@ CREATE TABLE surfaces (
 	state         TEXT NOT NULL,               -- running | exited
 	exit_code     INTEGER,
 	final_screen  TEXT NOT NULL DEFAULT '',
+	end_reason    TEXT NOT NULL DEFAULT '',    -- exited | daemon-stopped | daemon-died
 	started_at    TEXT NOT NULL,
 	ended_at      TEXT
 );

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/musterhq/muster/internal/capture"
+	"github.com/musterhq/muster/internal/daemon"
+)
+
+func init() {
+	registerHook(newHookCaptureCmd)
+	register(newResumeCmd)
+}
+
+// newHookCaptureCmd builds `muster hook capture`, the seed-000 contract: the
+// provider's session id on stdin, recorded for the pane's Muster session.
+// Silent on success; outside Muster (no MUSTER_AGENT_SESSION_ID) a no-op.
+// Failures record nothing and exit 1, never 2, which agents read as "block".
+func newHookCaptureCmd(f *Factory) *cobra.Command {
+	var prov string
+	var pid, ppid int
+	cmd := &cobra.Command{
+		Use:   "capture --provider P --process-id PID [--parent-process-id PPID]",
+		Short: "Record the provider's native session id for this pane's session",
+		Long: "Reads {\"version\":1,\"event\":\"session_started\",\"session_id\":\"…\"} (or, for built-in\n" +
+			"providers, their native hook payload with session_id/sessionId) on stdin and records\n" +
+			"the id for the Muster session in MUSTER_AGENT_SESSION_ID. Outside Muster it does nothing.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sid, ok := capture.SessionIDFromEnv(f.Getenv)
+			if !ok {
+				return nil
+			}
+			fail := func(err error) error {
+				return &UserError{Err: fmt.Errorf("capture: %w", err), Code: ExitError}
+			}
+			if prov == "" {
+				return fail(errors.New("--provider is required"))
+			}
+			if pid <= 0 {
+				return fail(errors.New("--process-id is required"))
+			}
+			data, err := io.ReadAll(io.LimitReader(f.IO.In, capture.MaxPayload+1))
+			if err != nil {
+				return fail(err)
+			}
+			c, err := capture.Decode(prov, data)
+			if err != nil {
+				return fail(err)
+			}
+			cl, err := f.RunningClient()
+			if err != nil {
+				return fail(err)
+			}
+			defer cl.Close()
+			err = cl.Call("native_capture", daemon.NativeCaptureArgs{
+				SessionID: sid, Provider: c.Provider, NativeID: c.SessionID,
+				PID: pid, PPID: ppid, Event: c.Event, Source: c.Source,
+			}, nil)
+			if err != nil {
+				return fail(err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&prov, "provider", "", "provider of the calling agent (claude, codex, gemini, cursor, opencode, custom)")
+	cmd.Flags().IntVar(&pid, "process-id", 0, `the provider process ("$PPID" in a shell hook)`)
+	cmd.Flags().IntVar(&ppid, "parent-process-id", 0, "the provider process's parent")
+	// A usage mistake must not exit 2 either: agents treat 2 as "block".
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &UserError{Err: fmt.Errorf("capture: %w", err), Code: ExitError}
+	})
+	return cmd
+}
+
+func newResumeCmd(f *Factory) *cobra.Command {
+	var all, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "resume NAME...|--all",
+		Short: "Relaunch sessions whose process died with the daemon, in the same conversation",
+		Long: "Relaunch sessions in their original directory with the provider's resume command and\n" +
+			"the captured native id (or the original new-session command while the id is provisional).",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !all && len(args) == 0 {
+				return usagef("name a session to resume, or pass --all")
+			}
+			env := map[string]string{}
+			for _, kv := range os.Environ() {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					env[k] = v
+				}
+			}
+			c, err := f.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			var out []daemon.ResumeOutcome
+			if err := c.Call("resume", daemon.ResumeArgs{Names: args, All: all, Env: env}, &out); err != nil {
+				return err
+			}
+			if out == nil {
+				out = []daemon.ResumeOutcome{}
+			}
+			if asJSON {
+				writeJSON(f.IO.Out, out)
+			} else if len(out) == 0 {
+				fmt.Fprintln(f.IO.ErrOut, "nothing to resume")
+			}
+			failed := 0
+			for _, o := range out {
+				if !o.Resumed {
+					failed++
+				}
+				if asJSON {
+					continue
+				}
+				if o.Resumed {
+					fmt.Fprintf(f.IO.Out, "%s: resumed\n", o.Name)
+				} else {
+					fmt.Fprintf(f.IO.Out, "%s: not resumed: %s\n", o.Name, o.Reason)
+				}
+			}
+			if failed > 0 {
+				return &UserError{Err: fmt.Errorf("%d of %d sessions not resumed", failed, len(out)), Code: ExitError}
+			}
+			return nil
+		},
+		ValidArgsFunction: completeSessions(f),
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "resume every restorable session")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

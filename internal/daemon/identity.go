@@ -1,0 +1,292 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/musterhq/muster/internal/capture"
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/store"
+)
+
+// NativeCaptureArgs are the arguments of op "native_capture", sent by
+// `muster hook capture` from inside a pane.
+type NativeCaptureArgs struct {
+	SessionID string `json:"session_id"` // MUSTER_AGENT_SESSION_ID
+	Provider  string `json:"provider"`
+	NativeID  string `json:"native_id"`
+	PID       int    `json:"pid"`
+	PPID      int    `json:"ppid"`
+	Event     string `json:"event,omitempty"`
+	Source    string `json:"source,omitempty"`
+}
+
+// agentIsRoot reports whether the pane's first process is the agent itself
+// rather than a managed shell.
+func agentIsRoot(rec store.Session) bool {
+	_, builtin := provider.Lookup(rec.Provider)
+	return builtin && rec.ShellCommand == ""
+}
+
+// nativeCapture records the provider's own session id for a Muster session,
+// after checking that it comes from the session's provider process.
+func (d *Daemon) nativeCapture(ctx context.Context, a NativeCaptureArgs) error {
+	if err := capture.ValidSessionID(a.NativeID); err != nil {
+		return proto.Errorf(proto.CodeInvalid, "%v", err)
+	}
+	d.mu.Lock()
+	s, ok := d.sessions[a.SessionID]
+	if !ok {
+		d.mu.Unlock()
+		return proto.Errorf(proto.CodeNotFound, "no Muster session %q", a.SessionID)
+	}
+	rec := s.rec
+	p := s.pane
+	d.mu.Unlock()
+	adopt := false
+	if rec.Provider == provider.Shell {
+		// A managed shell may run any agent; the first capture names it.
+		adopt = true
+	} else if err := capture.CheckProvider(rec.Provider, a.Provider); err != nil {
+		return proto.Errorf(proto.CodeInvalid, "%v", err)
+	}
+	if p == nil {
+		return proto.Errorf(proto.CodeExited, "session %s has no running process", rec.Name)
+	}
+	if exited, _ := p.Exited(); exited {
+		return proto.Errorf(proto.CodeExited, "session %s has no running process", rec.Name)
+	}
+	if err := capture.CheckProcess(capture.ProcFS{}, p.PID(), a.PID, a.PPID, agentIsRoot(rec)); err != nil {
+		return proto.Errorf(proto.CodeInvalid, "%v", err)
+	}
+	if adopt {
+		if err := d.store.SetProvider(ctx, rec.ID, a.Provider); err != nil {
+			return proto.Errorf(proto.CodeInternal, "record provider: %v", err)
+		}
+	}
+	if err := d.store.SetNative(ctx, rec.ID, a.NativeID, true); err != nil {
+		return proto.Errorf(proto.CodeInternal, "record native id: %v", err)
+	}
+	d.store.SetRestore(ctx, rec.ID, "", 0)
+	d.mu.Lock()
+	if adopt {
+		s.rec.Provider = a.Provider
+	}
+	old := s.rec.NativeID
+	s.rec.NativeID, s.rec.NativeConfirmed = a.NativeID, true
+	s.rec.RestoreReason, s.rec.RestoreAttempts = "", 0
+	d.mu.Unlock()
+	d.logger.Info("native session captured", "session_id", rec.ID, "provider", a.Provider, "native_id", a.NativeID, "replaced", old != "" && old != a.NativeID)
+	return nil
+}
+
+// restorable reports whether a session's process died with a daemon (not by
+// its own exit) and so should be offered for resume.
+func restorable(s *session) bool {
+	if s.pane != nil {
+		return false
+	}
+	return s.surface.EndReason == "daemon-stopped" || s.surface.EndReason == "daemon-died"
+}
+
+// ResumeArgs are the arguments of op "resume".
+type ResumeArgs struct {
+	Names []string          `json:"names,omitempty"`
+	All   bool              `json:"all,omitempty"`
+	Env   map[string]string `json:"env,omitempty"`
+	Cols  int               `json:"cols,omitempty"`
+	Rows  int               `json:"rows,omitempty"`
+}
+
+// ResumeOutcome reports one session's resume.
+type ResumeOutcome struct {
+	Name    string   `json:"name"`
+	Resumed bool     `json:"resumed"`
+	Argv    []string `json:"argv,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+}
+
+// maxResumeAttempts bounds automatic retries of a session whose resume keeps
+// failing; naming the session explicitly still tries again.
+const maxResumeAttempts = 3
+
+func (d *Daemon) resume(ctx context.Context, a ResumeArgs) ([]ResumeOutcome, error) {
+	var targets []*session
+	d.mu.Lock()
+	if a.All {
+		for _, s := range d.sessions {
+			if restorable(s) {
+				targets = append(targets, s)
+			}
+		}
+	}
+	for _, n := range a.Names {
+		s, err := d.lookupLocked(n)
+		if err != nil {
+			d.mu.Unlock()
+			return nil, err
+		}
+		if s.pane != nil {
+			if exited, _ := s.pane.Exited(); !exited {
+				d.mu.Unlock()
+				return nil, proto.Errorf(proto.CodeConflict, "session %q is already running", s.rec.Name)
+			}
+		}
+		targets = append(targets, s)
+	}
+	d.mu.Unlock()
+	if !a.All && len(a.Names) == 0 {
+		return nil, proto.Errorf(proto.CodeBadRequest, "name a session to resume, or --all")
+	}
+	var out []ResumeOutcome
+	for _, s := range targets {
+		if a.All && s.rec.RestoreAttempts >= maxResumeAttempts {
+			out = append(out, ResumeOutcome{Name: s.rec.Name, Reason: fmt.Sprintf("skipped after %d failed attempts: %s", s.rec.RestoreAttempts, s.rec.RestoreReason)})
+			continue
+		}
+		out = append(out, d.resumeOne(ctx, s, a))
+	}
+	return out, nil
+}
+
+func (d *Daemon) resumeOne(ctx context.Context, s *session, a ResumeArgs) ResumeOutcome {
+	d.mu.Lock()
+	rec := s.rec
+	d.mu.Unlock()
+	fail := func(reason string) ResumeOutcome {
+		attempts := rec.RestoreAttempts + 1
+		d.store.SetRestore(ctx, rec.ID, reason, attempts)
+		d.mu.Lock()
+		s.rec.RestoreReason, s.rec.RestoreAttempts = reason, attempts
+		d.mu.Unlock()
+		d.logger.Warn("resume failed", "session_id", rec.ID, "reason", reason)
+		return ResumeOutcome{Name: rec.Name, Reason: reason}
+	}
+	env := map[string]string{}
+	for k, v := range rec.Env {
+		env[k] = v
+	}
+	for k, v := range a.Env {
+		env[k] = v
+	}
+	argv, err := d.resumeArgv(rec, env)
+	if err != nil {
+		return fail(err.Error())
+	}
+	if err := d.launch(ctx, s, argv, env, a.Cols, a.Rows); err != nil {
+		return fail(err.Error())
+	}
+	d.mu.Lock()
+	p := s.pane
+	d.mu.Unlock()
+	// A resume that dies at once (stale id, broken install) is reported,
+	// not retried in a loop.
+	select {
+	case <-p.Done():
+		_, code := p.Exited()
+		return fail(fmt.Sprintf("resume exited at once with code %d: %s", code, lastLine(p)))
+	case <-time.After(1500 * time.Millisecond):
+	}
+	d.store.SetRestore(ctx, rec.ID, "", 0)
+	d.mu.Lock()
+	s.rec.RestoreReason, s.rec.RestoreAttempts = "", 0
+	d.mu.Unlock()
+	d.logger.Info("session resumed", "session_id", rec.ID, "argv0", argv[0])
+	return ResumeOutcome{Name: rec.Name, Resumed: true, Argv: argv}
+}
+
+func lastLine(p interface {
+	Capture(context.Context, int, bool) (string, error)
+}) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	text, _ := p.Capture(ctx, 0, false)
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// resumeArgv builds the command that brings a session back: the provider's
+// resume command with the captured id; the original new-session command
+// (same assigned id) while the id is still provisional; a custom launcher's
+// template.
+func (d *Daemon) resumeArgv(rec store.Session, env map[string]string) ([]string, error) {
+	shell := env["SHELL"]
+	if shell == "" {
+		shell = "/bin/sh"
+	}
+	if rec.ShellCommand != "" {
+		if rec.NativeID == "" || !rec.NativeConfirmed {
+			return append([]string{shell, "-c", rec.ShellCommand}, rec.Args...), nil
+		}
+		cmd, err := renderResume(rec)
+		if err != nil {
+			return nil, err
+		}
+		return []string{shell, "-c", cmd}, nil
+	}
+	l, ok := provider.Lookup(rec.Provider)
+	if !ok {
+		// A plain shell comes back as a fresh shell in the same place.
+		return rec.Argv, nil
+	}
+	if rec.NativeID == "" || !rec.NativeConfirmed {
+		// Never resume a conversation that may not exist: repeat the
+		// original new-session command, with the same assigned id.
+		return rec.Argv, nil
+	}
+	if err := d.transcriptExists(rec, env); err != nil {
+		return nil, err
+	}
+	exe, err := findExecutable(l.Executables, env["PATH"])
+	if err != nil {
+		exe = rec.Argv[0]
+	}
+	argv := append([]string{exe}, l.ResumeArgs(rec.NativeID)...)
+	return append(argv, rec.Args...), nil
+}
+
+// transcriptExists checks that the provider still has the conversation, so
+// that a resume of a deleted transcript is reported instead of attempted.
+func (d *Daemon) transcriptExists(rec store.Session, env map[string]string) error {
+	home := env["HOME"]
+	get := func(k, def string) string {
+		if v := env[k]; v != "" {
+			return v
+		}
+		return def
+	}
+	var patterns []string
+	id := rec.NativeID
+	if strings.ContainsAny(id, "*?[]/\\") {
+		return fmt.Errorf("native id %q is not a plain id", id)
+	}
+	switch rec.Provider {
+	case "claude":
+		patterns = []string{filepath.Join(get("CLAUDE_CONFIG_DIR", filepath.Join(home, ".claude")), "projects", "*", id+".jsonl")}
+	case "codex":
+		root := filepath.Join(get("CODEX_HOME", filepath.Join(home, ".codex")), "sessions")
+		patterns = []string{
+			filepath.Join(root, "*", "*", "*", "rollout-*-"+id+".jsonl"),
+			filepath.Join(root, "rollout-*-"+id+".jsonl"),
+		}
+	case "gemini":
+		short := id
+		if len(short) > 8 {
+			short = short[:8]
+		}
+		root := filepath.Join(get("GEMINI_CLI_HOME", home), ".gemini", "tmp")
+		patterns = []string{filepath.Join(root, "*", "chats", "session-*"+short+"*")}
+	default:
+		return nil
+	}
+	for _, p := range patterns {
+		if m, _ := filepath.Glob(p); len(m) > 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("the %s transcript of %s is gone; the conversation cannot be resumed", rec.Provider, id)
+}

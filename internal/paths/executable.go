@@ -1,0 +1,46 @@
+package paths
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// StableExecutable returns a path to the muster binary that outlives this
+// process: `go run` builds into a temporary directory it deletes, and hook
+// commands written into provider configs must keep working.
+func StableExecutable(stateDir string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if !strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return exe, nil
+	}
+	dst := filepath.Join(stateDir, "bin", "muster")
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return exe, err
+	}
+	src, err := os.Open(exe)
+	if err != nil {
+		return exe, err
+	}
+	defer src.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".muster-*")
+	if err != nil {
+		return exe, err
+	}
+	if _, err := io.Copy(tmp, src); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return exe, err
+	}
+	tmp.Chmod(0o755)
+	tmp.Close()
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		os.Remove(tmp.Name())
+		return exe, err
+	}
+	return dst, nil
+}
