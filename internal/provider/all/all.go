@@ -7,6 +7,7 @@ import (
 	"github.com/musterhq/muster/internal/provider/claude"
 	"github.com/musterhq/muster/internal/provider/gemini"
 	"github.com/musterhq/muster/internal/provider/muse"
+	"github.com/musterhq/muster/internal/provider/opencode"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -17,6 +18,7 @@ func Sources() []transcript.Source {
 		claude.New(),
 		gemini.New(),
 		muse.New(),
+		opencode.New(),
 	}
 }
 
