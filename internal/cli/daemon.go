@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/client"
+	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/daemon"
 	"github.com/musterhq/muster/internal/proto"
 )
@@ -49,7 +50,16 @@ func newDaemonCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer closeLog()
-			err = daemon.Run(cmd.Context(), daemon.Options{Dirs: dirs, Logger: logger, Version: Version, Getenv: f.Getenv})
+			cfg, err := config.Load(dirs.ConfigFile())
+			if err != nil {
+				// A broken config must not keep every pane down.
+				logger.Error("config ignored", "err", err)
+				fmt.Fprintf(f.IO.ErrOut, "muster: %v (using defaults)\n", err)
+			}
+			err = daemon.Run(cmd.Context(), daemon.Options{
+				Dirs: dirs, Logger: logger, Version: Version, Getenv: f.Getenv,
+				Term: cfg.Term, Scrollback: cfg.Scrollback, NotifyCommand: cfg.NotifyCommand,
+			})
 			if errors.Is(err, daemon.ErrAlreadyRunning) {
 				return &UserError{Err: err, Hint: "stop it with `muster daemon stop`", Code: ExitError}
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
 )
@@ -76,7 +77,21 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 		return Userf("empty command: --cmd needs a command to run")
 	}
 	if o.Provider != "" && !provider.Valid(o.Provider) {
-		return &UserError{Err: provider.UnknownError(o.Provider), Code: ExitError}
+		// A [[launcher]] from config.toml stands in for a provider.
+		l, ok, err := f.launcher(o.Provider)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &UserError{Err: provider.UnknownError(o.Provider), Code: ExitError, Hint: "or define a [[launcher]] named " + o.Provider + " in config.toml"}
+		}
+		if o.CmdSet {
+			return Userf("launcher %q already has a command; drop --cmd", o.Provider)
+		}
+		o.Provider, o.Cmd, o.CmdSet = "", l.Command, true
+		if o.ResumeCmd == "" {
+			o.ResumeCmd = l.Resume
+		}
 	}
 	dir := o.Dir
 	if dir == "" {
@@ -122,6 +137,24 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 		return nil
 	}
 	return runAttach(cmd.Context(), f, attachOptions{Name: info.Name})
+}
+
+// launcher finds a [[launcher]] entry of config.toml by name.
+func (f *Factory) launcher(name string) (config.Launcher, bool, error) {
+	dirs, err := f.Dirs()
+	if err != nil {
+		return config.Launcher{}, false, err
+	}
+	cfg, err := config.Load(dirs.ConfigFile())
+	if err != nil {
+		return config.Launcher{}, false, Userf("%v", err)
+	}
+	for _, l := range cfg.Launchers {
+		if l.Name == name {
+			return l, true, nil
+		}
+	}
+	return config.Launcher{}, false, nil
 }
 
 func newLsCmd(f *Factory) *cobra.Command {

@@ -37,6 +37,9 @@ type Options struct {
 	Term string
 	// Scrollback is the emulator history of each pane, in lines.
 	Scrollback int
+	// NotifyCommand runs for each new attention item (nil: the platform's
+	// desktop notification).
+	NotifyCommand []string
 }
 
 // Daemon is a running server.

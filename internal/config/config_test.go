@@ -1,0 +1,66 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseKey(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		c0      byte
+		wantErr string
+	}{
+		{`ctrl-\`, 0x1c, ""},
+		{"ctrl-]", 0x1d, ""},
+		{"C-a", 0x01, ""},
+		{"^B", 0x02, ""},
+		{"ctrl-1", 0, "no control code"},
+		{"alt-x", 0, "want ctrl-X"},
+		{"ctrl-ab", 0, "single character"},
+	} {
+		k, err := ParseKey(tc.in)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ParseKey(%q) err = %v, want %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || k.Sequences[0][0] != tc.c0 {
+			t.Errorf("ParseKey(%q) = %v, %v", tc.in, k, err)
+		}
+	}
+	k, _ := ParseKey(`ctrl-\`)
+	for _, in := range []string{"ab\x1ccd", "ab\x1b[92;5ucd", "ab\x1b[27;5;92~cd"} {
+		if i, n := k.Find([]byte(in)); i != 2 || in[i+n:] != "cd" {
+			t.Errorf("Find(%q) = %d, %d", in, i, n)
+		}
+	}
+	if i, _ := k.Find([]byte("plain \x1b[A text")); i != -1 {
+		t.Errorf("found a detach key in plain input")
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.toml")
+	c, err := Load(path)
+	if err != nil || c.Keys.Detach != DefaultDetachKey || c.Term != "xterm-256color" {
+		t.Fatalf("missing file: %+v, %v", c, err)
+	}
+	os.WriteFile(path, []byte("term = \"screen-256color\"\n[keys]\ndetach = \"ctrl-]\"\n[[launcher]]\nname = \"aider\"\ncommand = \"aider\"\nresume = \"aider --restore {session_id}\"\n"), 0o600)
+	c, err = Load(path)
+	if err != nil || c.Term != "screen-256color" || c.Keys.Detach != "ctrl-]" || len(c.Launchers) != 1 || c.Launchers[0].Resume == "" {
+		t.Fatalf("Load = %+v, %v", c, err)
+	}
+	os.WriteFile(path, []byte("term = [\n"), 0o600)
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "config.toml:") {
+		t.Errorf("broken file: err = %v, want a position", err)
+	}
+	os.WriteFile(path, []byte("[keys]\ndetach = \"alt-x\"\n"), 0o600)
+	if _, err := Load(path); err == nil {
+		t.Errorf("bad detach key accepted")
+	}
+}
