@@ -1,0 +1,71 @@
+package web
+
+import (
+	"encoding/json"
+	"html/template"
+	"io"
+)
+
+func writeJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+var pages = template.Must(template.New("pages").Parse(`
+{{define "head"}}<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>{{.}} · muster</title>
+<style>
+:root{--bg:#fbfbfa;--fg:#1d1f21;--muted:#6a6f76;--line:#e3e3df;--card:#fff;--accent:#2f5bd3}
+@media (prefers-color-scheme:dark){:root{--bg:#16181b;--fg:#e3e5e8;--muted:#9aa1aa;--line:#2c3036;--card:#1d2024;--accent:#8fb0ff}}
+body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+nav{display:flex;gap:18px;align-items:baseline;padding:12px 24px;border-bottom:1px solid var(--line);background:var(--card)}
+nav b{font-size:16px}
+a{color:var(--accent);text-decoration:none}
+main{max-width:1200px;margin:0 auto;padding:16px 24px}
+form{display:flex;gap:8px;margin-bottom:12px}
+input,select,button{font:inherit;padding:4px 8px;border:1px solid var(--line);border-radius:6px;background:var(--card);color:var(--fg)}
+input[type=search]{flex:1}
+table{border-collapse:collapse;width:100%}
+th,td{text-align:left;padding:5px 8px;border-bottom:1px solid var(--line);vertical-align:top}
+th{color:var(--muted);font-weight:600;font-size:12px}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.when,td.prov{white-space:nowrap;color:var(--muted)}
+td.cwd{color:var(--muted);font-size:12px;overflow-wrap:anywhere}
+.muted{color:var(--muted)}
+footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
+</style></head><body>
+<nav><b>muster</b><a href="/">History</a><a href="/live">Live</a></nav>
+<main>{{end}}
+{{define "foot"}}</main><footer>muster {{.}} · read-only</footer></body></html>{{end}}
+
+{{define "history"}}{{template "head" "History"}}
+<form method="get" action="/">
+<input type="search" name="q" value="{{.Q}}" placeholder="Search titles, prompts, folders, ids" aria-label="search">
+<select name="provider" aria-label="provider"><option value="">all providers</option>{{range .Providers}}<option value="{{.}}"{{if eq . $.Provider}} selected{{end}}>{{.}}</option>{{end}}</select>
+<button type="submit">Search</button>
+</form>
+<p class="muted">{{.Shown}} of {{.Total}} sessions{{if .Q}} matching “{{.Q}}”{{end}}.</p>
+{{if .Rows}}<table>
+<thead><tr><th>Last active</th><th>Provider</th><th>Title</th><th>Folder</th><th>Prompts</th><th>Tools</th></tr></thead>
+<tbody>{{range .Rows}}<tr><td class="when">{{.When}}</td><td class="prov">{{.Provider}}</td><td><a href="{{.Link}}">{{.Title}}</a></td><td class="cwd">{{.CWD}}</td><td class="num">{{.PromptCount}}</td><td class="num">{{.ToolCallCount}}</td></tr>
+{{end}}</tbody></table>
+{{else}}<p>No sessions found.</p>{{end}}
+{{template "foot" .Version}}{{end}}
+
+{{define "live"}}{{template "head" "Live"}}
+{{if not .Running}}<p>No daemon running: start one with <code>muster daemon</code> to see live sessions.</p>
+{{else if not .Sessions}}<p>The daemon runs no sessions.</p>
+{{else}}<table>
+<thead><tr><th>Name</th><th>Provider</th><th>State</th><th>Run state</th><th>Attention</th><th>Folder</th><th>Title</th></tr></thead>
+<tbody>{{range .Sessions}}<tr><td>{{.Name}}</td><td class="prov">{{.Provider}}</td><td>{{.State}}</td><td>{{if .RunState}}{{.RunState}}{{end}}</td><td class="num">{{.Attention}}</td><td class="cwd">{{.CWD}}</td><td>{{.Title}}</td></tr>
+{{end}}</tbody></table>{{end}}
+{{template "foot" .Version}}{{end}}
+
+{{define "error"}}{{template "head" "Error"}}
+<p>{{.Message}}</p><p><a href="/">Back to the history</a></p>
+{{template "foot" .Version}}{{end}}
+`))
