@@ -1,0 +1,286 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/musterhq/muster/internal/blob"
+	"github.com/musterhq/muster/internal/iostreams"
+	"github.com/musterhq/muster/internal/stats"
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// claudeLines writes a Claude Code transcript (the shape of
+// ~/.claude/projects/<cwd>/<id>.jsonl) with prompts prompts; each prompt
+// gets one tool call (Edit, or a failing Bash when failBash) and a reply.
+func claudeLines(id, cwd string, t0 time.Time, prompts int, failBash bool) string {
+	var b strings.Builder
+	n := 0
+	line := func(v map[string]any) {
+		n++
+		v["sessionId"], v["cwd"], v["uuid"] = id, cwd, fmt.Sprintf("%s-u%d", id[:8], n)
+		v["timestamp"] = t0.Add(time.Duration(n) * time.Second).Format(time.RFC3339)
+		data, _ := json.Marshal(v)
+		b.Write(data)
+		b.WriteByte('\n')
+	}
+	usage := map[string]any{"input_tokens": 100, "output_tokens": 50, "cache_creation_input_tokens": 10, "cache_read_input_tokens": 1000}
+	for p := range prompts {
+		line(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": fmt.Sprintf("prompt %d of %s", p+1, id[:8])}})
+		tool := map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%s_%d", id[:8], p), "name": "Edit",
+			"input": map[string]any{"file_path": cwd + "/main.go", "old_string": "a\nb", "new_string": "a\nc\nd"}}
+		if failBash {
+			tool["name"], tool["input"] = "Bash", map[string]any{"command": "go test ./..."}
+		}
+		line(map[string]any{"type": "assistant", "requestId": fmt.Sprintf("req_%s_%d", id[:8], p), "message": map[string]any{
+			"id": fmt.Sprintf("msg_%s_%d", id[:8], p), "role": "assistant", "model": "claude-sonnet-4-20250514",
+			"content": []any{tool}, "usage": usage}})
+		line(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{map[string]any{
+			"type": "tool_result", "tool_use_id": fmt.Sprintf("toolu_%s_%d", id[:8], p), "content": "done", "is_error": failBash}}}})
+		line(map[string]any{"type": "assistant", "requestId": fmt.Sprintf("req2_%s_%d", id[:8], p), "message": map[string]any{
+			"id": fmt.Sprintf("msg2_%s_%d", id[:8], p), "role": "assistant", "model": "claude-sonnet-4-20250514",
+			"content": []any{map[string]any{"type": "text", "text": "ok"}}, "usage": map[string]any{"input_tokens": 5, "output_tokens": 5}}})
+	}
+	return b.String()
+}
+
+type cliEnv struct {
+	t      *testing.T
+	home   string
+	muster string
+	dir    string
+}
+
+func newCLIEnv(t *testing.T) *cliEnv {
+	t.Helper()
+	root := t.TempDir()
+	e := &cliEnv{t: t, home: filepath.Join(root, "home"), muster: filepath.Join(root, "m")}
+	e.dir = filepath.Join(e.home, ".claude", "projects")
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	write := func(proj, id string, prompts int, fail bool, at time.Time) {
+		p := filepath.Join(e.dir, proj, id+".jsonl")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(claudeLines(id, "/src/"+proj, at, prompts, fail)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("-src-app", "aaaaaaaa-0000-4000-8000-000000000001", 2, false, t0)
+	write("-src-app", "aaaabbbb-0000-4000-8000-000000000002", 1, true, t0.Add(time.Hour))
+	write("-src-web", "cccccccc-0000-4000-8000-000000000003", 1, false, t0.Add(48*time.Hour))
+	t.Chdir(root)
+	return e
+}
+
+func (e *cliEnv) run(args ...string) (code int, stdout, stderr string) {
+	ios, _, out, errOut := iostreams.Test()
+	env := map[string]string{"HOME": e.home, "MUSTER_HOME": e.muster, "CLAUDE_CONFIG_DIR": filepath.Join(e.home, ".claude"),
+		"CODEX_HOME": filepath.Join(e.home, ".codex"), "GEMINI_CLI_HOME": e.home, "XDG_CONFIG_HOME": filepath.Join(e.home, ".config"),
+		"XDG_DATA_HOME": filepath.Join(e.home, ".local", "share"), "MUSE_AGENTS_DIR": filepath.Join(e.home, "agents")}
+	f := &Factory{IO: ios, Getenv: func(k string) string { return env[k] }}
+	code = Run(e.t.Context(), f, args)
+	return code, out.String(), errOut.String()
+}
+
+func TestHistoryCommand(t *testing.T) {
+	e := newCLIEnv(t)
+	code, out, errOut := e.run("history", "--json", "--provider", "claude")
+	if code != 0 {
+		t.Fatalf("history: %d %s", code, errOut)
+	}
+	var list []historyEntry
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatal(err)
+	}
+	var refs []string
+	for _, s := range list {
+		refs = append(refs, s.Ref)
+	}
+	want := "claude:cccccccc-0000-4000-8000-000000000003 claude:aaaabbbb-0000-4000-8000-000000000002 claude:aaaaaaaa-0000-4000-8000-000000000001"
+	if strings.Join(refs, " ") != want {
+		t.Fatalf("refs = %v", refs)
+	}
+	if list[2].PromptCount != 2 || list[2].Title == "" || list[2].CWD != "/src/-src-app" {
+		t.Errorf("summary = %+v", list[2].Session)
+	}
+
+	_, out, _ = e.run("history", "--search", "PROMPT 1 OF CCCC")
+	if !strings.Contains(out, "claude:cccccccc-000") || strings.Contains(out, "aaaa") {
+		t.Errorf("search:\n%s", out)
+	}
+	_, out, _ = e.run("history", "--json", "--since", "2026-03-02", "--provider", "claude")
+	if !strings.Contains(out, "cccccccc") || strings.Contains(out, "aaaaaaaa") {
+		t.Errorf("since:\n%s", out)
+	}
+	_, out, errOut = e.run("history", "--limit", "1")
+	if strings.Count(out, "claude:") != 1 || !strings.Contains(errOut, "2 more") {
+		t.Errorf("limit:\n%s\n%s", out, errOut)
+	}
+}
+
+func TestHistoryFlagErrors(t *testing.T) {
+	e := newCLIEnv(t)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"history", "--provider", "nope"}, `unknown provider "nope"`},
+		{[]string{"history", "--limit", "-1"}, "--limit"},
+		{[]string{"history", "--since", "yesterday"}, "neither a duration"},
+		{[]string{"history", "extra"}, "unknown command"},
+		{[]string{"stats", "--by", "week"}, `--by "week"`},
+		{[]string{"show"}, "accepts 1 arg"},
+		{[]string{"show", "gemeni:abc"}, `unknown provider "gemeni"`},
+		{[]string{"serve", "--addr", "0.0.0.0:7777"}, "not a loopback address"},
+		{[]string{"serve", "--addr", "nonsense"}, "want HOST:PORT"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, out, errOut := e.run(tt.args...)
+			if code != ExitUsage || out != "" || !strings.Contains(errOut, tt.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errOut, tt.want)
+			}
+			if first, _, _ := strings.Cut(errOut, "\n"); !strings.HasPrefix(first, "muster: ") {
+				t.Errorf("stderr does not start with a one-line error: %q", errOut)
+			}
+		})
+	}
+}
+
+func TestServePublicFlag(t *testing.T) {
+	var got *serveOptions
+	ios, _, _, _ := iostreams.Test()
+	cmd := newServeCmdWith(&Factory{IO: ios}, func(o *serveOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--addr", "0.0.0.0:8080", "--public"})
+	if err := cmd.Execute(); err != nil || got == nil || got.Addr != "0.0.0.0:8080" || !got.Public {
+		t.Fatalf("--public: %v %+v", err, got)
+	}
+}
+
+func TestShowCommand(t *testing.T) {
+	e := newCLIEnv(t)
+	tests := []struct {
+		name string
+		ref  string
+		code int
+		want []string
+	}{
+		{"prefix", "cccc", 0, []string{"prompt 1 of cccccccc", "[Edit] /src/-src-web/main.go (+2 −1)", "claude:cccccccc-0000-4000-8000-000000000003"}},
+		{"provider id", "claude:aaaabbbb-0000-4000-8000-000000000002", 0, []string{"[Bash] $ go test ./...", "[error]"}},
+		{"path", filepath.Join(e.dir, "-src-app", "aaaaaaaa-0000-4000-8000-000000000001.jsonl"), 0, []string{"prompt 2 of aaaaaaaa"}},
+		{"ambiguous", "aaaa", 1, []string{`session "aaaa" is ambiguous: claude:aaaabbbb-0000-4000-8000-000000000002, claude:aaaaaaaa-0000-4000-8000-000000000001`}},
+		{"unknown", "ffff", 1, []string{`session "ffff": no such session`, "muster history"}},
+		{"missing file", "./nope.jsonl", 1, []string{"no such file"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := e.run("show", tt.ref)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d: %s", code, tt.code, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out+errOut, w) {
+					t.Errorf("missing %q in\n%s%s", w, out, errOut)
+				}
+			}
+		})
+	}
+}
+
+func TestStatsCommand(t *testing.T) {
+	e := newCLIEnv(t)
+	code, out, errOut := e.run("stats", "--json", "--provider", "claude")
+	if code != 0 {
+		t.Fatalf("stats: %d %s", code, errOut)
+	}
+	var r stats.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	tot := r.Total
+	// 4 prompts, each with 1160 + 10 tokens; 3 edits of +2 −1 to two files.
+	if tot.Sessions != 3 || tot.Prompts != 4 || tot.ToolCalls != 4 || tot.Tools["Edit"] != 3 || tot.Tools["Bash"] != 1 ||
+		tot.ToolErrors != 1 || tot.FilesEdited != 2 || tot.LinesAdded != 6 || tot.LinesRemoved != 3 ||
+		tot.Tokens.Total != 4*1170 || tot.Tokens.CacheRead != 4000 {
+		t.Errorf("total = %+v", tot)
+	}
+	perPrompt, _ := stats.Cost("claude-sonnet-4-20250514", statsUsage(105, 55, 1000, 10))
+	if d := tot.CostUSD - 4*perPrompt; d > 1e-9 || d < -1e-9 {
+		t.Errorf("cost = %v, want %v", tot.CostUSD, 4*perPrompt)
+	}
+	_, out, _ = e.run("stats", "--by", "day")
+	if !strings.Contains(out, "2026-03-01") || !strings.Contains(out, "2026-03-03") {
+		t.Errorf("by day:\n%s", out)
+	}
+}
+
+func TestReplayCommand(t *testing.T) {
+	e := newCLIEnv(t)
+	code, _, errOut := e.run("replay", "cccc", "-o", "r.html")
+	if code != 0 {
+		t.Fatalf("replay: %d %s", code, errOut)
+	}
+	page, err := os.ReadFile("r.html")
+	if err != nil || !bytes.Contains(page, []byte("prompt 1 of cccccccc")) || !bytes.Contains(page, []byte("Content-Security-Policy")) {
+		t.Fatalf("r.html: %v %.200s", err, page)
+	}
+	code, out, errOut := e.run("replay", "cccc", "--publish")
+	if code != 0 {
+		t.Fatalf("publish: %d %s", code, errOut)
+	}
+	id := blob.ID(page)
+	if out != id+"\n/api/v1/blob/"+id+"\n" {
+		t.Errorf("publish printed %q, want the id of the -o page %s", out, id)
+	}
+	stored, err := blob.New(filepath.Join(e.muster, "state", "blobs")).Get(id)
+	if err != nil || !bytes.Equal(stored.Content, page) {
+		t.Errorf("stored blob: %v", err)
+	}
+	if code, _, errOut := e.run("replay", "cccc", "-o", t.TempDir()); code != ExitUsage || !strings.Contains(errOut, "is a directory") {
+		t.Errorf("-o DIR: %d %s", code, errOut)
+	}
+	code, out, _ = e.run("replay", "cccc", "-o", "-", "--no-redact")
+	if code != 0 || !strings.Contains(out, "Not redacted") {
+		t.Errorf("-o - --no-redact: %d", code)
+	}
+}
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		in   string
+		want time.Time
+		err  bool
+	}{
+		{"", time.Time{}, false},
+		{"7d", now.Add(-7 * 24 * time.Hour), false},
+		{"1.5d", now.Add(-36 * time.Hour), false},
+		{"2w", now.Add(-14 * 24 * time.Hour), false},
+		{"24h", now.Add(-24 * time.Hour), false},
+		{"1h30m", now.Add(-90 * time.Minute), false},
+		{"2026-03-01", time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), false},
+		{"2026-03-01T05:00:00Z", time.Date(2026, 3, 1, 5, 0, 0, 0, time.UTC), false},
+		{"-1h", time.Time{}, true},
+		{"-7d", time.Time{}, true},
+		{"7x", time.Time{}, true},
+		{"d", time.Time{}, true},
+		{"yesterday", time.Time{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := parseSince(tt.in, now)
+			if (err != nil) != tt.err || !got.Equal(tt.want) {
+				t.Errorf("parseSince(%q) = %v, %v", tt.in, got, err)
+			}
+		})
+	}
+}
+
+func statsUsage(in, out, cacheRead, cacheWrite int64) transcript.Usage {
+	return transcript.Usage{Input: in, Output: out, CacheRead: cacheRead, CacheWrite: cacheWrite}
+}
