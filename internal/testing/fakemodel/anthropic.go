@@ -60,17 +60,6 @@ func sideText(f *outputFormat) string {
 	return mustJSON(obj)
 }
 
-// anthropicFingerprint identifies the conversation point a request answers:
-// the last user message, which retries of a failed request repeat.
-func anthropicFingerprint(req anthropicRequest) string {
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role == "user" {
-			return string(req.Messages[i].Content)
-		}
-	}
-	return ""
-}
-
 // anthropicShellTool is the name of Claude Code's shell tool.
 const anthropicShellTool = "Bash"
 
@@ -100,7 +89,7 @@ func (s *Server) anthropic(r *http.Request, body []byte) answer {
 	}
 	reply := Reply{kind: KindSide, text: sideText(req.OutputConfig.Format)}
 	if turn {
-		reply = s.take(anthropicFingerprint(req))
+		reply = s.take(fingerprint(Anthropic, body))
 	}
 	if reply.kind == KindFail {
 		a := jsonAnswer(true, KindFail, reply.status, anthropicError(reply.status, reply.text))

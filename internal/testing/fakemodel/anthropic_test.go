@@ -91,7 +91,16 @@ func TestAnthropicTurns(t *testing.T) {
 
 	t.Run("failure covers retries", func(t *testing.T) {
 		for i := range 3 {
-			resp, body := post(t, url, claudeTurn(promptBlocks("please fail")))
+			// Claude Code's retries drop prompt-caching marks and offer
+			// more tools; they still retry the same prompt.
+			blocks := promptBlocks("please fail")
+			req := claudeTurn(blocks)
+			if i == 0 {
+				blocks[1].(map[string]any)["cache_control"] = map[string]any{"type": "ephemeral"}
+			} else {
+				req["tools"] = append(req["tools"].([]any), map[string]any{"name": "Deferred"})
+			}
+			resp, body := post(t, url, req)
 			if resp.StatusCode != 400 {
 				t.Fatalf("attempt %d: status %d, want 400", i+1, resp.StatusCode)
 			}

@@ -26,8 +26,9 @@ func FuzzRequest(f *testing.F) {
 			}
 			r.Model()
 		}
-		lastElement([]byte(body))
-		lastElement([]byte(body), "contents")
+		if fingerprint(Anthropic, []byte(body)) != fingerprint(Anthropic, []byte(body)) {
+			t.Fatal("fingerprint is not deterministic")
+		}
 		if model, method, ok := geminiMethod(path); ok && (model == "" || strings.Contains(model, "/")) {
 			t.Fatalf("geminiMethod(%q) = %q, %q, true", path, model, method)
 		}

@@ -60,7 +60,7 @@ func (s *Server) gemini(r *http.Request, body []byte) answer {
 	if err := json.Unmarshal(body, &req); err != nil {
 		return jsonAnswer(false, KindFail, http.StatusBadRequest, geminiError(http.StatusBadRequest, "fakemodel: request body is not JSON: "+err.Error()))
 	}
-	reply := s.take(lastElement(body, "contents"))
+	reply := s.take(fingerprint(Gemini, body))
 	if reply.kind == KindFail {
 		a := jsonAnswer(true, KindFail, reply.status, geminiError(reply.status, reply.text))
 		a.reply = reply

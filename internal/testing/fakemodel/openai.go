@@ -53,7 +53,7 @@ func (s *Server) openai(r *http.Request, body []byte) answer {
 	turn := len(tools) > 0
 	reply := Reply{kind: KindSide, text: sideText(req.Text.Format)}
 	if turn {
-		reply = s.take(lastElement(req.Input))
+		reply = s.take(fingerprint(OpenAI, body))
 	}
 	if reply.kind == KindFail {
 		a := jsonAnswer(true, KindFail, reply.status, openaiError(reply.text))

@@ -468,20 +468,11 @@ func (r Request) Model() string {
 	return body.Model
 }
 
-// lastElement returns the raw JSON of the last element of an array: raw
-// itself, or its field named by path when path is given. It returns "" when
-// there is no such array.
-func lastElement(raw []byte, path ...string) string {
-	for _, key := range path {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal(raw, &obj) != nil {
-			return ""
-		}
-		raw = obj[key]
-	}
-	var arr []json.RawMessage
-	if json.Unmarshal(raw, &arr) != nil || len(arr) == 0 {
-		return ""
-	}
-	return string(arr[len(arr)-1])
+// fingerprint identifies the conversation point a model turn answers: the
+// prompt and tool output of its last user message. A CLI's retries of a
+// failed request repeat them, even when they change the rest (Claude Code
+// drops prompt-caching marks and expands deferred tools as it retries).
+func fingerprint(api API, body []byte) string {
+	prompt, out, ok := Request{API: api, Body: body}.parse()
+	return fmt.Sprintf("%q %q %v", prompt, out, ok)
 }
