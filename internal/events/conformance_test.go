@@ -115,6 +115,9 @@ func TestConformance(t *testing.T) {
 		{"dribbling writer", goodLine, proto.ErrTimeout, "dribble"},
 	}
 	secrets := []string{capA, capB, capC}
+	if err := h.e.Flush(t.Context()); err != nil { // write the runs snapshot
+		t.Fatal(err)
+	}
 	before := h.dump()
 	for _, id := range []string{"e1", "e2", "e3", "waitingApproval", "failed"} {
 		if !strings.Contains(before, id) {

@@ -175,11 +175,15 @@ func TestDurabilityUnderKill(t *testing.T) {
 	}
 	t.Logf("%d events acknowledged before the kill, %d stored", len(acked), len(rows))
 
-	// The next start sweeps the unfinished runs.
-	runsBefore, _ := st.LoadRuns(t.Context())
+	// The next start sweeps the unfinished runs: those whose stored events
+	// include no terminal one.
+	ended := map[string]bool{}
+	for _, r := range rows {
+		ended[r.RunID] = ended[r.RunID] || proto.EventKind(r.Kind).Terminal()
+	}
 	open := 0
-	for _, r := range runsBefore {
-		if r.State == "running" || r.State == "waitingApproval" || r.State == "waitingInput" {
+	for _, done := range ended {
+		if !done {
 			open++
 		}
 	}
@@ -200,10 +204,17 @@ func TestDurabilityUnderKill(t *testing.T) {
 		case "running", "waitingApproval", "waitingInput":
 			t.Errorf("run %s left %s after the sweep", r.RunID, r.State)
 		case "disconnected":
-			if strings.Contains(string(r.Data), HookStartupSweep) {
+			if strings.Contains(string(r.Data), HookStartupSweep) && !ended[r.RunID] {
 				swept++
 			}
+		case "succeeded":
+			if !ended[r.RunID] {
+				t.Errorf("run %s succeeded without a stored terminal event", r.RunID)
+			}
 		}
+	}
+	if len(runs) != len(ended) {
+		t.Errorf("%d runs after the restart, %d in the stored events", len(runs), len(ended))
 	}
 	if swept != open {
 		t.Fatalf("swept %d runs, %d were open", swept, open)

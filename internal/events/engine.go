@@ -101,6 +101,25 @@ type Engine struct {
 	serving atomic.Bool
 
 	notifyWarned atomic.Bool
+	batches      atomic.Int64
+	committed    atomic.Int64
+	inflight     atomic.Int64 // requests read but not yet queued for the writer
+
+	// dirty holds runs changed since the last runs snapshot (writer only);
+	// dirtyN mirrors its size for the maintenance goroutine.
+	dirty  map[runstate.RunKey]runstate.Run
+	dirtyN atomic.Int64
+}
+
+// Stats are counters for benchmarks and diagnostics.
+type Stats struct {
+	Batches int64 // transactions committed
+	Events  int64 // events recorded (inserted) in them
+}
+
+// Stats returns the engine's counters.
+func (e *Engine) Stats() Stats {
+	return Stats{Batches: e.batches.Load(), Events: e.committed.Load()}
 }
 
 // New returns an engine; it starts no goroutines and reads nothing yet.
@@ -145,6 +164,7 @@ func New(cfg Config) (*Engine, error) {
 		changed:  make(chan struct{}),
 		removed:  map[string]bool{},
 		queue:    make(chan *pending, 4096),
+		dirty:    map[runstate.RunKey]runstate.Run{},
 		notes:    make(chan runstate.Item, 64),
 	}, nil
 }
@@ -187,6 +207,9 @@ func (e *Engine) Start(ctx context.Context) error {
 		items = append(items, itemFromRow(ir))
 	}
 	e.board.Load(runs, items)
+	if err := e.replay(ctx); err != nil {
+		return fmt.Errorf("start event engine: %w", err)
+	}
 
 	now := e.now()
 	if n, err := e.store.PruneEvents(ctx, now.Add(-e.cfg.EventRetention)); err != nil {
@@ -213,6 +236,37 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.log.Info("startup sweep disconnected unfinished runs", "count", swept)
 	}
 	e.started.Store(true)
+	return nil
+}
+
+// replay re-applies the events stored after the runs snapshot (those of
+// the last second or so before the previous daemon stopped). Their
+// attention effects were persisted with them; only runs move. The
+// replayed runs are written by the next snapshot (the startup sweep).
+func (e *Engine) replay(ctx context.Context) error {
+	seq, err := e.store.RunsSnapshotSeq(ctx)
+	if err != nil {
+		return err
+	}
+	rows, err := e.store.EventsAfter(ctx, seq)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	tx := e.board.BeginReplay()
+	for _, r := range rows {
+		tx.Apply(runstate.Event{
+			ID: r.ID, RunID: r.RunID, SessionID: r.SessionID, SurfaceID: r.SurfaceID,
+			NativeSessionID: r.NativeSessionID, Provider: r.Provider, Kind: proto.EventKind(r.Kind),
+			HookName: r.HookName, Message: r.Message, OccurredAt: r.OccurredAt, ReceivedAt: r.ReceivedAt,
+			Source: runstate.Source(r.Source),
+		})
+	}
+	for _, r := range tx.Changes().Runs {
+		e.dirty[r.Key()] = r
+	}
+	e.dirtyN.Store(int64(len(e.dirty)))
+	tx.Commit()
+	e.log.Info("replayed events after the runs snapshot", "count", len(rows))
 	return nil
 }
 

@@ -244,6 +244,7 @@ func (h *harness) dump() string {
 		`SELECT seq, id, session_id, surface_id, run_id, coalesce(native_session_id,''), provider, kind, hook_name, message, occurred_at, received_at, source, effect FROM agent_events ORDER BY seq`,
 		`SELECT session_id, run_id, state, updated_at, data FROM agent_runs ORDER BY session_id, run_id`,
 		`SELECT id, session_id, run_id, reason, message, opened_at, coalesce(resolved_at, 0), resolution FROM attention_items ORDER BY id`,
+		`SELECT key, value FROM agent_state ORDER BY key`,
 	} {
 		rows, err := h.st.R.Query(q)
 		if err != nil {

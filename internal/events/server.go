@@ -51,8 +51,11 @@ func (e *Engine) Serve(ctx context.Context, ln *net.UnixListener) error {
 	var writer, notifier sync.WaitGroup
 	writer.Go(func() { e.writeLoop(wctx) })
 	writer.Go(func() { e.maintain(wctx) })
+	writer.Go(func() { e.checkpoint(wctx) })
 	notifier.Go(func() { e.notifyLoop(nctx) })
 	err := e.accept(ctx, ln)
+	// A last runs snapshot, so that the next start has nothing to replay.
+	e.Flush(context.Background())
 	stopWriter()
 	writer.Wait()
 	stopNotifier()
@@ -162,6 +165,17 @@ func (e *Engine) handle(ctx context.Context, c *net.UnixConn) {
 // ingest decodes, authorizes and records one request and returns the
 // response line.
 func (e *Engine) ingest(ctx context.Context, line []byte) []byte {
+	// While requests are between their read and the queue, the writer
+	// waits a moment for them so that they share its next commit.
+	e.inflight.Add(1)
+	counted := true
+	release := func() {
+		if counted {
+			counted = false
+			e.inflight.Add(-1)
+		}
+	}
+	defer release()
 	now := e.now()
 	req, code := Decode(line, now, e.cfg.MaxFutureSkew)
 	if code != "" {
@@ -173,7 +187,14 @@ func (e *Engine) ingest(ctx context.Context, line []byte) []byte {
 		return respErr[proto.ErrUnauthorized]
 	}
 	rev := e.reducerEvent(req.Event, surf, now, runstate.SourceHook)
-	o := e.submit(ctx, &pending{ev: &rev})
+	p := &pending{ev: &rev, done: make(chan outcome, 1)}
+	select {
+	case e.queue <- p:
+	case <-ctx.Done():
+		return respErr[proto.ErrStorageFailure]
+	}
+	release()
+	o := <-p.done // the writer answers everything it takes, even when stopping
 	switch {
 	case o.code != "":
 		return respErr[o.code]
@@ -217,12 +238,19 @@ func (e *Engine) authorize(ev *proto.Event, capToken string) (*Surface, string) 
 	return s, ""
 }
 
-// maintain prunes expired items and old runs every hour.
+// maintain writes the runs snapshot every second while runs have changed,
+// and prunes expired items and old runs every hour.
 func (e *Engine) maintain(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
+	snap := time.NewTicker(time.Second)
+	defer snap.Stop()
 	for {
 		select {
+		case <-snap.C:
+			if e.dirtyN.Load() > 0 {
+				e.enqueue(&pending{op: func(*runstate.Board, *runstate.Tx) ([]runstate.Event, any, error) { return nil, nil, nil }})
+			}
 		case <-t.C:
 			now := e.now()
 			e.enqueue(&pending{op: func(_ *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
@@ -234,3 +262,30 @@ func (e *Engine) maintain(ctx context.Context) {
 		}
 	}
 }
+
+// checkpoint moves the WAL into the database from a reader connection every
+// checkpointEvery, instead of SQLite's automatic checkpoint, which runs
+// inside whichever commit crosses 1000 pages and would stall the events
+// waiting on that commit. The automatic checkpoint is restored on return.
+func (e *Engine) checkpoint(ctx context.Context) {
+	if _, err := e.store.W.ExecContext(ctx, `PRAGMA wal_autocheckpoint=0`); err != nil {
+		e.log.Warn("turn off automatic checkpoints", "err", err)
+		return
+	}
+	defer e.store.W.Exec(`PRAGMA wal_autocheckpoint=1000`)
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			var busy, frames, done int
+			if err := e.store.R.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &done); err != nil && ctx.Err() == nil {
+				e.log.Warn("checkpoint", "err", err)
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+const checkpointEvery = 500 * time.Millisecond

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
+	"time"
 
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/runstate"
@@ -30,6 +32,9 @@ type outcome struct {
 
 // maxBatch bounds one group commit.
 const maxBatch = 1024
+
+// maxDirty is how many changed runs force a runs snapshot.
+const maxDirty = 512
 
 // errStopped answers work queued when the writer stops.
 var errStopped = errors.New("the event engine stopped")
@@ -70,22 +75,44 @@ func (e *Engine) writeLoop(ctx context.Context) {
 		}
 		batch = append(batch[:0], first)
 		if first.op == nil {
-		fill:
-			for len(batch) < maxBatch {
-				select {
-				case p := <-e.queue:
-					if p.op != nil {
-						carry = p
-						break fill
-					}
-					batch = append(batch, p)
-				default:
-					break fill
-				}
-			}
+			batch, carry = e.gather(batch)
 		}
 		e.commit(ctx, batch)
 	}
+}
+
+// maxGather bounds how long the writer waits for requests in flight.
+const maxGather = 250 * time.Microsecond
+
+// gather adds queued events to batch. While other requests are being
+// decoded (inflight), it yields to them for up to maxGather so that they
+// join this commit; with nothing in flight it returns at once, so a lone
+// event is never delayed. An operation ends the batch and is returned as
+// carry for the next one.
+func (e *Engine) gather(batch []*pending) (_ []*pending, carry *pending) {
+	var deadline time.Time
+	for len(batch) < maxBatch {
+		select {
+		case p := <-e.queue:
+			if p.op != nil {
+				return batch, p
+			}
+			batch = append(batch, p)
+			continue
+		default:
+		}
+		if e.inflight.Load() == 0 {
+			return batch, nil
+		}
+		now := time.Now()
+		if deadline.IsZero() {
+			deadline = now.Add(maxGather)
+		} else if now.After(deadline) {
+			return batch, nil
+		}
+		runtime.Gosched()
+	}
+	return batch, nil
 }
 
 func (e *Engine) drainStopped() {
@@ -151,19 +178,20 @@ func (e *Engine) tryCommit(ctx context.Context, batch []*pending) ([]runstate.It
 		if seen[ev.ID] {
 			return false, nil
 		}
-		known, err := stx.Known(ctx, ev.ID)
-		if err != nil || known {
-			return false, err
-		}
-		seen[ev.ID] = true
-		res := tx.Apply(ev)
-		opened = append(opened, res.Opened...)
-		return true, stx.InsertEvent(ctx, store.EventRow{
+		// The effect is stored with the event, so it is worked out before
+		// the insert tells whether the id is new; only a new event applies.
+		ins, err := stx.InsertEvent(ctx, store.EventRow{
 			ID: ev.ID, SessionID: ev.SessionID, SurfaceID: ev.SurfaceID, RunID: ev.RunID,
 			NativeSessionID: ev.NativeSessionID, Provider: ev.Provider, Kind: string(ev.Kind),
 			HookName: ev.HookName, Message: ev.Message, OccurredAt: ev.OccurredAt, ReceivedAt: ev.ReceivedAt,
-			Source: string(ev.Source), Effect: string(res.Effect),
+			Source: string(ev.Source), Effect: string(tx.Classify(ev)),
 		})
+		if err != nil || !ins {
+			return false, err
+		}
+		seen[ev.ID] = true
+		opened = append(opened, tx.Apply(ev).Opened...)
+		return true, nil
 	}
 	for _, p := range batch {
 		p.out = outcome{}
@@ -189,17 +217,40 @@ func (e *Engine) tryCommit(ctx context.Context, batch []*pending) ([]runstate.It
 		p.out.inserted = ins
 	}
 	ch := tx.Changes()
-	for _, r := range ch.Runs {
-		data, err := json.Marshal(r)
-		if err != nil {
-			return nil, err
-		}
-		if err := stx.PutRun(ctx, store.RunRow{SessionID: r.SessionID, RunID: r.RunID, State: string(r.State), UpdatedAt: r.UpdatedAt, Data: data}); err != nil {
-			return nil, err
-		}
+	// Runs are written as a snapshot: with every operation (they are rare
+	// and may delete runs), when many have changed, and every second
+	// (maintain). In between, the events themselves are the record, and
+	// Start replays those after the snapshot.
+	flush := len(e.dirty)+len(ch.Runs) >= maxDirty
+	for _, p := range batch {
+		flush = flush || p.op != nil
 	}
 	for _, k := range ch.DeletedRuns {
 		if err := stx.DeleteRun(ctx, k.SessionID, k.RunID); err != nil {
+			return nil, err
+		}
+	}
+	if flush {
+		snap := make(map[runstate.RunKey]runstate.Run, len(e.dirty)+len(ch.Runs))
+		for k, r := range e.dirty {
+			snap[k] = r
+		}
+		for _, r := range ch.Runs {
+			snap[r.Key()] = r
+		}
+		for _, k := range ch.DeletedRuns {
+			delete(snap, k)
+		}
+		for _, r := range snap {
+			data, err := json.Marshal(r)
+			if err != nil {
+				return nil, err
+			}
+			if err := stx.PutRun(ctx, store.RunRow{SessionID: r.SessionID, RunID: r.RunID, State: string(r.State), UpdatedAt: r.UpdatedAt, Data: data}); err != nil {
+				return nil, err
+			}
+		}
+		if err := stx.MarkRunsSnapshot(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -217,6 +268,16 @@ func (e *Engine) tryCommit(ctx context.Context, batch []*pending) ([]runstate.It
 		return nil, err
 	}
 	ok = true
+	e.batches.Add(1)
+	e.committed.Add(int64(len(seen)))
+	if flush {
+		clear(e.dirty)
+	} else {
+		for _, r := range ch.Runs {
+			e.dirty[r.Key()] = r
+		}
+	}
+	e.dirtyN.Store(int64(len(e.dirty)))
 	e.mu.Lock()
 	tx.Commit()
 	e.broadcastLocked()

@@ -36,7 +36,11 @@ func TestInvariantsUnderShuffledDelivery(t *testing.T) {
 				e := evs[i]
 				i++
 				k := RunKey{e.SessionID, e.RunID}
+				want := tx.Classify(e)
 				res := tx.Apply(e)
+				if res.Effect != want {
+					t.Fatalf("seed %d: Classify said %s, Apply did %s", seed, want, res.Effect)
+				}
 				if st, ok := ended[k]; ok && res.Run.State != st {
 					t.Fatalf("seed %d: run %v left terminal state %s for %s", seed, k, st, res.Run.State)
 				}

@@ -523,3 +523,39 @@ func TestNonWireKindChangesNothing(t *testing.T) {
 		t.Fatalf("bogus kind changed the run: %+v", r[0])
 	}
 }
+
+func TestReplayLeavesItemsAlone(t *testing.T) {
+	evs := []Event{ev("r1", approval, 0), ev("r1", running, time.Second), ev("r2", failure, time.Minute)}
+	live := NewBoard(Rules{})
+	var items []Item
+	var runsAtSnapshot []Run
+	for i, e := range evs {
+		tx := live.Begin()
+		tx.Apply(e)
+		c := tx.Changes()
+		tx.Commit()
+		items = upsertItems(items, c.Items)
+		if i == 0 {
+			runsAtSnapshot = upsertRuns(nil, c.Runs)
+		}
+	}
+	// Restart from the snapshot taken after the first event, with the
+	// items as persisted after the last, and replay the rest.
+	re := NewBoard(Rules{})
+	re.Load(runsAtSnapshot, items)
+	tx := re.BeginReplay()
+	for _, e := range evs[1:] {
+		tx.Apply(e)
+	}
+	if c := tx.Changes(); len(c.Items) != 0 {
+		t.Fatalf("replay changed items: %+v", c.Items)
+	}
+	tx.Commit()
+	now := t0.Add(time.Hour)
+	if diff := cmp.Diff(live.Session("s1", now), re.Session("s1", now)); diff != "" {
+		t.Errorf("session after replay (-live +replayed):\n%s", diff)
+	}
+	if diff := cmp.Diff(live.Items(now, true), re.Items(now, true)); diff != "" {
+		t.Errorf("items after replay (-live +replayed):\n%s", diff)
+	}
+}

@@ -28,6 +28,16 @@ type Tx struct {
 	seq      uint64
 	runOrder []RunKey
 	itmOrder []int64
+	replay   bool // runs only: attention items are left as loaded
+}
+
+// BeginReplay starts a transaction that re-applies events whose attention
+// effects are already persisted: it moves runs and sessions exactly as
+// Apply does, and leaves attention items as they were loaded.
+func (b *Board) BeginReplay() *Tx {
+	t := b.Begin()
+	t.replay = true
+	return t
 }
 
 // Begin starts a transaction.
@@ -263,7 +273,7 @@ func (t *Tx) Apply(ev Event) Result {
 
 	// The current run of the session and of the surface.
 	if cur, ok := t.getRun(s.current); !s.hasCurrent || !ok || newer(r, cur) >= 0 {
-		if s.hasCurrent && s.current != k {
+		if s.hasCurrent && s.current != k && !t.replay {
 			for _, id := range sortedIDs(t.openOf(s.current)) {
 				res.Resolved = append(res.Resolved, t.resolve(id, ev.ReceivedAt, ResolvedSuperseded))
 			}
@@ -277,7 +287,7 @@ func (t *Tx) Apply(ev Event) Result {
 		kk := k
 		t.surfaces[r.SurfaceID] = &kk
 	}
-	if res.Effect != EffectApplied {
+	if res.Effect != EffectApplied || t.replay {
 		return res
 	}
 
@@ -315,6 +325,30 @@ func (t *Tx) Apply(ev Event) Result {
 	t.mutOpen(k)[want] = it.ID
 	res.Opened = append(res.Opened, *it)
 	return res
+}
+
+// Classify returns the effect Apply would have, without changing anything,
+// so that a caller can store it with the event before applying.
+func (t *Tx) Classify(ev Event) Effect {
+	base, exists := t.getRun(RunKey{ev.SessionID, ev.RunID})
+	return classify(base, exists, ev)
+}
+
+func classify(base *Run, exists bool, ev Event) Effect {
+	target := StateFor(ev.Kind)
+	switch {
+	case target == "":
+		return EffectFinal
+	case !exists:
+		return EffectApplied
+	case Terminal(base.State):
+		return EffectFinal
+	case ev.OccurredAt.Before(base.UpdatedAt) && !Terminal(target):
+		return EffectLate
+	case ev.Kind == proto.KindStarted || target == base.State:
+		return EffectConfirmed
+	}
+	return EffectApplied
 }
 
 func (t *Tx) touch(r *Run, ev Event) {

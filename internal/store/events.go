@@ -60,6 +60,7 @@ type EventWriter struct {
 	db                                              *sql.DB
 	stmts                                           []*sql.Stmt
 	known, insert, putRun, delRun, putItem, delItem *sql.Stmt
+	setSeq                                          *sql.Stmt
 }
 
 // EventWriter prepares the statements the event engine writes with.
@@ -70,13 +71,16 @@ func (s *Store) EventWriter(ctx context.Context) (*EventWriter, error) {
 		sql string
 	}{
 		{&w.known, `SELECT 1 FROM agent_events WHERE id = ?`},
-		{&w.insert, `INSERT INTO agent_events(id, session_id, surface_id, run_id, native_session_id, provider, kind, hook_name, message, occurred_at, received_at, source, effect) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&w.insert, `INSERT INTO agent_events(id, session_id, surface_id, run_id, native_session_id, provider, kind, hook_name, message, occurred_at, received_at, source, effect) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(id) DO NOTHING`},
 		{&w.putRun, `INSERT INTO agent_runs(session_id, run_id, state, updated_at, data) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT(session_id, run_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at, data = excluded.data`},
 		{&w.delRun, `DELETE FROM agent_runs WHERE session_id = ? AND run_id = ?`},
 		{&w.putItem, `INSERT INTO attention_items(id, session_id, surface_id, run_id, provider, reason, message, event_id, opened_at, resolved_at, resolution) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(id) DO UPDATE SET resolved_at = excluded.resolved_at, resolution = excluded.resolution`},
 		{&w.delItem, `DELETE FROM attention_items WHERE id = ?`},
+		{&w.setSeq, `INSERT INTO agent_state(key, value) VALUES ('runs_seq', (SELECT coalesce(max(seq), 0) FROM agent_events))
+			ON CONFLICT(key) DO UPDATE SET value = excluded.value`},
 	} {
 		st, err := s.W.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -99,10 +103,22 @@ func (w *EventWriter) Close() error {
 	return errors.Join(errs...)
 }
 
-// EventTx is one write transaction on the event tables.
+// EventTx is one write transaction on the event tables. Its statements
+// are bound to the transaction on first use.
 type EventTx struct {
-	tx                                              *sql.Tx
-	known, insert, putRun, delRun, putItem, delItem *sql.Stmt
+	ctx   context.Context
+	tx    *sql.Tx
+	w     *EventWriter
+	bound map[*sql.Stmt]*sql.Stmt
+}
+
+func (t *EventTx) stmt(s *sql.Stmt) *sql.Stmt {
+	if b, ok := t.bound[s]; ok {
+		return b
+	}
+	b := t.tx.StmtContext(t.ctx, s)
+	t.bound[s] = b
+	return b
 }
 
 // Begin starts a transaction.
@@ -111,21 +127,22 @@ func (w *EventWriter) Begin(ctx context.Context) (*EventTx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin event transaction: %w", err)
 	}
-	return &EventTx{
-		tx:      tx,
-		known:   tx.StmtContext(ctx, w.known),
-		insert:  tx.StmtContext(ctx, w.insert),
-		putRun:  tx.StmtContext(ctx, w.putRun),
-		delRun:  tx.StmtContext(ctx, w.delRun),
-		putItem: tx.StmtContext(ctx, w.putItem),
-		delItem: tx.StmtContext(ctx, w.delItem),
-	}, nil
+	return &EventTx{ctx: ctx, tx: tx, w: w, bound: make(map[*sql.Stmt]*sql.Stmt, 4)}, nil
+}
+
+// MarkRunsSnapshot records that agent_runs now reflects every stored event
+// (run this after writing the runs, in the same transaction).
+func (t *EventTx) MarkRunsSnapshot(ctx context.Context) error {
+	if _, err := t.stmt(t.w.setSeq).ExecContext(ctx); err != nil {
+		return fmt.Errorf("mark runs snapshot: %w", err)
+	}
+	return nil
 }
 
 // Known reports whether an event with this id is already stored.
 func (t *EventTx) Known(ctx context.Context, id string) (bool, error) {
 	var one int
-	err := t.known.QueryRowContext(ctx, id).Scan(&one)
+	err := t.stmt(t.w.known).QueryRowContext(ctx, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -135,23 +152,28 @@ func (t *EventTx) Known(ctx context.Context, id string) (bool, error) {
 	return true, nil
 }
 
-// InsertEvent appends an event; its id must be new.
-func (t *EventTx) InsertEvent(ctx context.Context, e EventRow) error {
+// InsertEvent appends an event unless its id is already stored, and
+// reports whether it did.
+func (t *EventTx) InsertEvent(ctx context.Context, e EventRow) (inserted bool, err error) {
 	var native any
 	if e.NativeSessionID != "" {
 		native = e.NativeSessionID
 	}
-	_, err := t.insert.ExecContext(ctx, e.ID, e.SessionID, e.SurfaceID, e.RunID, native, e.Provider, e.Kind,
+	res, err := t.stmt(t.w.insert).ExecContext(ctx, e.ID, e.SessionID, e.SurfaceID, e.RunID, native, e.Provider, e.Kind,
 		e.HookName, e.Message, e.OccurredAt.UnixNano(), e.ReceivedAt.UnixNano(), e.Source, e.Effect)
 	if err != nil {
-		return fmt.Errorf("insert event: %w", err)
+		return false, fmt.Errorf("insert event: %w", err)
 	}
-	return nil
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("insert event: %w", err)
+	}
+	return n == 1, nil
 }
 
 // PutRun creates or replaces a run.
 func (t *EventTx) PutRun(ctx context.Context, r RunRow) error {
-	if _, err := t.putRun.ExecContext(ctx, r.SessionID, r.RunID, r.State, r.UpdatedAt.UnixNano(), string(r.Data)); err != nil {
+	if _, err := t.stmt(t.w.putRun).ExecContext(ctx, r.SessionID, r.RunID, r.State, r.UpdatedAt.UnixNano(), string(r.Data)); err != nil {
 		return fmt.Errorf("store run: %w", err)
 	}
 	return nil
@@ -159,7 +181,7 @@ func (t *EventTx) PutRun(ctx context.Context, r RunRow) error {
 
 // DeleteRun forgets a run.
 func (t *EventTx) DeleteRun(ctx context.Context, sessionID, runID string) error {
-	if _, err := t.delRun.ExecContext(ctx, sessionID, runID); err != nil {
+	if _, err := t.stmt(t.w.delRun).ExecContext(ctx, sessionID, runID); err != nil {
 		return fmt.Errorf("delete run: %w", err)
 	}
 	return nil
@@ -171,7 +193,7 @@ func (t *EventTx) PutItem(ctx context.Context, it AttentionRow) error {
 	if !it.ResolvedAt.IsZero() {
 		resolved = it.ResolvedAt.UnixNano()
 	}
-	_, err := t.putItem.ExecContext(ctx, it.ID, it.SessionID, it.SurfaceID, it.RunID, it.Provider, it.Reason,
+	_, err := t.stmt(t.w.putItem).ExecContext(ctx, it.ID, it.SessionID, it.SurfaceID, it.RunID, it.Provider, it.Reason,
 		it.Message, it.EventID, it.OpenedAt.UnixNano(), resolved, it.Resolution)
 	if err != nil {
 		return fmt.Errorf("store attention item: %w", err)
@@ -181,7 +203,7 @@ func (t *EventTx) PutItem(ctx context.Context, it AttentionRow) error {
 
 // DeleteItem forgets an attention item.
 func (t *EventTx) DeleteItem(ctx context.Context, id int64) error {
-	if _, err := t.delItem.ExecContext(ctx, id); err != nil {
+	if _, err := t.stmt(t.w.delItem).ExecContext(ctx, id); err != nil {
 		return fmt.Errorf("delete attention item: %w", err)
 	}
 	return nil
@@ -199,6 +221,32 @@ func (t *EventTx) Commit() error {
 
 // Rollback abandons the transaction.
 func (t *EventTx) Rollback() error { return t.tx.Rollback() }
+
+// RunsSnapshotSeq returns the event seq agent_runs reflects (0: none).
+func (s *Store) RunsSnapshotSeq(ctx context.Context) (int64, error) {
+	var v int64
+	err := s.R.QueryRowContext(ctx, `SELECT value FROM agent_state WHERE key = 'runs_seq'`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read runs snapshot seq: %w", err)
+	}
+	return v, nil
+}
+
+// EventsAfter returns the events stored after seq, in arrival order.
+func (s *Store) EventsAfter(ctx context.Context, seq int64) ([]EventRow, error) {
+	rows, err := s.R.QueryContext(ctx, `SELECT `+eventColumns+` FROM agent_events WHERE seq > ? ORDER BY seq`, seq)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	out, err := scanEvents(rows)
+	if err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	return out, nil
+}
 
 // LoadRuns returns every persisted run.
 func (s *Store) LoadRuns(ctx context.Context) ([]RunRow, error) {

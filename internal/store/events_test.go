@@ -33,7 +33,10 @@ func TestEventTablesRoundTrip(t *testing.T) {
 	if known, err := tx.Known(ctx, "e1"); err != nil || known {
 		t.Fatalf("Known before insert = %v, %v", known, err)
 	}
-	for _, err := range []error{tx.InsertEvent(ctx, ev), tx.PutRun(ctx, run), tx.PutItem(ctx, item)} {
+	if ins, err := tx.InsertEvent(ctx, ev); err != nil || !ins {
+		t.Fatalf("InsertEvent = %v, %v", ins, err)
+	}
+	for _, err := range []error{tx.PutRun(ctx, run), tx.PutItem(ctx, item)} {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,8 +44,10 @@ func TestEventTablesRoundTrip(t *testing.T) {
 	if known, err := tx.Known(ctx, "e1"); err != nil || !known {
 		t.Fatalf("Known after insert = %v, %v", known, err)
 	}
-	if err := tx.InsertEvent(ctx, ev); err == nil {
-		t.Fatal("duplicate event id inserted")
+	dup := ev
+	dup.Kind = "failed"
+	if ins, err := tx.InsertEvent(ctx, dup); err != nil || ins {
+		t.Fatalf("duplicate InsertEvent = %v, %v", ins, err)
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
@@ -55,7 +60,7 @@ func TestEventTablesRoundTrip(t *testing.T) {
 	}
 	ev2 := ev
 	ev2.ID = "e2"
-	if err := tx.InsertEvent(ctx, ev2); err != nil {
+	if _, err := tx.InsertEvent(ctx, ev2); err != nil {
 		t.Fatal(err)
 	}
 	tx.Rollback()
@@ -119,5 +124,46 @@ func TestEventTablesRoundTrip(t *testing.T) {
 	}
 	if n, err := s.PruneEvents(ctx, at.Add(time.Hour)); err != nil || n != 1 {
 		t.Errorf("PruneEvents = %d, %v", n, err)
+	}
+}
+
+func TestRunsSnapshotSeq(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w, _ := s.EventWriter(ctx)
+	defer w.Close()
+	if seq, err := s.RunsSnapshotSeq(ctx); err != nil || seq != 0 {
+		t.Fatalf("empty store: %d, %v", seq, err)
+	}
+	at := time.Unix(1, 0)
+	insert := func(ids ...string) {
+		tx, _ := w.Begin(ctx)
+		for _, id := range ids {
+			if _, err := tx.InsertEvent(ctx, EventRow{ID: id, SessionID: "s", SurfaceID: "f", RunID: "r", Provider: "p", Kind: "started", OccurredAt: at, ReceivedAt: at, Source: "hook", Effect: "applied"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert("a", "b")
+	tx, _ := w.Begin(ctx)
+	if err := tx.MarkRunsSnapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tx.Commit()
+	insert("c")
+	seq, err := s.RunsSnapshotSeq(ctx)
+	if err != nil || seq != 2 {
+		t.Fatalf("snapshot seq = %d, %v", seq, err)
+	}
+	after, err := s.EventsAfter(ctx, seq)
+	if err != nil || len(after) != 1 || after[0].ID != "c" {
+		t.Fatalf("EventsAfter = %+v, %v", after, err)
 	}
 }

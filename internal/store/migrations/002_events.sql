@@ -18,7 +18,16 @@ CREATE TABLE agent_events (
 	source            TEXT NOT NULL,              -- hook | sweep | surface | native
 	effect            TEXT NOT NULL               -- applied | confirmed | late | final
 );
-CREATE INDEX agent_events_session ON agent_events(session_id, seq);
+-- No index on session_id: every index is one more page written per commit,
+-- and the only reader (explain) scans back from the newest rows.
+
+-- agent_runs is a snapshot of the reducer's runs as of event seq
+-- agent_state.runs_seq; the events after it are replayed at start. Writing
+-- runs with every event would cost a page per commit.
+CREATE TABLE agent_state (
+	key   TEXT PRIMARY KEY,
+	value INTEGER NOT NULL
+);
 
 CREATE TABLE agent_runs (
 	session_id TEXT NOT NULL,
