@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/musterhq/muster/internal/events"
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/proto"
@@ -48,6 +49,7 @@ type Daemon struct {
 	dirs      paths.Dirs
 	logger    *slog.Logger
 	store     *store.Store
+	events    *events.Engine
 	startedAt time.Time
 	// musterPath is the binary hook commands run.
 	musterPath string
@@ -112,13 +114,43 @@ func Run(ctx context.Context, opts Options) error {
 		d.logger.Warn("find a stable muster binary for hooks", "err", err)
 		d.musterPath = exe
 	}
+	codexHome := opts.Getenv("CODEX_HOME")
+	if codexHome == "" {
+		if h := opts.Getenv("HOME"); h != "" {
+			codexHome = filepath.Join(h, ".codex")
+		}
+	}
+	eng, err := events.New(events.Config{
+		Store: st, Logger: d.logger.With("component", "events"), Resolver: d,
+		CodexHome: codexHome, NotifyCommand: opts.NotifyCommand,
+	})
+	if err != nil {
+		return err
+	}
+	d.events = eng
+	// The startup sweep runs before anything can read run state.
+	if err := eng.Start(ctx); err != nil {
+		return err
+	}
 	if err := d.load(ctx); err != nil {
+		return err
+	}
+	evln, err := events.Listen(dirs.EventSocket())
+	if err != nil {
 		return err
 	}
 	ln, err := listenUnix(dirs.ControlSocket())
 	if err != nil {
+		evln.Close()
 		return err
 	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		if err := eng.Serve(ctx, evln); err != nil && ctx.Err() == nil {
+			d.logger.Error("event socket stopped", "err", err)
+		}
+	}()
 	d.logger.Info("daemon started", "pid", os.Getpid(), "home", dirs.State)
 
 	d.wg.Add(1)
@@ -256,6 +288,15 @@ func (d *Daemon) handleConn(ctx context.Context, conn *net.UnixConn) {
 			rep.fail(proto.Errorf(proto.CodeBadRequest, "malformed request: %v", err))
 			return
 		}
+		if isEngineOp(req.Op) {
+			d.events.HandleControl(ctx, req.Op, req.Args, engineReplier{rep})
+			if req.Op == proto.OpWait {
+				// A wait may have outlived its client; don't reuse the
+				// connection for anything after it.
+				return
+			}
+			continue
+		}
 		switch req.Op {
 		case "attach":
 			d.attach(ctx, conn, br, req.Args)
@@ -277,6 +318,41 @@ func (d *Daemon) handleConn(ctx context.Context, conn *net.UnixConn) {
 			return
 		}
 	}
+}
+
+func isEngineOp(op string) bool {
+	switch op {
+	case proto.OpAttention, proto.OpAck, proto.OpWait, proto.OpExplain:
+		return true
+	}
+	return false
+}
+
+type engineReplier struct{ r replier }
+
+func (e engineReplier) WriteResponse(resp proto.Response) error { return e.r.write(resp) }
+
+// SessionByName resolves a name (or id, or unique id prefix) for the event
+// engine.
+func (d *Daemon) SessionByName(name string) (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, err := d.lookupLocked(name)
+	if err != nil {
+		return "", false
+	}
+	return s.rec.ID, true
+}
+
+// SessionName returns a session's current name for the event engine.
+func (d *Daemon) SessionName(id string) (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, ok := d.sessions[id]
+	if !ok {
+		return "", false
+	}
+	return s.rec.Name, true
 }
 
 var errLineTooLong = errors.New("line too long")
@@ -445,6 +521,11 @@ func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
 		}
 	} else {
 		info.PID = s.surface.PID
+	}
+	if d.events != nil {
+		d.events.SessionState(s.rec.ID).Fill(&info)
+	}
+	if s.pane == nil {
 		if restorable(s) {
 			info.State = "restorable"
 			if info.Reason == "" {
@@ -538,6 +619,7 @@ func (d *Daemon) kill(ctx context.Context, name string) error {
 	d.mu.Lock()
 	delete(d.sessions, s.rec.ID)
 	d.mu.Unlock()
+	d.events.SessionRemoved(s.rec.ID)
 	d.logger.Info("session killed", "session_id", s.rec.ID)
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/musterhq/muster/internal/events"
 	"github.com/musterhq/muster/internal/hookinstall"
 	"github.com/musterhq/muster/internal/launcher"
 	"github.com/musterhq/muster/internal/pane"
@@ -246,7 +247,16 @@ func (d *Daemon) paneEnv(base map[string]string, s *session, surfaceID string, e
 // launch starts a new surface for s.
 func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[string]string, cols, rows int) error {
 	surfaceID := uuid.NewString()
-	extra := d.surfaceEnv(s, surfaceID)
+	capTok, err := d.events.RegisterSurface(events.Surface{
+		ID: surfaceID, SessionID: s.rec.ID, Provider: s.rec.Provider, CWD: s.rec.CWD, LaunchArgs: argv,
+	})
+	if err != nil {
+		return proto.Errorf(proto.CodeInternal, "register surface: %v", err)
+	}
+	extra := map[string]string{
+		"MUSTER_EVENT_SOCKET":     d.dirs.EventSocket(),
+		"MUSTER_EVENT_CAPABILITY": capTok,
+	}
 	cfg := pane.Config{
 		Argv:       d.injectHooks(s.rec, argv),
 		Dir:        s.rec.CWD,
@@ -262,8 +272,10 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 	cfg.OnExit = func(code int) { d.onExit(s, surfaceID, code) }
 	p, err := pane.Start(cfg)
 	if err != nil {
+		d.events.CloseSurface(surfaceID, nil)
 		return proto.Errorf(proto.CodeInvalid, "start %s: %v", argv[0], err)
 	}
+	d.events.SurfaceStarted(surfaceID, p.PID())
 	su := store.Surface{ID: surfaceID, SessionID: s.rec.ID, PID: p.PID(), Argv: argv, State: "running", StartedAt: time.Now()}
 	if err := d.store.InsertSurface(ctx, su); err != nil {
 		p.Close(time.Second)
@@ -287,12 +299,6 @@ func (d *Daemon) injectHooks(rec store.Session, argv []string) []string {
 	return out
 }
 
-// surfaceEnv adds the per-surface variables of later layers (event socket
-// and capability).
-func (d *Daemon) surfaceEnv(s *session, surfaceID string) map[string]string {
-	return nil
-}
-
 func (d *Daemon) onSignals(s *session, surfaceID string, sigs []termsignal.Signal) {}
 
 func (d *Daemon) onExit(s *session, surfaceID string, code int) {
@@ -306,6 +312,8 @@ func (d *Daemon) onExit(s *session, surfaceID string, code int) {
 		final, _ = p.Capture(ctx, 0, false)
 		cancel()
 	}
+	// Revoke the capability and disconnect unfinished runs at once.
+	d.events.CloseSurface(surfaceID, &code)
 	now := time.Now()
 	reason := "exited"
 	select {
