@@ -114,6 +114,12 @@ func isTemporary(err error) bool {
 // handle answers one connection: one request, one response, close.
 func (e *Engine) handle(ctx context.Context, c *net.UnixConn) {
 	defer c.Close()
+	// From accept until its event is queued, a request is in flight: the
+	// writer waits a moment for requests in flight so that they share its
+	// next commit.
+	fl := flight{e: e, on: true}
+	e.inflight.Add(1)
+	defer fl.land()
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	start := time.Now()
@@ -157,25 +163,15 @@ func (e *Engine) handle(ctx context.Context, c *net.UnixConn) {
 			}
 		}
 	}
-	resp := e.ingest(ctx, line)
+	resp := e.ingest(ctx, line, &fl)
 	c.SetWriteDeadline(time.Now().Add(time.Second))
 	c.Write(resp)
 }
 
 // ingest decodes, authorizes and records one request and returns the
 // response line.
-func (e *Engine) ingest(ctx context.Context, line []byte) []byte {
-	// While requests are between their read and the queue, the writer
-	// waits a moment for them so that they share its next commit.
-	e.inflight.Add(1)
-	counted := true
-	release := func() {
-		if counted {
-			counted = false
-			e.inflight.Add(-1)
-		}
-	}
-	defer release()
+func (e *Engine) ingest(ctx context.Context, line []byte, fl *flight) []byte {
+	defer fl.land()
 	now := e.now()
 	req, code := Decode(line, now, e.cfg.MaxFutureSkew)
 	if code != "" {
@@ -193,7 +189,7 @@ func (e *Engine) ingest(ctx context.Context, line []byte) []byte {
 	case <-ctx.Done():
 		return respErr[proto.ErrStorageFailure]
 	}
-	release()
+	fl.land()
 	o := <-p.done // the writer answers everything it takes, even when stopping
 	switch {
 	case o.code != "":
@@ -204,6 +200,19 @@ func (e *Engine) ingest(ctx context.Context, line []byte) []byte {
 		return respInserted
 	}
 	return respDuplicate
+}
+
+// flight counts one request in Engine.inflight until it lands.
+type flight struct {
+	e  *Engine
+	on bool
+}
+
+func (f *flight) land() {
+	if f.on {
+		f.on = false
+		f.e.inflight.Add(-1)
+	}
 }
 
 // authorize finds the surface an event may be recorded for. Codex events
