@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,6 +50,7 @@ func BenchmarkSummaryScan(b *testing.B) {
 	src := New()
 	b.SetBytes(fi.Size())
 	b.ReportAllocs()
+	runtime.GC()
 	cpu := cpuTime()
 	for b.Loop() {
 		ts, err := src.Parse(b.Context(), transcript.Env{}, path, transcript.ParseOptions{SummaryOnly: true})
@@ -85,6 +87,7 @@ func BenchmarkFullParse(b *testing.B) {
 	src := New()
 	b.SetBytes(fi.Size())
 	b.ReportAllocs()
+	runtime.GC()
 	cpu := cpuTime()
 	for b.Loop() {
 		if _, err := src.Parse(b.Context(), transcript.Env{}, path, transcript.ParseOptions{}); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,6 +74,7 @@ func benchParse(b *testing.B, opts transcript.ParseOptions) {
 	src := New()
 	b.SetBytes(fi.Size())
 	b.ReportAllocs()
+	runtime.GC()
 	cpu := cpuTime()
 	for b.Loop() {
 		ts, err := src.Parse(b.Context(), transcript.Env{}, path, opts)

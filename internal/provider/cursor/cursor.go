@@ -1,0 +1,244 @@
+package cursor
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unsafe"
+
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// Name is the provider's stable name.
+const Name = "cursor"
+
+// Source is the Cursor CLI provider.
+type Source struct{}
+
+// New returns the Cursor CLI provider.
+func New() transcript.Source { return &Source{} }
+
+// Provider returns "cursor".
+func (*Source) Provider() string { return Name }
+
+// Dir is ~/.cursor; "" without a home directory.
+func Dir(env transcript.Env) string {
+	if env.Home == "" {
+		return ""
+	}
+	return filepath.Join(env.Home, ".cursor")
+}
+
+// Roots returns the transcript and chat-store trees.
+func (*Source) Roots(env transcript.Env) []string {
+	d := Dir(env)
+	if d == "" {
+		return nil
+	}
+	return []string{filepath.Join(d, "projects"), filepath.Join(d, "chats")}
+}
+
+// Discover lists agent transcripts (.jsonl, .txt; flat and nested), and the
+// store.db of chats that have no transcript. A transcript's mtime includes
+// its chat store's, whose meta carries the title.
+func (*Source) Discover(ctx context.Context, env transcript.Env) ([]transcript.File, error) {
+	d := Dir(env)
+	if d == "" {
+		return nil, nil
+	}
+	stores := findStores(d)
+	var files []transcript.File
+	projects, _ := os.ReadDir(filepath.Join(d, "projects"))
+	for _, p := range projects {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !p.IsDir() {
+			continue
+		}
+		dir := filepath.Join(d, "projects", p.Name(), "agent-transcripts")
+		files = appendTranscripts(files, dir, stores, 0)
+	}
+	for _, store := range stores {
+		if store.seen {
+			continue
+		}
+		if f, ok := statDB(store.path); ok {
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}
+
+type storeRef struct {
+	path string
+	seen bool
+}
+
+// findStores maps chat ids to their chats/<md5>/<id>/store.db.
+func findStores(cursorDir string) map[string]*storeRef {
+	out := map[string]*storeRef{}
+	hashes, _ := os.ReadDir(filepath.Join(cursorDir, "chats"))
+	for _, h := range hashes {
+		if !h.IsDir() {
+			continue
+		}
+		chats, _ := os.ReadDir(filepath.Join(cursorDir, "chats", h.Name()))
+		for _, c := range chats {
+			p := filepath.Join(cursorDir, "chats", h.Name(), c.Name(), "store.db")
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				out[c.Name()] = &storeRef{path: p}
+			}
+		}
+	}
+	return out
+}
+
+// findChat finds chats/<md5(cwd)>/<id>: the md5 names the cwd even when
+// the directory holds no store.db.
+func findChat(cursorDir, id string) (hash, store string) {
+	hashes, _ := os.ReadDir(filepath.Join(cursorDir, "chats"))
+	for _, h := range hashes {
+		dir := filepath.Join(cursorDir, "chats", h.Name(), id)
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			continue
+		}
+		hash = h.Name()
+		p := filepath.Join(dir, "store.db")
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return hash, p
+		}
+	}
+	return hash, ""
+}
+
+// statDB stats a database with its WAL: committed writes land in the WAL.
+func statDB(path string) (transcript.File, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return transcript.File{}, false
+	}
+	f := transcript.StatFile(path, fi)
+	if wal, err := os.Stat(path + "-wal"); err == nil {
+		f.Size += wal.Size()
+		if wal.ModTime().After(f.ModTime) {
+			f.ModTime = wal.ModTime()
+		}
+	}
+	return f, true
+}
+
+func appendTranscripts(files []transcript.File, dir string, stores map[string]*storeRef, depth int) []transcript.File {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return files
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() {
+			if depth == 0 {
+				files = appendTranscripts(files, filepath.Join(dir, name), stores, depth+1)
+			}
+			continue
+		}
+		ext := filepath.Ext(name)
+		if ext != ".jsonl" && ext != ".txt" {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		f := transcript.StatFile(filepath.Join(dir, name), fi)
+		if s := stores[strings.TrimSuffix(name, ext)]; s != nil {
+			s.seen = true
+			if sf, ok := statDB(s.path); ok && sf.ModTime.After(f.ModTime) {
+				f.ModTime = sf.ModTime
+			}
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// Parse reads a JSONL or .txt transcript (with its chat store's meta), or a
+// store.db on its own.
+func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts transcript.ParseOptions) ([]*transcript.Transcript, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read cursor transcript: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("read cursor transcript: %w", err)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+512))
+	_, err = buf.ReadFrom(f)
+	f.Close()
+	data := buf.Bytes()
+	if err != nil {
+		return nil, fmt.Errorf("read cursor transcript: %w", err)
+	}
+	if bytes.HasPrefix(data, sqliteMagic) {
+		t, err := parseStore(ctx, path, opts)
+		if err != nil {
+			return nil, err
+		}
+		return []*transcript.Transcript{t}, nil
+	}
+	// The buffer is never written again, so the string may share it.
+	s := unsafe.String(unsafe.SliceData(data), len(data))
+	id := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	b := newBuilder(path, id, opts)
+	if b.full {
+		b.t.Items = make([]transcript.Item, 0, 2*bytes.Count(data, []byte{'\n'})+2)
+	}
+	if filepath.Ext(path) == ".txt" {
+		parseText(b, s)
+	} else {
+		parseJSONL(b, s)
+	}
+	b.t.EndedAt = fi.ModTime().UTC()
+	cursorDir, project := layout(path)
+	var hashDir string
+	if cursorDir != "" {
+		var store string
+		hashDir, store = findChat(cursorDir, id)
+		if store != "" {
+			if m, err := readMeta(ctx, store); err == nil {
+				b.meta(m)
+			} else {
+				b.warnf("chat store: %v", err)
+			}
+		}
+	}
+	if project != "" {
+		b.t.CWD = resolveProject(project, hashDir)
+	}
+	return []*transcript.Transcript{b.finish()}, nil
+}
+
+// layout splits <cursor>/projects/<project>/agent-transcripts/[<id>/]<file>.
+func layout(path string) (cursorDir, project string) {
+	dir := filepath.Dir(path)
+	for range 2 {
+		if filepath.Base(dir) == "agent-transcripts" {
+			projDir := filepath.Dir(dir)
+			if filepath.Base(filepath.Dir(projDir)) == "projects" {
+				return filepath.Dir(filepath.Dir(projDir)), filepath.Base(projDir)
+			}
+			return "", ""
+		}
+		dir = filepath.Dir(dir)
+	}
+	return "", ""
+}

@@ -1,0 +1,165 @@
+package cursor
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// parseJSONL reads an agent-transcripts JSONL file.
+func parseJSONL(b *builder, s string) {
+	line := 0
+	for len(s) > 0 {
+		line++
+		var l string
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			l, s = s[:i], s[i+1:]
+		} else {
+			l, s = s, ""
+		}
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if !gjson.Valid(l) {
+			b.warnf("line %d: malformed JSON", line)
+			continue
+		}
+		v := gjson.Parse(l)
+		if !v.IsObject() {
+			b.warnf("line %d: not a JSON object", line)
+			continue
+		}
+		var role, model string
+		var content, msg gjson.Result
+		v.ForEach(func(k, val gjson.Result) bool {
+			switch k.Str {
+			case "role":
+				role = val.Str
+			case "message":
+				msg = val
+			case "content":
+				content = val
+			}
+			return true
+		})
+		msg.ForEach(func(k, val gjson.Result) bool {
+			switch k.Str {
+			case "content":
+				content = val
+			case "model":
+				model = val.Str
+			}
+			return true
+		})
+		switch role {
+		case "user":
+			b.userJSONL(line, content)
+		case "assistant":
+			b.assistantJSONL(line, content, model)
+		}
+	}
+}
+
+func (b *builder) userJSONL(line int, content gjson.Result) {
+	if content.Type == gjson.String {
+		b.prompt(userQuery(content.Str), nil, false)
+		return
+	}
+	var text strings.Builder
+	var images []transcript.Image
+	hasImage := false
+	content.ForEach(func(_, blk gjson.Result) bool {
+		switch blk.Get("type").Str {
+		case "text":
+			if text.Len() > 0 {
+				text.WriteByte('\n')
+			}
+			text.WriteString(blk.Get("text").Str)
+		case "tool_result":
+			b.toolResult(blk.Get("tool_use_id").Str, blockText(blk.Get("content")), blk.Get("is_error").Type == gjson.True)
+		case "image":
+			src := blk.Get("source")
+			mt, ok := transcript.ImageMIME(src.Get("media_type").Str)
+			if !ok || src.Get("type").Str != "base64" {
+				return true
+			}
+			hasImage = true
+			if !b.full {
+				return true
+			}
+			data, err := base64.StdEncoding.DecodeString(src.Get("data").Str)
+			if err != nil {
+				b.warnf("line %d: image is not valid base64", line)
+				return true
+			}
+			if err := b.budget.Take(int64(len(data))); err != nil {
+				b.warnf("line %d: %v", line, err)
+				return true
+			}
+			images = append(images, transcript.Image{MIME: mt, DataURL: transcript.DataURL(mt, data)})
+		}
+		return true
+	})
+	if text.Len() > 0 || hasImage {
+		b.prompt(userQuery(text.String()), images, hasImage)
+	}
+}
+
+func (b *builder) assistantJSONL(line int, content gjson.Result, model string) {
+	if content.Type == gjson.String {
+		b.say(transcript.AssistantText, content.Str, model)
+		return
+	}
+	n := 0
+	content.ForEach(func(_, blk gjson.Result) bool {
+		switch blk.Get("type").Str {
+		case "text":
+			b.say(transcript.AssistantText, blk.Get("text").Str, model)
+		case "thinking":
+			b.say(transcript.Thinking, blk.Get("thinking").Str, model)
+		case "reasoning":
+			b.say(transcript.Thinking, blk.Get("text").Str, model)
+		case "tool_use":
+			n++
+			id := blk.Get("id").String()
+			synthetic := id == ""
+			if synthetic {
+				id = fmt.Sprintf("%d#%d", line, n)
+			}
+			var input string
+			if in := blk.Get("input"); in.IsObject() {
+				input = in.Raw
+			}
+			b.toolUse(id, synthetic, blk.Get("name").Str, input, model)
+		case "tool_result":
+			b.toolResult(blk.Get("tool_use_id").Str, blockText(blk.Get("content")), blk.Get("is_error").Type == gjson.True)
+		}
+		return true
+	})
+}
+
+// blockText flattens tool_result content: a string or text blocks.
+func blockText(v gjson.Result) string {
+	if v.Type == gjson.String {
+		return v.Str
+	}
+	if !v.IsArray() {
+		if v.Exists() && v.Type != gjson.Null {
+			return v.Raw
+		}
+		return ""
+	}
+	var parts []string
+	v.ForEach(func(_, blk gjson.Result) bool {
+		if t := blk.Get("text"); t.Type == gjson.String {
+			parts = append(parts, t.Str)
+		}
+		return true
+	})
+	return strings.Join(parts, "\n")
+}
