@@ -2,9 +2,10 @@ package transcript
 
 import (
 	"bytes"
-	"encoding/json"
 	"math"
 	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Member is one top-level member of a JSON object: the raw key (without
@@ -331,11 +332,89 @@ func Str(raw []byte) string {
 	if bytes.IndexByte(inner, '\\') < 0 {
 		return string(inner)
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	s, ok := unescape(inner)
+	if !ok {
 		return ""
 	}
 	return s
+}
+
+// unescape decodes the inside of a JSON string with escapes, copying the
+// runs between backslashes in one go. Invalid escapes fail; lone
+// surrogates become U+FFFD as encoding/json does.
+func unescape(in []byte) (string, bool) {
+	out := make([]byte, 0, len(in))
+	for len(in) > 0 {
+		bs := bytes.IndexByte(in, '\\')
+		if bs < 0 {
+			out = append(out, in...)
+			break
+		}
+		out = append(out, in[:bs]...)
+		in = in[bs:]
+		if len(in) < 2 {
+			return "", false
+		}
+		switch c := in[1]; c {
+		case '"', '\\', '/':
+			out = append(out, c)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(in[2:])
+			if !ok {
+				return "", false
+			}
+			in = in[6:]
+			if utf16.IsSurrogate(r) {
+				if len(in) >= 6 && in[0] == '\\' && in[1] == 'u' {
+					if r2, ok := hex4(in[2:]); ok {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							out = utf8.AppendRune(out, dec)
+							in = in[6:]
+							continue
+						}
+					}
+				}
+				r = utf8.RuneError
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default:
+			return "", false
+		}
+		in = in[2:]
+	}
+	return string(out), true
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // StrEqual reports whether raw is the JSON string s with no escapes.

@@ -197,3 +197,41 @@ func TestScalars(t *testing.T) {
 		})
 	}
 }
+
+func TestStrUnescape(t *testing.T) {
+	for _, in := range []string{
+		`"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u4e2d"`, `"\ud83d\ude00 smile"`, `"lone \ud83d here"`, `"lone low \ude00"`,
+		`"\ud83d\u0041"`, `"mixed \\n not newline"`, `"\u0000nul"`, `"end\\"`,
+	} {
+		var want string
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if got := Str([]byte(in)); got != want {
+			t.Errorf("Str(%s) = %q, want %q", in, got, want)
+		}
+	}
+	for _, in := range []string{`"\x"`, `"\u12"`, `"\u12zz"`} {
+		if got := Str([]byte(in)); got != "" {
+			t.Errorf("Str(%s) = %q, want empty", in, got)
+		}
+	}
+}
+
+func FuzzStr(f *testing.F) {
+	for _, s := range []string{`"a\"b"`, `"\ud83d\ude00"`, `"\ud83d"`, `"x\n"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !ValidJSON(b) || !IsString(b) || !utf8.Valid(b) {
+			return
+		}
+		var want string
+		if json.Unmarshal(b, &want) != nil {
+			return // control characters: encoding/json is stricter
+		}
+		if got := Str(b); got != want {
+			t.Fatalf("Str(%q) = %q, want %q", b, got, want)
+		}
+	})
+}

@@ -1,0 +1,141 @@
+package codex
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// shared is ../shared beside the checkout, seen from this package.
+const shared = "../../../../shared"
+
+// TestConformance parses every Codex rollout in the third-party fixtures
+// and what the real CLI wrote: no error, no panic, the summary scan agrees
+// with the full parse, and files inspected by hand give the values below.
+func TestConformance(t *testing.T) {
+	if _, err := os.Stat(shared); err != nil {
+		t.Skipf("no %s: %v", shared, err)
+	}
+	var paths []string
+	for _, root := range []string{
+		filepath.Join(shared, "fixtures", "codex"),
+		filepath.Join(shared, "research", "real-cli", "codex", "transcripts", ".codex", "sessions"),
+	} {
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".jsonl") || strings.HasSuffix(p, ".json")) {
+				paths = append(paths, p)
+			}
+			return nil
+		})
+	}
+	if len(paths) < 15 {
+		t.Fatalf("found only %d rollouts", len(paths))
+	}
+	got := map[string]*transcript.Transcript{}
+	for _, p := range paths {
+		rel, _ := filepath.Rel(shared, p)
+		rel = filepath.ToSlash(rel)
+		t.Run(rel, func(t *testing.T) {
+			full := parse(t, p, transcript.ParseOptions{})
+			sum := parse(t, p, transcript.ParseOptions{SummaryOnly: true})
+			if len(full) != len(sum) || len(full) > 1 {
+				t.Fatalf("full %d, summary %d transcripts", len(full), len(sum))
+			}
+			if _, err := ReadSessionMeta(p); err != nil && !strings.Contains(err.Error(), "no session_meta") {
+				t.Fatalf("ReadSessionMeta: %v", err)
+			}
+			if len(full) == 0 {
+				got[rel] = nil
+				return
+			}
+			f := full[0].Session
+			f.Warnings = slices.DeleteFunc(slices.Clone(f.Warnings), func(w string) bool { return strings.Contains(w, "image") })
+			if diff := cmp.Diff(f, sum[0].Session, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("summary differs (-full +summary):\n%s", diff)
+			}
+			if full[0].ID == "" {
+				t.Fatal("no id")
+			}
+			got[rel] = full[0]
+		})
+	}
+
+	type want struct {
+		id, title, first, model, parent string
+		prompts, tools                  int
+		usage                           *transcript.Usage
+		warnings                        []string
+	}
+	real := "research/real-cli/codex/transcripts/.codex/sessions/2026/11/30/"
+	cl := "fixtures/codex/claude-code-log/"
+	cases := map[string]*want{
+		real + "rollout-2026-11-30T10-56-27-01a22c19-5448-7d02-89e7-73b160cc00ef.jsonl": {
+			id: "01a22c19-5448-7d02-89e7-73b160cc00ef", title: "say hi", first: "say hi", model: "gpt-fake",
+			prompts: 3, tools: 2, usage: &transcript.Usage{Input: 40, Output: 8},
+		},
+		real + "rollout-2026-11-30T10-45-04-01a22c0e-d041-74f3-b87b-104fada8e2f6.jsonl": {
+			id: "01a22c0e-d041-74f3-b87b-104fada8e2f6", title: "say hi", first: "say hi", model: "gpt-6.1-sol", prompts: 3,
+		},
+		// The capture kept only the first 8 lines, before the first prompt.
+		real + "rollout-2026-11-30T10-56-09-01a22c18-f9a7-7cb0-aed7-af74b3099326.jsonl": nil,
+		cl + "sessions/2026/01/02/rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl": {
+			id: "11111111-1111-4111-8111-111111111111", title: "List the synthetic files.", first: "List the synthetic files.",
+			model: "synthetic-model", prompts: 1, tools: 3,
+		},
+		cl + "sessions/2026/01/03/rollout-2026-01-03T04-05-10-33333333-3333-4333-8333-333333333333.jsonl": {
+			id: "33333333-3333-4333-8333-333333333333", parent: "22222222-2222-4222-8222-222222222222",
+			title: "Inspect fixtures.", first: "Inspect fixtures.", prompts: 1,
+		},
+		cl + "sessions/2026/01/03/rollout-2026-01-03T04-05-06-22222222-2222-4222-8222-222222222222.jsonl": {
+			id: "22222222-2222-4222-8222-222222222222", title: "Spawn a synthetic researcher.", first: "Spawn a synthetic researcher.", prompts: 1, tools: 1,
+		},
+		cl + "sessions/rollout-44444444-4444-4444-8444-444444444444.jsonl": {
+			id: "44444444-4444-4444-8444-444444444444", title: "Open the synthetic legacy session.", first: "Open the synthetic legacy session.", prompts: 1,
+		},
+		cl + "archived_sessions/rollout-55555555-5555-4555-8555-555555555555.jsonl": {
+			id: "55555555-5555-4555-8555-555555555555", title: "Archived synthetic prompt.", first: "Archived synthetic prompt.", prompts: 1,
+		},
+		cl + "malformed/rollout-66666666-6666-4666-8666-666666666666.jsonl": {
+			id: "66666666-6666-4666-8666-666666666666", title: "Safe line before malformed input.", first: "Safe line before malformed input.", prompts: 1,
+			warnings: []string{"line 3: malformed JSON; skipped"},
+		},
+		"fixtures/codex/ccusage/sessions/project-alpha/session-alpha.jsonl": {
+			id: "session-alpha", model: "gpt-5.3-codex", usage: &transcript.Usage{Input: 2750, CacheRead: 750, Output: 425, Reasoning: 275},
+		},
+		"fixtures/codex/agentsview/standard_session.jsonl": {id: "abc-123", title: "Add rate limiting", first: "Add rate limiting", prompts: 1},
+		"fixtures/codex/agentsview/function_calls.jsonl":   {id: "fc-1", title: "Run the tests", first: "Run the tests", prompts: 1, tools: 2},
+		"fixtures/codex/agent-deck/resumed.jsonl": {
+			id: "00000000-0000-4000-8000-00000000c0de", title: "Continue the resumed task", first: "Continue the resumed task", prompts: 1,
+			usage: &transcript.Usage{Input: 200},
+		},
+	}
+	for rel, w := range cases {
+		t.Run("expected/"+rel, func(t *testing.T) {
+			tr, ok := got[rel]
+			if !ok {
+				t.Fatalf("%s not parsed", rel)
+			}
+			if w == nil {
+				if tr != nil {
+					t.Fatalf("got a transcript: %+v", tr.Session)
+				}
+				return
+			}
+			if tr == nil {
+				t.Fatal("no transcript")
+			}
+			g := want{tr.ID, tr.Title, tr.FirstPrompt, tr.Model, tr.ParentID, tr.PromptCount, tr.ToolCallCount, tr.Usage, tr.Warnings}
+			if diff := cmp.Diff(*w, g, cmp.AllowUnexported(want{})); diff != "" {
+				t.Fatalf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

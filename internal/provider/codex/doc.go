@@ -1,0 +1,73 @@
+// Package codex reads OpenAI Codex CLI rollouts. This file set owns
+// discovery, parsing and ReadSessionMeta; launch and hook code may live
+// beside it.
+//
+// # Where rollouts live
+//
+// The root is $CODEX_HOME, or ~/.codex:
+//
+//	sessions/YYYY/MM/DD/rollout-<local time>-<thread uuid>.jsonl   current
+//	sessions/rollout-*.jsonl                                        older flat layout
+//	sessions/rollout-YYYY-MM-DD-<uuid>.json                         TypeScript CLI: one JSON document
+//	archived_sessions/[YYYY/MM/DD/]rollout-*.jsonl                  archived
+//
+// The state databases (state_*.sqlite, thread titles) and history.jsonl are
+// not read.
+//
+// # Records
+//
+// Each line is {timestamp, [ordinal], type, payload}:
+//
+//   - session_meta: id (or session_id), timestamp, cwd, originator, source
+//     (a string, or {"subagent": {...}} for spawned threads), cli_version,
+//     forked_from_id. The first one wins.
+//   - turn_context: model and cwd. Session.Model is the latest model of a
+//     turn_context or of a token_count's info.model.
+//   - response_item: message (user/assistant; developer skipped), reasoning
+//     (summary text; encrypted_content never), function_call and
+//     custom_tool_call with their *_output, local_shell_call,
+//     web_search_call.
+//   - event_msg: user_message, agent_message, agent_reasoning, token_count,
+//     item_completed (0.16x UserMessage/AgentMessage), context_compacted.
+//   - compacted: a compaction (its summary is not replayed).
+//   - token_usage_record (0.169): per-response usage with a cumulative
+//     thread_token_usage.
+//
+// Other types (world_state, …) are skipped. The oldest rollouts have no
+// envelope: a {id, timestamp} header line, then bare response items.
+//
+// # Decisions
+//
+//   - Prompts come from one source, so nothing is counted twice: event_msg
+//     user_message when the file has any; else item_completed UserMessage
+//     items (0.169 writes no user_message); else response_item user
+//     messages, minus the ones the harness injected (provenance "harness",
+//     or text starting with <environment_context>, <user_instructions>,
+//     <turn_aborted>, "# AGENTS.md instructions", …). Assistant text and
+//     reasoning likewise prefer response_item over their event_msg copies.
+//   - Sub-agent threads (source.subagent) get ParentID from thread_spawn's
+//     parent_thread_id; forked threads start with a copy of the parent's
+//     records dated before their own session_meta timestamp, which are
+//     skipped.
+//   - Usage: the last info.total_token_usage of token_count events is the
+//     session total (consecutive duplicates are harmless); without
+//     token_count events, the last thread_token_usage of token_usage_record.
+//     input_tokens includes cached and cache-write tokens, so Input =
+//     input − cached − cache_write, CacheRead = cached, CacheWrite =
+//     cache_write, Output = output_tokens (reasoning included, also reported
+//     as Reasoning). UsageByModel attributes each increase of the cumulative
+//     total to the model of the latest turn_context (or info.model).
+//   - Tools: shell, exec_command, shell_command, container.exec and
+//     local_shell_call → Bash with a "command" string (argv arrays are
+//     unwrapped from bash -lc or shell-quoted); apply_patch (function or
+//     custom tool) → ApplyPatch {"patch"}; read_file → Read, list_dir → LS,
+//     grep_files → Grep, web_search → WebSearch, spawn_agent → Task. Others
+//     pass through. A result is an error when the payload says success
+//     false, the output's exit code is not 0, or the user aborted it.
+//   - Interactive (ReadSessionMeta): started by a user in the TUI — an
+//     originator of codex-tui or codex_cli_rs (or none with source cli) —
+//     and neither exec, mcp nor a sub-agent. The TUI talking to the
+//     background app-server records source "vscode"; that is still
+//     interactive.
+//   - Title: the first prompt's first line (rollouts carry no title).
+package codex

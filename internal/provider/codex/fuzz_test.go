@@ -1,0 +1,133 @@
+package codex
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+func FuzzParse(f *testing.F) {
+	filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".jsonl") || strings.HasSuffix(p, ".json")) {
+			b, _ := os.ReadFile(p)
+			f.Add(b, strings.HasSuffix(p, ".json"))
+		}
+		return nil
+	})
+	f.Fuzz(func(t *testing.T, data []byte, document bool) {
+		name := "rollout-x.jsonl"
+		if document {
+			name = "rollout-x.json"
+		}
+		path := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		env := transcript.Env{Home: t.TempDir()}
+		first, err := New().Parse(context.Background(), env, path, transcript.ParseOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := New().Parse(context.Background(), env, path, transcript.ParseOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(first, again); diff != "" {
+			t.Fatalf("second parse differs:\n%s", diff)
+		}
+		sum, err := New().Parse(context.Background(), env, path, transcript.ParseOptions{SummaryOnly: true})
+		if err != nil || len(sum) != len(first) {
+			t.Fatalf("summary: %v, %d vs %d transcripts", err, len(sum), len(first))
+		}
+		for i := range first {
+			a, b := first[i].Session, sum[i].Session
+			if a.PromptCount != b.PromptCount || a.ToolCallCount != b.ToolCallCount || a.FirstPrompt != b.FirstPrompt || !cmp.Equal(a.Usage, b.Usage) {
+				t.Fatalf("summary disagrees:\n%+v\n%+v", a, b)
+			}
+		}
+		ReadSessionMeta(path) // must not panic
+	})
+}
+
+// genRollout writes a 0.169-shaped rollout of about size bytes: per turn a
+// prompt (response item + item_completed), turn_context, reasoning, tool
+// calls with sizeable output, token records and world_state.
+func genRollout(tb testing.TB, dir string, size int) string {
+	tb.Helper()
+	path := filepath.Join(dir, "rollout-2026-11-30T10-00-00-01a20000-0000-7000-8000-000000000000.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	n := 0
+	pr := func(format string, args ...any) {
+		c, _ := fmt.Fprintf(w, format+"\n", args...)
+		n += c
+	}
+	out := strings.Repeat(`ok  \tgithub.com/acme/store/internal/pkg\t0.412s\n`, 60)
+	base := strings.Repeat("You are Codex, an agent based on GPT-6. ", 500)
+	pr(`{"timestamp":"2026-11-30T10:00:00.000Z","ordinal":0,"type":"session_meta","payload":{"id":"01a20000-0000-7000-8000-000000000000","timestamp":"2026-11-30T10:00:00.000Z","cwd":"/home/dev/store","originator":"codex-tui","cli_version":"0.169.0","source":"cli","base_instructions":{"text":"%s"}}}`, base)
+	for turn := 0; n < size; turn++ {
+		ts := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC).Add(time.Duration(turn) * time.Second).Format(time.RFC3339Nano)
+		pr(`{"timestamp":"%s","ordinal":1,"type":"world_state","payload":{"full":true,"state":{"environments":{"local":{"cwd":"/home/dev/store","filesystem":"%s"}}}}}`, ts, base[:2000])
+		pr(`{"timestamp":"%s","ordinal":2,"type":"turn_context","payload":{"turn_id":"t%d","cwd":"/home/dev/store","model":"gpt-6.1","effort":"medium"}}`, ts, turn)
+		pr(`{"timestamp":"%s","ordinal":3,"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"fix failing test %d"}],"internal_chat_message_metadata_passthrough":{"content_item_metadata":[{"provenance":{"type":"user"}}]}}}`, ts, turn)
+		pr(`{"timestamp":"%s","ordinal":4,"type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","content":[{"type":"text","text":"fix failing test %d"}]}}}`, ts, turn)
+		pr(`{"timestamp":"%s","ordinal":5,"type":"response_item","payload":{"type":"reasoning","summary":[{"type":"summary_text","text":"**Planning** run the tests first"}],"encrypted_content":"%s"}}`, ts, strings.Repeat("gAAAAB", 300))
+		for c := range 3 {
+			pr(`{"timestamp":"%s","ordinal":6,"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"go test ./... -run Test%d\"}","call_id":"call_%d_%d"}}`, ts, turn, turn, c)
+			pr(`{"timestamp":"%s","ordinal":7,"type":"response_item","payload":{"type":"function_call_output","call_id":"call_%d_%d","output":"Process exited with code 0\nOutput:\n%s"}}`, ts, turn, c, out)
+			pr(`{"timestamp":"%s","ordinal":8,"type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"cached_input_tokens":%d,"output_tokens":%d,"reasoning_output_tokens":10,"total_tokens":1},"last_token_usage":{"input_tokens":1000,"cached_input_tokens":500,"output_tokens":50},"model_context_window":258400},"rate_limits":null}}`, ts, (turn*3+c+1)*1000, (turn*3+c+1)*500, (turn*3+c+1)*50)
+		}
+		pr(`{"timestamp":"%s","ordinal":9,"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Fixed test %d."}]}}`, ts, turn)
+	}
+	if err := errors.Join(w.Flush(), f.Close()); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func benchParse(b *testing.B, opts transcript.ParseOptions) {
+	path := genRollout(b, b.TempDir(), 64<<20)
+	fi, _ := os.Stat(path)
+	env := transcript.Env{Home: b.TempDir()}
+	src := New()
+	b.SetBytes(fi.Size())
+	runtime.GC()
+	start := cpuTime()
+	for b.Loop() {
+		ts, err := src.Parse(context.Background(), env, path, opts)
+		if err != nil || len(ts) != 1 || ts[0].PromptCount == 0 || ts[0].Usage == nil {
+			b.Fatalf("parse: %v", err)
+		}
+	}
+	if cpu := cpuTime() - start; cpu > 0 {
+		b.ReportMetric(float64(fi.Size())*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
+	}
+}
+
+func BenchmarkSummaryScan(b *testing.B) { benchParse(b, transcript.ParseOptions{SummaryOnly: true}) }
+
+func BenchmarkFullParse(b *testing.B) { benchParse(b, transcript.ParseOptions{}) }
