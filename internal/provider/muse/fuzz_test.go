@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -82,29 +85,33 @@ func benchTranscript(b *testing.B, size int) string {
 	return path
 }
 
-func BenchmarkSummaryScan(b *testing.B) {
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func benchParse(b *testing.B, opts transcript.ParseOptions) {
 	path := benchTranscript(b, 32<<20)
 	fi, _ := os.Stat(path)
 	env := testEnv(b, nil)
 	src := New()
 	b.SetBytes(fi.Size())
+	runtime.GC()
+	start := cpuTime()
 	for b.Loop() {
-		ts, err := src.Parse(context.Background(), env, path, transcript.ParseOptions{SummaryOnly: true})
+		ts, err := src.Parse(context.Background(), env, path, opts)
 		if err != nil || len(ts) != 1 || ts[0].PromptCount == 0 {
 			b.Fatalf("parse: %v", err)
 		}
 	}
-}
-
-func BenchmarkFullParse(b *testing.B) {
-	path := benchTranscript(b, 32<<20)
-	fi, _ := os.Stat(path)
-	env := testEnv(b, nil)
-	src := New()
-	b.SetBytes(fi.Size())
-	for b.Loop() {
-		if _, err := src.Parse(context.Background(), env, path, transcript.ParseOptions{}); err != nil {
-			b.Fatal(err)
-		}
+	if cpu := cpuTime() - start; cpu > 0 {
+		b.ReportMetric(float64(fi.Size())*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
 	}
 }
+
+func BenchmarkSummaryScan(b *testing.B) { benchParse(b, transcript.ParseOptions{SummaryOnly: true}) }
+
+func BenchmarkFullParse(b *testing.B) { benchParse(b, transcript.ParseOptions{}) }

@@ -8,10 +8,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -115,6 +114,7 @@ type parser struct {
 	t       *transcript.Transcript
 	agentID string
 	names   map[string][2]string // call_id → canonical and raw tool name
+	top     []transcript.Member
 	budget  *transcript.ImageBudget
 }
 
@@ -139,37 +139,39 @@ func (p *parser) line(n int, raw []byte) {
 	if len(raw) == 0 {
 		return
 	}
-	if !gjson.ValidBytes(raw) {
-		p.warnf(n, "malformed JSON; skipped")
+	rec, ok := transcript.Members(raw, p.top)
+	p.top = rec
+	if !ok {
+		if transcript.ValidJSON(raw) {
+			p.warnf(n, "not a JSON object; skipped")
+		} else {
+			p.warnf(n, "malformed JSON; skipped")
+		}
 		return
 	}
-	if raw[0] != '{' {
-		p.warnf(n, "not a JSON object; skipped")
-		return
-	}
-	rec := gjson.ParseBytes(raw)
-	switch str(rec.Get("type")) {
+	get := func(key string) []byte { return transcript.Lookup(rec, key) }
+	switch transcript.Str(get("type")) {
 	case "session_header":
-		if id := str(rec.Get("session_id")); id != "" && p.t.ID == "" {
+		if id := transcript.Str(get("session_id")); id != "" && p.t.ID == "" {
 			p.t.ID = id
 		}
-		p.seen(parseTime(rec.Get("created_at")))
-		if cwd := str(rec.Get("cwd")); cwd != "" {
+		p.seen(parseTime(get("created_at")))
+		if cwd := transcript.Str(get("cwd")); cwd != "" {
 			p.t.CWD = cwd
 		}
 	case "item":
-		item := rec.Get("item")
-		if !item.IsObject() {
+		item, ok := transcript.Members(get("item"), nil)
+		if !ok {
 			return
 		}
-		ts := parseTime(rec.Get("created_at"))
+		ts := parseTime(get("created_at"))
 		p.seen(ts)
-		p.item(n, item, str(rec.Get("source")), ts)
+		p.item(n, item, transcript.Str(get("source")), ts)
 	case "compaction_checkpoint":
 		// The summary is deliberately never read.
-		ts := parseTime(rec.Get("created_at"))
+		ts := parseTime(get("created_at"))
 		p.seen(ts)
-		mark := transcript.CompactionMark{ID: str(rec.Get("compaction_id")), Trigger: str(rec.Get("trigger")), Time: ts}
+		mark := transcript.CompactionMark{ID: transcript.Str(get("compaction_id")), Trigger: transcript.Str(get("trigger")), Time: ts}
 		p.t.Compactions = append(p.t.Compactions, mark)
 		if !p.opts.SummaryOnly {
 			p.t.Items = append(p.t.Items, transcript.Item{Kind: transcript.Compaction, Time: ts, Source: mark.Trigger})
@@ -195,31 +197,36 @@ func (p *parser) add(it transcript.Item) {
 	}
 }
 
-func (p *parser) item(n int, item gjson.Result, source string, ts time.Time) {
-	switch str(item.Get("type")) {
+func (p *parser) item(n int, item []transcript.Member, source string, ts time.Time) {
+	get := func(key string) []byte { return transcript.Lookup(item, key) }
+	switch transcript.Str(get("type")) {
 	case "message":
-		p.message(n, str(item.Get("role")), str(item.Get("text")), nil, source, ts)
+		p.message(n, transcript.Str(get("role")), transcript.Str(get("text")), nil, source, ts)
 	case "message_parts":
 		var texts []string
-		var refs []gjson.Result
-		item.Get("parts").ForEach(func(_, part gjson.Result) bool {
-			switch str(part.Get("type")) {
-			case "file_ref":
+		var refs [][]transcript.Member
+		parts, _ := transcript.Elements(get("parts"), nil)
+		for _, raw := range parts {
+			part, ok := transcript.Members(raw, nil)
+			if !ok {
+				continue
+			}
+			switch typ := transcript.Lookup(part, "type"); {
+			case transcript.StrEqual(typ, "file_ref"):
 				refs = append(refs, part)
-			case "text", "":
-				if s := str(part.Get("text")); s != "" {
+			case typ == nil || transcript.StrEqual(typ, "text"):
+				if s := transcript.Str(transcript.Lookup(part, "text")); s != "" {
 					texts = append(texts, s)
 				}
 			}
-			return true
-		})
-		p.message(n, str(item.Get("role")), strings.Join(texts, "\n"), refs, source, ts)
+		}
+		p.message(n, transcript.Str(get("role")), strings.Join(texts, "\n"), refs, source, ts)
 	case "thinking":
-		if s := str(item.Get("thinking")); s != "" {
+		if s := transcript.Str(get("thinking")); s != "" {
 			p.add(transcript.Item{Kind: transcript.Thinking, Time: ts, Text: s, Source: source})
 		}
 	case "commentary_text":
-		if s := str(item.Get("text")); s != "" {
+		if s := transcript.Str(get("text")); s != "" {
 			p.add(transcript.Item{Kind: transcript.AssistantText, Time: ts, Text: s, Source: source})
 		}
 	case "function_call":
@@ -227,8 +234,8 @@ func (p *parser) item(n int, item gjson.Result, source string, ts time.Time) {
 		if p.opts.SummaryOnly {
 			return
 		}
-		callID, name := str(item.Get("call_id")), str(item.Get("name"))
-		tool, input := NormalizeTool(name, arguments(item.Get("arguments")))
+		callID, name := transcript.Str(get("call_id")), transcript.Str(get("name"))
+		tool, input := NormalizeTool(name, arguments(get("arguments")))
 		if callID != "" {
 			p.names[callID] = [2]string{tool, name}
 		}
@@ -237,9 +244,9 @@ func (p *parser) item(n int, item gjson.Result, source string, ts time.Time) {
 		if p.opts.SummaryOnly {
 			return
 		}
-		callID := str(item.Get("call_id"))
-		it := transcript.Item{Kind: transcript.ToolResult, Time: ts, Source: source, CallID: callID, Text: outputText(item.Get("output"))}
-		if s := item.Get("success"); s.Type == gjson.False {
+		callID := transcript.Str(get("call_id"))
+		it := transcript.Item{Kind: transcript.ToolResult, Time: ts, Source: source, CallID: callID, Text: outputText(get("output"))}
+		if string(get("success")) == "false" {
 			it.IsError = true
 		}
 		if names, ok := p.names[callID]; ok {
@@ -249,7 +256,7 @@ func (p *parser) item(n int, item gjson.Result, source string, ts time.Time) {
 	}
 }
 
-func (p *parser) message(n int, role, text string, refs []gjson.Result, source string, ts time.Time) {
+func (p *parser) message(n int, role, text string, refs [][]transcript.Member, source string, ts time.Time) {
 	switch role {
 	case "assistant":
 		if strings.TrimSpace(text) != "" {
@@ -288,25 +295,25 @@ func (p *parser) message(n int, role, text string, refs []gjson.Result, source s
 }
 
 // image checks one file_ref part and embeds it, or records why not.
-func (p *parser) image(n int, ref gjson.Result) (transcript.Image, bool) {
-	path := str(ref.Get("path"))
-	bl := ref.Get("bytes_len")
+func (p *parser) image(n int, ref []transcript.Member) (transcript.Image, bool) {
+	path := transcript.Str(transcript.Lookup(ref, "path"))
+	bl := transcript.Lookup(ref, "bytes_len")
 	var size int64
-	switch {
-	case !bl.Exists() || bl.Type == gjson.Null:
+	switch f, err := strconv.ParseFloat(string(bl), 64); {
+	case bl == nil || string(bl) == "null":
 		p.warnf(n, "image %q not embedded: bytes_len is missing", path)
 		return transcript.Image{}, false
-	case bl.Type != gjson.Number || bl.Num != math.Trunc(bl.Num) || bl.Num <= 0 || bl.Num > math.MaxInt32:
-		p.warnf(n, "image %q not embedded: bytes_len %s is not a bounded positive integer", path, bl.Raw)
+	case err != nil || bl[0] == '"' || f != math.Trunc(f) || f <= 0 || f > math.MaxInt32:
+		p.warnf(n, "image %q not embedded: bytes_len %s is not a bounded positive integer", path, bl)
 		return transcript.Image{}, false
 	default:
-		size = int64(bl.Num)
+		size = int64(f)
 	}
 	img, err := transcript.EmbedImage(p.env.Home, transcript.ImageRef{
 		Path:     path,
-		MIME:     str(ref.Get("mime_type")),
+		MIME:     transcript.Str(transcript.Lookup(ref, "mime_type")),
 		BytesLen: size,
-		SHA256:   str(ref.Get("sha256")),
+		SHA256:   transcript.Str(transcript.Lookup(ref, "sha256")),
 	}, p.budget)
 	if err != nil {
 		p.warnf(n, "image %q not embedded: %v", path, err)
@@ -357,75 +364,66 @@ func NormalizeTool(name string, args json.RawMessage) (string, json.RawMessage) 
 	return m.name, transcript.RenameKeys(args, m.renames)
 }
 
-// arguments decodes function_call arguments: a JSON string holding an
-// object (the format), an object (tolerated), or anything else kept as
+// arguments decodes function_call arguments: a JSON string holding JSON
+// (the format), an object (tolerated), or anything else kept as
 // {"arguments": <raw text>}.
-func arguments(r gjson.Result) json.RawMessage {
+func arguments(raw []byte) json.RawMessage {
 	switch {
-	case r.Type == gjson.String:
-		s := strings.TrimSpace(r.Str)
+	case transcript.IsString(raw):
+		s := strings.TrimSpace(transcript.Str(raw))
 		if s == "" {
 			return nil
 		}
-		if gjson.Valid(s) {
+		if transcript.ValidJSON([]byte(s)) {
 			return json.RawMessage(s)
 		}
-		b, _ := json.Marshal(map[string]string{"arguments": r.Str})
+		b, _ := json.Marshal(map[string]string{"arguments": transcript.Str(raw)})
 		return b
-	case r.IsObject() || r.IsArray():
-		return json.RawMessage(r.Raw)
+	case len(raw) > 0 && (raw[0] == '{' || raw[0] == '['):
+		return json.RawMessage(bytes.Clone(raw))
 	}
 	return nil
 }
 
 // outputText renders a function_call_output's output: a string as is,
 // other JSON compactly.
-func outputText(r gjson.Result) string {
-	switch r.Type {
-	case gjson.String:
-		return r.Str
-	case gjson.Null:
+func outputText(raw []byte) string {
+	switch {
+	case transcript.IsString(raw):
+		return transcript.Str(raw)
+	case raw == nil || string(raw) == "null":
 		return ""
 	}
-	if !r.Exists() {
-		return ""
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return string(raw)
 	}
-	return r.Raw
-}
-
-func str(r gjson.Result) string {
-	if r.Type == gjson.String {
-		return r.Str
-	}
-	return ""
+	return buf.String()
 }
 
 // parseTime reads an ISO-8601 string or epoch seconds (a number, as on
 // compaction_checkpoint; a value too large for seconds is taken as
 // milliseconds).
-func parseTime(r gjson.Result) time.Time {
-	switch r.Type {
-	case gjson.String:
-		ts, err := time.Parse(time.RFC3339Nano, r.Str)
+func parseTime(raw []byte) time.Time {
+	if transcript.IsString(raw) {
+		ts, err := time.Parse(time.RFC3339Nano, transcript.Str(raw))
 		if err != nil {
 			return time.Time{}
 		}
 		return ts.UTC()
-	case gjson.Number:
-		v := r.Num
-		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
-			return time.Time{}
-		}
-		if v > 1e11 {
-			v /= 1000
-		}
-		if v > 1e11 {
-			return time.Time{}
-		}
-		sec, frac := math.Modf(v)
-		return time.Unix(int64(sec), int64(frac*1e9)).UTC()
 	}
-	return time.Time{}
+	v, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+		return time.Time{}
+	}
+	if v > 1e11 {
+		v /= 1000
+	}
+	if v > 1e11 {
+		return time.Time{}
+	}
+	sec, frac := math.Modf(v)
+	return time.Unix(int64(sec), int64(frac*1e9)).UTC()
 }
 
 // maxIndexBytes bounds how much of sessions.json is read.
@@ -446,20 +444,21 @@ func snapshotModel(path, sessionID, agentID string) (model, warning string) {
 		return "", fmt.Sprintf("sessions.json: %v; ignored", err)
 	}
 	data = bytes.TrimSpace(data)
-	if !gjson.ValidBytes(data) {
+	doc, ok := transcript.Members(data, nil)
+	if !ok {
+		if transcript.ValidJSON(data) {
+			return "", "sessions.json: not a JSON object; ignored"
+		}
 		return "", "sessions.json: malformed JSON; ignored"
 	}
-	if len(data) == 0 || data[0] != '{' {
-		return "", "sessions.json: not a JSON object; ignored"
-	}
-	doc := gjson.ParseBytes(data)
 	if m := entryModel(doc); m != "" {
 		return m, ""
 	}
 	var only []string
 	var match string
-	visit := func(key string, e gjson.Result) {
-		if !e.IsObject() {
+	visit := func(key string, raw []byte) {
+		e, ok := transcript.Members(raw, nil)
+		if !ok {
 			return
 		}
 		m := entryModel(e)
@@ -467,22 +466,24 @@ func snapshotModel(path, sessionID, agentID string) (model, warning string) {
 			return
 		}
 		only = append(only, m)
-		for _, id := range []string{key, str(e.Get("session_id")), str(e.Get("sessionId")), str(e.Get("id")), str(e.Get("agent_id"))} {
+		for _, id := range []string{key, transcript.Str(transcript.Lookup(e, "session_id")), transcript.Str(transcript.Lookup(e, "sessionId")), transcript.Str(transcript.Lookup(e, "id")), transcript.Str(transcript.Lookup(e, "agent_id"))} {
 			if id != "" && (id == sessionID || id == agentID) && match == "" {
 				match = m
 			}
 		}
 	}
-	each := func(r gjson.Result) {
-		r.ForEach(func(k, v gjson.Result) bool {
-			visit(k.String(), v)
-			return true
-		})
+	entries := doc
+	if s := transcript.Lookup(doc, "sessions"); len(s) > 0 && s[0] == '{' {
+		entries, _ = transcript.Members(s, nil)
+	} else if len(s) > 0 && s[0] == '[' {
+		els, _ := transcript.Elements(s, nil)
+		entries = entries[:0:0]
+		for _, el := range els {
+			entries = append(entries, transcript.Member{Value: el})
+		}
 	}
-	if s := doc.Get("sessions"); s.IsObject() || s.IsArray() {
-		each(s)
-	} else {
-		each(doc)
+	for _, e := range entries {
+		visit(string(e.Key), e.Value)
 	}
 	switch {
 	case match != "":
@@ -493,9 +494,11 @@ func snapshotModel(path, sessionID, agentID string) (model, warning string) {
 	return "", ""
 }
 
-func entryModel(e gjson.Result) string {
-	if m := str(e.Get("context_window_usage.model_id")); m != "" {
-		return m
+func entryModel(e []transcript.Member) string {
+	if cw, ok := transcript.Members(transcript.Lookup(e, "context_window_usage"), nil); ok {
+		if m := transcript.Str(transcript.Lookup(cw, "model_id")); m != "" {
+			return m
+		}
 	}
-	return str(e.Get("model_id"))
+	return transcript.Str(transcript.Lookup(e, "model_id"))
 }
