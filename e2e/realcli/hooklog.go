@@ -21,7 +21,7 @@ const hookLogger = `#!/bin/sh
 dir=$1 ev=$2
 f="$dir/$(date +%s%N)-$$-$ev"
 cat > "$f.tmp" || exit 0
-env | grep -E '^(CLAUDE|CODEX|GEMINI|TMUX|MUSTER)' > "$f.env.tmp"
+env | grep -E '^(CLAUDE|CODEX|GEMINI|TMUX|MUSTER)' | grep -vE '^[^=]*(KEY|TOKEN)' > "$f.env.tmp"
 mv "$f.env.tmp" "$f.env"
 mv "$f.tmp" "$f.json"
 exit 0
@@ -51,7 +51,7 @@ type Hook struct {
 	// Payload is the JSON the CLI sent on the hook's stdin.
 	Payload json.RawMessage
 	// Env holds the CLAUDE*, CODEX*, GEMINI*, TMUX* and MUSTER* variables
-	// the hook process saw.
+	// the hook process saw, except those naming a KEY or TOKEN.
 	Env map[string]string
 }
 

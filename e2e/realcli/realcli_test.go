@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -219,6 +220,22 @@ func runScenario(t *testing.T, cli realcli.CLI) {
 			reqs = append(reqs, line)
 		}
 		t.Logf("%s requests to the fake model:\n  %s", cli, strings.Join(reqs, "\n  "))
+		if hs := sc.hooks(); len(hs) > 0 {
+			var keys []string
+			for k := range hs[0].Env {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			t.Logf("%s hook environment: %v", cli, keys)
+		}
+		var tmp []string
+		for _, pat := range []string{"*", "*/*"} {
+			m, _ := filepath.Glob(filepath.Join(sc.s.TmpDir, pat))
+			for _, f := range m {
+				tmp = append(tmp, strings.TrimPrefix(f, sc.s.TmpDir+"/"))
+			}
+		}
+		t.Logf("%s wrote under TMPDIR: %v", cli, tmp)
 	}()
 
 	// Launch.
@@ -239,6 +256,13 @@ func runScenario(t *testing.T, cli realcli.CLI) {
 		if h.Field("session_id") != id || h.Field("source") != "startup" {
 			t.Errorf("%s payload %s, want session_id %s and source startup", h.Event, h.Payload, id)
 		}
+	}
+
+	if cli == realcli.Claude {
+		// Claude Code keeps per-session state under $TMPDIR/claude-<uid>;
+		// with TMPDIR set it stays inside the Setup.
+		dir := filepath.Join(sc.s.TmpDir, "claude-"+strconv.Itoa(os.Getuid()), dashed(sc.s.Dir), id)
+		sc.p.waitFor(dir, turnTimeout, func() bool { _, err := os.Stat(dir); return err == nil })
 	}
 
 	transcript := sc.textTurn(&id)
@@ -292,9 +316,14 @@ func (sc *scenario) textTurn(id *string) string {
 		t.Errorf("hooks of a text turn: %v, want %s before %s", order, sc.prof.submitHook, sc.prof.doneHook)
 	}
 	path := done.Field("transcript_path")
-	if _, err := os.Stat(path); err != nil || !strings.HasPrefix(path, sc.s.Home) {
-		t.Errorf("transcript_path %q: want a file under HOME %s (%v)", path, sc.s.Home, err)
+	if !strings.HasPrefix(path, sc.s.Home+"/") {
+		t.Fatalf("transcript_path %q is not under HOME %s", path, sc.s.Home)
 	}
+	// Under load the transcript can trail the hook that names it.
+	sc.p.waitFor("the transcript "+path, turnTimeout, func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
 	return path
 }
 
@@ -481,6 +510,16 @@ func (sc *scenario) resume(id, transcript string, sizeBefore int64) {
 			t.Errorf("no chat file of session %s still holds the conversation before the resume", id)
 		}
 	}
+}
+
+// dashed is a path as Claude Code spells it in directory names.
+func dashed(path string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, path)
 }
 
 func fileSize(t *testing.T, path string) int64 {
