@@ -27,6 +27,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/musterhq/muster/internal/proto"
 )
 
@@ -127,16 +129,24 @@ func main() {
 		float64(o50)/float64(f50), float64(o99)/float64(f99), float64(o99)/1e6)
 
 	// Throughput: parallel clients, one connection per event.
-	var fT, oT time.Duration
+	var fT, oT, fCPU, oCPU time.Duration
 	n := 0
 	for range *bursts {
+		c0 := cpuTime(echo.Process.Pid)
 		fT += runBurst(echoSock, gen)
+		c1 := cpuTime(echo.Process.Pid)
+		fCPU += c1 - c0
+		c0 = cpuTime(daemon.Process.Pid)
 		oT += runBurst("", gen)
+		c1 = cpuTime(daemon.Process.Pid)
+		oCPU += c1 - c0
 		n += *burst
 	}
 	fmt.Printf("\nthroughput, %d clients, one connection per event, %d events:\n", *clients, n)
 	fmt.Printf("  echo floor     %9.0f requests/s\n", float64(n)/fT.Seconds())
 	fmt.Printf("  muster daemon  %9.0f durable events/s (target >= 20000) = %.2fx floor\n", float64(n)/oT.Seconds(), fT.Seconds()/oT.Seconds())
+	fmt.Printf("  server CPU per request: echo %.1f µs, daemon %.1f µs (%.2fx); a busy machine inflates these less than wall time\n",
+		us(fCPU)/float64(n), us(oCPU)/float64(n), float64(oCPU)/float64(max(fCPU, 1)))
 	fmt.Printf("  rejected or failed: %d\n", gen.bad.Load())
 	if gen.bad.Load() > 0 {
 		os.Exit(1)
@@ -169,7 +179,7 @@ func (g *generator) next() []byte {
 	p := g.panes[int(i)%len(g.panes)]
 	turn := i / int64(len(g.panes))
 	env := proto.Envelope{SchemaVersion: 1, Capability: p.capability, Event: proto.Event{
-		SchemaVersion: 1, ID: proto.RawID{RawValue: fmt.Sprintf("bench-%d-%d", os.Getpid(), i)},
+		SchemaVersion: 1, ID: proto.RawID{RawValue: uuid.NewString()}, // random, as the hook helper's are
 		RunID:     proto.RawID{RawValue: fmt.Sprintf("run-%s-%d", p.surface, turn/4)},
 		SurfaceID: proto.RawID{RawValue: p.surface}, Provider: "claude", Kind: kinds[turn%4],
 		OccurredAt: time.Now().UTC(), HookName: "PostToolUse",
@@ -257,6 +267,23 @@ func echoServer(sock string) {
 			}
 		}()
 	}
+}
+
+// cpuTime is a process's user + system time (Linux /proc; 0 elsewhere).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	var ut, st int64
+	fmt.Sscan(f[11], &ut)
+	fmt.Sscan(f[12], &st)
+	return time.Duration(ut+st) * (time.Second / 100) // USER_HZ
 }
 
 func pct(d []time.Duration, p float64) time.Duration {

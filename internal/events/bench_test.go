@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/musterhq/muster/internal/proto"
 )
 
@@ -81,7 +83,7 @@ func roundTripErr(sock string, line []byte) (time.Duration, error) {
 }
 
 // benchEvents makes event lines: runs of five lifecycle events spread over
-// surfaces, each with a fresh id.
+// surfaces, each with a fresh random UUID as id, as the hook helper's are.
 type benchEvents struct {
 	h   *harness
 	seq atomic.Int64
@@ -92,7 +94,7 @@ var benchKinds = []proto.EventKind{proto.KindStarted, proto.KindRunning, proto.K
 func (g *benchEvents) next() []byte {
 	i := g.seq.Add(1)
 	surface := fmt.Sprintf("sf%d", i%16)
-	return g.h.line(evt{id: fmt.Sprintf("ev-%d", i), run: fmt.Sprintf("run-%d", i/80), surface: surface,
+	return g.h.line(evt{id: uuid.NewString(), run: fmt.Sprintf("run-%d", i/80), surface: surface,
 		kind: benchKinds[(i/16)%5], hook: "PostToolUse", at: g.h.clock.Now()})
 }
 

@@ -109,6 +109,10 @@ type Engine struct {
 	// dirtyN mirrors its size for the maintenance goroutine.
 	dirty  map[runstate.RunKey]runstate.Run
 	dirtyN atomic.Int64
+
+	// seen holds the fingerprint of every stored event id (writer only):
+	// idempotency without an index on random ids (see migration 002).
+	seen map[uint64]struct{}
 }
 
 // Stats are counters for benchmarks and diagnostics.
@@ -216,6 +220,14 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.log.Warn("prune old events", "err", err)
 	} else if n > 0 {
 		e.log.Info("pruned old events", "count", n)
+	}
+	fps, err := e.store.Fingerprints(ctx)
+	if err != nil {
+		return fmt.Errorf("start event engine: %w", err)
+	}
+	e.seen = make(map[uint64]struct{}, len(fps)+1024)
+	for _, fp := range fps {
+		e.seen[fp] = struct{}{}
 	}
 	swept := 0
 	p := &pending{op: func(b *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {

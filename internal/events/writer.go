@@ -173,23 +173,25 @@ func (e *Engine) tryCommit(ctx context.Context, batch []*pending) ([]runstate.It
 		}
 	}()
 	var opened []runstate.Item
-	seen := make(map[string]bool, len(batch))
+	added := make(map[uint64]struct{}, len(batch))
 	record := func(ev runstate.Event) (bool, error) {
-		if seen[ev.ID] {
+		fp := store.Fingerprint(ev.ID)
+		if _, dup := added[fp]; dup {
 			return false, nil
 		}
-		// The effect is stored with the event, so it is worked out before
-		// the insert tells whether the id is new; only a new event applies.
-		ins, err := stx.InsertEvent(ctx, store.EventRow{
+		if _, dup := e.seen[fp]; dup {
+			return false, nil
+		}
+		err := stx.InsertEvent(ctx, store.EventRow{
 			ID: ev.ID, SessionID: ev.SessionID, SurfaceID: ev.SurfaceID, RunID: ev.RunID,
 			NativeSessionID: ev.NativeSessionID, Provider: ev.Provider, Kind: string(ev.Kind),
 			HookName: ev.HookName, Message: ev.Message, OccurredAt: ev.OccurredAt, ReceivedAt: ev.ReceivedAt,
 			Source: string(ev.Source), Effect: string(tx.Classify(ev)),
 		})
-		if err != nil || !ins {
+		if err != nil {
 			return false, err
 		}
-		seen[ev.ID] = true
+		added[fp] = struct{}{}
 		opened = append(opened, tx.Apply(ev).Opened...)
 		return true, nil
 	}
@@ -269,7 +271,10 @@ func (e *Engine) tryCommit(ctx context.Context, batch []*pending) ([]runstate.It
 	}
 	ok = true
 	e.batches.Add(1)
-	e.committed.Add(int64(len(seen)))
+	e.committed.Add(int64(len(added)))
+	for fp := range added {
+		e.seen[fp] = struct{}{}
+	}
 	if flush {
 		clear(e.dirty)
 	} else {

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -57,10 +59,9 @@ type AttentionRow struct {
 
 // EventWriter holds the prepared statements of the event tables.
 type EventWriter struct {
-	db                                              *sql.DB
-	stmts                                           []*sql.Stmt
-	known, insert, putRun, delRun, putItem, delItem *sql.Stmt
-	setSeq                                          *sql.Stmt
+	db                                               *sql.DB
+	stmts                                            []*sql.Stmt
+	insert, putRun, delRun, putItem, delItem, setSeq *sql.Stmt
 }
 
 // EventWriter prepares the statements the event engine writes with.
@@ -70,9 +71,7 @@ func (s *Store) EventWriter(ctx context.Context) (*EventWriter, error) {
 		dst **sql.Stmt
 		sql string
 	}{
-		{&w.known, `SELECT 1 FROM agent_events WHERE id = ?`},
-		{&w.insert, `INSERT INTO agent_events(id, session_id, surface_id, run_id, native_session_id, provider, kind, hook_name, message, occurred_at, received_at, source, effect) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(id) DO NOTHING`},
+		{&w.insert, `INSERT INTO agent_events(id, fp, session_id, surface_id, run_id, native_session_id, provider, kind, hook_name, message, occurred_at, received_at, source, effect) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&w.putRun, `INSERT INTO agent_runs(session_id, run_id, state, updated_at, data) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT(session_id, run_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at, data = excluded.data`},
 		{&w.delRun, `DELETE FROM agent_runs WHERE session_id = ? AND run_id = ?`},
@@ -139,36 +138,48 @@ func (t *EventTx) MarkRunsSnapshot(ctx context.Context) error {
 	return nil
 }
 
-// Known reports whether an event with this id is already stored.
-func (t *EventTx) Known(ctx context.Context, id string) (bool, error) {
-	var one int
-	err := t.stmt(t.w.known).QueryRowContext(ctx, id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("look up event: %w", err)
-	}
-	return true, nil
-}
-
-// InsertEvent appends an event unless its id is already stored, and
-// reports whether it did.
-func (t *EventTx) InsertEvent(ctx context.Context, e EventRow) (inserted bool, err error) {
+// InsertEvent appends an event. Its id must be new: the caller checks the
+// fingerprints (Fingerprints, Fingerprint) first.
+func (t *EventTx) InsertEvent(ctx context.Context, e EventRow) error {
 	var native any
 	if e.NativeSessionID != "" {
 		native = e.NativeSessionID
 	}
-	res, err := t.stmt(t.w.insert).ExecContext(ctx, e.ID, e.SessionID, e.SurfaceID, e.RunID, native, e.Provider, e.Kind,
-		e.HookName, e.Message, e.OccurredAt.UnixNano(), e.ReceivedAt.UnixNano(), e.Source, e.Effect)
+	_, err := t.stmt(t.w.insert).ExecContext(ctx, e.ID, int64(Fingerprint(e.ID)), e.SessionID, e.SurfaceID, e.RunID, native,
+		e.Provider, e.Kind, e.HookName, e.Message, e.OccurredAt.UnixNano(), e.ReceivedAt.UnixNano(), e.Source, e.Effect)
 	if err != nil {
-		return false, fmt.Errorf("insert event: %w", err)
+		return fmt.Errorf("insert event: %w", err)
 	}
-	n, err := res.RowsAffected()
+	return nil
+}
+
+// Fingerprint is the 64-bit fingerprint of an event id stored in
+// agent_events.fp: the first 8 bytes of its SHA-256. Two distinct ids share
+// one with probability about n²/2⁶⁵ among n events.
+func Fingerprint(id string) uint64 {
+	sum := sha256.Sum256([]byte(id))
+	return binary.BigEndian.Uint64(sum[:8])
+}
+
+// Fingerprints returns the fingerprint of every stored event.
+func (s *Store) Fingerprints(ctx context.Context) ([]uint64, error) {
+	rows, err := s.R.QueryContext(ctx, `SELECT fp FROM agent_events`)
 	if err != nil {
-		return false, fmt.Errorf("insert event: %w", err)
+		return nil, fmt.Errorf("read event fingerprints: %w", err)
 	}
-	return n == 1, nil
+	defer rows.Close()
+	var out []uint64
+	for rows.Next() {
+		var fp int64
+		if err := rows.Scan(&fp); err != nil {
+			return nil, fmt.Errorf("read event fingerprints: %w", err)
+		}
+		out = append(out, uint64(fp))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read event fingerprints: %w", err)
+	}
+	return out, nil
 }
 
 // PutRun creates or replaces a run.

@@ -2,9 +2,15 @@
 -- events, the reducer's state per run, and attention items. Times are Unix
 -- nanoseconds (UTC). session_id is the durable Muster session id; the
 -- provider's own id is native_session_id.
+--
+-- Idempotency is by event id, checked in memory against the fingerprints
+-- (fp: the first 8 bytes of SHA-256(id)) of every stored event, loaded at
+-- start. There is deliberately no index on id: event ids are random UUIDs,
+-- and an index over them writes one random page per event.
 CREATE TABLE agent_events (
 	seq               INTEGER PRIMARY KEY,
-	id                TEXT NOT NULL UNIQUE,       -- event.id.rawValue: idempotency key
+	id                TEXT NOT NULL,              -- event.id.rawValue
+	fp                INTEGER NOT NULL,           -- fingerprint of id
 	session_id        TEXT NOT NULL,
 	surface_id        TEXT NOT NULL,
 	run_id            TEXT NOT NULL,
