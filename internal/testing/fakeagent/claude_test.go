@@ -35,6 +35,7 @@ func TestClaude(t *testing.T) {
 	id := "11111111-2222-4333-8444-555555555555"
 
 	p := w.start(w.repo, "claude", []string{"--session-id", id, "--settings", inline})
+	p.expect("\x1b]0;✳ Claude Code\x07")
 	p.expect("Claude Code v2.1.328")
 	p.expect("> ")
 	ps := w.waitEvents(1)
