@@ -23,6 +23,7 @@ import (
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/store"
 )
 
@@ -567,8 +568,14 @@ func (d *Daemon) send(a proto.SendArgs) error {
 	if a.Enter {
 		if a.Text != "" {
 			// TUIs that see text and CR in one read treat the CR as part of
-			// a paste; a separate write makes it a key press.
-			time.Sleep(30 * time.Millisecond)
+			// a paste; a separate, later write makes it a key press. Agent
+			// TUIs need longer (Codex 0.169 still reads a CR 100 ms after
+			// the text as pasted).
+			pause := 30 * time.Millisecond
+			if _, agent := provider.Lookup(s.rec.Provider); agent {
+				pause = 300 * time.Millisecond
+			}
+			time.Sleep(pause)
 		}
 		if err := p.Write([]byte("\r")); err != nil {
 			return proto.Errorf(proto.CodeExited, "session %q: %v", s.rec.Name, err)

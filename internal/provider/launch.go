@@ -42,7 +42,9 @@ var launches = map[string]Launch{
 		// the shared daemon would run them with another pane's environment.
 		Name: "codex", Executables: []string{"codex"},
 		NewArgs:    func(string) []string { return []string{"--no-daemon"} },
-		ResumeArgs: func(id string) []string { return []string{"resume", id, "--no-daemon"} },
+		// --no-daemon goes before the subcommand: `codex resume ID
+		// --no-daemon` starts the shared daemon again (Codex 0.169).
+		ResumeArgs: func(id string) []string { return []string{"--no-daemon", "resume", id} },
 		Install:    "npm install -g @openai/codex",
 	},
 	"gemini": {
