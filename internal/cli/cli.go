@@ -98,6 +98,10 @@ var commandBuilders []func(f *Factory) *cobra.Command
 
 func register(b func(f *Factory) *cobra.Command) { commandBuilders = append(commandBuilders, b) }
 
+// rootRunE runs when muster is called with no command (the dashboard sets
+// it); nil prints help.
+var rootRunE func(f *Factory, cmd *cobra.Command) error
+
 // NewRootCmd builds the command tree.
 func NewRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
@@ -112,6 +116,13 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.Args = cobra.NoArgs
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if rootRunE == nil {
+			return cmd.Help()
+		}
+		return rootRunE(f, cmd)
+	}
 	for _, b := range commandBuilders {
 		root.AddCommand(b(f))
 	}
