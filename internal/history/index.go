@@ -178,14 +178,22 @@ func (x *Index) Refresh(ctx context.Context, sources []transcript.Source, env tr
 		return st, err
 	}
 
-	// Sources whose listing is unchanged need no per-file comparison, unless
-	// analyses are wanted.
+	// Analyses missing or made by another analyzer version, by provider.
+	var stale map[string]bool
+	staleProv := map[string]bool{}
+	if opts.Analyzer != nil {
+		if stale, staleProv, err = x.staleDetail(ctx, opts.Analyzer.Version); err != nil {
+			return st, err
+		}
+	}
+	// Sources whose listing is unchanged (and, for analyses, complete) need
+	// no per-file comparison.
 	var check []string
 	for i, src := range sources {
 		if founds[i].err != nil {
 			continue
 		}
-		if opts.Analyzer == nil && !opts.Rescan && stored[src.Provider()] == digests[i] {
+		if !opts.Rescan && !staleProv[src.Provider()] && stored[src.Provider()] == digests[i] {
 			st.Unchanged += len(owned[i])
 			continue
 		}
@@ -197,12 +205,6 @@ func (x *Index) Refresh(ctx context.Context, sources []transcript.Source, env tr
 	have, err := x.knownFiles(ctx, check)
 	if err != nil {
 		return st, err
-	}
-	var stale map[string]bool
-	if opts.Analyzer != nil {
-		if stale, err = x.staleDetail(ctx, check, opts.Analyzer.Version); err != nil {
-			return st, err
-		}
 	}
 	var jobs []job
 	newDigests := map[string]string{}
@@ -265,26 +267,22 @@ func (x *Index) knownFiles(ctx context.Context, providers []string) (map[string]
 }
 
 // staleDetail lists files with a session whose analysis is missing or was
-// made by another analyzer version.
-func (x *Index) staleDetail(ctx context.Context, providers []string, version int) (map[string]bool, error) {
-	stale := make(map[string]bool)
-	if len(providers) == 0 {
-		return stale, nil
-	}
-	q := `SELECT DISTINCT path FROM history_sessions WHERE (detail IS NULL OR detail_version != ?) AND provider IN (` + placeholders(len(providers)) + `)`
-	rows, err := x.st.R.QueryContext(ctx, q, append([]any{version}, anys(providers)...)...)
+// made by another analyzer version, and the providers of those files.
+func (x *Index) staleDetail(ctx context.Context, version int) (map[string]bool, map[string]bool, error) {
+	stale, provs := map[string]bool{}, map[string]bool{}
+	rows, err := x.st.R.QueryContext(ctx, `SELECT DISTINCT path, provider FROM history_sessions WHERE detail IS NULL OR detail_version != ?`, version)
 	if err != nil {
-		return nil, fmt.Errorf("read history index: %w", err)
+		return nil, nil, fmt.Errorf("read history index: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, fmt.Errorf("read history index: %w", err)
+		var p, prov string
+		if err := rows.Scan(&p, &prov); err != nil {
+			return nil, nil, fmt.Errorf("read history index: %w", err)
 		}
-		stale[p] = true
+		stale[p], provs[prov] = true, true
 	}
-	return stale, rows.Err()
+	return stale, provs, rows.Err()
 }
 
 // parseAll parses jobs on a bounded pool of workers; the channel closes when
