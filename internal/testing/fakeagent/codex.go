@@ -38,7 +38,10 @@ type codex struct {
 	sessionID   string
 	launched    time.Time
 	rollout     string
-	f           *os.File
+	f           *os.File     // the rollout, with --no-daemon
+	daemon      *codexClient // the app-server daemon, without --no-daemon
+	open        bool         // the rollout is open (here or in the daemon)
+	isDaemon    bool         // this process is the daemon
 	ordinal     int
 	started     bool   // SessionStart fired for this thread
 	source      string // SessionStart source: startup, resume, clear
@@ -251,6 +254,9 @@ func (c *codex) latestRollout() string {
 // only hooks trusted in config.toml run, as in the real Codex, which asks
 // for a review of new or changed hooks in /hooks.
 func (c *codex) loadHooks() ([]hookHandler, []string) {
+	if !c.noDaemon && !c.isDaemon {
+		return nil, nil // the daemon runs them
+	}
 	path := filepath.Join(c.home, "hooks.json")
 	hs, _, err := loadHookFile(path, time.Second, 600*time.Second, false)
 	if err != nil {
@@ -330,6 +336,12 @@ func (c *codex) fire(a *agent, event string, p obj) {
 			target, _ = v.(string)
 		}
 	}
+	if c.daemon != nil {
+		if err := c.daemon.call(daemonReq{Op: "hook", Event: event, Target: target, Cwd: c.env.cwd, Payload: mustJSON(p)}); err != nil {
+			a.println("■ " + err.Error())
+		}
+		return
+	}
 	a.fire(event, p, target)
 }
 
@@ -344,6 +356,13 @@ func (c *codex) start(a *agent) error {
 	if strings.HasPrefix(c.home, os.TempDir()) {
 		fmt.Fprintf(os.Stderr, "WARNING: proceeding, even though we could not create PATH aliases: Refusing to create helper binaries under temporary dir %q (codex_home: AbsolutePathBuf(%q))\n", os.TempDir(), c.home)
 	}
+	if !c.noDaemon {
+		d, err := dialDaemon(c.home)
+		if err != nil {
+			return fmt.Errorf("ERROR: %w", err)
+		}
+		c.daemon = d
+	}
 	if !c.noAltScreen {
 		a.write("\x1b[?1049h")
 	}
@@ -354,11 +373,9 @@ func (c *codex) start(a *agent) error {
 	if c.resume {
 		// The rollout is opened at once and stays open: Muster's Codex
 		// routing looks for it in /proc/<pid>/fd.
-		f, err := os.OpenFile(c.rollout, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
+		if err := c.openRollout(false); err != nil {
 			return fmt.Errorf("ERROR: failed to open rollout %s: %w", c.rollout, err)
 		}
-		c.f = f
 		c.ordinal = c.countRecords()
 		c.redraw(a)
 	}
@@ -408,28 +425,68 @@ func (c *codex) create() error {
 		return fmt.Errorf("create rollout dir: %w", err)
 	}
 	c.rollout = filepath.Join(dir, "rollout-"+c.launched.Format("2006-01-02T15-04-05")+"-"+c.sessionID+".jsonl")
-	f, err := os.OpenFile(c.rollout, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
+	if err := c.openRollout(true); err != nil {
 		return fmt.Errorf("create rollout: %w", err)
 	}
-	c.f = f
 	c.ordinal = 0
+	source := "cli"
+	if c.daemon != nil {
+		source = "vscode" // what 0.169 recorded for threads run by its daemon
+	}
 	c.rec("session_meta", o("account_scoped", true, "session_id", c.sessionID, "id", c.sessionID,
 		"timestamp", isoMillis(c.launched), "cwd", c.env.cwd, "runtime_workspace_roots", []string{c.env.cwd},
-		"originator", "codex-tui", "cli_version", codexVersion, "source", "cli", "thread_source", "user",
+		"originator", "codex-tui", "cli_version", codexVersion, "source", source, "thread_source", "user",
 		"model_provider", "openai", "base_instructions", o("text", "You are Codex, a coding agent. (fakeagent)"),
 		"history_mode", "paginated", "context_window", o("window_id", newUUIDv7())))
 	return nil
 }
 
+// openRollout opens the rollout for appending, here or in the daemon.
+func (c *codex) openRollout(create bool) error {
+	if c.daemon != nil {
+		if err := c.daemon.call(daemonReq{Op: "open", Path: c.rollout, Create: create}); err != nil {
+			return err
+		}
+		c.open = true
+		return nil
+	}
+	flags := os.O_WRONLY | os.O_APPEND
+	if create {
+		flags |= os.O_CREATE | os.O_EXCL
+	}
+	f, err := os.OpenFile(c.rollout, flags, 0o600)
+	if err != nil {
+		return err
+	}
+	c.f, c.open = f, true
+	return nil
+}
+
+func (c *codex) closeRollout() {
+	if c.daemon != nil && c.open {
+		_ = c.daemon.call(daemonReq{Op: "close", Path: c.rollout})
+	}
+	if c.f != nil {
+		_ = c.f.Close()
+		c.f = nil
+	}
+	c.open = false
+}
+
 // rec appends one rollout record.
 func (c *codex) rec(typ string, payload obj) {
-	if c.f == nil {
+	if !c.open {
 		return
 	}
-	line := mustJSON(o("timestamp", isoMillis(time.Now()), "ordinal", c.ordinal, "type", typ, "payload", payload))
+	line := append(mustJSON(o("timestamp", isoMillis(time.Now()), "ordinal", c.ordinal, "type", typ, "payload", payload)), '\n')
 	c.ordinal++
-	if _, err := c.f.Write(append(line, '\n')); err != nil {
+	var err error
+	if c.daemon != nil {
+		err = c.daemon.call(daemonReq{Op: "write", Path: c.rollout, Data: string(line)})
+	} else {
+		_, err = c.f.Write(line)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "fakeagent: write rollout: %v\n", err)
 	}
 }
@@ -447,7 +504,7 @@ func (c *codex) turnBase(turnID, event string) obj {
 }
 
 func (c *codex) turn(a *agent, line string, cmd command) {
-	if c.f == nil {
+	if !c.open {
 		if err := c.create(); err != nil {
 			a.println("■ " + err.Error())
 			return
@@ -580,10 +637,7 @@ func (c *codex) tool(a *agent, cmd command, turnID string, began time.Time) bool
 }
 
 func (c *codex) clear(a *agent) {
-	if c.f != nil {
-		_ = c.f.Close()
-		c.f = nil
-	}
+	c.closeRollout()
 	c.sessionID = newUUIDv7()
 	c.launched = time.Now()
 	c.rollout = ""
@@ -595,19 +649,30 @@ func (c *codex) clear(a *agent) {
 func (c *codex) idle(*agent) {}
 
 func (c *codex) end(a *agent, hangup bool) {
-	if c.started {
-		c.fire(a, "SessionEnd", c.base().with("hook_event_name", "SessionEnd", "reason", "other"))
+	end := c.base().with("hook_event_name", "SessionEnd", "reason", "other")
+	switch {
+	case c.daemon != nil:
+		// The daemon ends the thread a moment after the TUI has gone.
+		if c.started {
+			_ = c.daemon.call(daemonReq{Op: "end", Cwd: c.env.cwd, Payload: mustJSON(end)})
+		}
+	case c.started:
+		c.fire(a, "SessionEnd", end)
 	}
-	if c.f != nil {
-		_ = c.f.Close()
-		c.f = nil
+	c.closeRollout()
+	if c.daemon != nil {
+		c.daemon.close()
 	}
 	a.write("\x1b]7501;state=clear\x1b\\")
 	a.write("\x1b]0;\x07")
 	if !c.noAltScreen {
 		a.write("\x1b[?1049l")
 	}
-	if !hangup && c.rollout != "" {
+	switch {
+	case hangup || c.rollout == "":
+	case c.daemon != nil:
+		a.println("Disconnected from this task. Any running work continues.\nTo reconnect, run:\n  codex resume " + c.sessionID)
+	default:
 		a.println("To continue this session, run codex resume " + c.sessionID)
 	}
 }

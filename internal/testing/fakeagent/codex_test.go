@@ -211,3 +211,83 @@ func TestCodexHookTrust(t *testing.T) {
 		}
 	}
 }
+
+// TestCodexDaemon runs two Codex panes without --no-daemon: the first
+// starts the shared daemon with its own environment, and the daemon, not
+// the panes, holds the rollouts and runs every hook.
+func TestCodexDaemon(t *testing.T) {
+	w := newWorld(t)
+	codexHome := filepath.Join(w.home, ".codex")
+	probe := filepath.Join(w.home, "probe.txt")
+	doc := hooksJSON(codexEvents, nil, "")
+	doc = strings.Replace(doc, `"UserPromptSubmit":[`, `"UserPromptSubmit":[{"hooks":[{"type":"command","command":`+
+		strconv.Quote(`echo "$MUSTER_SURFACE_ID $PPID" >> `+probe)+`}]},`, 1)
+	writeFile(t, filepath.Join(codexHome, "hooks.json"), doc)
+	w.env = append(w.env, "FAKEAGENT_CODEX_DAEMON_IDLE=1s")
+	pidFile := filepath.Join(codexHome, "app-server-daemon", "daemon.pid")
+	t.Cleanup(func() {
+		var d struct{ PID int }
+		if data, err := os.ReadFile(pidFile); err == nil && json.Unmarshal(data, &d) == nil && d.PID > 0 {
+			if proc, err := os.FindProcess(d.PID); err == nil {
+				_ = proc.Kill()
+			}
+		}
+	})
+	repo2 := filepath.Join(filepath.Dir(w.repo), "other")
+	if err := os.MkdirAll(repo2, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := w.start(w.repo, "codex", nil, "MUSTER_SURFACE_ID=surface-A")
+	a.expect("OpenAI Codex")
+	b := w.start(repo2, "codex", nil, "MUSTER_SURFACE_ID=surface-B")
+	b.expect("OpenAI Codex")
+	a.send("reply one\r")
+	w.waitEvent("Stop")
+	b.send("reply two\r")
+	w.waitEvents(6)
+	w.waitEvent("Stop")
+
+	var d struct{ PID int }
+	data, err := os.ReadFile(pidFile)
+	if err != nil || json.Unmarshal(data, &d) != nil || d.PID == 0 {
+		t.Fatalf("daemon pid file %q: %v", data, err)
+	}
+	ps := w.payloads()
+	rolloutB := str(ps[4], "transcript_path")
+	if str(ps[4], "cwd") != repo2 || rolloutB == str(ps[0], "transcript_path") {
+		t.Fatalf("second pane's events: %v", ps[3:])
+	}
+	inv := w.invocations()
+	if len(inv) != 2 {
+		t.Fatalf("invocations = %+v (the daemon must not be logged)", inv)
+	}
+	if contains(openFiles(t, inv[1].PID), rolloutB) {
+		t.Errorf("pane B's codex holds its rollout open; the daemon should")
+	}
+	if !contains(openFiles(t, d.PID), rolloutB) {
+		t.Errorf("the daemon does not hold %s open", rolloutB)
+	}
+	if m := rolloutMeta(t, rolloutB); m["source"] != "vscode" || m["cwd"] != repo2 {
+		t.Errorf("session_meta = %v", m)
+	}
+	lines, err := os.ReadFile(probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "surface-A " + strconv.Itoa(d.PID) + "\n"
+	if string(lines) != want+want {
+		t.Errorf("hook env and parent = %q, want %q twice (the first pane's env, the daemon)", lines, want)
+	}
+	// SessionEnd comes from the daemon after the TUI has gone.
+	b.send("exit\r")
+	b.expect("Disconnected from this task")
+	b.wait()
+	ps = w.waitEvent("SessionEnd")
+	if last := ps[len(ps)-1]; str(last, "transcript_path") != rolloutB || str(last, "reason") != "other" {
+		t.Errorf("SessionEnd = %v", last)
+	}
+	a.send("exit\r")
+	a.wait()
+	w.waitEvents(len(ps) + 1)
+	checkShapes(t, "codex", w.payloads())
+}

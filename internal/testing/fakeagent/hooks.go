@@ -227,7 +227,7 @@ type hookResult struct {
 // with payload on stdin, as children of this process through sh -c, all at
 // once (as the real CLIs do), and waits for them. Identical commands run
 // once per event, as Claude Code and Codex deduplicate them.
-func (a *agent) fire(event string, payload obj, target string) []hookResult {
+func (a *agent) fire(event string, payload any, target string) []hookResult {
 	if a.cfg.noHooks {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -95,12 +96,13 @@ func run(argv []string) int {
 		fmt.Fprintf(os.Stderr, "fakeagent: %v\n", err)
 		return 1
 	}
-	if cfg.log != "" && os.Getenv(relaunchedEnv) == "" {
+	daemon := name == "codex" && slices.Equal(args, daemonArgs)
+	if cfg.log != "" && os.Getenv(relaunchedEnv) == "" && !daemon {
 		appendLine(cfg.log, mustJSON(invocation{
 			Persona: name, Argv: argv, Cwd: cwd, PID: os.Getpid(), PPID: os.Getppid(), Env: musterEnv(),
 		}))
 	}
-	if cfg.exitAtStart {
+	if cfg.exitAtStart && !daemon {
 		fmt.Fprintln(os.Stderr, "fakeagent: exiting at start (FAKEAGENT_EXIT_AT_START)")
 		return 1
 	}
@@ -110,6 +112,9 @@ func run(argv []string) int {
 		return 1
 	}
 	env := runEnv{home: home, cwd: cwd, getenv: os.Getenv, cfg: cfg}
+	if daemon {
+		return runCodexDaemon(env)
+	}
 	var p persona
 	switch name {
 	case "claude":

@@ -183,6 +183,9 @@ func (t *tty) readKeys() {
 // write prints s, translating \n to \r\n. Errors are ignored: after a
 // hangup the terminal is gone but the agent still runs its exit hooks.
 func (t *tty) write(s string) {
+	if t == nil {
+		return // the Codex daemon has no terminal
+	}
 	if !strings.Contains(s, "\n") {
 		_, _ = io.WriteString(t.out, s)
 		return
