@@ -142,7 +142,7 @@ func (e *Engine) Ack(ctx context.Context, a proto.AckArgs) (proto.AckResult, err
 	if a.All == (len(a.IDs) > 0) {
 		return proto.AckResult{}, proto.Errorf(proto.CodeBadRequest, "ack needs item ids or all, not both or neither")
 	}
-	o := e.submit(ctx, &pending{op: func(b *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
+	o := e.submit(&pending{op: func(b *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
 		now := e.now()
 		res := proto.AckResult{Acknowledged: []int64{}, Already: []int64{}}
 		if a.All {

@@ -94,9 +94,12 @@ type Engine struct {
 	changed chan struct{}
 	removed map[string]bool
 
-	writer  *store.EventWriter
-	queue   chan *pending
-	notes   chan runstate.Item
+	writer *store.EventWriter
+	notes  chan runstate.Item
+
+	cmu     sync.Mutex // the commit queue
+	cq      []*pending
+	leading bool
 	started atomic.Bool
 	serving atomic.Bool
 
@@ -167,7 +170,6 @@ func New(cfg Config) (*Engine, error) {
 		board:    runstate.NewBoard(cfg.Rules),
 		changed:  make(chan struct{}),
 		removed:  map[string]bool{},
-		queue:    make(chan *pending, 4096),
 		dirty:    map[runstate.RunKey]runstate.Run{},
 		notes:    make(chan runstate.Item, 64),
 	}, nil
@@ -321,8 +323,9 @@ func (e *Engine) SurfaceStarted(id string, pid int) {
 }
 
 // CloseSurface revokes the surface's capability at once and ends its Codex
-// binding; then, asynchronously, every run on the surface that had not
-// ended gets a synthesized `disconnected` event (muster.surfaceClosed).
+// binding; every run on the surface that had not ended then gets a
+// synthesized `disconnected` event (muster.surfaceClosed), committed by
+// this call unless a commit is already under way.
 func (e *Engine) CloseSurface(id string, exitCode *int) {
 	e.caps.Revoke(id)
 	e.smu.Lock()
@@ -337,7 +340,7 @@ func (e *Engine) CloseSurface(id string, exitCode *int) {
 	if exitCode != nil {
 		msg = fmt.Sprintf("the pane closed (exit status %d)", *exitCode)
 	}
-	e.enqueue(&pending{op: func(b *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
+	e.post(&pending{op: func(b *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
 		now := e.now()
 		var evs []runstate.Event
 		for _, r := range b.RunsOnSurface(id) {
@@ -355,7 +358,7 @@ func (e *Engine) SessionRemoved(id string) {
 	e.removed[id] = true
 	e.broadcastLocked()
 	e.mu.Unlock()
-	e.enqueue(&pending{op: func(_ *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
+	e.post(&pending{op: func(_ *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
 		tx.RemoveSession(id)
 		return nil, nil, nil
 	}})
@@ -376,7 +379,7 @@ func (e *Engine) Emit(ctx context.Context, ev proto.Event) (inserted bool, err e
 		return false, fmt.Errorf("emit event: unknown surface %q", ev.SurfaceID.RawValue)
 	}
 	rev := e.reducerEvent(ev, surf, e.now(), runstate.SourceNative)
-	o := e.submit(ctx, &pending{ev: &rev})
+	o := e.submit(&pending{ev: &rev})
 	if o.err != nil {
 		return false, o.err
 	}
@@ -386,9 +389,13 @@ func (e *Engine) Emit(ctx context.Context, ev proto.Event) (inserted bool, err e
 	return o.inserted, nil
 }
 
-// Flush waits until everything submitted before it is committed.
+// Flush waits until everything submitted before it is committed, and writes
+// the runs snapshot.
 func (e *Engine) Flush(ctx context.Context) error {
-	o := e.submit(ctx, &pending{op: func(*runstate.Board, *runstate.Tx) ([]runstate.Event, any, error) { return nil, nil, nil }})
+	o := e.submit(&pending{op: func(*runstate.Board, *runstate.Tx) ([]runstate.Event, any, error) { return nil, nil, nil }})
+	if o.err == nil && o.code != "" {
+		return errors.New(o.code)
+	}
 	return o.err
 }
 

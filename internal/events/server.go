@@ -44,25 +44,21 @@ func (e *Engine) Serve(ctx context.Context, ln *net.UnixListener) error {
 	if !e.serving.CompareAndSwap(false, true) {
 		return errors.New("serve events: already serving")
 	}
-	// The writer outlives the connections it answers, and the notifier
-	// outlives the writer so that it can drain what the writer queued.
-	wctx, stopWriter := context.WithCancel(context.Background())
+	// The notifier outlives the commits so that it can drain what they
+	// queued.
+	wctx, stopWorkers := context.WithCancel(context.Background())
 	nctx, stopNotifier := context.WithCancel(context.Background())
-	var writer, notifier sync.WaitGroup
-	writer.Go(func() { e.writeLoop(wctx) })
-	writer.Go(func() { e.maintain(wctx) })
-	writer.Go(func() { e.checkpoint(wctx) })
+	var workers, notifier sync.WaitGroup
+	workers.Go(func() { e.maintain(wctx) })
+	workers.Go(func() { e.checkpoint(wctx) })
 	notifier.Go(func() { e.notifyLoop(nctx) })
 	err := e.accept(ctx, ln)
+	stopWorkers()
+	workers.Wait()
 	// A last runs snapshot, so that the next start has nothing to replay.
 	e.Flush(context.Background())
-	stopWriter()
-	writer.Wait()
 	stopNotifier()
 	notifier.Wait()
-	if e.writer != nil {
-		e.writer.Close()
-	}
 	return err
 }
 
@@ -183,14 +179,7 @@ func (e *Engine) ingest(ctx context.Context, line []byte, fl *flight) []byte {
 		return respErr[proto.ErrUnauthorized]
 	}
 	rev := e.reducerEvent(req.Event, surf, now, runstate.SourceHook)
-	p := &pending{ev: &rev, done: make(chan outcome, 1)}
-	select {
-	case e.queue <- p:
-	case <-ctx.Done():
-		return respErr[proto.ErrStorageFailure]
-	}
-	fl.land()
-	o := <-p.done // the writer answers everything it takes, even when stopping
+	o := e.submit(&pending{ev: &rev, fl: fl})
 	switch {
 	case o.code != "":
 		return respErr[o.code]
@@ -258,11 +247,11 @@ func (e *Engine) maintain(ctx context.Context) {
 		select {
 		case <-snap.C:
 			if e.dirtyN.Load() > 0 {
-				e.enqueue(&pending{op: func(*runstate.Board, *runstate.Tx) ([]runstate.Event, any, error) { return nil, nil, nil }})
+				e.post(&pending{op: func(*runstate.Board, *runstate.Tx) ([]runstate.Event, any, error) { return nil, nil, nil }})
 			}
 		case <-t.C:
 			now := e.now()
-			e.enqueue(&pending{op: func(_ *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
+			e.post(&pending{op: func(_ *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
 				tx.Prune(now)
 				return nil, nil, nil
 			}})

@@ -3,8 +3,8 @@ package events
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/musterhq/muster/internal/proto"
@@ -12,15 +12,17 @@ import (
 	"github.com/musterhq/muster/internal/store"
 )
 
-// pending is one unit of work for the writer: an event to record, or an
-// operation on the board (ack, close, removal, sweep, prune) that may
-// synthesize events. Operations start a batch of their own, so they see
-// the committed board.
+// pending is one unit of work for the committer: an event to record, or
+// an operation on the board (ack, close, removal, sweep, snapshot, prune)
+// that may synthesize events. An operation is committed in a batch of its
+// own, so it sees the committed board.
 type pending struct {
-	ev   *runstate.Event
-	op   func(b *runstate.Board, tx *runstate.Tx) (evs []runstate.Event, val any, err error)
-	done chan outcome // buffered; nil when nobody waits
-	out  outcome
+	ev     *runstate.Event
+	op     func(b *runstate.Board, tx *runstate.Tx) (evs []runstate.Event, val any, err error)
+	done   chan outcome // buffered (1)
+	waiter bool         // a goroutine waits on done and may be handed the lead
+	fl     *flight      // lands once queued
+	out    outcome
 }
 
 type outcome struct {
@@ -28,6 +30,8 @@ type outcome struct {
 	code     string // an events.sock error code
 	val      any
 	err      error
+	lead     bool // not an outcome: the receiver now commits for everyone
+	done     bool // set when the outcome is final
 }
 
 // maxBatch bounds one group commit.
@@ -36,100 +40,123 @@ const maxBatch = 1024
 // maxDirty is how many changed runs force a runs snapshot.
 const maxDirty = 512
 
-// errStopped answers work queued when the writer stops.
-var errStopped = errors.New("the event engine stopped")
+// Group commit without a writer goroutine: whoever submits work while no
+// one is committing becomes the leader and commits everything queued, its
+// own work included, in one transaction; the others wait for their outcome.
+// Once its own work is answered the leader hands the lead to the next
+// waiting submitter, so no caller commits for others for long, and a lone
+// event is committed by its own goroutine with no hand-off at all.
 
-func (e *Engine) enqueue(p *pending) { e.queue <- p }
-
-// submit queues p and waits for its outcome.
-func (e *Engine) submit(ctx context.Context, p *pending) outcome {
+// submit queues p and waits for its outcome, leading when no one else is.
+func (e *Engine) submit(p *pending) outcome {
 	p.done = make(chan outcome, 1)
-	select {
-	case e.queue <- p:
-	case <-ctx.Done():
-		return outcome{err: ctx.Err()}
+	p.waiter = true
+	e.cmu.Lock()
+	e.cq = append(e.cq, p)
+	if p.fl != nil {
+		p.fl.land()
 	}
-	select {
-	case o := <-p.done:
-		return o
-	case <-ctx.Done():
-		return outcome{err: ctx.Err()}
+	if e.leading {
+		e.cmu.Unlock()
+		o := <-p.done
+		if !o.lead {
+			return o
+		}
+	} else {
+		e.leading = true
+		e.cmu.Unlock()
 	}
+	e.lead(p)
+	return <-p.done
 }
 
-// writeLoop is the single writer: it takes whatever is queued (up to
-// maxBatch events), commits it in one transaction, then answers everyone.
-func (e *Engine) writeLoop(ctx context.Context) {
-	batch := make([]*pending, 0, maxBatch)
-	var carry *pending
+// post queues p without waiting for it; it still commits p (and what is
+// queued) itself when no one else is committing.
+func (e *Engine) post(p *pending) {
+	p.done = make(chan outcome, 1)
+	e.cmu.Lock()
+	e.cq = append(e.cq, p)
+	if e.leading {
+		e.cmu.Unlock()
+		return
+	}
+	e.leading = true
+	e.cmu.Unlock()
+	e.lead(nil)
+}
+
+// lead commits batches until own (when not nil) has its outcome, then
+// passes the lead to the first waiting submitter, or gives it up when the
+// queue is empty.
+func (e *Engine) lead(own *pending) {
 	for {
-		first := carry
-		carry = nil
-		if first == nil {
-			select {
-			case first = <-e.queue:
-			case <-ctx.Done():
-				e.drainStopped()
-				return
-			}
+		if batch := e.take(); len(batch) > 0 {
+			e.commit(context.Background(), batch)
 		}
-		batch = append(batch[:0], first)
-		if first.op == nil {
-			batch, carry = e.gather(batch)
-		}
-		e.commit(ctx, batch)
-	}
-}
-
-// maxGather bounds how long the writer waits for requests in flight.
-const maxGather = 250 * time.Microsecond
-
-// gather adds queued events to batch. While other requests are being
-// decoded (inflight), it yields to them for up to maxGather so that they
-// join this commit; with nothing in flight it returns at once, so a lone
-// event is never delayed. An operation ends the batch and is returned as
-// carry for the next one.
-func (e *Engine) gather(batch []*pending) (_ []*pending, carry *pending) {
-	var deadline time.Time
-	for len(batch) < maxBatch {
-		select {
-		case p := <-e.queue:
-			if p.op != nil {
-				return batch, p
-			}
-			batch = append(batch, p)
-			continue
-		default:
-		}
-		if e.inflight.Load() == 0 {
-			return batch, nil
-		}
-		now := time.Now()
-		if deadline.IsZero() {
-			deadline = now.Add(maxGather)
-		} else if now.After(deadline) {
-			return batch, nil
-		}
-		runtime.Gosched()
-	}
-	return batch, nil
-}
-
-func (e *Engine) drainStopped() {
-	for {
-		select {
-		case p := <-e.queue:
-			p.reply(outcome{code: proto.ErrStorageFailure, err: errStopped})
-		default:
+		e.cmu.Lock()
+		if len(e.cq) == 0 {
+			e.cq = e.cq[:0:0]
+			e.leading = false
+			e.cmu.Unlock()
 			return
 		}
+		if own == nil || own.out.answered() {
+			for _, q := range e.cq {
+				if q.waiter {
+					e.cmu.Unlock()
+					q.done <- outcome{lead: true}
+					return
+				}
+			}
+		}
+		e.cmu.Unlock()
 	}
 }
 
-func (p *pending) reply(o outcome) {
-	if p.done != nil {
-		p.done <- o
+func (o outcome) answered() bool { return o.done }
+
+// take removes the next batch from the queue: an operation alone, or the
+// events up to the next operation. While other requests are being read
+// and decoded (inflight), it yields to them for up to maxGather so that
+// they join this commit; with nothing in flight it returns at once, so a
+// lone event is never delayed.
+func (e *Engine) take() []*pending {
+	var deadline time.Time
+	for {
+		e.cmu.Lock()
+		n := 0
+		for n < len(e.cq) && n < maxBatch && e.cq[n].op == nil {
+			n++
+		}
+		if n == 0 && len(e.cq) > 0 { // an operation
+			n = 1
+		}
+		full := n == maxBatch || n < len(e.cq) || (n > 0 && e.cq[0].op != nil)
+		if !full && n > 0 && e.inflight.Load() > 0 {
+			now := time.Now()
+			if deadline.IsZero() {
+				deadline = now.Add(maxGather)
+			}
+			if now.Before(deadline) {
+				e.cmu.Unlock()
+				runtime.Gosched()
+				continue
+			}
+		}
+		batch := slices.Clone(e.cq[:n])
+		e.cq = e.cq[n:]
+		e.cmu.Unlock()
+		return batch
 	}
+}
+
+// maxGather bounds how long a leader waits for requests in flight.
+const maxGather = 250 * time.Microsecond
+
+func (p *pending) reply(o outcome) {
+	o.done = true
+	p.out = o
+	p.done <- o
 }
 
 // commit records a batch in one transaction and answers each pending after
