@@ -161,3 +161,23 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseTime(f *testing.F) {
+	for _, s := range []string{"2026-07-16T07:00:00Z", "2026-07-16T07:00:00.123+02:00", "2026-07-16 07:00", "2026-07-16T07:00:00,5-0530", "2026-12-31T23:59:60Z", "0000-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := proto.ParseTime(s)
+		if err != nil {
+			return
+		}
+		if got.Location() != time.UTC {
+			t.Fatalf("ParseTime(%q) not in UTC", s)
+		}
+		// What it accepts, printed as RFC 3339, parses to the same instant.
+		again, err := proto.ParseTime(got.Format(time.RFC3339Nano))
+		if err != nil || !again.Equal(got) {
+			t.Fatalf("ParseTime(%q) = %v; round trip %v, %v", s, got, again, err)
+		}
+	})
+}

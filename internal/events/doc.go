@@ -30,13 +30,23 @@
 //     reserved_hook_name.
 //   - Idempotency is by event id across all surfaces: a known id answers
 //     inserted:false and changes nothing, whatever the rest of the event.
-//   - "Durably committed before ok": the event, the run it moved and any
-//     attention change are in one SQLite transaction that has committed
-//     (WAL, synchronous=NORMAL: it survives a crash or kill -9 of the
-//     daemon; the last transactions may be lost on power failure, which is
-//     the store's documented trade-off). Concurrent events share one
-//     transaction (group commit), and every one is answered after it
-//     commits.
+//     Known ids are held in memory as 64-bit fingerprints of every stored
+//     event (loaded at Start), because an index over random UUIDs would
+//     cost a random page write per event; two distinct ids collide with
+//     probability about n²/2⁶⁵. Events older than Config.EventRetention
+//     (30 days) are pruned at Start, and their ids with them.
+//   - "Durably committed before ok": the event and any attention change are
+//     in one SQLite transaction that has committed (WAL, synchronous=NORMAL:
+//     it survives a crash or kill -9 of the daemon; the last transactions
+//     may be lost on power failure, the store's documented trade-off).
+//     Concurrent events share one transaction (group commit): whichever
+//     request finds no commit under way commits everything queued, its own
+//     event included, and every request is answered after the commit. The
+//     reducer's runs are derived state: they are written as a snapshot
+//     every second, with every operation and at shutdown, and Start replays
+//     the events stored after the snapshot. SQLite's automatic checkpoint
+//     is replaced by a passive checkpoint every 500 ms from a reader
+//     connection, so that no event waits on one.
 //
 // # Surfaces
 //

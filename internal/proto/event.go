@@ -195,6 +195,9 @@ func ParseTime(s string) (time.Time, error) {
 	if t.Day() != day {
 		return time.Time{}, fmt.Errorf("parse time %q: day out of range", s)
 	}
+	if u := t.UTC(); u.Year() < 1 || u.Year() > 9999 {
+		return time.Time{}, fmt.Errorf("parse time %q: year out of range", s)
+	}
 	return t.UTC(), nil
 }
 
