@@ -385,7 +385,7 @@ func (c *claude) base() obj {
 func (c *claude) effort() obj { return o("level", "medium") }
 
 func (c *claude) start(a *agent) error {
-	a.write("\x1b]0;✳ Claude Code\x07")
+	a.write("\x1b]0;✳ Claude Code\x07" + modesOn)
 	a.println(" ✻ Claude Code v" + claudeVersion)
 	a.println("   Opus 5.5 · API Usage Billing")
 	a.println("   " + c.env.cwd)
@@ -744,7 +744,7 @@ func (c *claude) end(a *agent, hangup bool) {
 		flags := strings.Join(append(append([]string{}, c.extraFlags...), "--resume", c.sessionID), " ")
 		a.println("Resume this session with:\nclaude " + flags)
 	}
-	a.write("\x1b]0;\x07")
+	a.write("\x1b]0;\x07" + modesOff)
 }
 
 func fileExists(p string) bool {

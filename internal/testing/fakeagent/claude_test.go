@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -275,4 +276,36 @@ func TestNoHooks(t *testing.T) {
 	if ps := w.payloads(); len(ps) != 0 {
 		t.Errorf("hooks ran with %s=1: %v", fakeagenttest.EnvNoHooks, events(ps))
 	}
+}
+
+// TestClaudeIdleAndHangup: an idle_prompt Notification after a turn, and
+// SessionEnd with reason "other" when the terminal goes away.
+func TestClaudeIdleAndHangup(t *testing.T) {
+	w := newWorld(t)
+	writeFile(t, filepath.Join(w.home, ".claude", "settings.json"), hooksJSON(claudeEvents, ptr("*"), ""))
+	p := w.start(w.repo, "claude", nil, fakeagenttest.EnvIdleDelay+"=50ms", "TERM_PROGRAM=ghostty")
+	p.expect("> ")
+	p.send("reply hi\r")
+	ps := w.waitEvent("Notification")
+	if n := ps[len(ps)-1]; str(n, "notification_type") != "idle_prompt" || str(n, "message") != "Claude is waiting for your input" {
+		t.Errorf("idle notification = %v", n)
+	}
+	p.expect("\x1b]9;4;3;\x07")                                                  // progress while working (ghostty)
+	p.expect("\x1b]777;notify;Claude Code;Claude is waiting for your input\x07") // desktop notification
+	// What the kernel sends when the pane's terminal goes away.
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(); code != 129 {
+		t.Errorf("exit code after hangup %d, want 129", code)
+	}
+	ps = w.payloads()
+	want := []string{"SessionStart", "UserPromptSubmit", "MessageDisplay", "Stop", "Notification", "SessionEnd"}
+	if diff := cmp.Diff(want, events(ps)); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+	if str(ps[5], "reason") != "other" {
+		t.Errorf("SessionEnd after hangup = %v", ps[5])
+	}
+	checkShapes(t, "claude", ps)
 }

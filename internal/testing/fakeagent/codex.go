@@ -140,6 +140,9 @@ func newCodex(args []string, env runEnv) (persona, error) {
 			case "--all":
 				c.resumeAll = true
 			}
+			if !c.resume && (name == "--last" || name == "--all" || name == "--include-non-interactive") {
+				return nil, codexUnexpected(name) // resume's own flags
+			}
 		default:
 			return nil, codexUnexpected(name)
 		}
@@ -366,6 +369,7 @@ func (c *codex) start(a *agent) error {
 	if !c.noAltScreen {
 		a.write("\x1b[?1049h")
 	}
+	a.write(modesOn)
 	c.title(a, c.folder)
 	a.println("  >_ OpenAI Codex (v" + codexVersion + ")")
 	a.println("     " + c.env.cwd)
@@ -664,7 +668,7 @@ func (c *codex) end(a *agent, hangup bool) {
 		c.daemon.close()
 	}
 	a.write("\x1b]7501;state=clear\x1b\\")
-	a.write("\x1b]0;\x07")
+	a.write("\x1b]0;\x07" + modesOff)
 	if !c.noAltScreen {
 		a.write("\x1b[?1049l")
 	}

@@ -60,7 +60,20 @@
 //	FAKEAGENT_CODEX_HOOK_TRUST  1: Codex runs only hooks with a
 //	                         [hooks.state."<file>:<event>:<g>:<h>"] entry in
 //	                         config.toml, unless --dangerously-bypass-hook-trust
+//	FAKEAGENT_CODEX_DAEMON_IDLE how long the Codex daemon lives without
+//	                         clients (default 5s; the real one stays)
 //
 // Provider homes are read like the real CLIs: CLAUDE_CONFIG_DIR, CODEX_HOME,
 // GEMINI_CLI_HOME, else HOME.
+//
+// # Processes
+//
+// Hooks run through /bin/sh -c as children of the agent process, so "$PPID"
+// in a hook command is the agent, except where the real CLI differs:
+// Gemini CLI re-executes itself (the child gets GEMINI_CLI_NO_RELAUNCH=true)
+// and the hooks are children of the child; Codex without --no-daemon hands
+// its thread to a shared, detached daemon, started by the first Codex with
+// that Codex's environment, which writes the rollouts and runs the hooks
+// ($CODEX_HOME/app-server-control/app-server-control.sock, pid in
+// $CODEX_HOME/app-server-daemon/daemon.pid).
 package main

@@ -503,6 +503,7 @@ func (g *gemini) start(a *agent) error {
 			return err
 		}
 	}
+	a.write(modesOn)
 	a.println(" ███ GEMINI (fakeagent " + geminiVersion + ")")
 	a.println("")
 	if err := g.newChat(time.Now()); err != nil {
@@ -760,8 +761,9 @@ func (g *gemini) idle(*agent) {}
 func (g *gemini) end(a *agent, hangup bool) {
 	g.fire(a, "SessionEnd", g.base0("SessionEnd").with("reason", "exit"))
 	g.fire(a, "SessionEnd", g.base0("SessionEnd").with("reason", "exit"))
-	a.write("\x1b]0;\x07")
+	a.write("\x1b]0;\x07" + modesOff)
 	if !hangup {
 		a.println("Agent powering down. Goodbye!")
+		a.println("To resume this session: gemini --resume " + g.sessionID)
 	}
 }

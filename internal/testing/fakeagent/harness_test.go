@@ -230,6 +230,9 @@ func (w *world) payloads() []map[string]any {
 	if err != nil {
 		w.t.Fatal(err)
 	}
+	// A hook may be writing the last line right now: only lines ended by
+	// the hook's echo are complete.
+	data = data[:bytes.LastIndexByte(data, '\n')+1]
 	var out []map[string]any
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 16<<20)

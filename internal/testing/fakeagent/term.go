@@ -32,12 +32,21 @@ type key struct {
 // keyDecoder turns terminal input bytes into keys. It understands what a
 // test or a pane sends: printable UTF-8, \r or \n (one Enter for \r\n),
 // backspace, Ctrl-C, Ctrl-D and Esc. Escape sequences (CSI, SS3, OSC and
-// DCS replies, bracketed-paste markers) are skipped; an ESC that ends a
-// chunk is the Esc key, because a terminal sends a sequence in one write.
+// DCS replies, focus reports) are skipped; an ESC that ends a chunk is the
+// Esc key, because a terminal sends a sequence in one write. Inside a
+// bracketed paste a line end is text, not Enter.
 type keyDecoder struct {
 	pending []byte // an incomplete UTF-8 rune or escape sequence
 	lastCR  bool
+	paste   bool // inside a bracketed paste: line ends are text (a space)
 }
+
+// modesOn and modesOff switch bracketed paste and focus reports, as the
+// real CLIs do at start and exit.
+const (
+	modesOn  = "\x1b[?2004h\x1b[?1004h"
+	modesOff = "\x1b[?2004l\x1b[?1004l"
+)
 
 // maxPending bounds an unfinished escape sequence kept between reads.
 const maxPending = 4096
@@ -52,6 +61,12 @@ func (d *keyDecoder) decode(chunk []byte, keys []key) []key {
 		prevCR := d.lastCR
 		d.lastCR = false
 		switch {
+		case c == '\r' && d.paste, c == '\n' && d.paste:
+			if c == '\r' || !prevCR {
+				keys = append(keys, key{kind: kRune, r: ' '})
+			}
+			d.lastCR = c == '\r'
+			i++
 		case c == '\r':
 			keys = append(keys, key{kind: kEnter})
 			d.lastCR = true
@@ -84,6 +99,12 @@ func (d *keyDecoder) decode(chunk []byte, keys []key) []key {
 					d.pending = append([]byte(nil), buf[i:]...)
 				}
 				return keys
+			}
+			switch string(buf[i : i+n]) {
+			case "\x1b[200~":
+				d.paste = true
+			case "\x1b[201~":
+				d.paste = false
 			}
 			i += n
 		case c == '\t':

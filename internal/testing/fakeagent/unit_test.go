@@ -50,6 +50,8 @@ func TestKeyDecoder(t *testing.T) {
 		{"UTF-8 split", []string{"\xe2\x9c", "\xb3"}, runes("✳")},
 		{"tab is a space", []string{"\t"}, runes(" ")},
 		{"invalid UTF-8 dropped", []string{"\xffa"}, runes("a")},
+		{"bracketed paste", []string{"\x1b[200~a\r\nb\x1b[201~\r"}, append(runes("a b"), enter)},
+		{"focus reports skipped", []string{"\x1b[I\x1b[Ox"}, runes("x")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
