@@ -43,6 +43,16 @@ type env struct {
 	vars []string
 }
 
+func (e *env) userHome() string {
+	home := ""
+	for _, kv := range e.vars {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	return home
+}
+
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	// Socket paths must stay short, so not t.TempDir().
