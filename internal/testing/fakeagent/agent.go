@@ -105,7 +105,7 @@ func parseDelay(v string) (time.Duration, error) {
 type command struct {
 	verb string // reply, tool, run, fail, sleep, clear, exit
 	arg  string // the reply text or the tool command
-	ms   int    // sleep
+	ms   int    // how long sleep, or the tool call, takes
 }
 
 // parseCommand reads the prompt language of the package doc. A line that
@@ -126,6 +126,12 @@ func parseCommand(line string) command {
 	case "sleep":
 		if n, err := strconv.Atoi(arg); err == nil && n >= 0 {
 			return command{verb: "sleep", ms: n, arg: "ok"}
+		}
+	case "slow":
+		ms, cmd, _ := strings.Cut(arg, " ")
+		cmd = strings.TrimSpace(cmd)
+		if n, err := strconv.Atoi(ms); err == nil && n >= 0 && cmd != "" {
+			return command{verb: "run", arg: cmd, ms: n}
 		}
 	case "clear", "/clear":
 		if arg == "" {

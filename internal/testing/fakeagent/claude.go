@@ -674,6 +674,16 @@ func (c *claude) tool(a *agent, cmd command, turnID string) bool {
 		}
 	}
 	began := time.Now()
+	if cmd.ms > 0 {
+		if r := a.pause(time.Duration(cmd.ms) * time.Millisecond); r != waitDone {
+			c.fire(a, "PostToolUseFailure", c.base().with("prompt_id", c.promptID, "permission_mode", c.permissionMode,
+				"effort", c.effort(), "hook_event_name", "PostToolUseFailure", "tool_name", "Bash", "tool_input", input,
+				"tool_use_id", toolID, "error", "Command interrupted", "is_interrupt", true,
+				"duration_ms", time.Since(began).Milliseconds()))
+			c.interrupted(a, r)
+			return false
+		}
+	}
 	out := "ok"
 	resp := o("stdout", out, "stderr", "", "interrupted", false, "isImage", false, "noOutputExpected", false)
 	u := newUUID()

@@ -309,3 +309,30 @@ func TestClaudeIdleAndHangup(t *testing.T) {
 	}
 	checkShapes(t, "claude", ps)
 }
+
+// TestClaudeToolInterrupt: Esc during a running tool ends the turn with
+// PostToolUseFailure is_interrupt and no Stop.
+func TestClaudeToolInterrupt(t *testing.T) {
+	w := newWorld(t)
+	writeFile(t, filepath.Join(w.home, ".claude", "settings.json"),
+		hooksJSON(append(claudeEvents, "PostToolUseFailure"), nil, ""))
+	p := w.start(w.repo, "claude", nil)
+	p.expect("> ")
+	p.send("slow 60000 make test\r")
+	w.waitEvent("MessageDisplay")
+	p.send("\x1b")
+	ps := w.waitEvent("PostToolUseFailure")
+	f := ps[len(ps)-1]
+	if f["is_interrupt"] != true || str(f, "tool_name") != "Bash" || str(f, "tool_use_id") != str(ps[2], "tool_use_id") {
+		t.Errorf("PostToolUseFailure = %v", f)
+	}
+	p.send("exit\r")
+	p.wait()
+	ps = w.payloads()
+	want := []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "MessageDisplay", "PostToolUseFailure", "SessionEnd"}
+	if diff := cmp.Diff(want, events(ps)); diff != "" {
+		t.Fatalf("events (-want +got):\n%s", diff)
+	}
+	// No real PostToolUseFailure was captured; check the others.
+	checkShapes(t, "claude", slices.Delete(ps, 4, 5))
+}

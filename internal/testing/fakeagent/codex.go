@@ -627,6 +627,14 @@ func (c *codex) tool(a *agent, cmd command, turnID string, began time.Time) bool
 		}
 		c.status(a, "working")
 	}
+	if cmd.ms > 0 {
+		if r := a.pause(time.Duration(cmd.ms) * time.Millisecond); r != waitDone {
+			c.rec("response_item", o("type", "function_call_output", "id", "fco_"+newUUIDv7(), "call_id", callID,
+				"output", "aborted by user"))
+			c.aborted(a, turnID, began, r)
+			return false
+		}
+	}
 	out := "ok\n"
 	c.event(o("type", "item_completed", "thread_id", c.sessionID, "turn_id", turnID,
 		"item", o("type", "CommandExecution", "id", callID, "command", []string{"/bin/bash", "-lc", cmd.arg},

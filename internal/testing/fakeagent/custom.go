@@ -160,6 +160,12 @@ func (c *custom) turn(a *agent, line string, cmd command) {
 				return
 			}
 		}
+		if cmd.ms > 0 {
+			if r := a.pause(time.Duration(cmd.ms) * time.Millisecond); r != waitDone {
+				c.record("info", "interrupted")
+				return
+			}
+		}
 		c.record("tool", cmd.arg)
 		cmd.arg = "ok"
 	}

@@ -23,6 +23,8 @@
 //	             is run, a result is recorded, the turn ends normally), n or
 //	             Esc denies (the turn ends with no Stop, as in the real CLIs)
 //	run CMD      a Bash tool call that needs no approval
+//	slow N CMD   a Bash tool call that needs no approval and runs N ms; Esc
+//	             interrupts it (Claude PostToolUseFailure is_interrupt)
 //	fail         a turn that fails like an unreachable API (Claude
 //	             StopFailure; Gemini AfterAgent "[no response text]"; Codex an
 //	             error and no Stop)

@@ -724,6 +724,12 @@ func (g *gemini) tool(a *agent, cmd command) bool {
 			status = "cancelled"
 		}
 	}
+	if status == "success" && cmd.ms > 0 {
+		if r := a.pause(time.Duration(cmd.ms) * time.Millisecond); r != waitDone {
+			g.cancelled(a, r)
+			return false
+		}
+	}
 	result := "<untrusted_context>\nOutput: ok\n</untrusted_context>"
 	resp := []obj{o("functionResponse", o("id", callID, "name", "run_shell_command", "response", o("output", result)))}
 	call := o("id", callID, "name", "run_shell_command", "args", input, "result", resp, "status", status,

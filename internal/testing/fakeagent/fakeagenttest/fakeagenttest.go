@@ -150,7 +150,6 @@ func build() (string, error) {
 	defer os.RemoveAll(tmp)
 	cmd := exec.Command(goTool(), "build", "-o", filepath.Join(tmp, "fakeagent"), ".")
 	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
