@@ -3,8 +3,11 @@ package history
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/musterhq/muster/internal/transcript"
@@ -53,28 +56,19 @@ func (q Query) where() (string, []any) {
 // List returns the summaries q selects.
 func (x *Index) List(ctx context.Context, q Query) ([]transcript.Session, error) {
 	where, args := q.where()
-	sqlq := `SELECT summary FROM history_sessions` + where + ` ORDER BY last_ms DESC, path, ord`
+	sqlq := `SELECT summary, NULL FROM history_sessions` + where + ` ORDER BY last_ms DESC, path, ord`
 	if q.Limit > 0 {
 		sqlq += fmt.Sprintf(" LIMIT %d", q.Limit)
 	}
-	rows, err := x.st.R.QueryContext(ctx, sqlq, args...)
+	as, err := x.listRaw(ctx, sqlq, args)
 	if err != nil {
-		return nil, fmt.Errorf("query history: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	var out []transcript.Session
-	for rows.Next() {
-		var raw []byte
-		if err := rows.Scan(&raw); err != nil {
-			return nil, fmt.Errorf("query history: %w", err)
-		}
-		var s transcript.Session
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("decode history summary: %w", err)
-		}
-		out = append(out, s)
+	out := make([]transcript.Session, len(as))
+	for i, a := range as {
+		out[i] = a.Session
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Analyzed is a session with its stored analysis (see Analyzer).
@@ -91,28 +85,48 @@ func (x *Index) ListAnalyzed(ctx context.Context, q Query, version int) ([]Analy
 	if q.Limit > 0 {
 		sqlq += fmt.Sprintf(" LIMIT %d", q.Limit)
 	}
-	rows, err := x.st.R.QueryContext(ctx, sqlq, append([]any{version}, args...)...)
+	return x.listRaw(ctx, sqlq, append([]any{version}, args...))
+}
+
+// listRaw runs a query of (summary, detail) rows and decodes the summaries
+// on every core: for thousands of sessions decoding is most of the work.
+func (x *Index) listRaw(ctx context.Context, sqlq string, args []any) ([]Analyzed, error) {
+	rows, err := x.st.R.QueryContext(ctx, sqlq, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query history: %w", err)
 	}
 	defer rows.Close()
+	var raws [][]byte
 	var out []Analyzed
 	for rows.Next() {
-		var raw []byte
-		var detail *string
+		var raw, detail []byte
 		if err := rows.Scan(&raw, &detail); err != nil {
 			return nil, fmt.Errorf("query history: %w", err)
 		}
-		var a Analyzed
-		if err := json.Unmarshal(raw, &a.Session); err != nil {
-			return nil, fmt.Errorf("decode history summary: %w", err)
-		}
-		if detail != nil {
-			a.Detail = json.RawMessage(*detail)
-		}
-		out = append(out, a)
+		raws = append(raws, raw)
+		out = append(out, Analyzed{Detail: detail})
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("query history: %w", err)
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(raws)/256+1)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(raws); i += workers {
+				if err := json.Unmarshal(raws[i], &out[i].Session); err != nil {
+					errs[w] = fmt.Errorf("decode history summary: %w", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Count returns how many sessions q selects, ignoring its Limit.

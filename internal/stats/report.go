@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/transcript"
@@ -107,19 +111,19 @@ func Compute(sessions []history.Analyzed, by string, loc *time.Location) (Report
 		return g
 	}
 	allFiles := map[string]FileChange{}
-	for _, a := range sessions {
+	details, ok := decodeDetails(sessions)
+	for i, a := range sessions {
 		s := a.Session
-		var d Detail
-		analyzed := a.Detail != nil && json.Unmarshal(a.Detail, &d) == nil
+		d, analyzed := details[i], ok[i]
 		if !analyzed {
 			r.Unanalyzed++
 		}
-		for p, fc := range d.Files {
-			f := allFiles[p]
-			f.Edits += fc.Edits
-			f.Added += fc.Added
-			f.Removed += fc.Removed
-			allFiles[p] = f
+		for _, fs := range d.files {
+			f := allFiles[fs.Path]
+			f.Edits += fs.Edits
+			f.Added += fs.Added
+			f.Removed += fs.Removed
+			allFiles[fs.Path] = f
 		}
 		var key string
 		switch by {
@@ -186,6 +190,72 @@ func Compute(sessions []history.Analyzed, by string, loc *time.Location) (Report
 	return r, nil
 }
 
+// detailView is a decoded Detail in slices: cheaper to build and to
+// aggregate than the maps of Detail.
+type detailView struct {
+	tools  []toolCount
+	errors int
+	files  []FileStat
+}
+
+type toolCount struct {
+	name string
+	n    int
+}
+
+// decodeDetails decodes the stored analyses on every core: with thousands
+// of sessions this is most of a warm `muster stats`.
+func decodeDetails(sessions []history.Analyzed) ([]detailView, []bool) {
+	details := make([]detailView, len(sessions))
+	ok := make([]bool, len(sessions))
+	workers := min(runtime.GOMAXPROCS(0), len(sessions)/256+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(sessions); i += workers {
+				details[i], ok[i] = decodeDetail(sessions[i].Detail)
+			}
+		})
+	}
+	wg.Wait()
+	return details, ok
+}
+
+// decodeDetail reads Detail JSON with gjson, several times faster than
+// encoding/json into maps.
+func decodeDetail(raw json.RawMessage) (detailView, bool) {
+	var d detailView
+	if raw == nil || !gjson.ValidBytes(raw) {
+		return d, false
+	}
+	r := gjson.ParseBytes(raw)
+	if !r.IsObject() {
+		return d, false
+	}
+	r.Get("tools").ForEach(func(k, v gjson.Result) bool {
+		d.tools = append(d.tools, toolCount{k.String(), int(v.Int())})
+		return true
+	})
+	d.errors = int(r.Get("tool_errors").Int())
+	r.Get("files").ForEach(func(k, v gjson.Result) bool {
+		fs := FileStat{Path: k.String()}
+		v.ForEach(func(fk, fv gjson.Result) bool {
+			switch fk.Str {
+			case "edits":
+				fs.Edits = int(fv.Int())
+			case "added":
+				fs.Added = int(fv.Int())
+			case "removed":
+				fs.Removed = int(fv.Int())
+			}
+			return true
+		})
+		d.files = append(d.files, fs)
+		return true
+	})
+	return d, true
+}
+
 func newGroup(k string) *Group {
 	return &Group{Key: k, Tools: map[string]int{}, files: map[string]bool{}}
 }
@@ -197,22 +267,22 @@ func modelKey(m string) string {
 	return m
 }
 
-func (g *Group) addActivity(s transcript.Session, d Detail, analyzed bool) {
+func (g *Group) addActivity(s transcript.Session, d detailView, analyzed bool) {
 	g.Sessions++
 	g.Prompts += s.PromptCount
 	if analyzed {
-		for name, n := range d.Tools {
-			g.Tools[name] += n
-			g.ToolCalls += n
+		for _, tc := range d.tools {
+			g.Tools[tc.name] += tc.n
+			g.ToolCalls += tc.n
 		}
 	} else {
 		g.ToolCalls += s.ToolCallCount
 	}
-	g.ToolErrors += d.ToolErrors
-	for p, fc := range d.Files {
-		g.files[p] = true
-		g.LinesAdded += fc.Added
-		g.LinesRemoved += fc.Removed
+	g.ToolErrors += d.errors
+	for _, fs := range d.files {
+		g.files[fs.Path] = true
+		g.LinesAdded += fs.Added
+		g.LinesRemoved += fs.Removed
 	}
 	if !s.StartedAt.IsZero() && s.EndedAt.After(s.StartedAt) {
 		g.DurationMS += s.EndedAt.Sub(s.StartedAt).Milliseconds()

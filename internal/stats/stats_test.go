@@ -159,3 +159,40 @@ func TestCompute(t *testing.T) {
 		t.Error("Compute accepted a bad grouping")
 	}
 }
+
+func TestDecodeDetailRoundTrip(t *testing.T) {
+	d := Detail{Tools: map[string]int{"Bash": 3, "Edit": 1}, ToolErrors: 2,
+		Files: map[string]FileChange{"/a \"quoted\".go": {1, 2, 3}, "/b.go": {4, 5, 6}}}
+	raw, _ := json.Marshal(d)
+	v, ok := decodeDetail(raw)
+	if !ok || v.errors != 2 || len(v.tools) != 2 || len(v.files) != 2 {
+		t.Fatalf("decodeDetail = %+v %v", v, ok)
+	}
+	back := Detail{Tools: map[string]int{}, ToolErrors: v.errors, Files: map[string]FileChange{}}
+	for _, tc := range v.tools {
+		back.Tools[tc.name] = tc.n
+	}
+	for _, fs := range v.files {
+		back.Files[fs.Path] = fs.FileChange
+	}
+	if diff := cmp.Diff(d, back); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	for _, bad := range []string{"", "null", "[1]", "{", `"x"`} {
+		if _, ok := decodeDetail(json.RawMessage(bad)); ok && bad != "" {
+			t.Errorf("decodeDetail(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzDecodeDetail(f *testing.F) {
+	f.Add([]byte(`{"tools":{"Bash":1},"tool_errors":1,"files":{"/a":{"edits":1,"added":2,"removed":3}}}`))
+	f.Add([]byte(`{"files":{"/a":[1,2]}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		a, okA := decodeDetail(raw)
+		b, okB := decodeDetail(raw)
+		if okA != okB || !cmp.Equal(a, b, cmp.AllowUnexported(detailView{}, toolCount{})) {
+			t.Fatal("decodeDetail is not deterministic")
+		}
+	})
+}

@@ -12,6 +12,8 @@ CREATE TABLE history_files (
 CREATE INDEX history_files_provider ON history_files(provider);
 
 -- Session summaries; a file holds one session, or several for databases.
+-- A rowid table: rows carry kilobytes of JSON, which WITHOUT ROWID b-trees
+-- handle poorly.
 CREATE TABLE history_sessions (
 	path             TEXT NOT NULL REFERENCES history_files(path) ON DELETE CASCADE,
 	ord              INTEGER NOT NULL,        -- position within the file
@@ -28,8 +30,8 @@ CREATE TABLE history_sessions (
 	summary          TEXT NOT NULL,              -- transcript.Session JSON
 	detail           TEXT,                       -- analysis JSON from a full parse, on demand
 	detail_version   INTEGER NOT NULL DEFAULT 0,
-	PRIMARY KEY (path, ord)
-) WITHOUT ROWID;
+	UNIQUE (path, ord)
+);
 CREATE INDEX history_sessions_native ON history_sessions(native_id);
 CREATE INDEX history_sessions_last ON history_sessions(last_ms);
 
