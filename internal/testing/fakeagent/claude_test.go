@@ -23,6 +23,7 @@ var claudeEvents = []string{
 }
 
 func TestClaude(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	cfgDir := filepath.Join(w.home, "claude-config")
 	w.env = append(w.env, "CLAUDE_CONFIG_DIR="+cfgDir)
@@ -199,6 +200,7 @@ func parseClaude(t *testing.T, home, cfgDir, path string) transcript.Session {
 }
 
 func TestClaudeRefusals(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	existing := "22222222-2222-4333-8444-555555555555"
 	writeFile(t, filepath.Join(w.home, ".claude", "projects", claudeProjectDir(w.repo), existing+".jsonl"), "{}\n")
@@ -236,6 +238,7 @@ func TestClaudeRefusals(t *testing.T) {
 }
 
 func TestExitAtStart(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	writeFile(t, filepath.Join(w.home, ".claude", "settings.json"), hooksJSON(claudeEvents, nil, ""))
 	id := "55555555-2222-4333-8444-555555555555"
@@ -265,6 +268,7 @@ func TestExitAtStart(t *testing.T) {
 }
 
 func TestNoHooks(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	writeFile(t, filepath.Join(w.home, ".claude", "settings.json"), hooksJSON(claudeEvents, nil, ""))
 	p := w.start(w.repo, "claude", nil, fakeagenttest.EnvNoHooks+"=1")
@@ -281,6 +285,7 @@ func TestNoHooks(t *testing.T) {
 // TestClaudeIdleAndHangup: an idle_prompt Notification after a turn, and
 // SessionEnd with reason "other" when the terminal goes away.
 func TestClaudeIdleAndHangup(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	writeFile(t, filepath.Join(w.home, ".claude", "settings.json"), hooksJSON(claudeEvents, ptr("*"), ""))
 	p := w.start(w.repo, "claude", nil, fakeagenttest.EnvIdleDelay+"=50ms", "TERM_PROGRAM=ghostty")
@@ -313,6 +318,7 @@ func TestClaudeIdleAndHangup(t *testing.T) {
 // TestClaudeToolInterrupt: Esc during a running tool ends the turn with
 // PostToolUseFailure is_interrupt and no Stop.
 func TestClaudeToolInterrupt(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	writeFile(t, filepath.Join(w.home, ".claude", "settings.json"),
 		hooksJSON(append(claudeEvents, "PostToolUseFailure"), nil, ""))

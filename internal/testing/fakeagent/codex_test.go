@@ -15,6 +15,7 @@ import (
 var codexEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse", "Stop", "SessionEnd"}
 
 func TestCodex(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	codexHome := filepath.Join(w.home, "codex-home")
 	w.env = append(w.env, "CODEX_HOME="+codexHome)
@@ -160,6 +161,7 @@ func rolloutMeta(t *testing.T, path string) map[string]any {
 }
 
 func TestCodexRefusals(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, "CODEX_HOME="+filepath.Join(w.home, ".codex"))
 	tests := []struct {
@@ -187,6 +189,7 @@ func TestCodexRefusals(t *testing.T) {
 // TestCodexHookTrust checks the opt-in trust gate: only hooks with a
 // hooks.state entry in config.toml run.
 func TestCodexHookTrust(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	codexHome := filepath.Join(w.home, ".codex")
 	hooksPath := filepath.Join(codexHome, "hooks.json")
@@ -216,6 +219,7 @@ func TestCodexHookTrust(t *testing.T) {
 // starts the shared daemon with its own environment, and the daemon, not
 // the panes, holds the rollouts and runs every hook.
 func TestCodexDaemon(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	codexHome := filepath.Join(w.home, ".codex")
 	probe := filepath.Join(w.home, "probe.txt")

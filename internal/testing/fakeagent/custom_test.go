@@ -9,6 +9,7 @@ import (
 )
 
 func TestCustom(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.env = append(w.env, fakeagenttest.EnvHome+"="+filepath.Join(w.home, "fa"))
 	script := filepath.Join(w.home, "script.txt")

@@ -21,6 +21,7 @@ var geminiEvents = []string{
 }
 
 func TestGemini(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	base := filepath.Join(w.home, "gemini-home")
 	w.env = append(w.env, "GEMINI_CLI_HOME="+base)
@@ -160,6 +161,7 @@ func parseGemini(t *testing.T, home, base, path string) transcript.Session {
 }
 
 func TestGeminiRefusals(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	tests := []struct {
 		name string
