@@ -5,6 +5,8 @@ package all
 
 import (
 	"github.com/musterhq/muster/internal/provider/claude"
+	"github.com/musterhq/muster/internal/provider/codex"
+	"github.com/musterhq/muster/internal/provider/cursor"
 	"github.com/musterhq/muster/internal/provider/gemini"
 	"github.com/musterhq/muster/internal/provider/muse"
 	"github.com/musterhq/muster/internal/provider/opencode"
@@ -16,6 +18,8 @@ import (
 func Sources() []transcript.Source {
 	return []transcript.Source{
 		claude.New(),
+		codex.New(),
+		cursor.New(),
 		gemini.New(),
 		muse.New(),
 		opencode.New(),

@@ -23,7 +23,7 @@ func TestRegistry(t *testing.T) {
 	if Source("no-such-provider") != nil {
 		t.Error("Source of an unknown name is not nil")
 	}
-	for _, want := range []string{"claude", "gemini", "muse", "opencode"} {
+	for _, want := range []string{"claude", "codex", "cursor", "gemini", "muse", "opencode"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("%s is not registered", want)
 		}
