@@ -1,0 +1,16 @@
+// Package tui is the dashboard that `muster` with no command opens: the
+// session list with run states, the attention drawer, and the sessions that
+// can be restored after the daemon restarted, each with its reason.
+//
+// One top-level Model owns all state and the message switch; the sections
+// are plain structs with a Render(width int) string method. Update does no
+// I/O: every daemon call runs in a tea.Cmd through a Backend, and the result
+// comes back as a message. The package knows nothing of sockets or of the
+// command tree; internal/cli supplies the Backend over control.sock and
+// runs the attach when the dashboard hands a session back (Run returns its
+// name), then opens the dashboard again.
+//
+// Styling uses charmbracelet/x/ansi directly rather than lipgloss: lipgloss's
+// package initialisation probes the terminal (terminfo, and `tmux info` as a
+// subprocess inside tmux) for every muster command, dashboard or not.
+package tui

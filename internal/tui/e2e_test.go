@@ -1,0 +1,175 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// musterBin is the real muster binary, built once for the end-to-end test.
+var musterBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "muster-tui-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	musterBin = filepath.Join(dir, "muster")
+	build := exec.Command("go", "build", "-o", musterBin, "../../cmd/muster")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build muster:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestDashboardInTmux runs the real `muster` dashboard inside tmux against a
+// real daemon: it lists the sessions, attaches and comes back on detach,
+// offers the sessions to restore after a daemon restart, and quits back to
+// the shell.
+func TestDashboardInTmux(t *testing.T) {
+	tmuxBin, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatal("tmux is required for this test: apt-get install -y tmux")
+	}
+	// Socket paths must stay short, so not t.TempDir().
+	home, err := os.MkdirTemp("/tmp", "mt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	userHome := t.TempDir()
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TMUX") && !strings.HasPrefix(kv, "MUSTER_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env,
+		"MUSTER_HOME="+home,
+		"HOME="+userHome,
+		"XDG_CONFIG_HOME="+filepath.Join(userHome, ".config"),
+		"XDG_STATE_HOME="+filepath.Join(userHome, ".state"),
+		"XDG_DATA_HOME="+filepath.Join(userHome, ".local", "share"),
+		"XDG_RUNTIME_DIR=",
+		"CLAUDE_CONFIG_DIR="+filepath.Join(userHome, ".claude"),
+		"CODEX_HOME="+filepath.Join(userHome, ".codex"),
+		"GEMINI_CLI_HOME="+userHome,
+		"MUSE_AGENTS_DIR="+filepath.Join(userHome, ".muse"),
+		"SHELL=/bin/bash",
+		"PS1=$ ",
+	)
+	muster := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(musterBin, args...)
+		cmd.Env, cmd.Dir = env, userHome
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("muster %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	t.Cleanup(func() {
+		cmd := exec.Command(musterBin, "daemon", "stop")
+		cmd.Env = env
+		cmd.Run()
+		os.RemoveAll(home)
+	})
+	muster("new", "--name", "alpha", "--detach", "--cmd", "bash --norc")
+	muster("new", "--name", "beta", "--detach", "--cmd", "bash --norc")
+
+	sock := "muster-tui-" + filepath.Base(home)
+	tmux := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(tmuxBin, append([]string{"-L", sock, "-f", "/dev/null"}, args...)...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	tmux("new-session", "-d", "-s", "m", "-x", "120", "-y", "40", "bash --norc --noprofile")
+	t.Cleanup(func() { exec.Command(tmuxBin, "-L", sock, "kill-server").Run() })
+	screen := func() string { return tmux("capture-pane", "-p", "-t", "m") }
+	waitFor := func(what string, ok func(string) bool) string {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			s := screen()
+			if ok(s) {
+				return s
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the screen never showed %s:\n%s", what, s)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitText := func(want ...string) string {
+		t.Helper()
+		return waitFor(fmt.Sprintf("%q", want), func(s string) bool {
+			for _, w := range want {
+				if !strings.Contains(s, w) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	// selected finds the session row under the cursor.
+	selected := func(name string) func(string) bool {
+		return func(s string) bool {
+			for _, line := range strings.Split(s, "\n") {
+				if strings.HasPrefix(line, "▸ "+name+" ") {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	keys := func(k ...string) { tmux(append([]string{"send-keys", "-t", "m"}, k...)...) }
+
+	keys(musterBin, "Enter")
+	s := waitText("2 sessions", "alpha", "beta", "q quit")
+	if !strings.Contains(s, "◌ live") {
+		t.Errorf("the sessions are not shown as live:\n%s", s)
+	}
+	waitFor("alpha selected", selected("alpha"))
+
+	// Enter attaches to alpha; the detach key comes back to the dashboard.
+	keys("Enter")
+	keys("echo attached-$((6*7))", "Enter")
+	waitText("attached-42")
+	keys(`C-\`)
+	waitText("2 sessions", "q quit")
+	waitFor("alpha still selected", selected("alpha"))
+	keys("j")
+	waitFor("beta selected", selected("beta"))
+
+	// q quits to the shell, leaving the sessions running.
+	keys("q")
+	waitFor("the shell again", func(s string) bool { return !strings.Contains(s, "q quit") })
+	if out := muster("ls"); strings.Count(out, "running") != 2 {
+		t.Errorf("sessions after quitting the dashboard:\n%s", out)
+	}
+
+	// After a daemon restart the dashboard offers both sessions back, with
+	// the reason, and R resumes them.
+	muster("daemon", "stop")
+	keys("clear; "+musterBin, "Enter")
+	waitText("Restore (2)", "⟲ alpha", "⟲ beta", "the daemon stopped")
+	keys("R")
+	waitText("resumed alpha, beta")
+	waitText("2 live")
+	keys("q")
+	waitFor("the shell again", func(s string) bool { return !strings.Contains(s, "q quit") })
+}

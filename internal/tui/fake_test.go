@@ -1,0 +1,218 @@
+package tui
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// fakeBackend serves fixed data and records the actions asked of it.
+type fakeBackend struct {
+	mu       sync.Mutex
+	sessions []proto.SessionInfo
+	items    []proto.AttentionItem
+	err      error // returned by every call when set
+	resume   []ResumeOutcome
+	calls    []string
+}
+
+func (f *fakeBackend) record(c string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, c)
+}
+
+func (f *fakeBackend) Calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.calls)
+}
+
+func (f *fakeBackend) Sessions() ([]proto.SessionInfo, error) {
+	f.record("ls")
+	return slices.Clone(f.sessions), f.err
+}
+
+func (f *fakeBackend) Attention() ([]proto.AttentionItem, error) {
+	f.record("attention")
+	return slices.Clone(f.items), f.err
+}
+
+func (f *fakeBackend) Ack(ids []int64, all bool) (proto.AckResult, error) {
+	f.record(fmtCall("ack", ids, all))
+	if f.err != nil {
+		return proto.AckResult{}, f.err
+	}
+	return proto.AckResult{Acknowledged: ids}, nil
+}
+
+func (f *fakeBackend) Resume(names []string, all bool) ([]ResumeOutcome, error) {
+	f.record(fmtCall("resume", names, all))
+	return f.resume, f.err
+}
+
+func (f *fakeBackend) Kill(name string) error {
+	f.record("kill " + name)
+	return f.err
+}
+
+func fmtCall[T any](op string, args []T, all bool) string {
+	s := op
+	for _, a := range args {
+		s += fmt.Sprintf(" %v", a)
+	}
+	if all {
+		s += " --all"
+	}
+	return s
+}
+
+// fixtureNow is the clock of every fixture.
+var fixtureNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func ago(d time.Duration) string { return fixtureNow.Add(-d).Format(time.RFC3339) }
+
+func ptr[T any](v T) *T { return &v }
+
+// fixtureSessions has one session in each state the dashboard draws.
+func fixtureSessions() []proto.SessionInfo {
+	run := func(name, provider, state string, attn int, cwd string, age time.Duration) proto.SessionInfo {
+		s := proto.SessionInfo{
+			ID: "id-" + name, Name: name, Provider: provider, State: "running", PID: 100,
+			CWD: cwd, CreatedAt: ago(age), Attention: attn,
+		}
+		if state != "" {
+			s.RunState = ptr(state)
+		}
+		return s
+	}
+	list := []proto.SessionInfo{
+		run("api", "claude", "running", 0, "/home/u/src/api", 5*time.Minute),
+		run("docs", "codex", "waitingApproval", 1, "/home/u/src/docs", 70*time.Minute),
+		run("web", "gemini", "waitingInput", 1, "/home/u/src/web/frontend/packages/app", 3*time.Hour),
+		run("build", "custom", "succeeded", 0, "/srv/build", 40*time.Second),
+		run("tests", "claude", "failed", 1, "/home/u/src/api", 2*time.Minute),
+		run("notes", "custom", "", 0, "/home/u", 50*time.Hour),
+		run("sleepy", "cursor", "idle", 0, "/home/u/src/sleepy", 20*time.Minute),
+	}
+	old := run("old", "claude", "running", 0, "/home/u/src/old", 72*time.Hour)
+	old.State, old.Reason = "restorable", "the daemon died; `muster resume old` brings it back"
+	gone := run("gone", "codex", "", 0, "/home/u/src/gone", 30*time.Hour)
+	gone.State, gone.Reason = "restorable", "transcript not found: ~/.codex/sessions/…/rollout-1.jsonl was deleted"
+	done := run("done", "custom", "succeeded", 0, "/tmp", 10*time.Minute)
+	done.State, done.ExitCode = "exited", ptr(0)
+	return append(list, old, gone, done)
+}
+
+func fixtureItems() []proto.AttentionItem {
+	return []proto.AttentionItem{
+		{ID: 3, SessionID: "id-docs", SessionName: "docs", Provider: "codex", Reason: "approval-requested",
+			Message: "Allow Bash(rm -rf build)?", OpenedAt: ago(3 * time.Minute), Open: true},
+		{ID: 4, SessionID: "id-web", SessionName: "web", Provider: "gemini", Reason: "input-requested",
+			Message: "Which database should I use:\n  postgres or sqlite?", OpenedAt: ago(50 * time.Second), Open: true},
+		{ID: 12, SessionID: "id-tests", SessionName: "tests", Provider: "claude", Reason: "failed",
+			Message: "exit status 1: 3 tests failed", OpenedAt: ago(90 * time.Second), Open: true},
+	}
+}
+
+// loaded returns a model of size w×h that has received one refresh of the
+// backend's data.
+func loaded(t *testing.T, b *fakeBackend, w, h int, o Options) Model {
+	t.Helper()
+	o.Backend = b
+	if o.Home == "" {
+		o.Home = "/home/u"
+	}
+	o.Now = func() time.Time { return fixtureNow }
+	m := New(o)
+	m = step(t, m, tea.WindowSizeMsg{Width: w, Height: h})
+	msg := m.Init()()
+	if _, ok := msg.(refreshMsg); !ok {
+		t.Fatalf("Init command returned %T, want refreshMsg", msg)
+	}
+	return step(t, m, msg)
+}
+
+// step applies one message and returns the next model.
+func step(t *testing.T, m Model, msg tea.Msg) Model {
+	t.Helper()
+	next, _ := m.Update(msg)
+	nm, ok := next.(Model)
+	if !ok {
+		t.Fatalf("Update returned %T", next)
+	}
+	return nm
+}
+
+// press builds the message of a key as bubbletea decodes it.
+func press(k string) tea.KeyPressMsg {
+	switch k {
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab}
+	case "up":
+		return tea.KeyPressMsg{Code: tea.KeyUp}
+	case "down":
+		return tea.KeyPressMsg{Code: tea.KeyDown}
+	case "home":
+		return tea.KeyPressMsg{Code: tea.KeyHome}
+	case "end":
+		return tea.KeyPressMsg{Code: tea.KeyEnd}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	}
+	r := []rune(k)
+	if len(r) != 1 {
+		panic("press: unknown key " + k)
+	}
+	if r[0] >= 'A' && r[0] <= 'Z' {
+		return tea.KeyPressMsg{Code: r[0] + 'a' - 'A', ShiftedCode: r[0], Mod: tea.ModShift, Text: k}
+	}
+	return tea.KeyPressMsg{Code: r[0], Text: k}
+}
+
+// checkGolden compares got with testdata/<TestName>.golden.
+func checkGolden(t *testing.T, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", t.Name()+".golden")
+	if *update {
+		err := errors.Join(os.MkdirAll(filepath.Dir(path), 0o755), os.WriteFile(path, []byte(got), 0o644))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+func sizeMsg(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }
+
+// keys presses ks in order, running no commands.
+func keys(t *testing.T, m Model, ks ...string) Model {
+	t.Helper()
+	for _, k := range ks {
+		m = step(t, m, press(k))
+	}
+	return m
+}

@@ -1,0 +1,550 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+// RefreshInterval is how often the dashboard asks the daemon for sessions
+// and attention items. Two small control calls a second are cheap; faster
+// polling buys nothing a human sees.
+const RefreshInterval = time.Second
+
+// Backend is the daemon as the dashboard sees it. Its methods block; they
+// run inside tea.Cmds, possibly concurrently, so an implementation must be
+// safe for concurrent use.
+type Backend interface {
+	// Sessions answers op "ls".
+	Sessions() ([]proto.SessionInfo, error)
+	// Attention answers op "attention": the open items, oldest first.
+	Attention() ([]proto.AttentionItem, error)
+	// Ack resolves the items ids, or every open item when all is set.
+	Ack(ids []int64, all bool) (proto.AckResult, error)
+	// Resume relaunches the named sessions, or every restorable one.
+	Resume(names []string, all bool) ([]ResumeOutcome, error)
+	// Kill ends a session's process and removes the session.
+	Kill(name string) error
+}
+
+// ResumeOutcome is one session's result of op "resume".
+type ResumeOutcome struct {
+	Name    string
+	Resumed bool
+	Reason  string
+}
+
+// Options configure a dashboard.
+type Options struct {
+	Backend Backend
+	// Select is the session (by name) to put the cursor on, such as the one
+	// just detached from.
+	Select string
+	// Notice is shown in the status line until the first key press, such
+	// as why an attach failed.
+	Notice string
+	// Home shortens working directories under it to ~.
+	Home string
+	// DetachKey is the configured detach key, for the help page.
+	DetachKey string
+	// Now is the clock for ages; nil means time.Now.
+	Now func() time.Time
+}
+
+// focus is the list that the cursor keys move in.
+type focus int
+
+const (
+	focusSessions focus = iota
+	focusAttention
+)
+
+// Model is the dashboard's whole state. It is a value: Update returns the
+// next one.
+type Model struct {
+	backend   Backend
+	home      string
+	detachKey string
+	nowFn     func() time.Time
+
+	width, height int
+
+	loaded   bool
+	sessions []proto.SessionInfo
+	items    []proto.AttentionItem
+	now      time.Time
+	err      error // the last refresh failed
+
+	focus    focus
+	selName  string // the selected session, by name: names are what users see
+	selItem  int64  // the selected attention item
+	sessOff  int    // first visible session row
+	itemOff  int    // first visible attention row
+	help     bool
+	confirm  string // a session awaiting y/n before kill
+	status   string // result of the last action
+	statusOK bool
+	busy     string // the action in flight
+
+	fetchSeq int  // sequence number of the last refresh asked for
+	applied  int  // sequence number of the last refresh shown
+	ticking  bool // a refresh tick is pending
+
+	attach string
+}
+
+// New builds the dashboard's initial model.
+func New(o Options) Model {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	return Model{
+		backend: o.Backend, home: o.Home, detachKey: o.DetachKey, nowFn: now,
+		selName: o.Select, status: o.Notice,
+		width: 80, height: 24,
+	}
+}
+
+// Attach is the session the user chose to attach to, once the program has
+// ended; "" means the user quit.
+func (m Model) Attach() string { return m.attach }
+
+// Messages. Each daemon call's result comes back as one of these.
+type (
+	refreshMsg struct {
+		seq      int
+		sessions []proto.SessionInfo
+		items    []proto.AttentionItem
+		at       time.Time
+		err      error
+	}
+	tickMsg   struct{}
+	actionMsg struct {
+		text string
+		err  error
+	}
+)
+
+// Init starts the first refresh.
+func (m Model) Init() tea.Cmd { return m.fetchCmd(1) }
+
+// fetchCmd asks the daemon for the sessions and the attention drawer.
+func (m Model) fetchCmd(seq int) tea.Cmd {
+	b, now := m.backend, m.nowFn
+	return func() tea.Msg {
+		msg := refreshMsg{seq: seq}
+		msg.sessions, msg.err = b.Sessions()
+		if msg.err == nil {
+			msg.items, msg.err = b.Attention()
+		}
+		msg.at = now()
+		return msg
+	}
+}
+
+// refresh asks for fresh data; results older than one already shown are
+// dropped when they arrive.
+func (m Model) refresh() (Model, tea.Cmd) {
+	m.fetchSeq++
+	return m, m.fetchCmd(m.fetchSeq)
+}
+
+// Update applies one message.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m = m.scroll()
+		return m, nil
+	case refreshMsg:
+		var cmd tea.Cmd
+		if !m.ticking {
+			// One tick at a time: refreshes triggered by actions must not
+			// start a second polling chain.
+			m.ticking = true
+			cmd = tea.Tick(RefreshInterval, func(time.Time) tea.Msg { return tickMsg{} })
+		}
+		if msg.seq < m.applied {
+			return m, cmd
+		}
+		m.applied = msg.seq
+		m.err = msg.err
+		if msg.err == nil {
+			oldSess, oldItem := m.selIndex(), m.itemIndex()
+			m.loaded = true
+			m.sessions, m.items, m.now = msg.sessions, msg.items, msg.at
+			m = m.clamp(oldSess, oldItem)
+		}
+		return m, cmd
+	case tickMsg:
+		m.ticking = false
+		return m.refresh()
+	case actionMsg:
+		m.busy = ""
+		m.status, m.statusOK = msg.text, msg.err == nil
+		if msg.err != nil {
+			m.status = errorText(msg.err)
+		}
+		return m.refresh()
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	}
+	return m, nil
+}
+
+// key handles one key press.
+func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	k := msg.String()
+	if m.confirm != "" {
+		name := m.confirm
+		m.confirm = ""
+		if k == "y" || k == "Y" {
+			m.busy = "killing " + name + "…"
+			b := m.backend
+			return m, func() tea.Msg {
+				if err := b.Kill(name); err != nil {
+					return actionMsg{err: fmt.Errorf("kill %s: %w", name, err)}
+				}
+				return actionMsg{text: "killed " + name}
+			}
+		}
+		m.status, m.statusOK = "kill cancelled", true
+		return m, nil
+	}
+	m.status = ""
+	switch k {
+	case "q", "ctrl+c":
+		return m, tea.Quit
+	case "?":
+		m.help = !m.help
+		return m, nil
+	case "esc":
+		m.help = false
+		return m, nil
+	}
+	if m.help {
+		// The help page covers the lists; keys that act on a selection
+		// would act on something the user cannot see.
+		return m, nil
+	}
+	switch k {
+	case "j", "down":
+		return m.move(1), nil
+	case "k", "up":
+		return m.move(-1), nil
+	case "g", "home":
+		return m.move(-1 << 30), nil
+	case "G", "end":
+		return m.move(1 << 30), nil
+	case "tab", "shift+tab":
+		if m.focus == focusSessions && len(m.items) > 0 {
+			m.focus = focusAttention
+		} else {
+			m.focus = focusSessions
+		}
+		return m.scroll(), nil
+	case "enter":
+		return m.enter()
+	case "a":
+		return m.ack()
+	case "A":
+		if len(m.items) == 0 {
+			m.status, m.statusOK = "nothing needs your attention", true
+			return m, nil
+		}
+		return m.run("acknowledging all items…", ackCmd(m.backend, nil, true))
+	case "r":
+		s, ok := m.selected()
+		if !ok {
+			return m, nil
+		}
+		if s.State == "running" {
+			m.status = s.Name + " is already running"
+			return m, nil
+		}
+		return m.run("resuming "+s.Name+"…", resumeCmd(m.backend, []string{s.Name}, false))
+	case "R":
+		if m.countState("restorable") == 0 {
+			m.status, m.statusOK = "no session to restore", true
+			return m, nil
+		}
+		return m.run("resuming all restorable sessions…", resumeCmd(m.backend, nil, true))
+	case "x":
+		if s, ok := m.selected(); ok {
+			m.confirm = s.Name
+		}
+		return m, nil
+	}
+	return m, nil
+}
+
+// run starts an action unless one is in flight: actions are not queued, so
+// a repeated key does not resume or kill twice.
+func (m Model) run(busy string, cmd tea.Cmd) (tea.Model, tea.Cmd) {
+	if m.busy != "" {
+		m.status = "busy: " + m.busy
+		return m, nil
+	}
+	m.busy = busy
+	return m, cmd
+}
+
+// enter attaches to the selected session, or to the session of the
+// selected attention item.
+func (m Model) enter() (tea.Model, tea.Cmd) {
+	s, ok := m.selected()
+	if m.focus == focusAttention {
+		it, found := m.selectedItem()
+		if !found {
+			return m, nil
+		}
+		s, ok = m.sessionByID(it.SessionID)
+		if !ok {
+			m.status = fmt.Sprintf("session %s is gone", itemSession(it))
+			return m, nil
+		}
+	}
+	if !ok {
+		return m, nil
+	}
+	switch s.State {
+	case "running":
+		m.attach = s.Name
+		return m, tea.Quit
+	case "restorable":
+		m.status = s.Name + " is not running; r resumes it"
+	default:
+		m.status = s.Name + " has exited; r starts it again, x removes it"
+	}
+	return m, nil
+}
+
+// ack resolves the selected attention item, or with the session list
+// focused, every open item of the selected session.
+func (m Model) ack() (tea.Model, tea.Cmd) {
+	var ids []int64
+	what := ""
+	if m.focus == focusAttention {
+		it, ok := m.selectedItem()
+		if !ok {
+			return m, nil
+		}
+		ids, what = []int64{it.ID}, fmt.Sprintf("#%d", it.ID)
+	} else {
+		s, ok := m.selected()
+		if !ok {
+			return m, nil
+		}
+		for _, it := range m.items {
+			if it.SessionID == s.ID {
+				ids = append(ids, it.ID)
+			}
+		}
+		if len(ids) == 0 {
+			m.status, m.statusOK = "nothing to acknowledge for "+s.Name, true
+			return m, nil
+		}
+		what = s.Name
+	}
+	return m.run("acknowledging "+what+"…", ackCmd(m.backend, ids, false))
+}
+
+func ackCmd(b Backend, ids []int64, all bool) tea.Cmd {
+	return func() tea.Msg {
+		res, err := b.Ack(ids, all)
+		if err != nil {
+			return actionMsg{err: fmt.Errorf("acknowledge: %w", err)}
+		}
+		switch {
+		case len(res.Acknowledged) == 0 && len(res.Already) > 0:
+			return actionMsg{text: "already resolved"}
+		case len(res.Acknowledged) == 0:
+			return actionMsg{text: "nothing was open"}
+		}
+		return actionMsg{text: fmt.Sprintf("acknowledged %s", plural(len(res.Acknowledged), "item"))}
+	}
+}
+
+func resumeCmd(b Backend, names []string, all bool) tea.Cmd {
+	return func() tea.Msg {
+		out, err := b.Resume(names, all)
+		if err != nil {
+			return actionMsg{err: fmt.Errorf("resume: %w", err)}
+		}
+		if len(out) == 0 {
+			return actionMsg{text: "nothing to resume"}
+		}
+		var ok, failed []string
+		for _, o := range out {
+			if o.Resumed {
+				ok = append(ok, o.Name)
+			} else {
+				failed = append(failed, o.Name+" ("+o.Reason+")")
+			}
+		}
+		var parts []string
+		if len(ok) > 0 {
+			parts = append(parts, "resumed "+strings.Join(ok, ", "))
+		}
+		if len(failed) > 0 {
+			parts = append(parts, "not resumed: "+strings.Join(failed, "; "))
+			return actionMsg{err: errors.New(strings.Join(parts, "; "))}
+		}
+		return actionMsg{text: strings.Join(parts, "; ")}
+	}
+}
+
+// errorText is an error as the status line shows it: the daemon's message
+// and hint, or the error's own text.
+func errorText(err error) string {
+	if pe, ok := errors.AsType[*proto.Error](err); ok && pe.Hint != "" {
+		return err.Error() + " (" + pe.Hint + ")"
+	}
+	if errors.Is(err, context.Canceled) {
+		return "cancelled"
+	}
+	return err.Error()
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// selIndex is the row of the selected session; -1 when there are none.
+func (m Model) selIndex() int {
+	for i, s := range m.sessions {
+		if s.Name == m.selName {
+			return i
+		}
+	}
+	if len(m.sessions) == 0 {
+		return -1
+	}
+	return 0
+}
+
+func (m Model) selected() (proto.SessionInfo, bool) {
+	i := m.selIndex()
+	if i < 0 {
+		return proto.SessionInfo{}, false
+	}
+	return m.sessions[i], true
+}
+
+func (m Model) itemIndex() int {
+	for i, it := range m.items {
+		if it.ID == m.selItem {
+			return i
+		}
+	}
+	if len(m.items) == 0 {
+		return -1
+	}
+	return 0
+}
+
+func (m Model) selectedItem() (proto.AttentionItem, bool) {
+	i := m.itemIndex()
+	if i < 0 {
+		return proto.AttentionItem{}, false
+	}
+	return m.items[i], true
+}
+
+func (m Model) sessionByID(id string) (proto.SessionInfo, bool) {
+	for _, s := range m.sessions {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return proto.SessionInfo{}, false
+}
+
+func (m Model) countState(state string) int {
+	n := 0
+	for _, s := range m.sessions {
+		if s.State == state {
+			n++
+		}
+	}
+	return n
+}
+
+// move moves the cursor of the focused list by d rows, stopping at the ends.
+func (m Model) move(d int) Model {
+	if m.focus == focusAttention {
+		if i := m.itemIndex(); i >= 0 {
+			m.selItem = m.items[min(max(i+d, 0), len(m.items)-1)].ID
+		}
+	} else if i := m.selIndex(); i >= 0 {
+		m.selName = m.sessions[min(max(i+d, 0), len(m.sessions)-1)].Name
+	}
+	return m.scroll()
+}
+
+// clamp keeps the cursors on rows that exist after a refresh. A selection
+// that went away leaves the cursor on the row that took its place (old is
+// where it was).
+func (m Model) clamp(oldSess, oldItem int) Model {
+	if len(m.sessions) > 0 {
+		found := false
+		for _, s := range m.sessions {
+			found = found || s.Name == m.selName
+		}
+		if !found {
+			m.selName = m.sessions[min(max(oldSess, 0), len(m.sessions)-1)].Name
+		}
+	}
+	if len(m.items) == 0 {
+		m.focus = focusSessions
+	} else {
+		found := false
+		for _, it := range m.items {
+			found = found || it.ID == m.selItem
+		}
+		if !found {
+			m.selItem = m.items[min(max(oldItem, 0), len(m.items)-1)].ID
+		}
+	}
+	return m.scroll()
+}
+
+// scroll keeps the selected rows inside their windows.
+func (m Model) scroll() Model {
+	l := m.layout()
+	m.sessOff = window(m.sessOff, m.selIndex(), l.sessionRows, len(m.sessions))
+	m.itemOff = window(m.itemOff, m.itemIndex(), l.itemRows, len(m.items))
+	return m
+}
+
+// window returns the first visible row of a list of n rows shown rows at a
+// time, moving off as little as needed to show sel.
+func window(off, sel, rows, n int) int {
+	if rows <= 0 || n <= rows || sel < 0 {
+		return 0
+	}
+	if sel < off {
+		off = sel
+	}
+	if sel >= off+rows {
+		off = sel - rows + 1
+	}
+	return min(max(off, 0), n-rows)
+}
+
+func itemSession(it proto.AttentionItem) string {
+	if it.SessionName != "" {
+		return it.SessionName
+	}
+	return it.SessionID
+}

@@ -1,0 +1,23 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// Run shows the dashboard on the terminal until the user quits, and returns
+// the session the user chose to attach to ("" when they quit). The caller
+// attaches, then calls Run again with Select set to come back.
+func Run(ctx context.Context, o Options) (attach string, err error) {
+	final, err := tea.NewProgram(New(o), tea.WithContext(ctx)).Run()
+	if err != nil {
+		return "", fmt.Errorf("run dashboard: %w", err)
+	}
+	m, ok := final.(Model)
+	if !ok {
+		return "", nil
+	}
+	return m.Attach(), nil
+}

@@ -1,0 +1,159 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+// Styles use the 16 basic colours, so that they follow the user's palette;
+// bubbletea downgrades or strips them for the terminal's colour profile.
+var (
+	styleBold      = ansi.NewStyle().Bold()
+	styleFaint     = ansi.NewStyle().Faint()
+	styleTitle     = ansi.NewStyle().Bold().Reverse(true)
+	styleError     = ansi.NewStyle().ForegroundColor(ansi.Red)
+	styleConfirm   = ansi.NewStyle().Bold().ForegroundColor(ansi.Red)
+	styleAttention = ansi.NewStyle().Bold().ForegroundColor(ansi.BrightYellow)
+
+	styleRunning    = ansi.NewStyle().ForegroundColor(ansi.Cyan)
+	styleInput      = ansi.NewStyle().ForegroundColor(ansi.Yellow)
+	styleApproval   = ansi.NewStyle().Bold().ForegroundColor(ansi.BrightYellow)
+	styleSucceeded  = ansi.NewStyle().ForegroundColor(ansi.Green)
+	styleFailed     = ansi.NewStyle().ForegroundColor(ansi.Red)
+	styleQuiet      = ansi.NewStyle().ForegroundColor(ansi.BrightBlack)
+	styleRestorable = ansi.NewStyle().ForegroundColor(ansi.Magenta)
+)
+
+// badge is how a state shows: a one-cell glyph, a label and a colour.
+type badge struct {
+	glyph string
+	label string
+	style ansi.Style
+}
+
+func (b badge) render() string { return b.style.Styled(b.glyph + " " + b.label) }
+
+// runBadges covers every run state DESIGN §4 defines, plus idle.
+var runBadges = map[proto.RunState]badge{
+	proto.StateRunning:         {"●", "running", styleRunning},
+	proto.StateWaitingInput:    {"◐", "waitingInput", styleInput},
+	proto.StateWaitingApproval: {"▲", "waitingApproval", styleApproval},
+	proto.StateSucceeded:       {"✓", "succeeded", styleSucceeded},
+	proto.StateFailed:          {"✗", "failed", styleFailed},
+	proto.StateInterrupted:     {"■", "interrupted", styleFailed},
+	proto.StateDisconnected:    {"◇", "disconnected", styleQuiet},
+	proto.StateIdle:            {"○", "idle", styleQuiet},
+}
+
+// sessionBadge says what a session is doing. The process state wins over
+// the last run state: a restorable or exited session is not "running"
+// whatever its last run said.
+func sessionBadge(s proto.SessionInfo) badge {
+	switch s.State {
+	case "restorable":
+		return badge{"⟲", "restorable", styleRestorable}
+	case "exited":
+		label := "exited"
+		if s.ExitCode != nil {
+			label = fmt.Sprintf("exited %d", *s.ExitCode)
+		}
+		return badge{"○", label, styleQuiet}
+	}
+	if s.RunState == nil {
+		// A live pane with no hook event yet: a shell, or an agent that has
+		// not reported anything.
+		return badge{"◌", "live", ansi.Style{}}
+	}
+	if b, ok := runBadges[proto.RunState(*s.RunState)]; ok {
+		return b
+	}
+	return badge{"·", *s.RunState, ansi.Style{}}
+}
+
+// reasonBadges cover the attention item reasons of DESIGN §4.
+var reasonBadges = map[string]badge{
+	"approval-requested": {"▲", "approval-requested", styleApproval},
+	"input-requested":    {"◐", "input-requested", styleInput},
+	"failed":             {"✗", "failed", styleFailed},
+	"disconnected":       {"◇", "disconnected", styleQuiet},
+	"succeeded":          {"✓", "succeeded", styleSucceeded},
+}
+
+func reasonBadge(reason string) badge {
+	if b, ok := reasonBadges[reason]; ok {
+		return b
+	}
+	return badge{"·", reason, ansi.Style{}}
+}
+
+// cell fits s into exactly w columns: cut with an ellipsis, or padded.
+func cell(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) > w {
+		s = ansi.Truncate(s, w, "…")
+	}
+	return s + strings.Repeat(" ", w-ansi.StringWidth(s))
+}
+
+// cellLeft is cell for paths: the end of a path says more than its start.
+func cellLeft(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if n := ansi.StringWidth(s); n > w {
+		s = "…" + ansi.TruncateLeft(s, n-w+1, "")
+	}
+	return cell(s, w)
+}
+
+// fit cuts a finished line to the screen width.
+func fit(s string, w int) string {
+	if ansi.StringWidth(s) > w {
+		return ansi.Truncate(s, w, "…")
+	}
+	return s
+}
+
+// oneLine flattens a message for a table cell.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// age renders how long ago an RFC 3339 time was, coarsely, as `muster ls`
+// does.
+func age(ts string, now time.Time) string {
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return "?"
+	}
+	d := max(0, now.Sub(t))
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}
+
+// tilde shortens a path under home.
+func tilde(p, home string) string {
+	if home == "" || home == "/" {
+		return p
+	}
+	if p == home {
+		return "~"
+	}
+	if rest, ok := strings.CutPrefix(p, home+"/"); ok {
+		return "~/" + rest
+	}
+	return p
+}

@@ -1,0 +1,326 @@
+package tui
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+func TestKeys(t *testing.T) {
+	tests := []struct {
+		name     string
+		backend  func() *fakeBackend // default: fixture sessions and items
+		selected string              // Options.Select
+		keys     []string
+
+		wantSel     string
+		wantFocus   focus
+		wantHelp    bool
+		wantConfirm string
+		wantAttach  string
+		wantQuit    bool
+		wantStatus  string
+		wantBusy    bool
+		wantCalls   []string // actions the last key's command performs
+	}{
+		{name: "j moves down", keys: []string{"j"}, wantSel: "docs"},
+		{name: "down moves down", keys: []string{"down", "down"}, wantSel: "web"},
+		{name: "k at the top stays", keys: []string{"k"}, wantSel: "api"},
+		{name: "up moves up", selected: "docs", keys: []string{"up"}, wantSel: "api"},
+		{name: "j at the bottom stays", selected: "done", keys: []string{"j"}, wantSel: "done"},
+		{name: "G goes to the last row", keys: []string{"G"}, wantSel: "done"},
+		{name: "end goes to the last row", keys: []string{"end"}, wantSel: "done"},
+		{name: "g goes to the first row", selected: "tests", keys: []string{"g"}, wantSel: "api"},
+		{name: "an unknown selection starts at the top", selected: "nope", keys: []string{"j"}, wantSel: "docs"},
+		{name: "enter attaches to a live session", selected: "web", keys: []string{"enter"},
+			wantSel: "web", wantAttach: "web", wantQuit: true},
+		{name: "enter on a restorable session explains", selected: "old", keys: []string{"enter"},
+			wantSel: "old", wantStatus: "old is not running; r resumes it"},
+		{name: "enter on an exited session explains", selected: "done", keys: []string{"enter"},
+			wantSel: "done", wantStatus: "done has exited; r starts it again, x removes it"},
+		{name: "enter in the drawer attaches to the item's session", keys: []string{"tab", "j", "enter"},
+			wantSel: "api", wantFocus: focusAttention, wantAttach: "web", wantQuit: true},
+		{name: "tab goes back to the sessions", keys: []string{"tab", "tab", "j"}, wantSel: "docs"},
+		{name: "tab with an empty drawer stays", backend: func() *fakeBackend { return &fakeBackend{sessions: fixtureSessions()} },
+			keys: []string{"tab", "j"}, wantSel: "docs"},
+		{name: "j in the drawer leaves the session cursor", keys: []string{"tab", "j", "j", "j"},
+			wantSel: "api", wantFocus: focusAttention},
+		{name: "a acks the selected session's items", selected: "docs", keys: []string{"a"},
+			wantSel: "docs", wantBusy: true, wantCalls: []string{"ack 3"}},
+		{name: "a with nothing open for the session", keys: []string{"a"},
+			wantSel: "api", wantStatus: "nothing to acknowledge for api"},
+		{name: "a in the drawer acks the selected item", keys: []string{"tab", "j", "j", "a"},
+			wantSel: "api", wantFocus: focusAttention, wantBusy: true, wantCalls: []string{"ack 12"}},
+		{name: "A acks every open item", keys: []string{"A"}, wantSel: "api", wantBusy: true, wantCalls: []string{"ack --all"}},
+		{name: "A with an empty drawer", backend: func() *fakeBackend { return &fakeBackend{sessions: fixtureSessions()} },
+			keys: []string{"A"}, wantSel: "api", wantStatus: "nothing needs your attention"},
+		{name: "r resumes the selected session", selected: "old", keys: []string{"r"},
+			wantSel: "old", wantBusy: true, wantCalls: []string{"resume old"}},
+		{name: "r restarts an exited session", selected: "done", keys: []string{"r"},
+			wantSel: "done", wantBusy: true, wantCalls: []string{"resume done"}},
+		{name: "r on a live session refuses", keys: []string{"r"}, wantSel: "api", wantStatus: "api is already running"},
+		{name: "R resumes every restorable session", keys: []string{"R"},
+			wantSel: "api", wantBusy: true, wantCalls: []string{"resume --all"}},
+		{name: "R with nothing to restore", backend: func() *fakeBackend { return &fakeBackend{sessions: fixtureSessions()[:3]} },
+			keys: []string{"R"}, wantSel: "api", wantStatus: "no session to restore"},
+		{name: "a second action while one runs is refused", selected: "old", keys: []string{"r", "R"},
+			wantSel: "old", wantBusy: true, wantStatus: "busy: resuming old…"},
+		{name: "x asks first", selected: "tests", keys: []string{"x"}, wantSel: "tests", wantConfirm: "tests"},
+		{name: "x then y kills", selected: "tests", keys: []string{"x", "y"},
+			wantSel: "tests", wantBusy: true, wantCalls: []string{"kill tests"}},
+		{name: "x then n cancels", selected: "tests", keys: []string{"x", "n"}, wantSel: "tests", wantStatus: "kill cancelled"},
+		{name: "x then q cancels and stays", selected: "tests", keys: []string{"x", "q"}, wantSel: "tests", wantStatus: "kill cancelled"},
+		{name: "x with no sessions does nothing", backend: func() *fakeBackend { return &fakeBackend{} }, keys: []string{"x", "y"}},
+		{name: "q quits", keys: []string{"q"}, wantSel: "api", wantQuit: true},
+		{name: "ctrl+c quits", keys: []string{"ctrl+c"}, wantSel: "api", wantQuit: true},
+		{name: "? opens help and the lists ignore keys", keys: []string{"?", "j", "x", "enter"}, wantSel: "api", wantHelp: true},
+		{name: "? closes help", keys: []string{"?", "?", "j"}, wantSel: "docs"},
+		{name: "esc closes help", keys: []string{"?", "esc", "j"}, wantSel: "docs"},
+		{name: "q quits from help", keys: []string{"?", "q"}, wantSel: "api", wantHelp: true, wantQuit: true},
+		{name: "keys with no sessions are harmless", backend: func() *fakeBackend { return &fakeBackend{} },
+			keys: []string{"j", "k", "G", "enter", "a", "r", "tab"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}
+			if tt.backend != nil {
+				b = tt.backend()
+			}
+			m := loaded(t, b, 100, 30, Options{Select: tt.selected})
+			before := len(b.Calls())
+			var cmd tea.Cmd
+			for _, k := range tt.keys {
+				var next tea.Model
+				next, cmd = m.Update(press(k))
+				m = next.(Model)
+			}
+			if s, _ := m.selected(); s.Name != tt.wantSel {
+				t.Errorf("selected %q, want %q", s.Name, tt.wantSel)
+			}
+			if m.focus != tt.wantFocus {
+				t.Errorf("focus %v, want %v", m.focus, tt.wantFocus)
+			}
+			if m.help != tt.wantHelp {
+				t.Errorf("help %v, want %v", m.help, tt.wantHelp)
+			}
+			if m.confirm != tt.wantConfirm {
+				t.Errorf("confirm %q, want %q", m.confirm, tt.wantConfirm)
+			}
+			if m.Attach() != tt.wantAttach {
+				t.Errorf("attach %q, want %q", m.Attach(), tt.wantAttach)
+			}
+			if m.status != tt.wantStatus {
+				t.Errorf("status %q, want %q", m.status, tt.wantStatus)
+			}
+			if (m.busy != "") != tt.wantBusy {
+				t.Errorf("busy %q, want busy=%v", m.busy, tt.wantBusy)
+			}
+			// Update itself never calls the daemon.
+			if calls := b.Calls()[before:]; len(calls) > 0 {
+				t.Errorf("Update called the backend: %v", calls)
+			}
+			var msg tea.Msg
+			if cmd != nil {
+				msg = cmd() // the only place the backend may be called
+			}
+			_, quit := msg.(tea.QuitMsg)
+			if quit != tt.wantQuit {
+				t.Errorf("quit %v, want %v", quit, tt.wantQuit)
+			}
+			if _, action := msg.(actionMsg); msg != nil && !quit && !action {
+				t.Errorf("the last key's command returned %T, want actionMsg", msg)
+			}
+			if diff := cmp.Diff(tt.wantCalls, b.Calls()[before:], cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("backend calls (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// run executes cmd and applies its message, as the program would.
+func run(t *testing.T, m Model, cmd tea.Cmd) (Model, tea.Cmd) {
+	t.Helper()
+	if cmd == nil {
+		t.Fatal("no command to run")
+	}
+	next, cmd := m.Update(cmd())
+	return next.(Model), cmd
+}
+
+func TestKillRefreshesAndMovesTheCursor(t *testing.T) {
+	b := &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}
+	m := loaded(t, b, 100, 30, Options{Select: "tests"})
+	next, cmd := keys(t, m, "x").Update(press("y"))
+	m = next.(Model)
+
+	// The daemon removes the session; the refresh that follows the action
+	// shows it gone.
+	b.sessions = slices.DeleteFunc(b.sessions, func(s proto.SessionInfo) bool { return s.Name == "tests" })
+	b.items = b.items[:2]
+	m, cmd = run(t, m, cmd) // actionMsg → a refresh
+	if m.status != "killed tests" || !m.statusOK || m.busy != "" {
+		t.Errorf("after the kill: status %q ok=%v busy %q", m.status, m.statusOK, m.busy)
+	}
+	m, _ = run(t, m, cmd) // refreshMsg
+	if s, _ := m.selected(); s.Name != "notes" {
+		t.Errorf("selected %q after the kill, want the row that took its place, notes", s.Name)
+	}
+	if len(m.sessions) != 9 || len(m.items) != 2 {
+		t.Errorf("after the refresh: %d sessions, %d items", len(m.sessions), len(m.items))
+	}
+}
+
+func TestActionErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		err    error
+		resume []ResumeOutcome
+		keys   []string
+		want   string
+		wantOK bool
+	}{
+		{"daemon refusal with a hint", &proto.Error{Code: proto.CodeNotFound, Message: `no session named "old"`, Hint: "run `muster ls`"},
+			nil, []string{"r"}, "resume: no session named \"old\" (run `muster ls`)", false},
+		{"broken connection", errors.New("daemon closed the connection: EOF"),
+			nil, []string{"x", "y"}, "kill old: daemon closed the connection: EOF", false},
+		{"some resumes fail", nil,
+			[]ResumeOutcome{{Name: "old", Resumed: true}, {Name: "gone", Reason: "transcript not found"}},
+			[]string{"R"}, "resumed old; not resumed: gone (transcript not found)", false},
+		{"all resumes work", nil,
+			[]ResumeOutcome{{Name: "old", Resumed: true}, {Name: "gone", Resumed: true}},
+			[]string{"R"}, "resumed old, gone", true},
+		{"nothing resumed", nil, nil, []string{"R"}, "nothing to resume", true},
+		{"ack", nil, nil, []string{"tab", "a"}, "acknowledged 1 item", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}
+			m := loaded(t, b, 100, 30, Options{Select: "old"})
+			b.err, b.resume = tt.err, tt.resume
+			var cmd tea.Cmd
+			for _, k := range tt.keys {
+				var next tea.Model
+				next, cmd = m.Update(press(k))
+				m = next.(Model)
+			}
+			m, _ = run(t, m, cmd)
+			if m.status != tt.want || m.statusOK != tt.wantOK {
+				t.Errorf("status %q ok=%v, want %q ok=%v", m.status, m.statusOK, tt.want, tt.wantOK)
+			}
+			// The next key clears it.
+			if m = keys(t, m, "j"); m.status != "" {
+				t.Errorf("status %q after a key, want none", m.status)
+			}
+		})
+	}
+}
+
+func TestRefresh(t *testing.T) {
+	b := &fakeBackend{sessions: fixtureSessions()[:2]}
+	m := New(Options{Backend: b, Now: func() time.Time { return fixtureNow }})
+
+	// Init asks once; its answer starts the tick.
+	msg := m.Init()()
+	next, cmd := m.Update(msg)
+	m = next.(Model)
+	if cmd == nil || !m.ticking {
+		t.Fatal("the first refresh did not schedule a tick")
+	}
+	// A refresh triggered by an action does not start a second tick.
+	m, fetch := m.refresh()
+	next, cmd = m.Update(fetch())
+	m = next.(Model)
+	if cmd != nil {
+		t.Error("a refresh while a tick is pending scheduled another")
+	}
+	// The tick asks again.
+	next, fetch = m.Update(tickMsg{})
+	m = next.(Model)
+	if m.ticking || fetch == nil {
+		t.Fatal("tick did not refresh")
+	}
+	if got := b.Calls(); !slices.Equal(got, []string{"ls", "attention", "ls", "attention"}) {
+		t.Errorf("calls %v", got)
+	}
+
+	// Answers that arrive out of order: the older one is dropped.
+	m, first := m.refresh()
+	m, second := m.refresh()
+	b.sessions = fixtureSessions()[:4]
+	secondMsg := second()
+	b.sessions = fixtureSessions()[:3]
+	firstMsg := first()
+	m = step(t, step(t, m, secondMsg), firstMsg)
+	if len(m.sessions) != 4 {
+		t.Errorf("%d sessions: an older answer replaced a newer one", len(m.sessions))
+	}
+
+	// A failed refresh keeps the last data and says why.
+	b.err = errors.New("the muster daemon is not running")
+	m, fetch = m.refresh()
+	m = step(t, m, fetch())
+	if len(m.sessions) != 4 || m.err == nil {
+		t.Errorf("after a failed refresh: %d sessions, err %v", len(m.sessions), m.err)
+	}
+	if got := ansi.Strip(m.statusLine(100)); got != "cannot reach the daemon: the muster daemon is not running" {
+		t.Errorf("status line %q", got)
+	}
+	// And the next good one clears the error.
+	b.err = nil
+	m, fetch = m.refresh()
+	if m = step(t, m, fetch()); m.err != nil {
+		t.Errorf("err %v after a good refresh", m.err)
+	}
+}
+
+func TestSelectionFollowsTheName(t *testing.T) {
+	b := &fakeBackend{sessions: fixtureSessions()}
+	m := loaded(t, b, 100, 30, Options{Select: "web"})
+	// A session is created and sorts first: the cursor stays on web.
+	b.sessions = append([]proto.SessionInfo{{ID: "id-new", Name: "new", State: "running", CreatedAt: ago(0)}}, b.sessions...)
+	m, fetch := m.refresh()
+	m = step(t, m, fetch())
+	if s, _ := m.selected(); s.Name != "web" {
+		t.Errorf("selected %q, want web", s.Name)
+	}
+	// The drawer empties while focused: focus returns to the sessions.
+	b.items = fixtureItems()
+	m, fetch = m.refresh()
+	m = keys(t, step(t, m, fetch()), "tab")
+	b.items = nil
+	m, fetch = m.refresh()
+	if m = step(t, m, fetch()); m.focus != focusSessions {
+		t.Error("focus stayed on an empty drawer")
+	}
+}
+
+func TestWindow(t *testing.T) {
+	tests := []struct {
+		name              string
+		off, sel, rows, n int
+		want              int
+	}{
+		{"everything fits", 3, 5, 10, 8, 0},
+		{"selection below", 0, 12, 10, 30, 3},
+		{"selection above", 10, 4, 10, 30, 4},
+		{"selection inside", 5, 9, 10, 30, 5},
+		{"list shrank", 25, 25, 10, 27, 17},
+		{"no rows", 4, 2, 0, 30, 0},
+		{"no selection", 4, -1, 10, 30, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := window(tt.off, tt.sel, tt.rows, tt.n); got != tt.want {
+				t.Errorf("window(%d, %d, %d, %d) = %d, want %d", tt.off, tt.sel, tt.rows, tt.n, got, tt.want)
+			}
+		})
+	}
+}

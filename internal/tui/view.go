@@ -1,0 +1,374 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+// View draws the whole screen: exactly height lines of at most width
+// columns, so that the help line stays at the bottom.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	return v
+}
+
+// layout is how many rows each list gets at the current size.
+type layout struct {
+	sessionRows int
+	itemRows    int
+	restoreRows int
+}
+
+// Fixed lines: the title bar and the blank line under it, the status line
+// and the help line.
+const chromeLines = 4
+
+func (m Model) layout() layout {
+	restorable := m.countState("restorable")
+	avail := m.height - chromeLines - 1 // the table header
+	if len(m.items) > 0 {
+		avail -= 2 // a blank line and the section title
+	}
+	if restorable > 0 {
+		avail -= 2
+	}
+	s, a, r := max(len(m.sessions), 1), len(m.items), restorable
+	if s+a+r <= avail {
+		return layout{s, a, r}
+	}
+	// Too many rows: the drawer and the restore list get a share each, the
+	// sessions the rest, and whatever the sessions leave goes back to them.
+	a2, r2 := min(a, max(1, avail/4)), min(r, max(1, avail/5))
+	s2 := max(1, min(s, avail-a2-r2))
+	left := max(0, avail-s2-a2-r2)
+	more := min(left, a-a2)
+	a2 += more
+	r2 += min(left-more, r-r2)
+	return layout{s2, a2, r2}
+}
+
+func (m Model) render() string {
+	w, h := m.width, m.height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	l := m.layout()
+	body := []string{titleBar{sessions: m.sessions, items: m.items, loaded: m.loaded}.Render(w), ""}
+	if m.help {
+		body = append(body, helpPage{detachKey: m.detachKey}.Render(w))
+	} else {
+		body = append(body, sessionTable{
+			loaded: m.loaded, sessions: m.sessions, sel: m.selIndex(), off: m.sessOff,
+			rows: l.sessionRows, focused: m.focus == focusSessions, now: m.now, home: m.home,
+		}.Render(w))
+		if len(m.items) > 0 {
+			body = append(body, "", drawer{
+				items: m.items, sel: m.itemIndex(), off: m.itemOff, rows: l.itemRows,
+				focused: m.focus == focusAttention, now: m.now,
+			}.Render(w))
+		}
+		if l.restoreRows > 0 {
+			var rs []proto.SessionInfo
+			for _, s := range m.sessions {
+				if s.State == "restorable" {
+					rs = append(rs, s)
+				}
+			}
+			body = append(body, "", restoreList{sessions: rs, rows: l.restoreRows}.Render(w))
+		}
+	}
+	lines := strings.Split(strings.Join(body, "\n"), "\n")
+	room := max(h-2, 0)
+	if len(lines) > room {
+		lines = lines[:room]
+	}
+	for len(lines) < room {
+		lines = append(lines, "")
+	}
+	lines = append(lines, m.statusLine(w), helpLine{focus: m.focus, help: m.help}.Render(w))
+	if len(lines) > h {
+		lines = lines[len(lines)-h:]
+	}
+	for i, ln := range lines {
+		lines[i] = fit(ln, w)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m Model) statusLine(w int) string {
+	switch {
+	case m.confirm != "":
+		return styleConfirm.Styled(fit("kill "+m.confirm+" and remove the session? y/n", w))
+	case m.busy != "":
+		return styleFaint.Styled(fit(m.busy, w))
+	case m.status != "" && m.statusOK:
+		return fit(m.status, w)
+	case m.status != "":
+		return styleError.Styled(fit(m.status, w))
+	case m.err != nil:
+		return styleError.Styled(fit("cannot reach the daemon: "+errorText(m.err), w))
+	}
+	return ""
+}
+
+// titleBar is the top line: the program's name and a summary of what needs
+// the user.
+type titleBar struct {
+	sessions []proto.SessionInfo
+	items    []proto.AttentionItem
+	loaded   bool
+}
+
+func (t titleBar) Render(w int) string {
+	out := styleTitle.Styled(" muster ")
+	if !t.loaded {
+		return fit(out, w)
+	}
+	live, waiting, restorable := 0, 0, 0
+	for _, s := range t.sessions {
+		switch s.State {
+		case "running":
+			live++
+			if s.RunState != nil && (*s.RunState == string(proto.StateWaitingInput) || *s.RunState == string(proto.StateWaitingApproval)) {
+				waiting++
+			}
+		case "restorable":
+			restorable++
+		}
+	}
+	parts := []string{plural(len(t.sessions), "session"), fmt.Sprintf("%d live", live)}
+	if waiting > 0 {
+		parts = append(parts, styleInput.Styled(fmt.Sprintf("%d waiting", waiting)))
+	}
+	if len(t.items) > 0 {
+		parts = append(parts, styleAttention.Styled(fmt.Sprintf("%d need you", len(t.items))))
+	}
+	if restorable > 0 {
+		parts = append(parts, styleRestorable.Styled(fmt.Sprintf("%d to restore", restorable)))
+	}
+	return fit(out+"  "+strings.Join(parts, " · "), w)
+}
+
+// sessionTable is the session list with its column header.
+type sessionTable struct {
+	loaded   bool
+	sessions []proto.SessionInfo
+	sel, off int
+	rows     int
+	focused  bool
+	now      time.Time
+	home     string
+}
+
+// Fixed column widths; NAME and PROVIDER follow their content within
+// bounds, and CWD takes what is left.
+const (
+	stateCol = 17 // "▲ waitingApproval"
+	attnCol  = 3  // "!12"
+	ageCol   = 4
+	gap      = "  "
+)
+
+func (t sessionTable) Render(w int) string {
+	if !t.loaded {
+		return styleFaint.Styled("  loading…")
+	}
+	if len(t.sessions) == 0 {
+		return "  No sessions. Start one with `muster new` in a shell."
+	}
+	nameW, provW := 4, 8
+	for _, s := range t.sessions {
+		nameW = max(nameW, ansi.StringWidth(s.Name))
+		provW = max(provW, ansi.StringWidth(s.Provider))
+	}
+	nameW, provW = min(nameW, 24), min(provW, 10)
+	cwdW := max(w-(2+nameW+len(gap)+provW+len(gap)+stateCol+len(gap)+attnCol+len(gap)+ageCol+len(gap)), 3)
+	row := func(mark, name, prov, state, attn, age, cwd string) string {
+		return mark + cell(name, nameW) + gap + cell(prov, provW) + gap + cell(state, stateCol) + gap +
+			cell(attn, attnCol) + gap + cell(age, ageCol) + gap + cellLeft(cwd, cwdW)
+	}
+	lines := []string{styleFaint.Styled(strings.TrimRight(row("  ", "NAME", "PROVIDER", "STATE", "!", "AGE", "CWD"), " "))}
+	end := min(t.off+t.rows, len(t.sessions))
+	for i := t.off; i < end; i++ {
+		s := t.sessions[i]
+		mark, name := "  ", s.Name
+		if i == t.sel {
+			if t.focused {
+				mark, name = styleBold.Styled("▸ "), styleBold.Styled(cell(s.Name, nameW))
+			} else {
+				mark = styleFaint.Styled("› ")
+			}
+		}
+		attn := ""
+		if s.Attention > 0 {
+			attn = styleAttention.Styled(fmt.Sprintf("!%d", s.Attention))
+		}
+		prov := s.Provider
+		if prov == "" {
+			prov = "-"
+		}
+		line := row(mark, name, prov, sessionBadge(s).render(), attn, age(s.CreatedAt, t.now), tilde(s.CWD, t.home))
+		lines = append(lines, strings.TrimRight(line, " "))
+	}
+	if hidden := len(t.sessions) - (end - t.off); hidden > 0 && t.rows > 0 {
+		lines[0] += styleFaint.Styled(fmt.Sprintf("   (%d–%d of %d)", t.off+1, end, len(t.sessions)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// drawer is the attention drawer: open items, oldest first.
+type drawer struct {
+	items    []proto.AttentionItem
+	sel, off int
+	rows     int
+	focused  bool
+	now      time.Time
+}
+
+const reasonCol = 20 // "▲ approval-requested"
+
+func (d drawer) Render(w int) string {
+	title := fmt.Sprintf("Attention (%d)", len(d.items))
+	if d.focused {
+		title = styleBold.Styled(title) + styleFaint.Styled("  a acknowledges · enter attaches · tab returns")
+	} else {
+		title = styleBold.Styled(title) + styleFaint.Styled("  tab to select")
+	}
+	lines := []string{title}
+	idW, nameW := 2, 4
+	for _, it := range d.items {
+		idW = max(idW, len(fmt.Sprint(it.ID))+1)
+		nameW = max(nameW, ansi.StringWidth(itemSession(it)))
+	}
+	nameW = min(nameW, 24)
+	msgW := max(w-(2+idW+len(gap)+nameW+len(gap)+reasonCol+len(gap)+ageCol+len(gap)), 3)
+	end := min(d.off+d.rows, len(d.items))
+	for i := d.off; i < end; i++ {
+		it := d.items[i]
+		mark := "  "
+		if i == d.sel && d.focused {
+			mark = styleBold.Styled("▸ ")
+		}
+		line := mark + cell(fmt.Sprintf("#%d", it.ID), idW) + gap + cell(itemSession(it), nameW) + gap +
+			cell(reasonBadge(it.Reason).render(), reasonCol) + gap + cell(age(it.OpenedAt, d.now), ageCol) + gap +
+			cell(oneLine(it.Message), msgW)
+		lines = append(lines, strings.TrimRight(line, " "))
+	}
+	if hidden := len(d.items) - (end - d.off); hidden > 0 && d.rows > 0 {
+		lines[0] += styleFaint.Styled(fmt.Sprintf("   (%d–%d of %d)", d.off+1, end, len(d.items)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// restoreList is the offer of DESIGN §6: sessions whose process is gone,
+// each with the reason it is not running.
+type restoreList struct {
+	sessions []proto.SessionInfo
+	rows     int
+}
+
+func (r restoreList) Render(w int) string {
+	lines := []string{styleBold.Styled(fmt.Sprintf("Restore (%d)", len(r.sessions))) +
+		styleFaint.Styled("  r resumes the selected session · R resumes all")}
+	nameW := 4
+	for _, s := range r.sessions {
+		nameW = max(nameW, ansi.StringWidth(s.Name))
+	}
+	nameW = min(nameW, 24)
+	shown := r.sessions
+	if len(shown) > r.rows {
+		shown = shown[:max(r.rows-1, 0)]
+	}
+	for _, s := range shown {
+		reason := s.Reason
+		if reason == "" {
+			reason = "its process is gone"
+		}
+		lines = append(lines, "  "+styleRestorable.Styled("⟲ ")+cell(s.Name, nameW)+gap+oneLine(reason))
+	}
+	if n := len(r.sessions) - len(shown); n > 0 {
+		lines = append(lines, styleFaint.Styled(fmt.Sprintf("  … %d more", n)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// helpLine is the bottom line: the keys that matter where the cursor is.
+type helpLine struct {
+	focus focus
+	help  bool
+}
+
+func (h helpLine) Render(w int) string {
+	// Each key with what it does and how much it matters: when the line is
+	// too long, the least important keys go first (the drawer's title and
+	// the help page still name them).
+	type hint struct {
+		key, does string
+		rank      int
+	}
+	var keys []hint
+	switch {
+	case h.help:
+		keys = []hint{{"?/esc", "close help", 9}, {"q", "quit", 9}}
+	case h.focus == focusAttention:
+		keys = []hint{{"j/k", "move", 1}, {"enter", "attach", 8}, {"a", "ack", 8}, {"A", "ack all", 3},
+			{"tab", "sessions", 2}, {"?", "help", 9}, {"q", "quit", 9}}
+	default:
+		keys = []hint{{"j/k", "move", 1}, {"enter", "attach", 8}, {"a", "ack", 7}, {"r", "resume", 6},
+			{"R", "resume all", 4}, {"x", "kill", 5}, {"tab", "drawer", 2}, {"?", "help", 9}, {"q", "quit", 9}}
+	}
+	for rank := 0; ; rank++ {
+		var parts []string
+		for _, k := range keys {
+			if k.rank >= rank {
+				parts = append(parts, k.key+" "+k.does)
+			}
+		}
+		s := strings.Join(parts, " · ")
+		if ansi.StringWidth(s) <= w || rank >= 9 {
+			return styleFaint.Styled(fit(s, w))
+		}
+	}
+}
+
+// helpPage lists every key.
+type helpPage struct {
+	detachKey string // as config.toml spells it, e.g. "ctrl-\\"
+}
+
+var helpKeys = [][2]string{
+	{"j ↓ / k ↑", "move down / up in the focused list"},
+	{"g / G", "first / last row"},
+	{"tab", "switch between the sessions and the attention drawer"},
+	{"enter", "attach to the session; the detach key (%s) comes back here"},
+	{"a", "ack the selected item, or every item of the selected session"},
+	{"A", "acknowledge every open item"},
+	{"r", "resume the selected session in the same conversation"},
+	{"R", "resume every restorable session"},
+	{"x", "kill the selected session and remove it (asks y/n)"},
+	{"?", "show or hide this help"},
+	{"q ctrl+c", "quit; sessions keep running"},
+}
+
+func (p helpPage) Render(w int) string {
+	detach := p.detachKey
+	if detach == "" {
+		detach = `ctrl-\`
+	}
+	lines := []string{styleBold.Styled("Keys")}
+	for _, k := range helpKeys {
+		does := k[1]
+		if strings.Contains(does, "%s") {
+			does = fmt.Sprintf(does, detach)
+		}
+		lines = append(lines, "  "+cell(k[0], 10)+gap+does)
+	}
+	return strings.Join(lines, "\n")
+}

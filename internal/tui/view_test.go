@@ -1,0 +1,195 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+// manySessions makes n live sessions, to overflow the screen.
+func manySessions(n int) []proto.SessionInfo {
+	var out []proto.SessionInfo
+	for i := range n {
+		out = append(out, proto.SessionInfo{
+			ID: fmt.Sprintf("id-%02d", i), Name: fmt.Sprintf("agent-%02d", i), Provider: "claude",
+			State: "running", CWD: "/home/u/src", CreatedAt: ago(time.Duration(i) * time.Minute),
+			RunState: ptr("running"),
+		})
+	}
+	return out
+}
+
+func manyItems(n int) []proto.AttentionItem {
+	var out []proto.AttentionItem
+	for i := range n {
+		out = append(out, proto.AttentionItem{
+			ID: int64(i + 1), SessionID: fmt.Sprintf("id-%02d", i), SessionName: fmt.Sprintf("agent-%02d", i),
+			Reason: "approval-requested", Message: "Allow Edit(main.go)?", OpenedAt: ago(time.Minute), Open: true,
+		})
+	}
+	return out
+}
+
+// TestView renders fixed states at fixed sizes against golden files. The
+// files hold the frames as the terminal gets them, colours included; `cat`
+// one to see it.
+func TestView(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, w, h int) Model
+	}{
+		{"loading", func(t *testing.T, w, h int) Model {
+			return step(t, New(Options{Backend: &fakeBackend{}}), sizeMsg(w, h))
+		}},
+		{"empty", func(t *testing.T, w, h int) Model {
+			return loaded(t, &fakeBackend{}, w, h, Options{})
+		}},
+		{"mixed", func(t *testing.T, w, h int) Model {
+			return loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{})
+		}},
+		{"drawer", func(t *testing.T, w, h int) Model {
+			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{})
+			return keys(t, m, "tab", "j")
+		}},
+		{"confirm", func(t *testing.T, w, h int) Model {
+			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{Select: "tests"})
+			return keys(t, m, "x")
+		}},
+		{"help", func(t *testing.T, w, h int) Model {
+			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{})
+			return keys(t, m, "?")
+		}},
+		{"notice", func(t *testing.T, w, h int) Model {
+			return loaded(t, &fakeBackend{sessions: fixtureSessions()[:2]}, w, h, Options{Select: "docs", Notice: "attach docs: no session named \"docs\""})
+		}},
+		{"unreachable", func(t *testing.T, w, h int) Model {
+			b := &fakeBackend{sessions: fixtureSessions()[:3]}
+			m := loaded(t, b, w, h, Options{})
+			b.err = errors.New("the muster daemon is not running")
+			m, cmd := m.refresh()
+			return step(t, m, cmd())
+		}},
+		{"overflow", func(t *testing.T, w, h int) Model {
+			sessions := manySessions(60)
+			for i := 50; i < 60; i++ {
+				sessions[i].State, sessions[i].Reason = "restorable", "the daemon stopped"
+			}
+			m := loaded(t, &fakeBackend{sessions: sessions, items: manyItems(20)}, w, h, Options{Select: "agent-30"})
+			return keys(t, m, "tab", "G")
+		}},
+	}
+	for _, tt := range tests {
+		for _, size := range [][2]int{{80, 24}, {120, 40}} {
+			w, h := size[0], size[1]
+			t.Run(fmt.Sprintf("%s_%dx%d", tt.name, w, h), func(t *testing.T) {
+				m := tt.setup(t, w, h)
+				v := m.View()
+				if !v.AltScreen {
+					t.Error("the dashboard should use the alternate screen")
+				}
+				checkFrame(t, v.Content, w, h)
+				checkGolden(t, v.Content)
+			})
+		}
+	}
+}
+
+// checkFrame asserts the frame fills the screen exactly: h lines, none
+// wider than w.
+func checkFrame(t *testing.T, frame string, w, h int) {
+	t.Helper()
+	lines := strings.Split(frame, "\n")
+	if len(lines) != h {
+		t.Errorf("frame has %d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if n := ansi.StringWidth(l); n > w {
+			t.Errorf("line %d is %d columns wide, want ≤ %d: %q", i+1, n, w, ansi.Strip(l))
+		}
+	}
+}
+
+// TestViewTinyScreens renders sizes too small for the layout: no panic,
+// and the frame still fits.
+func TestViewTinyScreens(t *testing.T) {
+	for _, size := range [][2]int{{1, 1}, {10, 3}, {20, 5}, {40, 8}, {300, 2}} {
+		w, h := size[0], size[1]
+		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
+			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{})
+			for _, k := range []string{"j", "tab", "j", "?", "?"} {
+				m = step(t, m, press(k))
+				checkFrame(t, m.View().Content, w, h)
+			}
+		})
+	}
+}
+
+// TestStateBadges checks that each state gets its own glyph and colour.
+func TestStateBadges(t *testing.T) {
+	tests := []struct {
+		name      string
+		s         proto.SessionInfo
+		want      string
+		wantColor ansi.Style
+	}{
+		{"running", proto.SessionInfo{State: "running", RunState: ptr("running")}, "● running", styleRunning},
+		{"waitingInput", proto.SessionInfo{State: "running", RunState: ptr("waitingInput")}, "◐ waitingInput", styleInput},
+		{"waitingApproval", proto.SessionInfo{State: "running", RunState: ptr("waitingApproval")}, "▲ waitingApproval", styleApproval},
+		{"succeeded", proto.SessionInfo{State: "running", RunState: ptr("succeeded")}, "✓ succeeded", styleSucceeded},
+		{"failed", proto.SessionInfo{State: "running", RunState: ptr("failed")}, "✗ failed", styleFailed},
+		{"interrupted", proto.SessionInfo{State: "running", RunState: ptr("interrupted")}, "■ interrupted", styleFailed},
+		{"disconnected", proto.SessionInfo{State: "running", RunState: ptr("disconnected")}, "◇ disconnected", styleQuiet},
+		{"idle", proto.SessionInfo{State: "running", RunState: ptr("idle")}, "○ idle", styleQuiet},
+		{"live without a run", proto.SessionInfo{State: "running"}, "◌ live", nil},
+		{"restorable wins over the run state", proto.SessionInfo{State: "restorable", RunState: ptr("running")}, "⟲ restorable", styleRestorable},
+		{"exited with a code", proto.SessionInfo{State: "exited", ExitCode: ptr(137), RunState: ptr("running")}, "○ exited 137", styleQuiet},
+		{"a future run state", proto.SessionInfo{State: "running", RunState: ptr("pondering")}, "· pondering", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := sessionBadge(tt.s).render()
+			if ansi.Strip(got) != tt.want {
+				t.Errorf("badge = %q, want %q", ansi.Strip(got), tt.want)
+			}
+			if want := tt.wantColor.Styled(tt.want); got != want {
+				t.Errorf("badge = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+func TestCells(t *testing.T) {
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"pad", cell("ab", 4), "ab  "},
+		{"cut", cell("abcdef", 4), "abc…"},
+		{"styled keeps its width", ansi.Strip(cell(styleBold.Styled("abcdef"), 4)), "abc…"},
+		{"wide runes", cell("日本語", 5), "日本…"},
+		{"path from the left", cellLeft("/home/u/src/web/app", 10), "…c/web/app"},
+		{"short path", cellLeft("/tmp", 6), "/tmp  "},
+		{"zero width", cell("abc", 0), ""},
+		{"tilde", tilde("/home/u/src", "/home/u"), "~/src"},
+		{"tilde only under home", tilde("/home/user2/x", "/home/u"), "/home/user2/x"},
+		{"tilde home itself", tilde("/home/u", "/home/u"), "~"},
+		{"age seconds", age(ago(42*time.Second), fixtureNow), "42s"},
+		{"age days", age(ago(72*time.Hour), fixtureNow), "3d"},
+		{"age in the future", age(fixtureNow.Add(time.Hour).Format(time.RFC3339), fixtureNow), "0s"},
+		{"age unparsable", age("yesterday", fixtureNow), "?"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got %q, want %q", tt.got, tt.want)
+			}
+		})
+	}
+}
