@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/musterhq/muster/internal/client"
+	"github.com/musterhq/muster/internal/config"
+	"github.com/musterhq/muster/internal/daemon"
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/tui"
+)
+
+func init() { rootRunE = runDashboard }
+
+// runDashboard is `muster` with no command: the dashboard on a terminal,
+// the help otherwise. Attaching leaves the dashboard, runs the attach, and
+// comes back to it on detach.
+func runDashboard(f *Factory, cmd *cobra.Command) error {
+	if !f.IO.IsStdinTTY() || !f.IO.IsStdoutTTY() {
+		return cmd.Help()
+	}
+	ctx := cmd.Context()
+	// Start the daemon when none runs: its start-up sweep is what offers
+	// the sessions to restore.
+	c, err := f.Client(ctx)
+	if err != nil {
+		return err
+	}
+	b := &dashboardBackend{f: f, c: c}
+	defer b.Close()
+	home, _ := os.UserHomeDir()
+	opts := tui.Options{Backend: b, Home: home, DetachKey: config.DefaultDetachKey}
+	if dirs, err := f.Dirs(); err == nil {
+		// A broken config.toml is reported by the attach itself.
+		if cfg, err := config.Load(dirs.ConfigFile()); err == nil && cfg.Keys.Detach != "" {
+			opts.DetachKey = cfg.Keys.Detach
+		}
+	}
+	for {
+		name, err := tui.Run(ctx, opts)
+		if err != nil {
+			return err
+		}
+		if name == "" {
+			return nil
+		}
+		opts.Select, opts.Notice = name, ""
+		if err := runAttach(ctx, f, attachOptions{Name: name}); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			opts.Notice = "attach " + name + ": " + dashboardErrorText(err)
+		}
+	}
+}
+
+// dashboardErrorText is the one line of an error meant for the user.
+func dashboardErrorText(err error) string {
+	if ue, ok := errors.AsType[*UserError](err); ok {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// dashboardBackend serves the dashboard over one control connection,
+// redialling (without starting a daemon) after the connection breaks.
+type dashboardBackend struct {
+	f  *Factory
+	mu sync.Mutex
+	c  *client.Client
+}
+
+func (b *dashboardBackend) call(op string, args, out any) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.c == nil {
+		c, err := b.f.RunningClient()
+		if err != nil {
+			return err
+		}
+		b.c = c
+	}
+	err := b.c.Call(op, args, out)
+	if _, refused := errors.AsType[*proto.Error](err); err != nil && !refused {
+		// The connection is in an unknown state: drop it.
+		b.c.Close()
+		b.c = nil
+	}
+	return err
+}
+
+// Close closes the connection.
+func (b *dashboardBackend) Close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.c != nil {
+		b.c.Close()
+		b.c = nil
+	}
+}
+
+func (b *dashboardBackend) Sessions() ([]proto.SessionInfo, error) {
+	var list []proto.SessionInfo
+	return list, b.call("ls", nil, &list)
+}
+
+func (b *dashboardBackend) Attention() ([]proto.AttentionItem, error) {
+	var items []proto.AttentionItem
+	return items, b.call(proto.OpAttention, proto.AttentionArgs{}, &items)
+}
+
+func (b *dashboardBackend) Ack(ids []int64, all bool) (proto.AckResult, error) {
+	var res proto.AckResult
+	return res, b.call(proto.OpAck, proto.AckArgs{IDs: ids, All: all}, &res)
+}
+
+func (b *dashboardBackend) Resume(names []string, all bool) ([]tui.ResumeOutcome, error) {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	cols, rows := termSize()
+	var out []daemon.ResumeOutcome
+	if err := b.call("resume", daemon.ResumeArgs{Names: names, All: all, Env: env, Cols: cols, Rows: rows}, &out); err != nil {
+		return nil, err
+	}
+	res := make([]tui.ResumeOutcome, len(out))
+	for i, o := range out {
+		res[i] = tui.ResumeOutcome{Name: o.Name, Resumed: o.Resumed, Reason: o.Reason}
+	}
+	return res, nil
+}
+
+func (b *dashboardBackend) Kill(name string) error {
+	return b.call("kill", proto.Target{Name: name}, nil)
+}
