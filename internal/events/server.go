@@ -30,8 +30,6 @@ func init() {
 	}
 }
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, proto.MaxEventRequest); return &b }}
-
 // Serve answers events.sock on ln until ctx ends, and runs the engine's
 // writer, notifier and maintenance while it does. Start must have
 // returned first. Serve closes ln, waits for the connections in flight and
@@ -62,22 +60,44 @@ func (e *Engine) Serve(ctx context.Context, ln *net.UnixListener) error {
 	return err
 }
 
+// workerIdle is how long an idle connection worker waits for the next
+// connection before it exits.
+const workerIdle = 10 * time.Second
+
+// accept hands connections to a pool of at most MaxConns worker
+// goroutines. Workers live across connections so that the stacks that
+// decoding and committing grow are reused rather than grown again for
+// every request; when all are busy, accepting waits (the kernel's backlog
+// queues new clients) until one frees.
 func (e *Engine) accept(ctx context.Context, ln *net.UnixListener) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
-	sem := make(chan struct{}, e.cfg.MaxConns)
-	var conns sync.WaitGroup
-	defer conns.Wait()
+	work := make(chan *net.UnixConn)
+	var workers sync.WaitGroup
+	defer workers.Wait()
+	live := 0
+	exited := make(chan struct{}, e.cfg.MaxConns)
+	worker := func(c *net.UnixConn) {
+		defer func() { exited <- struct{}{} }()
+		w := &connWorker{buf: make([]byte, 4096)}
+		idle := time.NewTimer(workerIdle)
+		defer idle.Stop()
+		for {
+			e.handle(ctx, c, w)
+			idle.Reset(workerIdle)
+			select {
+			case c = <-work:
+			case <-idle.C:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
 	var delay time.Duration
 	for {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			return nil
-		}
 		c, err := ln.AcceptUnix()
 		if err != nil {
-			<-sem
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
@@ -95,11 +115,40 @@ func (e *Engine) accept(ctx context.Context, ln *net.UnixListener) error {
 			return fmt.Errorf("serve events: %w", err)
 		}
 		delay = 0
-		conns.Go(func() {
-			defer func() { <-sem }()
-			e.handle(ctx, c)
-		})
+	hand:
+		for {
+			select {
+			case <-exited:
+				live--
+				continue
+			default:
+			}
+			select {
+			case work <- c:
+				break hand
+			default:
+			}
+			if live < e.cfg.MaxConns {
+				live++
+				workers.Go(func() { worker(c) })
+				break hand
+			}
+			select {
+			case work <- c:
+				break hand
+			case <-exited:
+				live--
+			case <-ctx.Done():
+				c.Close()
+				return nil
+			}
+		}
 	}
+}
+
+// connWorker is what one worker keeps between connections.
+type connWorker struct {
+	buf []byte // grows up to MaxEventRequest
 }
 
 func isTemporary(err error) bool {
@@ -108,11 +157,11 @@ func isTemporary(err error) bool {
 }
 
 // handle answers one connection: one request, one response, close.
-func (e *Engine) handle(ctx context.Context, c *net.UnixConn) {
+func (e *Engine) handle(ctx context.Context, c *net.UnixConn, w *connWorker) {
 	defer c.Close()
-	// From accept until its event is queued, a request is in flight: the
-	// writer waits a moment for requests in flight so that they share its
-	// next commit.
+	// Until its event is queued, a request is in flight: a committing
+	// leader waits a moment for requests in flight so that they share its
+	// commit.
 	fl := flight{e: e, on: true}
 	e.inflight.Add(1)
 	defer fl.land()
@@ -125,12 +174,14 @@ func (e *Engine) handle(ctx context.Context, c *net.UnixConn) {
 		c.Write(respErr[proto.ErrUnauthorized])
 		return
 	}
-	bp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bp)
-	buf := *bp
+	buf := w.buf
 	n := 0
 	var line []byte
 	for line == nil {
+		if n == len(buf) && len(buf) < proto.MaxEventRequest {
+			buf = append(buf, make([]byte, min(2*len(buf), proto.MaxEventRequest)-len(buf))...)
+			w.buf = buf
+		}
 		m, err := c.Read(buf[n:])
 		if m > 0 {
 			if i := bytes.IndexByte(buf[n:n+m], '\n'); i >= 0 {
@@ -138,7 +189,7 @@ func (e *Engine) handle(ctx context.Context, c *net.UnixConn) {
 				break
 			}
 			n += m
-			if n == len(buf) {
+			if n == proto.MaxEventRequest {
 				c.Write(respErr[proto.ErrTooLarge])
 				return
 			}
