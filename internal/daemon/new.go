@@ -299,7 +299,9 @@ func (d *Daemon) injectHooks(rec store.Session, argv []string) []string {
 	return out
 }
 
-func (d *Daemon) onSignals(s *session, surfaceID string, sigs []termsignal.Signal) {}
+func (d *Daemon) onSignals(s *session, surfaceID string, sigs []termsignal.Signal) {
+	d.onAgentStatus(s, surfaceID, sigs)
+}
 
 func (d *Daemon) onExit(s *session, surfaceID string, code int) {
 	d.mu.Lock()
