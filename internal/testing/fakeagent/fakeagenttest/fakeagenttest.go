@@ -27,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Names are the commands in the directory Build returns.
@@ -141,8 +142,11 @@ func build() (string, error) {
 	}
 	dir := filepath.Join(os.TempDir(), "muster-fakeagent-"+key)
 	if complete(dir) {
+		now := time.Now()
+		_ = os.Chtimes(dir, now, now) // in use: keep it from pruning
 		return dir, nil
 	}
+	defer prune(dir)
 	tmp, err := os.MkdirTemp(os.TempDir(), "muster-fakeagent-build-")
 	if err != nil {
 		return "", err
@@ -171,6 +175,18 @@ func build() (string, error) {
 		return "", fmt.Errorf("install fakeagent: %w", err)
 	}
 	return dir, nil
+}
+
+// prune removes builds of other sources that no test used for a day.
+func prune(keep string) {
+	old, _ := filepath.Glob(filepath.Join(os.TempDir(), "muster-fakeagent-*"))
+	for _, d := range old {
+		st, err := os.Stat(d)
+		if d == keep || err != nil || !st.IsDir() || time.Since(st.ModTime()) < 24*time.Hour {
+			continue
+		}
+		_ = os.RemoveAll(d)
+	}
 }
 
 func complete(dir string) bool {
