@@ -30,6 +30,9 @@ import (
 	"time"
 )
 
+// layout versions the build directory's shape, part of the cache key.
+const layout = "gemini-as-node"
+
 // Names are the commands in the directory Build returns.
 var Names = []string{"claude", "codex", "gemini", "fakeagent"}
 
@@ -97,7 +100,7 @@ func moduleRoot(dir string) (string, error) {
 // non-test sources, go.mod and go.sum.
 func cacheKey(src, root string) (string, error) {
 	h := sha256.New()
-	fmt.Fprintln(h, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintln(h, runtime.Version(), runtime.GOOS, runtime.GOARCH, layout)
 	files, err := filepath.Glob(filepath.Join(src, "*.go"))
 	if err != nil {
 		return "", err
@@ -160,9 +163,25 @@ func build() (string, error) {
 		return "", fmt.Errorf("go build: %v\n%s", err, out.Bytes())
 	}
 	for _, n := range Names[:3] {
+		if n == "gemini" {
+			continue
+		}
 		if err := os.Symlink("fakeagent", filepath.Join(tmp, n)); err != nil {
 			return "", err
 		}
+	}
+	// The real Gemini CLI is a Node program that relaunches itself, so its
+	// processes are named node (the capture check relies on that); run the
+	// fake under that name too, keeping argv[0] for the persona.
+	if err := os.Mkdir(filepath.Join(tmp, "runtime"), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Link(filepath.Join(tmp, "fakeagent"), filepath.Join(tmp, "runtime", "node")); err != nil {
+		return "", err
+	}
+	wrapper := "#!/bin/bash\nexec -a \"$0\" \"$(dirname \"$0\")/runtime/node\" \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(tmp, "gemini"), []byte(wrapper), 0o755); err != nil {
+		return "", err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return "", err
