@@ -105,15 +105,15 @@ func (m Model) render() string {
 func (m Model) statusLine(w int) string {
 	switch {
 	case m.confirm != "":
-		return styleConfirm.Styled(fit("kill "+m.confirm+" and remove the session? y/n", w))
+		return styleConfirm.Styled(fit("kill "+clean(m.confirm)+" and remove the session? y/n", w))
 	case m.busy != "":
-		return styleFaint.Styled(fit(m.busy, w))
+		return styleFaint.Styled(fit(clean(m.busy), w))
 	case m.status != "" && m.statusOK:
-		return fit(m.status, w)
+		return fit(clean(m.status), w)
 	case m.status != "":
-		return styleError.Styled(fit(m.status, w))
+		return styleError.Styled(fit(clean(m.status), w))
 	case m.err != nil:
-		return styleError.Styled(fit("cannot reach the daemon: "+errorText(m.err), w))
+		return styleError.Styled(fit("cannot reach the daemon: "+clean(errorText(m.err)), w))
 	}
 	return ""
 }
@@ -185,8 +185,8 @@ func (t sessionTable) Render(w int) string {
 	}
 	nameW, provW := 4, 8
 	for _, s := range t.sessions {
-		nameW = max(nameW, ansi.StringWidth(s.Name))
-		provW = max(provW, ansi.StringWidth(s.Provider))
+		nameW = max(nameW, ansi.StringWidth(clean(s.Name)))
+		provW = max(provW, ansi.StringWidth(clean(s.Provider)))
 	}
 	nameW, provW = min(nameW, 24), min(provW, 10)
 	cwdW := max(w-(2+nameW+len(gap)+provW+len(gap)+stateCol+len(gap)+attnCol+len(gap)+ageCol+len(gap)), 3)
@@ -198,10 +198,10 @@ func (t sessionTable) Render(w int) string {
 	end := min(t.off+t.rows, len(t.sessions))
 	for i := t.off; i < end; i++ {
 		s := t.sessions[i]
-		mark, name := "  ", s.Name
+		mark, name := "  ", clean(s.Name)
 		if i == t.sel {
 			if t.focused {
-				mark, name = styleBold.Styled("▸ "), styleBold.Styled(cell(s.Name, nameW))
+				mark, name = styleBold.Styled("▸ "), styleBold.Styled(cell(name, nameW))
 			} else {
 				mark = styleFaint.Styled("› ")
 			}
@@ -210,11 +210,11 @@ func (t sessionTable) Render(w int) string {
 		if s.Attention > 0 {
 			attn = styleAttention.Styled(fmt.Sprintf("!%d", s.Attention))
 		}
-		prov := s.Provider
+		prov := clean(s.Provider)
 		if prov == "" {
 			prov = "-"
 		}
-		line := row(mark, name, prov, sessionBadge(s).render(), attn, age(s.CreatedAt, t.now), tilde(s.CWD, t.home))
+		line := row(mark, name, prov, sessionBadge(s).render(), attn, age(s.CreatedAt, t.now), tilde(clean(s.CWD), t.home))
 		lines = append(lines, strings.TrimRight(line, " "))
 	}
 	if hidden := len(t.sessions) - (end - t.off); hidden > 0 && t.rows > 0 {
@@ -245,7 +245,7 @@ func (d drawer) Render(w int) string {
 	idW, nameW := 2, 4
 	for _, it := range d.items {
 		idW = max(idW, len(fmt.Sprint(it.ID))+1)
-		nameW = max(nameW, ansi.StringWidth(itemSession(it)))
+		nameW = max(nameW, ansi.StringWidth(clean(itemSession(it))))
 	}
 	nameW = min(nameW, 24)
 	msgW := max(w-(2+idW+len(gap)+nameW+len(gap)+reasonCol+len(gap)+ageCol+len(gap)), 3)
@@ -256,9 +256,9 @@ func (d drawer) Render(w int) string {
 		if i == d.sel && d.focused {
 			mark = styleBold.Styled("▸ ")
 		}
-		line := mark + cell(fmt.Sprintf("#%d", it.ID), idW) + gap + cell(itemSession(it), nameW) + gap +
+		line := mark + cell(fmt.Sprintf("#%d", it.ID), idW) + gap + cell(clean(itemSession(it)), nameW) + gap +
 			cell(reasonBadge(it.Reason).render(), reasonCol) + gap + cell(age(it.OpenedAt, d.now), ageCol) + gap +
-			cell(oneLine(it.Message), msgW)
+			cell(clean(it.Message), msgW)
 		lines = append(lines, strings.TrimRight(line, " "))
 	}
 	if hidden := len(d.items) - (end - d.off); hidden > 0 && d.rows > 0 {
@@ -279,7 +279,7 @@ func (r restoreList) Render(w int) string {
 		styleFaint.Styled("  r resumes the selected session · R resumes all")}
 	nameW := 4
 	for _, s := range r.sessions {
-		nameW = max(nameW, ansi.StringWidth(s.Name))
+		nameW = max(nameW, ansi.StringWidth(clean(s.Name)))
 	}
 	nameW = min(nameW, 24)
 	shown := r.sessions
@@ -287,11 +287,11 @@ func (r restoreList) Render(w int) string {
 		shown = shown[:max(r.rows-1, 0)]
 	}
 	for _, s := range shown {
-		reason := s.Reason
+		reason := clean(s.Reason)
 		if reason == "" {
 			reason = "its process is gone"
 		}
-		lines = append(lines, "  "+styleRestorable.Styled("⟲ ")+cell(s.Name, nameW)+gap+oneLine(reason))
+		lines = append(lines, "  "+styleRestorable.Styled("⟲ ")+cell(clean(s.Name), nameW)+gap+reason)
 	}
 	if n := len(r.sessions) - len(shown); n > 0 {
 		lines = append(lines, styleFaint.Styled(fmt.Sprintf("  … %d more", n)))

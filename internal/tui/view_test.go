@@ -177,6 +177,8 @@ func TestCells(t *testing.T) {
 		{"path from the left", cellLeft("/home/u/src/web/app", 10), "…c/web/app"},
 		{"short path", cellLeft("/tmp", 6), "/tmp  "},
 		{"zero width", cell("abc", 0), ""},
+		{"clean strips escapes and controls", clean("a\x1b]0;title\x07b\r\n\tc\u202ed\u009b2J"), "ab cd2J"},
+		{"clean keeps wide and combining text", clean("日本 e\u0301"), "日本 e\u0301"},
 		{"tilde", tilde("/home/u/src", "/home/u"), "~/src"},
 		{"tilde only under home", tilde("/home/user2/x", "/home/u"), "/home/user2/x"},
 		{"tilde home itself", tilde("/home/u", "/home/u"), "~"},
