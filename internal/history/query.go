@@ -91,7 +91,17 @@ func (x *Index) ListAnalyzed(ctx context.Context, q Query, version int) ([]Analy
 // listRaw runs a query of (summary, detail) rows and decodes the summaries
 // on every core: for thousands of sessions decoding is most of the work.
 func (x *Index) listRaw(ctx context.Context, sqlq string, args []any) ([]Analyzed, error) {
-	rows, err := x.st.R.QueryContext(ctx, sqlq, args...)
+	conn, err := x.st.R.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("query history: %w", err)
+	}
+	defer conn.Close()
+	// Map the database rather than read it page by page: a listing of
+	// thousands of sessions touches megabytes of JSON.
+	if _, err := conn.ExecContext(ctx, `PRAGMA mmap_size = 268435456`); err != nil {
+		return nil, fmt.Errorf("query history: %w", err)
+	}
+	rows, err := conn.QueryContext(ctx, sqlq, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query history: %w", err)
 	}
