@@ -15,6 +15,7 @@
 # and mean wall time, and the median CPU time (user + system, from rusage),
 # which a busy machine inflates far less than wall time. Also measured: the same invocation through the cobra command
 # tree (MUSTER_HOOK_FASTPATH=0), package init cost (GODEBUG=inittrace=1),
+# a minimal Go program that only reads stdin (the floor of any Go binary),
 # and, when hyperfine is installed, a hyperfine cross-check.
 #
 # Usage: bench/hook.sh [RUNS]   (default 300; RUNS=… in the environment works too)
@@ -229,6 +230,19 @@ func main() {
 	}
 }
 EOF
+mkdir -p "$work/floor.src"
+cat >"$work/floor.src/main.go" <<'EOF'
+// The floor of any Go command: start the runtime, read stdin, exit.
+package main
+
+import (
+	"io"
+	"os"
+)
+
+func main() { io.Copy(io.Discard, os.Stdin) }
+EOF
+(cd "$work/floor.src" && GOFLAGS= go build -o ../go-floor main.go)
 (cd "$work/server.src" && GOFLAGS= go build -o ../events-server main.go)
 (cd "$work/timer.src" && GOFLAGS= go build -o ../timer main.go)
 
@@ -237,7 +251,9 @@ grep '"hook_event_name":"UserPromptSubmit"' internal/hookevent/testdata/claude.j
 test -s "$payload"
 
 sock="$work/events.sock"
-"$work/events-server" "$sock" >"$work/server.out" &
+srv=()
+if [ "${RT:-0}" = 1 ]; then srv=(chrt -f 1); fi
+"${srv[@]}" "$work/events-server" "$sock" >"$work/server.out" &
 server_pid=$!
 for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
 [ -S "$sock" ] || { echo "events server did not start" >&2; exit 1; }
@@ -250,12 +266,15 @@ state="$work/hookstate"
 
 echo "$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); $RUNS runs per command after $WARMUP warm-up runs" >&2
 echo
-# NICE=-10 (as root) runs the measurement ahead of other work on a shared,
-# busy machine; the figures are then closer to those of an idle one.
+# On a shared, busy machine, NICE=-10 (as root) or RT=1 (SCHED_FIFO through
+# chrt, as root; the events server too) runs the measurement ahead of other
+# work, so that the figures come closer to those of an idle machine.
 run=()
 if [ -n "${NICE:-}" ]; then run=(nice -n "$NICE"); fi
+if [ "${RT:-0}" = 1 ]; then run=(chrt -f 1); fi
 "${run[@]}" "$work/timer" -runs "$RUNS" -warmup "$WARMUP" -stdin "$payload" -clean "$state" \
 	"/bin/true::/bin/true" \
+	"Go floor (read stdin, exit)::$work/go-floor" \
 	"muster hook event claude::$work/muster hook event claude" \
 	"  via cobra (FASTPATH=0)::MUSTER_HOOK_FASTPATH=0 $work/muster hook event claude"
 echo

@@ -8,7 +8,8 @@ import (
 
 // TestImportGraphStaysSmall guards the helper's start-up cost: agents run it
 // on every hook, so it must not pull in the database, the command tree or
-// the terminal UI (their package init would run for nothing).
+// the terminal UI (their package init would run for nothing), nor package
+// net (see package early).
 func TestImportGraphStaysSmall(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -23,6 +24,11 @@ func TestImportGraphStaysSmall(t *testing.T) {
 			if strings.HasPrefix(dep, bad) {
 				t.Errorf("hookevent depends on %s", dep)
 			}
+		}
+		// net depends on vendor/… packages, which sort last: with it,
+		// package early would initialize after nearly everything else.
+		if dep == "net" {
+			t.Errorf("hookevent depends on net")
 		}
 	}
 }

@@ -7,8 +7,9 @@
 // (package proto) nor the socket's server (the daemon).
 //
 // The helper runs once per hook, so its import graph is kept small (no
-// cobra, no SQLite, no TUI): cmd/muster dispatches to Main before building
-// the command tree.
+// cobra, no SQLite, no TUI, not even package net): cmd/muster runs it from
+// package early, during package initialization, before the rest of the
+// binary initializes.
 //
 // # Contract with the provider
 //

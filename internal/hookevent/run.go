@@ -264,3 +264,21 @@ func drain(r io.Reader, timeout time.Duration) {
 	case <-t.C:
 	}
 }
+
+// FastPath reports whether args (the process arguments after the program
+// name) are a `muster hook event …` invocation that Main can serve without
+// the command tree: agents run it on every hook, and building cobra's tree,
+// the signal handler and the terminal probes is time the agent waits for.
+// Help requests still go through the command tree, and
+// MUSTER_HOOK_FASTPATH=0 forces it (for bench/hook.sh).
+func FastPath(args []string, getenv func(string) string) bool {
+	if len(args) < 2 || args[0] != "hook" || args[1] != "event" || getenv("MUSTER_HOOK_FASTPATH") == "0" {
+		return false
+	}
+	for _, a := range args[2:] {
+		if a == "-h" || a == "--help" || a == "help" {
+			return false
+		}
+	}
+	return true
+}

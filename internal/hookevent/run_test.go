@@ -433,7 +433,7 @@ func TestRunRetriesConnectWithTheSameEvent(t *testing.T) {
 	calls := 0
 	orig := dial
 	t.Cleanup(func() { dial = orig })
-	dial = func(socket string, timeout time.Duration) (net.Conn, error) {
+	dial = func(socket string, timeout time.Duration) (conn, error) {
 		calls++
 		if calls == 1 {
 			return nil, errors.New("connect: connection refused")
@@ -489,5 +489,36 @@ func TestRunDebugExplains(t *testing.T) {
 	}
 	if got.stdout != "" {
 		t.Errorf("stdout %q", got.stdout)
+	}
+}
+
+func TestFastPath(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  string
+		want bool
+	}{
+		{"hook event claude", []string{"hook", "event", "claude"}, "", true},
+		{"hook event without provider", []string{"hook", "event"}, "", true},
+		{"help goes to cobra", []string{"hook", "event", "--help"}, "", false},
+		{"short help goes to cobra", []string{"hook", "event", "claude", "-h"}, "", false},
+		{"other hook command", []string{"hook", "capture", "--provider", "claude"}, "", false},
+		{"other command", []string{"ls"}, "", false},
+		{"no arguments", nil, "", false},
+		{"disabled", []string{"hook", "event", "claude"}, "0", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := func(k string) string {
+				if k == "MUSTER_HOOK_FASTPATH" {
+					return tt.env
+				}
+				return ""
+			}
+			if got := FastPath(tt.args, env); got != tt.want {
+				t.Errorf("FastPath(%q) = %v, want %v", tt.args, got, tt.want)
+			}
+		})
 	}
 }

@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/musterhq/muster/internal/proto"
@@ -20,9 +21,46 @@ var ErrUnreachable = errors.New("events socket unreachable")
 // daemon that is just replacing its socket.
 const retryDelay = 50 * time.Millisecond
 
+// conn is the one connection of an exchange.
+type conn interface {
+	io.ReadWriteCloser
+	SetDeadline(time.Time) error
+}
+
 // dial connects to the events socket; tests replace it to inject failures.
-var dial = func(socket string, timeout time.Duration) (net.Conn, error) {
-	return net.DialTimeout("unix", socket, timeout)
+var dial = dialUnix
+
+// dialUnix connects a Unix stream socket without package net, whose
+// dependencies would initialize before package early could run the helper
+// (see package early). The non-blocking socket goes to the runtime poller
+// through os.NewFile, which gives it deadlines. A full accept backlog
+// (EAGAIN) counts as a connect error, like a refused connection.
+func dialUnix(socket string, timeout time.Duration) (conn, error) {
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		return nil, os.NewSyscallError("socket", err)
+	}
+	syscall.CloseOnExec(fd)
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		syscall.Close(fd)
+		return nil, os.NewSyscallError("setnonblock", err)
+	}
+	for {
+		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: socket})
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		syscall.Close(fd)
+		return nil, &os.PathError{Op: "connect", Path: socket, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), socket)
+	if err := f.SetDeadline(time.Now().Add(timeout)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("connect %s: %w", socket, err)
+	}
+	return f, nil
 }
 
 // maxResponse bounds the one-line reply read back.
@@ -42,22 +80,22 @@ func Send(socket string, env proto.Envelope, timeout time.Duration) (proto.Event
 	if len(body) > proto.MaxEventRequest {
 		return proto.EventResponse{}, fmt.Errorf("encode event: %d bytes exceed the %d-byte limit", len(body), proto.MaxEventRequest)
 	}
-	conn, err := dial(socket, timeout)
+	c, err := dial(socket, timeout)
 	if err != nil {
 		time.Sleep(retryDelay)
-		conn, err = dial(socket, timeout)
+		c, err = dial(socket, timeout)
 		if err != nil {
 			return proto.EventResponse{}, fmt.Errorf("%w: %w", ErrUnreachable, err)
 		}
 	}
-	defer conn.Close()
-	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+	defer c.Close()
+	if err := c.SetDeadline(time.Now().Add(timeout)); err != nil {
 		return proto.EventResponse{}, fmt.Errorf("send event: %w", err)
 	}
-	if _, err := conn.Write(body); err != nil {
+	if _, err := c.Write(body); err != nil {
 		return proto.EventResponse{}, fmt.Errorf("send event: %w", err)
 	}
-	line, err := readLine(conn)
+	line, err := readLine(c)
 	if err != nil {
 		return proto.EventResponse{}, fmt.Errorf("read event response: %w", err)
 	}
@@ -107,11 +145,11 @@ func wire(env proto.Envelope) wireEnvelope {
 }
 
 // readLine reads up to the first newline (or the peer's close).
-func readLine(conn net.Conn) ([]byte, error) {
+func readLine(c conn) ([]byte, error) {
 	buf := make([]byte, 0, 256)
 	var chunk [256]byte
 	for len(buf) < maxResponse {
-		n, err := conn.Read(chunk[:])
+		n, err := c.Read(chunk[:])
 		buf = append(buf, chunk[:n]...)
 		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
 			return buf[:i], nil
