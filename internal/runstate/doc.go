@@ -24,8 +24,13 @@
 //     becomes current, the previous current run has moved on: its open
 //     attention items resolve ("superseded").
 //   - idle is derived, never stored: the session's current run is terminal
-//     and nothing arrived for the session for Rules.IdleAfter after its end.
-//     Views keep the terminal state under it (View.Terminal).
+//     and nothing arrived for the session for Rules.IdleAfter (default two
+//     minutes: long enough that a script waiting for `succeeded` sees it,
+//     short enough that a finished session reads as idle on return) after
+//     its end. Views keep the terminal state under it (View.Terminal).
+//   - A new run that becomes current leaves an older unfinished run as it
+//     is: only the hook helper (which synthesizes `interrupted` for a run a
+//     new prompt replaced), the pane closing or the startup sweep end it.
 //
 // Attention items open only for the current run and only for: approval
 // requests, input requests, failures, disconnects, and successful runs that
