@@ -179,9 +179,10 @@ func (e *Engine) Ack(ctx context.Context, a proto.AckArgs) (proto.AckResult, err
 }
 
 // Wait blocks until the named sessions reach one of the states (all of
-// them, or any one with a.Any), the timeout passes (Status timeout), or one
-// disappears (Status gone). It checks the current state first. A session
-// matches a terminal state also once it has turned idle after it.
+// them, or any one with a.Any), the timeout passes (Status timeout), or a
+// session disappears (Status gone; with a.Any, once all have). It checks
+// the current state first. A session matches a terminal state also once it
+// has turned idle after it.
 func (e *Engine) Wait(ctx context.Context, a proto.WaitArgs) (proto.WaitResult, error) {
 	if err := e.checkStarted(); err != nil {
 		return proto.WaitResult{}, err
@@ -240,16 +241,15 @@ func (e *Engine) Wait(ctx context.Context, a proto.WaitArgs) (proto.WaitResult, 
 // waitCheck evaluates a wait now. Status is empty while it must go on;
 // wake is when a derived state (idle) will next change.
 func (e *Engine) waitCheck(a proto.WaitArgs, ids []string, states []proto.RunState, attention bool) (proto.WaitResult, time.Time, <-chan struct{}) {
-	gone := make([]bool, len(ids))
+	isGone := make([]bool, len(ids))
 	for i, id := range ids {
 		_, ok := e.name(id)
-		gone[i] = !ok
+		isGone[i] = !ok
 	}
 	now := e.now()
 	res := proto.WaitResult{Sessions: make([]proto.WaitSession, len(ids))}
 	var wake time.Time
-	reached := 0
-	anyGone := false
+	reached, gone := 0, 0
 	e.mu.RLock()
 	changed := e.changed
 	for i, id := range ids {
@@ -258,8 +258,10 @@ func (e *Engine) waitCheck(a proto.WaitArgs, ids []string, states []proto.RunSta
 		if v.State == proto.StateIdle {
 			s.Terminal = string(v.Terminal)
 		}
-		s.Gone = gone[i] || e.removed[id]
-		anyGone = anyGone || s.Gone
+		s.Gone = isGone[i] || e.removed[id]
+		if s.Gone {
+			gone++
+		}
 		s.Reached = !s.Gone && ((attention && v.OpenItems > 0) ||
 			(v.State != "" && (slices.Contains(states, v.State) || (v.State == proto.StateIdle && slices.Contains(states, v.Terminal)))))
 		if s.Reached {
@@ -271,11 +273,12 @@ func (e *Engine) waitCheck(a proto.WaitArgs, ids []string, states []proto.RunSta
 		res.Sessions[i] = s
 	}
 	e.mu.RUnlock()
+	// All: one gone session can never be reached. Any: the others may be.
 	switch {
-	case anyGone:
-		res.Status = proto.WaitGone
-	case reached == len(ids) || (a.Any && reached > 0):
+	case a.Any && reached > 0, !a.Any && reached == len(ids):
 		res.Status = proto.WaitReached
+	case a.Any && gone == len(ids), !a.Any && gone > 0:
+		res.Status = proto.WaitGone
 	}
 	return res, wake, changed
 }

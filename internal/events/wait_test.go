@@ -128,6 +128,18 @@ func TestWait(t *testing.T) {
 			t.Fatalf("all: %+v, %v", o.res, o.err)
 		}
 	})
+	t.Run("any: one gone session does not end the wait", func(t *testing.T) {
+		h := startHarness(t, "")
+		h.surface("sf1", "s1", "one", "claude")
+		h.surface("sf2", "s2", "two", "claude")
+		ch := h.waitAsync(proto.WaitArgs{Names: []string{"one", "two"}, Until: []string{"done"}, Any: true})
+		h.e.SessionRemoved("s1")
+		notYet(t, h, ch)
+		h.mustPost(evt{id: "e1", run: "r", surface: "sf2", kind: proto.KindFailed})
+		if o := <-ch; o.res.Status != proto.WaitReached || !o.res.Sessions[0].Gone || !o.res.Sessions[1].Reached {
+			t.Fatalf("Wait = %+v, %v", o.res, o.err)
+		}
+	})
 	t.Run("bad requests", func(t *testing.T) {
 		h := startHarness(t, "")
 		h.surface("sf", "s1", "api", "claude")
