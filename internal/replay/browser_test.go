@@ -79,13 +79,14 @@ func TestReplayInBrowser(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		requests = append(requests, r.URL.Path)
+		body := page
 		mu.Unlock()
 		if r.URL.Path != "/replay.html" {
 			http.NotFound(w, r)
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write(page)
+		w.Write(body)
 	}))
 	defer srv.Close()
 
@@ -95,10 +96,13 @@ func TestReplayInBrowser(t *testing.T) {
 	tr.Items[0].Text += ` <img src="` + srv.URL + `/leak-img"><link rel="stylesheet" href="` + srv.URL + `/leak-css"><script src="` + srv.URL + `/leak-js"></script>`
 	tr.Items[0].Images = append(tr.Items[0].Images, transcript.Image{MIME: "image/png", DataURL: srv.URL + "/leak-image.png"})
 	tr.Items = append(tr.Items, transcript.Item{Kind: transcript.AssistantText, Text: `<iframe src="` + srv.URL + `/leak-frame"></iframe>`})
-	var err error
-	if page, err = HTML(tr, Options{Version: "test"}); err != nil {
+	rendered, err := HTML(tr, Options{Version: "test"})
+	if err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
+	page = rendered
+	mu.Unlock()
 
 	dom := dumpDOM(t, bin, srv.URL+"/replay.html#selftest")
 	attrs := bodyAttrs(t, dom)
@@ -130,7 +134,7 @@ func TestReplayInBrowser(t *testing.T) {
 
 	// The same page from file:// (no server at all).
 	file := filepath.Join(t.TempDir(), "replay.html")
-	if err := os.WriteFile(file, page, 0o644); err != nil {
+	if err := os.WriteFile(file, rendered, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	attrs = bodyAttrs(t, dumpDOM(t, bin, "file://"+file+"#selftest"))
