@@ -1,0 +1,220 @@
+package native
+
+import (
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/musterhq/muster/internal/termsignal"
+)
+
+// Activity states (seed 000, "Activity and attention"). The empty state
+// means nothing is known: no signal yet, or the agent cleared its status.
+const (
+	Working   = "working"   // OSC 9;4 progress shown, 7501 working, a working title
+	Waiting   = "waiting"   // OSC 9;4 progress removed, 7501 idle/done, a ready title
+	Attention = "attention" // OSC 9, 777, 99 notification, BEL, 7501 blocked, an action-required title
+)
+
+// Activity is what a pane's terminal signals say its program is doing.
+type Activity struct {
+	State string    `json:"state"`
+	Since time.Time `json:"since"` // when State was entered
+	// Evidence is the signal that set State, as `muster explain` shows it:
+	// "OSC 9;4;3;", "OSC 7501;state=blocked:app=codex:kind=permission",
+	// "BEL", "OSC 0;✋  Action Required (repo)" or "agent exited".
+	Evidence string `json:"evidence,omitempty"`
+	// Notification is the text of the request for attention (title: body
+	// of a notification, "bell", "blocked (permission)", the title).
+	Notification string `json:"notification,omitempty"`
+}
+
+// maxEvidence bounds Activity.Evidence and Activity.Notification in bytes.
+const maxEvidence = 200
+
+// activityTracker folds a pane's signals into its Activity. Not safe for
+// concurrent use: the surface's sig lock guards it.
+type activityTracker struct {
+	cur  Activity
+	bell termsignal.BellLimiter
+	// strong is set once the current program sent OSC 9;4 or OSC 7501: it
+	// reports its state through a protocol, so its titles are ignored.
+	strong bool
+}
+
+// apply folds sig, seen at now from a pane whose agent is provider ("" for
+// none), into the activity. It reports whether the activity changed.
+func (t *activityTracker) apply(provider string, sig termsignal.Signal, now time.Time) bool {
+	var state, note string
+	switch sig.Kind {
+	case termsignal.KindProgress:
+		t.strong = true
+		state = Working
+		if sig.Progress == termsignal.ProgressRemove {
+			state = Waiting
+		}
+	case termsignal.KindNotify:
+		state, note = Attention, notificationText(sig.Title, sig.Body)
+	case termsignal.KindBell:
+		if !t.bell.Allow(now) {
+			return false
+		}
+		state, note = Attention, "bell"
+	case termsignal.KindAgentStatus:
+		var ok bool
+		if state, note, ok = agentStatusActivity(sig); !ok {
+			return false
+		}
+		t.strong = true
+	case termsignal.KindTitle:
+		if t.strong || sig.OSC == 1 {
+			return false
+		}
+		var ok bool
+		if state, ok = TitleActivity(provider, sig.Title); !ok {
+			return false
+		}
+		if state == Attention {
+			note = clean(strings.TrimSpace(sig.Title))
+		}
+	default:
+		return false
+	}
+	return t.set(state, note, evidence(sig), now)
+}
+
+// set moves the activity to state; it reports whether anything changed.
+// Repeating the current state keeps its Since and Evidence.
+func (t *activityTracker) set(state, note, ev string, now time.Time) bool {
+	if state == t.cur.State && note == t.cur.Notification {
+		return false
+	}
+	t.cur = Activity{State: state, Since: now, Evidence: ev, Notification: note}
+	return true
+}
+
+// reset forgets the activity of a program that is gone.
+func (t *activityTracker) reset(why string, now time.Time) bool {
+	t.strong = false
+	if t.cur.State == "" {
+		return false
+	}
+	t.cur = Activity{Since: now, Evidence: why}
+	return true
+}
+
+// agentStatusActivity maps an OSC 7501 status (emitted by Codex):
+// working → working; idle and done → waiting; blocked → attention;
+// clear (the agent exited) → nothing known. Other states say nothing.
+func agentStatusActivity(sig termsignal.Signal) (state, note string, ok bool) {
+	switch sig.State {
+	case "working":
+		return Working, "", true
+	case "idle", "done":
+		return Waiting, "", true
+	case "blocked":
+		note = "blocked"
+		if k := sig.Param("kind"); k != "" {
+			note += " (" + clean(k) + ")"
+		}
+		return Attention, note, true
+	case "clear":
+		return "", "", true
+	}
+	return "", "", false
+}
+
+// TitleActivity reads a window title as the compatibility fallback of a
+// built-in provider (research/real-cli REPORT.md §5). ok is false when the
+// title says nothing for that provider, and always for providers whose
+// titles carry no state (Claude Code's is a static "✳ Claude Code").
+//
+//	gemini  "◇  Ready (dir)" → waiting, "✦  Working… (dir)" → working,
+//	        "✋  Action Required (dir)" → attention, "" (exit) → nothing known
+//	codex   "⠋ dir" (a braille spinner) → working, "[ ! ] Action Required |
+//	        dir" → attention, any other title → waiting, "" → nothing known
+func TitleActivity(provider, title string) (state string, ok bool) {
+	title = strings.TrimSpace(title)
+	switch provider {
+	case providerGemini:
+		if title == "" {
+			return "", true
+		}
+		r, size := utf8.DecodeRuneInString(title)
+		rest := strings.TrimSpace(title[size:])
+		switch {
+		case r == '◇' || strings.HasPrefix(title, "Ready"):
+			return Waiting, true
+		case r == '✦' || strings.HasPrefix(title, "Working"):
+			return Working, true
+		case r == '✋' || strings.HasPrefix(title, "Action Required"):
+			return Attention, true
+		}
+		switch {
+		case strings.HasPrefix(rest, "Ready"):
+			return Waiting, true
+		case strings.HasPrefix(rest, "Working"):
+			return Working, true
+		case strings.HasPrefix(rest, "Action Required"):
+			return Attention, true
+		}
+		return "", false
+	case providerCodex:
+		if title == "" {
+			return "", true
+		}
+		if strings.Contains(title, "Action Required") {
+			return Attention, true
+		}
+		if r, size := utf8.DecodeRuneInString(title); r >= 0x2800 && r <= 0x28FF && (size == len(title) || title[size] == ' ') {
+			return Working, true
+		}
+		return Waiting, true
+	}
+	return "", false
+}
+
+// notificationText joins a notification's title and body.
+func notificationText(title, body string) string {
+	title, body = clean(strings.TrimSpace(title)), clean(strings.TrimSpace(body))
+	switch {
+	case title == "":
+		return body
+	case body == "":
+		return title
+	}
+	return clip(title + ": " + body)
+}
+
+// evidence names the signal that set a state.
+func evidence(sig termsignal.Signal) string {
+	if sig.Kind == termsignal.KindBell {
+		return "BEL"
+	}
+	return clip("OSC " + clean(strings.TrimRightFunc(sig.Raw, unicode.IsSpace)))
+}
+
+// clean drops control characters and invalid UTF-8 and bounds the length.
+func clean(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, ""))
+	return clip(s)
+}
+
+// clip cuts s to at most maxEvidence bytes on a rune boundary, marking a
+// cut with "…".
+func clip(s string) string {
+	if len(s) <= maxEvidence {
+		return s
+	}
+	i := maxEvidence
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}

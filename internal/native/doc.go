@@ -1,0 +1,102 @@
+// Package native is what the daemon knows about a pane without any hook:
+// terminal activity (seed 000, "Activity and attention") and native run
+// estimation (seed 004, "Native run estimation"; DESIGN §5). It owns the
+// activity rules, the per-provider title fallbacks, foreground process
+// identification, and the reading of Claude Code and Codex transcripts into
+// prompt turns. It does not own the scanner (internal/termsignal), the run
+// states (internal/runstate, reached through Config.Emit), or the panes.
+//
+// # Activity
+//
+// Activity(surface) folds the pane's signals, latest first:
+//
+//	OSC 9;4;1|2|3|4 (progress shown)          working
+//	OSC 9;4;0 (progress removed)              waiting (for input)
+//	OSC 9, OSC 777;notify, OSC 99, BEL        attention (bells debounced by
+//	                                          termsignal.BellLimiter)
+//	OSC 7501 state=working | idle, done |     working | waiting |
+//	  blocked | clear                         attention | "" (Codex)
+//	titles, per provider (TitleActivity)      Gemini CLI ◇ Ready / ✦ Working… /
+//	                                          ✋ Action Required; Codex spinner /
+//	                                          "[ ! ] Action Required" / plain
+//
+// Titles are a fallback: once the program in the foreground sent OSC 9;4 or
+// OSC 7501 its titles are ignored (Codex keeps spinning its title while
+// 7501 says blocked). Titles count only for the provider of the pane or of
+// the agent observed in its foreground. When that agent leaves, the
+// activity resets to "". Activity is independent of hooks: it is tracked
+// for every pane.
+//
+// # Native run estimation
+//
+// Only for a provider whose hooks are not installed (Config.HooksInstalled,
+// see HookStatus), not injected into the launch (Surface.HooksInjected), and
+// not seen for the surface (HookEventSeen). Every event has a null
+// sessionID and a hookName under "muster.native.":
+//
+//   - launchObserved (started): the foreground process group of the pane
+//     (Surface.ForegroundPGID) is led by a built-in provider's executable
+//     (provider.Lookup(...).Executables; the base name of argv[0], of the
+//     script a node/bun/deno interpreter runs, or of comm, minus .exe/.js).
+//     This opens the coarse run, one per launch, with an id derived from
+//     the surface, the process group and the time.
+//   - commandFinished: the agent left the foreground and the shell reported
+//     OSC 133 (or 633) D: exit 0 → succeeded, 129/130/143 → interrupted,
+//     other → failed, no status → succeeded.
+//   - processExited: the agent's process group is gone without a D within
+//     one poll, or the pane's process exited (SurfaceExited, with its exit
+//     status when the agent was the pane's own process).
+//   - turnStarted / turnCompleted, for Claude Code and Codex: the agent's
+//     transcript is split into one run per prompt turn whose id is
+//     hookevent.TurnRunID(provider, turn key) — the key is Claude Code's
+//     promptId and Codex's turn_id, exactly what the hook helper receives
+//     as prompt_id and turn_id — so a hook arriving mid-turn (or installed
+//     later) lands on the same run. The first turn ends the coarse run as
+//     succeeded ("split into prompt turns"), one nanosecond before the
+//     turn's start so that the turn stays the current run. A new prompt
+//     while a turn is open ends that turn as interrupted; the agent exiting
+//     ends it as interrupted (or failed, by exit status). parse.go lists
+//     the records read. Records older than the launch are history.
+//   - hooksTookOver: when the hooks start reporting (HookEventSeen, or
+//     HooksInstalled turning true) an open coarse run ends at its own last
+//     event time; an open turn is left to the hooks, which share its id.
+//
+// Cursor gets the coarse run only: its hooks key a turn by
+// conversation_id/generation_id, and no local store holds the generation
+// id, so a turn run read from store.db could not share the hook's run id.
+// Gemini CLI and OpenCode have no turn identifier at all.
+//
+// Transcripts are found from the captured native id (Surface.NativeID:
+// projects/<enc-cwd>/<id>.jsonl, or the rollout named with the id) or, with
+// none, as the single transcript of the agent's working directory modified
+// since the launch that no other surface follows (two agents started in
+// one directory without ids are left coarse rather than guessed). After
+// /clear a newer transcript there is followed. At most 4 MiB of a
+// transcript are read per poll.
+//
+// # Wiring (daemon)
+//
+//	est := native.New(native.Config{
+//		Emit: func(ctx context.Context, ev proto.Event) error { _, err := engine.Emit(ctx, ev); return err },
+//		Logger: logger, Env: transcriptEnv,
+//		HooksInstalled: native.HookStatus(hookEnv, musterPath, 10*time.Second, nil),
+//	})
+//	g.Go(func() error { return est.Run(ctx) })
+//	// after pane.Start and engine.RegisterSurface:
+//	est.SurfaceStarted(native.Surface{ID: surfaceID, SessionID: rec.ID, Provider: rec.Provider,
+//		PID: p.PID(), CWD: rec.CWD, ForegroundPGID: p.ForegroundPGID,
+//		NativeID: func() string { return currentNativeID(rec.ID) }, HooksInjected: injected})
+//	// in the pane's signal callback (reader goroutine):
+//	est.Signals(surfaceID, sigs)
+//	// when events.sock accepts a provider hook event for a surface (Codex: the routed one):
+//	est.HookEventSeen(surfaceID, ev.Provider)
+//	// in OnExit, before engine.CloseSurface:
+//	est.SurfaceExited(ctx, surfaceID, code)
+//
+// # Cost
+//
+// One goroutine polls every surface once per Config.Poll (1 s): one ioctl
+// and, while no agent is tracked, two small reads of /proc per pane (on
+// macOS, two sysctls). With an agent tracked, one stat of its transcript
+// and a read of what was appended.
+package native

@@ -1,0 +1,729 @@
+package native
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/musterhq/muster/internal/hookevent"
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/codex"
+	"github.com/musterhq/muster/internal/termsignal"
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// Hook names of the events the estimator synthesizes (DESIGN §4).
+const (
+	HookLaunchObserved  = proto.ReservedHookPrefix + "native.launchObserved"
+	HookCommandFinished = proto.ReservedHookPrefix + "native.commandFinished"
+	HookProcessExited   = proto.ReservedHookPrefix + "native.processExited"
+	HookTurnStarted     = proto.ReservedHookPrefix + "native.turnStarted"
+	HookTurnCompleted   = proto.ReservedHookPrefix + "native.turnCompleted"
+	// HookHooksTookOver ends a coarse run that was open when the provider's
+	// hooks started reporting for the surface.
+	HookHooksTookOver = proto.ReservedHookPrefix + "native.hooksTookOver"
+)
+
+// Defaults of Config.
+const (
+	DefaultPoll         = time.Second
+	DefaultBellInterval = time.Second
+)
+
+const (
+	emitTimeout = 10 * time.Second
+	// cutoffSlack widens the window before a launch was observed in which a
+	// transcript record still belongs to it (the launch is seen up to one
+	// poll late, and a prompt given on the command line is written at once).
+	cutoffSlack = 5 * time.Second
+	maxSeen     = 256 // turn keys remembered per agent run
+)
+
+// nativeNS is the UUIDv5 namespace of the coarse run ids and of every event
+// id the estimator derives. Turn run ids come from hookevent.TurnRunID.
+var nativeNS = uuid.MustParse("6b0f3c2e-5d1a-4e8b-9c47-2a9e1f6d8b35")
+
+// Config is what the daemon gives the estimator.
+type Config struct {
+	// Emit records a synthesized event (events.Engine.Emit, dropping its
+	// inserted result). It is called from Run's goroutine and from
+	// SurfaceExited, never from Signals. Nil: only activity is tracked.
+	Emit func(ctx context.Context, ev proto.Event) error
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	// Logger; discards when nil.
+	Logger *slog.Logger
+	// HooksInstalled reports whether the hook integration of a provider is
+	// installed (see HookStatus). It is called once per poll for each
+	// surface running that provider's agent, so it must be cheap. Nil: no
+	// provider has hooks installed.
+	HooksInstalled func(provider string) bool
+	// Env locates the providers' homes (transcripts).
+	Env transcript.Env
+	// Poll is the interval of Run's loop; DefaultPoll when zero.
+	Poll time.Duration
+	// BellInterval debounces bells: a bell within it of the last one that
+	// counted is ignored. DefaultBellInterval when zero.
+	BellInterval time.Duration
+	// OnActivity, when set, is called after a surface's Activity changed,
+	// on the goroutine that changed it (often the pane's reader): it must
+	// not block.
+	OnActivity func(surfaceID string, a Activity)
+}
+
+// Surface is one live pane as the estimator needs it.
+type Surface struct {
+	ID        string // MUSTER_SURFACE_ID
+	SessionID string // the Muster session (for logs)
+	// Provider is the session's provider: a built-in one for a first-class
+	// launch (its runs are estimated even if the executable has another
+	// name), "shell" or "custom" otherwise (any built-in agent started in
+	// the pane is recognised by its executable).
+	Provider string
+	PID      int    // the pane's process (the agent itself, or the shell)
+	CWD      string // the pane's starting directory
+	// ForegroundPGID returns the pane's foreground process group
+	// (pane.Pane.ForegroundPGID: TIOCGPGRP on the PTY master). Nil: no
+	// run estimation, only activity.
+	ForegroundPGID func() (int, error)
+	// NativeID returns the provider session id captured for the session
+	// (`muster hook capture`, or the id assigned at launch), "" when none.
+	// May be nil.
+	NativeID func() string
+	// HooksInjected reports that the launch itself carries the provider's
+	// hooks (claude --settings): the estimator never reports runs for it.
+	HooksInjected bool
+}
+
+// Estimator derives activity and native run estimates for every live pane.
+// Its methods are safe for concurrent use.
+type Estimator struct {
+	cfg  Config
+	log  *slog.Logger
+	now  func() time.Time
+	poll time.Duration
+	exes map[string]string
+
+	// Process inspection, replaced by tests.
+	inspect func(pid int) (procInfo, error)
+	alive   func(pgid int) bool
+	cwdOf   func(pid int) string
+
+	mu       sync.RWMutex
+	surfaces map[string]*surface
+	claims   map[string]string // transcript path → surface id following it
+
+	running atomic.Bool
+	wake    chan struct{}
+}
+
+// surface is the estimator's state of one pane.
+type surface struct {
+	Surface
+	log        *slog.Logger
+	firstClass string // Provider when it is a built-in launchable provider
+
+	// sig guards what the pane's reader goroutine touches (Signals).
+	sig       sync.Mutex
+	act       activityTracker
+	agentProv string // the provider whose title fallbacks apply
+	tracking  bool   // an agent is in the foreground: a D mark wakes the loop
+	dSeq      uint64 // OSC 133/633 D marks seen
+	dCode     int    // the exit code of the last one (-1: none given)
+	oscCwd    string // the last OSC 7 directory
+	hooked    map[string]bool
+
+	// run serializes the estimation: the poll loop and SurfaceExited hold
+	// it while they read processes and transcripts and emit.
+	run    sync.Mutex
+	agent  *agentRun
+	exited bool
+}
+
+// agentRun is one agent process observed in a pane's foreground.
+type agentRun struct {
+	provider  string
+	pgid      int
+	startedAt time.Time
+	dSeq      uint64    // s.dSeq when the launch was observed
+	goneAt    time.Time // when the group was first seen gone; zero while alive
+	standDown bool      // hooks report this provider: emit nothing more
+	last      time.Time // the latest occurredAt emitted; events only move forward
+
+	coarse   string    // the open coarse run; "" when none is open
+	coarseAt time.Time // its last event
+	turn     string    // the provider's key of the open turn; "" when none
+	turnRun  string
+	seen     map[string]bool // turn keys already started
+
+	tr     *tracker // nil for providers without turn reading
+	cwd    string
+	wantID string // the native id the tracker was last asked to find
+}
+
+// New returns an estimator; it starts nothing (see Run).
+func New(cfg Config) *Estimator {
+	e := &Estimator{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		now:      cfg.Now,
+		poll:     cfg.Poll,
+		exes:     executables(),
+		inspect:  inspectProcess,
+		alive:    groupAlive,
+		cwdOf:    processCwd,
+		surfaces: map[string]*surface{},
+		claims:   map[string]string{},
+		wake:     make(chan struct{}, 1),
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if e.poll <= 0 {
+		e.poll = DefaultPoll
+	}
+	if e.cfg.BellInterval <= 0 {
+		e.cfg.BellInterval = DefaultBellInterval
+	}
+	return e
+}
+
+// SurfaceStarted starts watching a pane. A second call for the same id is
+// ignored.
+func (e *Estimator) SurfaceStarted(s Surface) {
+	if s.ID == "" {
+		return
+	}
+	sf := &surface{Surface: s, log: e.log.With("surface_id", s.ID, "session_id", s.SessionID), dCode: -1}
+	sf.act.bell.Interval = e.cfg.BellInterval
+	if _, ok := provider.Lookup(s.Provider); ok {
+		sf.firstClass = s.Provider
+		sf.agentProv = s.Provider
+	}
+	e.mu.Lock()
+	if _, dup := e.surfaces[s.ID]; dup {
+		e.mu.Unlock()
+		return
+	}
+	e.surfaces[s.ID] = sf
+	e.mu.Unlock()
+	e.nudge()
+}
+
+// Signals takes the terminal signals the pane's scanner found. It runs on
+// the pane's reader goroutine: it only updates memory under a short lock
+// and never blocks.
+func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
+	if len(sigs) == 0 {
+		return
+	}
+	s := e.lookup(surfaceID)
+	if s == nil {
+		return
+	}
+	now := e.now()
+	changed, wake := false, false
+	s.sig.Lock()
+	for _, sig := range sigs {
+		switch sig.Kind {
+		case termsignal.KindPrompt:
+			if sig.Mark == 'D' {
+				s.dSeq++
+				s.dCode = sig.ExitCode
+				wake = wake || s.tracking
+			}
+		case termsignal.KindCwd:
+			if sig.Path != "" {
+				s.oscCwd = sig.Path
+			}
+		}
+		if s.act.apply(s.agentProv, sig, now) {
+			changed = true
+		}
+	}
+	act := s.act.cur
+	s.sig.Unlock()
+	if wake {
+		e.nudge()
+	}
+	if changed && e.cfg.OnActivity != nil {
+		e.cfg.OnActivity(surfaceID, act)
+	}
+}
+
+// HookEventSeen tells the estimator that a hook event of provider arrived
+// for the surface: from now on the hooks report that provider's runs there.
+// It does not block; the next poll ends an open coarse run.
+func (e *Estimator) HookEventSeen(surfaceID, provider string) {
+	s := e.lookup(surfaceID)
+	if s == nil {
+		return
+	}
+	s.sig.Lock()
+	if s.hooked == nil {
+		s.hooked = map[string]bool{}
+	}
+	s.hooked[provider] = true
+	s.sig.Unlock()
+	e.nudge()
+}
+
+// SurfaceExited reports the end of the pane's process with its exit status
+// and forgets the surface. An agent still tracked there ends: its open run
+// gets a processExited event, emitted before SurfaceExited returns, so call
+// it before events.Engine.CloseSurface (which would otherwise record the
+// run as disconnected).
+func (e *Estimator) SurfaceExited(ctx context.Context, surfaceID string, exitCode int) {
+	e.mu.Lock()
+	s := e.surfaces[surfaceID]
+	delete(e.surfaces, surfaceID)
+	e.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.run.Lock()
+	defer s.run.Unlock()
+	s.exited = true
+	if a := s.agent; a != nil {
+		// The status is the agent's only when the agent is the pane's process.
+		e.finish(ctx, s, a, HookProcessExited, exitCode, a.pgid == s.PID, e.now())
+	}
+}
+
+// Activity returns what the pane's terminal signals say; the zero Activity
+// for an unknown surface.
+func (e *Estimator) Activity(surfaceID string) Activity {
+	s := e.lookup(surfaceID)
+	if s == nil {
+		return Activity{}
+	}
+	s.sig.Lock()
+	defer s.sig.Unlock()
+	return s.act.cur
+}
+
+// Run polls every surface each Config.Poll, and at once after an event that
+// may end a run (an OSC 133 D mark, HookEventSeen), until ctx ends. One
+// goroutine serves every surface. It returns nil when ctx ends.
+func (e *Estimator) Run(ctx context.Context) error {
+	if !e.running.CompareAndSwap(false, true) {
+		return errors.New("run native estimator: already running")
+	}
+	defer e.running.Store(false)
+	t := time.NewTicker(e.poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		case <-e.wake:
+		}
+		e.pollOnce(ctx)
+	}
+}
+
+func (e *Estimator) nudge() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (e *Estimator) lookup(id string) *surface {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.surfaces[id]
+}
+
+// pollOnce runs one estimation step for every surface.
+func (e *Estimator) pollOnce(ctx context.Context) {
+	e.mu.RLock()
+	list := make([]*surface, 0, len(e.surfaces))
+	for _, s := range e.surfaces {
+		list = append(list, s)
+	}
+	e.mu.RUnlock()
+	for _, s := range list {
+		if ctx.Err() != nil {
+			return
+		}
+		e.tick(ctx, s)
+	}
+}
+
+// tick is one estimation step of a surface: follow the agent in the
+// foreground, notice it leave, read its transcript.
+func (e *Estimator) tick(ctx context.Context, s *surface) {
+	s.run.Lock()
+	defer s.run.Unlock()
+	if s.exited || s.HooksInjected || s.ForegroundPGID == nil {
+		return
+	}
+	now := e.now()
+	pgid, err := s.ForegroundPGID()
+	known := err == nil && pgid > 0
+	if a := s.agent; a != nil {
+		if !a.standDown && e.hooksActive(s, a.provider) {
+			e.standDown(ctx, s, a)
+		}
+		if known && pgid == a.pgid {
+			a.goneAt = time.Time{}
+			if !a.standDown {
+				e.readTurns(ctx, s, a, now)
+			}
+			return
+		}
+		if a.pgid == s.PID || e.alive(a.pgid) {
+			// The pane's own process ends with SurfaceExited; a group that
+			// still exists was stopped or sent to the background.
+			return
+		}
+		s.sig.Lock()
+		dSeq, dCode := s.dSeq, s.dCode
+		s.sig.Unlock()
+		switch {
+		case dSeq > a.dSeq:
+			e.finish(ctx, s, a, HookCommandFinished, dCode, dCode >= 0, now)
+		case a.goneAt.IsZero():
+			a.goneAt = now // give the shell a poll to report the exit status
+			return
+		case now.Sub(a.goneAt) < e.poll:
+			return
+		default:
+			e.finish(ctx, s, a, HookProcessExited, -1, false, now)
+		}
+	}
+	if known {
+		e.observe(ctx, s, pgid, now)
+	}
+}
+
+// observe starts tracking the foreground group when it runs an agent.
+func (e *Estimator) observe(ctx context.Context, s *surface, pgid int, now time.Time) {
+	prov := ""
+	if info, err := e.inspect(pgid); err == nil {
+		prov = matchProvider(e.exes, info)
+	}
+	if prov == "" && pgid == s.PID {
+		prov = s.firstClass
+	}
+	if prov == "" {
+		return
+	}
+	a := &agentRun{provider: prov, pgid: pgid, startedAt: now, last: now}
+	s.sig.Lock()
+	a.dSeq = s.dSeq
+	s.agentProv, s.tracking = prov, true
+	s.act.strong = false
+	s.sig.Unlock()
+	s.agent = a
+	if e.hooksActive(s, prov) {
+		a.standDown = true
+		s.log.Info("agent observed; its hooks report its runs", "provider", prov, "pgid", pgid)
+		return
+	}
+	a.coarse = uuid.NewSHA1(nativeNS, []byte("coarse\x00"+s.ID+"\x00"+strconv.Itoa(pgid)+"\x00"+strconv.FormatInt(now.UnixNano(), 10))).String()
+	a.coarseAt = now
+	a.tr = newTracker(prov)
+	s.log.Info("agent observed in the foreground", "provider", prov, "pgid", pgid, "run_id", a.coarse)
+	e.emit(ctx, s, a, a.coarse, HookLaunchObserved, proto.KindStarted, now, prov+" started (process group "+strconv.Itoa(pgid)+")")
+}
+
+// hooksActive reports whether the provider's hooks report runs for the
+// surface: installed, or seen there.
+func (e *Estimator) hooksActive(s *surface, prov string) bool {
+	s.sig.Lock()
+	seen := s.hooked[prov]
+	s.sig.Unlock()
+	return seen || (e.cfg.HooksInstalled != nil && e.cfg.HooksInstalled(prov))
+}
+
+// standDown hands the surface's runs of the agent's provider to its hooks.
+// An open coarse run ends at its own last event, so that it never becomes
+// the session's current run again; an open turn run is left to the hooks,
+// which use the same run id.
+func (e *Estimator) standDown(ctx context.Context, s *surface, a *agentRun) {
+	a.standDown = true
+	if a.coarse != "" {
+		e.emit(ctx, s, a, a.coarse, HookHooksTookOver, proto.KindSucceeded, a.coarseAt, "the "+a.provider+" hooks report its runs now")
+		a.coarse = ""
+	}
+	e.release(s, a)
+	a.tr = nil
+	s.log.Info("native estimation stands down", "provider", a.provider)
+}
+
+// finish ends the tracking of an agent that left the foreground: its open
+// run ends with the exit status, after a last read of its transcript.
+func (e *Estimator) finish(ctx context.Context, s *surface, a *agentRun, hook string, code int, known bool, now time.Time) {
+	if !a.standDown {
+		if a.tr != nil && a.tr.path != "" {
+			e.applyTurns(ctx, s, a, now)
+		}
+		kind, msg := exitOutcome(code, known)
+		switch {
+		case a.turn != "":
+			if kind == proto.KindSucceeded {
+				kind = proto.KindInterrupted
+			}
+			e.emit(ctx, s, a, a.turnRun, hook, kind, a.next(now), "the agent "+msg+" during the turn")
+			a.turn, a.turnRun = "", ""
+		case a.coarse != "":
+			e.emit(ctx, s, a, a.coarse, hook, kind, a.next(now), "the agent "+msg)
+			a.coarse = ""
+		}
+		s.log.Info("agent left the foreground", "provider", a.provider, "pgid", a.pgid, "exit_code", code, "exit_known", known)
+	}
+	e.release(s, a)
+	s.agent = nil
+	s.sig.Lock()
+	s.agentProv, s.tracking = s.firstClass, false
+	changed := s.act.reset("agent exited", now)
+	act := s.act.cur
+	s.sig.Unlock()
+	if changed && e.cfg.OnActivity != nil {
+		e.cfg.OnActivity(s.ID, act)
+	}
+}
+
+// exitOutcome is the kind that ends a run whose process exited with code
+// (known is false when nothing reported the status).
+func exitOutcome(code int, known bool) (proto.EventKind, string) {
+	switch {
+	case !known || code < 0:
+		return proto.KindSucceeded, "exited"
+	case code == 0:
+		return proto.KindSucceeded, "exited with status 0"
+	case code == 128+1 || code == 128+2 || code == 128+15: // SIGHUP, SIGINT, SIGTERM
+		return proto.KindInterrupted, "exited with status " + strconv.Itoa(code) + " (signal " + strconv.Itoa(code-128) + ")"
+	}
+	return proto.KindFailed, "exited with status " + strconv.Itoa(code)
+}
+
+// readTurns finds the agent's transcript if need be and applies what was
+// appended to it.
+func (e *Estimator) readTurns(ctx context.Context, s *surface, a *agentRun, now time.Time) {
+	t := a.tr
+	if t == nil {
+		return
+	}
+	id := ""
+	if s.NativeID != nil {
+		id = s.NativeID()
+	}
+	if id != a.wantID {
+		a.wantID, t.nextLocate = id, time.Time{}
+	}
+	cutoff := a.startedAt.Add(-(e.poll + cutoffSlack))
+	switch {
+	case (t.path == "" || (id != "" && id != t.byID)) && !now.Before(t.nextLocate):
+		t.nextLocate = now.Add(locateEvery)
+		walk := id != "" && !now.Before(t.nextWalk)
+		if walk {
+			t.nextWalk = now.Add(walkEvery)
+		}
+		if p := e.locate(ctx, s, a, id, cutoff, now, walk, ""); p != "" {
+			e.claim(s, a, p, id)
+		}
+	case t.path != "" && t.byID == "" && id == "" && !now.Before(t.nextSwitch):
+		// Found by scanning: a newer transcript in the same place is the
+		// agent's own after /clear.
+		t.nextSwitch = now.Add(switchEvery)
+		if p := e.locate(ctx, s, a, "", t.modTime.Add(time.Nanosecond), now, false, t.path); p != "" {
+			e.claim(s, a, p, "")
+		}
+	}
+	if t.path != "" {
+		e.applyTurns(ctx, s, a, now)
+	}
+}
+
+func (e *Estimator) locate(ctx context.Context, s *surface, a *agentRun, id string, cutoff, now time.Time, walk bool, except string) string {
+	if a.cwd == "" {
+		a.cwd = e.cwdOf(a.pgid)
+		if a.cwd == "" {
+			s.sig.Lock()
+			a.cwd = s.oscCwd
+			s.sig.Unlock()
+		}
+		if a.cwd == "" {
+			a.cwd = s.CWD
+		}
+	}
+	l := locator{env: e.cfg.Env, taken: func(p string) bool {
+		e.mu.RLock()
+		defer e.mu.RUnlock()
+		owner := e.claims[p]
+		return owner != "" && owner != s.ID
+	}}
+	switch a.provider {
+	case providerClaude:
+		return l.claude(a.cwd, id, cutoff, walk, except)
+	case providerCodex:
+		if a.tr.metas == nil {
+			a.tr.metas = map[string]codex.SessionMeta{}
+		}
+		return l.codex(ctx, a.cwd, id, cutoff, now, walk, except, a.tr.metas)
+	}
+	return ""
+}
+
+// claim makes path the agent's transcript unless another surface follows it.
+func (e *Estimator) claim(s *surface, a *agentRun, path, id string) {
+	t := a.tr
+	e.mu.Lock()
+	if owner := e.claims[path]; owner != "" && owner != s.ID {
+		e.mu.Unlock()
+		return
+	}
+	if t.path != "" && t.path != path && e.claims[t.path] == s.ID {
+		delete(e.claims, t.path)
+	}
+	e.claims[path] = s.ID
+	e.mu.Unlock()
+	if path == t.path {
+		t.byID = id
+		return
+	}
+	s.log.Debug("following transcript", "provider", a.provider, "path", path)
+	t.follow(path, id)
+	t.metas = nil
+}
+
+// release gives up the agent's transcript claim.
+func (e *Estimator) release(s *surface, a *agentRun) {
+	if a.tr == nil || a.tr.path == "" {
+		return
+	}
+	e.mu.Lock()
+	if e.claims[a.tr.path] == s.ID {
+		delete(e.claims, a.tr.path)
+	}
+	e.mu.Unlock()
+}
+
+// applyTurns reads the transcript and turns its records into turn runs.
+func (e *Estimator) applyTurns(ctx context.Context, s *surface, a *agentRun, now time.Time) {
+	recs, err := a.tr.read()
+	if err != nil {
+		s.log.Debug("read transcript", "path", a.tr.path, "err", err)
+	}
+	cutoff := a.startedAt.Add(-(e.poll + cutoffSlack))
+	for _, r := range recs {
+		e.applyTurn(ctx, s, a, r, cutoff, now)
+	}
+}
+
+// applyTurn applies one transcript record. The first turn ends the coarse
+// run: per-turn runs take over. Records written before the launch are
+// history and change nothing.
+func (e *Estimator) applyTurn(ctx context.Context, s *surface, a *agentRun, r turnRecord, cutoff, now time.Time) {
+	if !r.At.IsZero() && r.At.Before(cutoff) {
+		return
+	}
+	at := r.At
+	if at.IsZero() || at.After(now) {
+		at = now
+	}
+	switch r.Op {
+	case opStart:
+		if a.seen[r.Key] {
+			return
+		}
+		if a.seen == nil || len(a.seen) >= maxSeen {
+			a.seen = map[string]bool{}
+		}
+		a.seen[r.Key] = true
+		if a.turn != "" {
+			e.emit(ctx, s, a, a.turnRun, HookTurnStarted, proto.KindInterrupted, a.next(at), "a new prompt started before the turn ended")
+		}
+		start := a.next(at)
+		if a.coarse != "" && !start.After(a.coarseAt) {
+			start = a.coarseAt.Add(time.Nanosecond)
+			a.last = start
+		}
+		run := hookevent.TurnRunID(a.provider, r.Key)
+		msg := r.Text
+		if msg == "" {
+			msg = "prompt submitted"
+		}
+		e.emit(ctx, s, a, run, HookTurnStarted, proto.KindStarted, start, msg)
+		a.turn, a.turnRun = r.Key, run
+		if a.coarse != "" {
+			// Just before the turn, so that the turn stays the current run
+			// and the coarse run's end opens no attention item.
+			e.emit(ctx, s, a, a.coarse, HookTurnStarted, proto.KindSucceeded, start.Add(-time.Nanosecond), "split into prompt turns")
+			a.coarse = ""
+		}
+	case opEnd:
+		if r.Key != a.turn || a.turn == "" {
+			return
+		}
+		msg := r.Text
+		if msg == "" {
+			msg = "turn " + string(r.Kind)
+		}
+		e.emit(ctx, s, a, a.turnRun, HookTurnCompleted, r.Kind, a.next(at), msg)
+		a.turn, a.turnRun = "", ""
+	}
+}
+
+// next returns at, moved forward to the latest time already emitted.
+func (a *agentRun) next(at time.Time) time.Time {
+	if at.Before(a.last) {
+		at = a.last
+	}
+	a.last = at
+	return at
+}
+
+// emit records one synthesized event. Failures are logged: the estimate
+// is best effort and the next state change corrects it.
+func (e *Estimator) emit(ctx context.Context, s *surface, a *agentRun, run, hook string, kind proto.EventKind, at time.Time, msg string) {
+	if e.cfg.Emit == nil {
+		return
+	}
+	ev := proto.Event{
+		SchemaVersion: proto.EventSchemaVersion,
+		ID:            proto.RawID{RawValue: uuid.NewSHA1(nativeNS, []byte("event\x00"+run+"\x00"+hook+"\x00"+string(kind))).String()},
+		RunID:         proto.RawID{RawValue: run},
+		SurfaceID:     proto.RawID{RawValue: s.ID},
+		Provider:      a.provider,
+		Kind:          kind,
+		OccurredAt:    at.UTC(),
+		Message:       clipMessage(msg),
+		HookName:      hook,
+	}
+	ctx, cancel := context.WithTimeout(ctx, emitTimeout)
+	defer cancel()
+	if err := e.cfg.Emit(ctx, ev); err != nil {
+		s.log.Warn("record native event", "provider", a.provider, "hook", hook, "kind", string(kind), "run_id", run, "err", err)
+		return
+	}
+	s.log.Debug("native event", "provider", a.provider, "hook", hook, "kind", string(kind), "run_id", run)
+}
+
+// clipMessage bounds an event message as the hook helper does.
+func clipMessage(s string) string {
+	if len(s) <= hookevent.MaxMessage {
+		return s
+	}
+	i := hookevent.MaxMessage - len("…")
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
