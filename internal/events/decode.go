@@ -62,7 +62,25 @@ var providerRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,31}$`)
 //
 // Unknown fields are ignored. sessionID may be null or absent (native
 // events carry none); message and hookName may be absent.
+//
+// A request in the usual shape is parsed by a small purpose-built scanner
+// (fastParse); anything it is not sure about (escapes it cannot undo,
+// duplicate or case-variant keys, unexpected types, deep nesting) goes
+// through encoding/json instead, and a differential fuzz test holds the
+// two to the same answers.
 func Decode(line []byte, now time.Time, maxSkew time.Duration) (Request, string) {
+	if !utf8.Valid(line) {
+		return Request{}, proto.ErrInvalidJSON
+	}
+	var w wireEnvelope
+	if fastParse(line, &w) {
+		return validate(&w, false, now, maxSkew)
+	}
+	return decodeSlow(line, now, maxSkew)
+}
+
+// decodeSlow is Decode through encoding/json alone.
+func decodeSlow(line []byte, now time.Time, maxSkew time.Duration) (Request, string) {
 	if !utf8.Valid(line) {
 		return Request{}, proto.ErrInvalidJSON
 	}
@@ -76,6 +94,12 @@ func Decode(line []byte, now time.Time, maxSkew time.Duration) (Request, string)
 	if err != nil && !errors.As(err, &typeErr) {
 		return Request{}, proto.ErrInvalidJSON
 	}
+	return validate(&w, typeErr != nil, now, maxSkew)
+}
+
+// validate checks a parsed envelope; typeErr says a field had the wrong
+// JSON type.
+func validate(w *wireEnvelope, typeErr bool, now time.Time, maxSkew time.Duration) (Request, string) {
 	if code := checkVersion(w.SchemaVersion); code != "" {
 		return Request{}, code
 	}
@@ -84,7 +108,7 @@ func Decode(line []byte, now time.Time, maxSkew time.Duration) (Request, string)
 			return Request{}, code
 		}
 	}
-	if typeErr != nil || w.Event == nil {
+	if typeErr || w.Event == nil {
 		return Request{}, proto.ErrInvalidEvent
 	}
 	e := w.Event
@@ -161,6 +185,9 @@ func ReservedHookName(h string) bool {
 func checkVersion(raw json.RawMessage) string {
 	if len(raw) == 0 || string(raw) == "null" {
 		return proto.ErrInvalidEvent
+	}
+	if string(raw) == "1" {
+		return ""
 	}
 	var v float64
 	if json.Unmarshal(raw, &v) != nil || v != proto.EventSchemaVersion {

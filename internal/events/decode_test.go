@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -180,4 +181,64 @@ func FuzzParseTime(f *testing.F) {
 			t.Fatalf("ParseTime(%q) = %v; round trip %v, %v", s, got, again, err)
 		}
 	})
+}
+
+func BenchmarkDecode(b *testing.B) {
+	line := []byte(goodLine)
+	for b.Loop() {
+		if _, code := Decode(line, decodeNow, time.Minute); code != "" {
+			b.Fatal(code)
+		}
+	}
+}
+
+// FuzzDecodeAgrees holds the fast path of Decode to the answers of
+// encoding/json (decodeSlow) on every input.
+func FuzzDecodeAgrees(f *testing.F) {
+	for _, s := range []string{
+		goodLine,
+		strings.Replace(goodLine, `"Approve the dependency update."`, `"a\nb\t\"c\" \\ \/ \u00e9 \ud83d\ude00"`, 1),
+		strings.Replace(goodLine, `"sessionID":"0190f6f3-2a50-7000-8000-000000000001"`, `"sessionID":null,"sessionID":"x"`, 1),
+		strings.Replace(goodLine, `"kind"`, `"Kind"`, 1),
+		strings.Replace(goodLine, `"kind"`, `"ſchemaVersion":2,"kind"`, 1),
+		strings.Replace(goodLine, `"message"`, `"extra":[1,{"a":[true,false,null,-1.5e3]},"s"],"message"`, 1),
+		strings.Replace(goodLine, `{"rawValue":"sf"}`, `{"rawValue":"sf","x":{}}`, 1),
+		strings.Replace(goodLine, `"schemaVersion":1,"capability"`, `"schemaVersion":1.0,"capability"`, 1),
+		strings.Replace(goodLine, `"hookName":"PermissionRequest"`, `"hookName":null`, 1),
+		` ` + goodLine + "\r\n\t ",
+		`{"schemaVersion":1,"event":{}}`,
+		`{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fast, fcode := Decode(line, decodeNow, time.Minute)
+		slow, scode := decodeSlow(line, decodeNow, time.Minute)
+		if fcode != scode {
+			t.Fatalf("Decode = %q, encoding/json = %q for %q", fcode, scode, line)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("Decode = %+v\nencoding/json = %+v\nfor %q", fast, slow, line)
+		}
+	})
+}
+
+func BenchmarkDecodeSlow(b *testing.B) {
+	line := []byte(goodLine)
+	for b.Loop() {
+		if _, code := decodeSlow(line, decodeNow, time.Minute); code != "" {
+			b.Fatal(code)
+		}
+	}
+}
+
+func TestFastPathTakesTheUsualShape(t *testing.T) {
+	var w wireEnvelope
+	if !fastParse([]byte(goodLine), &w) {
+		t.Fatal("the seed's own example falls back to encoding/json")
+	}
+	msg := strings.Replace(goodLine, `"Approve the dependency update."`, `"line one\nline \"two\""`, 1)
+	if !fastParse([]byte(msg), &wireEnvelope{}) {
+		t.Fatal("a message with common escapes falls back to encoding/json")
+	}
 }
