@@ -55,6 +55,9 @@ func (e *env) userHome() string {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	// Each test has its own home and daemon, and most of their time is
+	// spent waiting on programs, so they run side by side.
+	t.Parallel()
 	// Socket paths must stay short, so not t.TempDir().
 	home, err := os.MkdirTemp("/tmp", "mt")
 	if err != nil {

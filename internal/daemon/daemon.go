@@ -20,6 +20,9 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/internal/events"
+	"github.com/musterhq/muster/internal/history"
+	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/transcript"
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/proto"
@@ -153,6 +156,21 @@ func Run(ctx context.Context, opts Options) error {
 		}
 	}()
 	d.logger.Info("daemon started", "pid", os.Getpid(), "home", dirs.State)
+
+	// Keep the transcript history index fresh while the daemon runs.
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		home := opts.Getenv("HOME")
+		if home == "" {
+			home, _ = os.UserHomeDir()
+		}
+		env := transcript.Env{Home: home, Getenv: opts.Getenv}
+		idx := history.New(st, opts.Version)
+		if err := history.Watch(ctx, idx, all.Sources(), env, d.logger.With("component", "history")); err != nil && ctx.Err() == nil {
+			d.logger.Warn("transcript watcher stopped", "err", err)
+		}
+	}()
 
 	d.wg.Add(1)
 	go func() {
@@ -560,6 +578,15 @@ func (d *Daemon) send(a proto.SendArgs) error {
 	if p == nil {
 		return proto.Errorf(proto.CodeExited, "session %q is not running", s.rec.Name)
 	}
+	_, agent := provider.Lookup(s.rec.Provider)
+	var echo *echoWatch
+	if agent && a.Enter && a.Text != "" {
+		echo = newEchoWatch(func() (string, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			return p.Capture(ctx, 0, false)
+		}, a.Text)
+	}
 	if a.Text != "" {
 		if err := p.Write([]byte(a.Text)); err != nil {
 			return proto.Errorf(proto.CodeExited, "session %q: %v", s.rec.Name, err)
@@ -570,9 +597,11 @@ func (d *Daemon) send(a proto.SendArgs) error {
 			// TUIs that see text and CR in one read treat the CR as part of
 			// a paste; a separate, later write makes it a key press. Agent
 			// TUIs need longer (Codex 0.169 still reads a CR 100 ms after
-			// the text as pasted).
+			// the text as pasted), and only once they have read the text:
+			// see echoWatch.
 			pause := 30 * time.Millisecond
-			if _, agent := provider.Lookup(s.rec.Provider); agent {
+			if echo != nil {
+				echo.wait(echoTimeout)
 				pause = 300 * time.Millisecond
 			}
 			time.Sleep(pause)
