@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -283,4 +284,74 @@ func TestParseSince(t *testing.T) {
 
 func statsUsage(in, out, cacheRead, cacheWrite int64) transcript.Usage {
 	return transcript.Usage{Input: in, Output: out, CacheRead: cacheRead, CacheWrite: cacheWrite}
+}
+
+func TestProgress(t *testing.T) {
+	for _, tty := range []bool{false, true} {
+		ios, _, _, errOut := iostreams.Test()
+		ios.SetStderrTTY(tty)
+		p := newProgress(ios, "indexing transcripts")
+		for i := 1; i <= 100; i++ {
+			p.update(i, 100)
+		}
+		p.done()
+		got := errOut.String()
+		if tty && (!strings.Contains(got, "indexing transcripts 100/100") || !strings.HasSuffix(got, "\r\x1b[K")) {
+			t.Errorf("terminal progress = %q", got)
+		}
+		if !tty && got != "" {
+			t.Errorf("progress written to a pipe: %q", got)
+		}
+	}
+}
+
+// TestJSONFields lists the keys of the --json outputs: keys may be added,
+// never renamed or removed.
+func TestJSONFields(t *testing.T) {
+	e := newCLIEnv(t)
+	keys := func(raw json.RawMessage) []string {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for k := range m {
+			out = append(out, k)
+		}
+		slices.Sort(out)
+		return out
+	}
+	_, out, _ := e.run("history", "--json", "--provider", "claude", "--search", "aaaaaaaa")
+	var list []json.RawMessage
+	json.Unmarshal([]byte(out), &list)
+	if len(list) != 1 {
+		t.Fatalf("history --json: %s", out)
+	}
+	for _, k := range []string{"ref", "provider", "id", "path", "cwd", "title", "first_prompt", "prompt_count", "tool_call_count", "model", "started_at", "ended_at", "usage"} {
+		if !slices.Contains(keys(list[0]), k) {
+			t.Errorf("history --json lacks %q (has %v)", k, keys(list[0]))
+		}
+	}
+	_, out, _ = e.run("stats", "--json", "--by", "provider")
+	var r map[string]json.RawMessage
+	json.Unmarshal([]byte(out), &r)
+	if got := keys([]byte(out)); !slices.Equal(got, []string{"by", "files", "groups", "total"}) {
+		t.Errorf("stats --json keys = %v", got)
+	}
+	want := []string{"cost_usd", "duration_ms", "files_edited", "lines_added", "lines_removed", "prompts", "sessions", "tokens", "tool_calls", "tool_errors", "tools"}
+	if got := keys(r["total"]); !slices.Equal(got, want) {
+		t.Errorf("stats --json total keys = %v, want %v", got, want)
+	}
+	if got := keys(json.RawMessage(strings.TrimSpace(string(mustIndex(t, r["total"], "tokens"))))); !slices.Equal(got, []string{"cache_read", "cache_write", "input", "output", "reasoning", "total"}) {
+		t.Errorf("tokens keys = %v", got)
+	}
+}
+
+func mustIndex(t *testing.T, raw json.RawMessage, key string) json.RawMessage {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m[key]
 }
