@@ -57,4 +57,16 @@ func TestAttachInsideTmux(t *testing.T) {
 	if !strings.Contains(s, "before-attach") {
 		t.Errorf("re-attach in tmux lost earlier output:\n%s", s)
 	}
+	tmux("send-keys", "-t", "m", `C-\`)
+	waitTmux("[detached from tm]")
+
+	// On a terminal, `muster new` attaches at once.
+	tmux("send-keys", "-t", "m", "clear; "+musterBin+" new --name fresh --cmd 'bash --norc --noprofile'", "Enter")
+	tmux("send-keys", "-t", "m", "printf 'inside-%s\\n' fresh", "Enter")
+	waitTmux("inside-fresh")
+	tmux("send-keys", "-t", "m", `C-\`)
+	waitTmux("[detached from fresh]")
+	if e.session("fresh").State != "running" {
+		t.Errorf("the new session should keep running after detach")
+	}
 }
