@@ -6,12 +6,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
-// musterBin is the real muster binary, built once for the end-to-end test.
-var musterBin string
+// binDir holds the real muster binary, built on first use so that the unit
+// tests of this package do not wait for a link.
+var (
+	binDir    string
+	buildOnce sync.Once
+	musterBin string
+	buildErr  error
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "muster-tui-bin")
@@ -19,17 +26,28 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	musterBin = filepath.Join(dir, "muster")
-	build := exec.Command("go", "build", "-o", musterBin, "../../cmd/muster")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build muster:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	binDir = dir
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// buildMuster builds cmd/muster once per test binary.
+func buildMuster(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		bin := filepath.Join(binDir, "muster")
+		out, err := exec.Command("go", "build", "-o", bin, "../../cmd/muster").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("build muster: %v\n%s", err, out)
+			return
+		}
+		musterBin = bin
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return musterBin
 }
 
 // TestDashboardInTmux runs the real `muster` dashboard inside tmux against a
@@ -41,6 +59,7 @@ func TestDashboardInTmux(t *testing.T) {
 	if err != nil {
 		t.Fatal("tmux is required for this test: apt-get install -y tmux")
 	}
+	musterBin := buildMuster(t)
 	// Socket paths must stay short, so not t.TempDir().
 	home, err := os.MkdirTemp("/tmp", "mt")
 	if err != nil {
@@ -85,6 +104,14 @@ func TestDashboardInTmux(t *testing.T) {
 	})
 	muster("new", "--name", "alpha", "--detach", "--cmd", "bash --norc")
 	muster("new", "--name", "beta", "--detach", "--cmd", "bash --norc")
+	// Something to recognise alpha's screen by once attached.
+	muster("send", "alpha", "echo alpha-$((40+2))", "--enter")
+	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(muster("capture", "alpha"), "alpha-42"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("alpha never ran the echo:\n%s", muster("capture", "alpha"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 
 	sock := "muster-tui-" + filepath.Base(home)
 	tmux := func(args ...string) string {
@@ -147,6 +174,9 @@ func TestDashboardInTmux(t *testing.T) {
 
 	// Enter attaches to alpha; the detach key comes back to the dashboard.
 	keys("Enter")
+	// Type only once attached: keys sent while the dashboard is still
+	// closing are the dashboard's.
+	waitFor("alpha's screen", func(s string) bool { return strings.Contains(s, "alpha-42") && !strings.Contains(s, "q quit") })
 	keys("echo attached-$((6*7))", "Enter")
 	waitText("attached-42")
 	keys(`C-\`)
