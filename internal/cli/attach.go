@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/muesli/cancelreader"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -161,10 +162,18 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		}
 	}()
 
+	// A cancelable reader, so that no goroutine is left blocked on stdin
+	// (swallowing the next key) after the pane exits under us.
+	stdin, err := cancelreader.NewReader(os.Stdin)
+	if err != nil {
+		return fmt.Errorf("read the terminal: %w", err)
+	}
+	defer stdin.Close()
+	defer stdin.Cancel()
 	go func() {
 		buf := make([]byte, 32<<10)
 		for {
-			n, err := os.Stdin.Read(buf)
+			n, err := stdin.Read(buf)
 			if n > 0 {
 				p := buf[:n]
 				if i, _ := key.Find(p); i >= 0 {
@@ -183,6 +192,9 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 				}
 			}
 			if err != nil {
+				if errors.Is(err, cancelreader.ErrCanceled) {
+					return
+				}
 				detaching.Store(true)
 				send(proto.FrameDetach, nil)
 				done <- outcome{detached: true}
