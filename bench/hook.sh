@@ -13,10 +13,12 @@
 # The timing loop is a small Go program that alternates the commands run by
 # run, so that machine drift hits all of them alike; it reports median, p90
 # and mean wall time, and the median CPU time (user + system, from rusage),
-# which a busy machine inflates far less than wall time. Also measured: the same invocation through the cobra command
-# tree (MUSTER_HOOK_FASTPATH=0), package init cost (GODEBUG=inittrace=1),
-# a minimal Go program that only reads stdin (the floor of any Go binary),
-# and, when hyperfine is installed, a hyperfine cross-check.
+# which a busy machine inflates far less than wall time. Also measured: a
+# minimal Go program that only reads stdin (the floor of any Go binary), the
+# same invocation through the cobra command tree (MUSTER_HOOK_FASTPATH=0) and
+# from a static build (CGO_ENABLED=0), package init cost
+# (GODEBUG=inittrace=1), and, when hyperfine is installed, a hyperfine
+# cross-check.
 #
 # Usage: bench/hook.sh [RUNS]   (default 300; RUNS=… in the environment works too)
 set -euo pipefail
@@ -35,6 +37,9 @@ trap cleanup EXIT
 cd "$root"
 echo "building muster and the bench helpers…" >&2
 go build -o "$work/muster" ./cmd/muster
+# The default build links libc (net and os/user use cgo); a static build
+# skips the dynamic loader and cgo's thread start-up.
+CGO_ENABLED=0 go build -o "$work/muster-static" ./cmd/muster
 
 mkdir -p "$work/server.src" "$work/timer.src"
 cat >"$work/server.src/main.go" <<'EOF'
@@ -276,6 +281,7 @@ if [ "${RT:-0}" = 1 ]; then run=(chrt -f 1); fi
 	"/bin/true::/bin/true" \
 	"Go floor (read stdin, exit)::$work/go-floor" \
 	"muster hook event claude::$work/muster hook event claude" \
+	"  static build (CGO_ENABLED=0)::$work/muster-static hook event claude" \
 	"  via cobra (FASTPATH=0)::MUSTER_HOOK_FASTPATH=0 $work/muster hook event claude"
 echo
 "${run[@]}" "$work/timer" -inittrace 50 -stdin "$payload" -clean "$state" "muster::$work/muster hook event claude"
@@ -303,7 +309,7 @@ kill "$server_pid"
 wait "$server_pid" 2>/dev/null || true
 server_pid=
 read -r sent bad <"$work/server.out" || true
-want=$((2 * (RUNS + WARMUP) + 50))
+want=$((3 * (RUNS + WARMUP) + 50))
 echo
 echo "events received by the fake daemon: ${sent:-0} started (expected at least $want), ${bad:-0} other"
 if [ "${sent:-0}" -lt "$want" ] || [ "${bad:-0}" -ne 0 ]; then
