@@ -197,6 +197,12 @@ func TestDurabilityUnderKill(t *testing.T) {
 	if err := e.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	// Every acknowledged id is still known: a retry would change nothing.
+	for id := range acked {
+		if _, ok := e.seen[store.Fingerprint(id)]; !ok {
+			t.Fatalf("acknowledged event %s is not known after the restart", id)
+		}
+	}
 	runs, _ := st.LoadRuns(t.Context())
 	swept := 0
 	for _, r := range runs {

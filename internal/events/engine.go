@@ -113,9 +113,12 @@ type Engine struct {
 	dirty  map[runstate.RunKey]runstate.Run
 	dirtyN atomic.Int64
 
-	// seen holds the fingerprint of every stored event id (writer only):
-	// idempotency without an index on random ids (see migration 002).
-	seen map[uint64]struct{}
+	// seen holds the fingerprint of every stored event id (committer
+	// only): idempotency without an index on random ids (migration 002).
+	// fresh holds, by day received, those not yet in a snapshot.
+	seen   map[uint64]struct{}
+	fresh  map[int64][]uint64
+	freshN int
 }
 
 // Stats are counters for benchmarks and diagnostics.
@@ -171,6 +174,7 @@ func New(cfg Config) (*Engine, error) {
 		changed:  make(chan struct{}),
 		removed:  map[string]bool{},
 		dirty:    map[runstate.RunKey]runstate.Run{},
+		fresh:    map[int64][]uint64{},
 		notes:    make(chan runstate.Item, 64),
 	}, nil
 }
@@ -258,7 +262,7 @@ func (e *Engine) Start(ctx context.Context) error {
 // attention effects were persisted with them; only runs move. The
 // replayed runs are written by the next snapshot (the startup sweep).
 func (e *Engine) replay(ctx context.Context) error {
-	seq, err := e.store.RunsSnapshotSeq(ctx)
+	seq, err := e.store.SnapshotSeq(ctx)
 	if err != nil {
 		return err
 	}

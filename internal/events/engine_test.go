@@ -395,3 +395,17 @@ func TestListen(t *testing.T) {
 		t.Fatal("replaced a regular file")
 	}
 }
+
+func TestIdempotencyAcrossRestarts(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "m.db")
+	h := startHarness(t, db)
+	h.surface("sf", "s1", "api", "claude")
+	h.mustPost(evt{id: "e1", run: "r1", surface: "sf", kind: proto.KindStarted})
+	h.stop()
+	h2 := startHarness(t, db)
+	h2.surface("sf", "s1", "api", "claude")
+	if got := h2.post(evt{id: "e1", run: "r1", surface: "sf", kind: proto.KindFailed}); got != okDuplicate {
+		t.Fatalf("retry after a restart: %q", got)
+	}
+	h2.mustPost(evt{id: "e2", run: "r1", surface: "sf", kind: proto.KindFailed})
+}

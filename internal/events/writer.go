@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"runtime"
 	"slices"
 	"time"
@@ -37,8 +38,12 @@ type outcome struct {
 // maxBatch bounds one group commit.
 const maxBatch = 1024
 
-// maxDirty is how many changed runs force a runs snapshot.
-const maxDirty = 512
+// maxDirty is how many changed runs, and maxFresh how many new event
+// fingerprints, force a snapshot.
+const (
+	maxDirty = 512
+	maxFresh = 8192
+)
 
 // Group commit without a writer goroutine: whoever submits work while no
 // one is committing becomes the leader and commits everything queued, its
@@ -200,7 +205,7 @@ func (e *Engine) tryCommit(ctx context.Context, batch []*pending) ([]runstate.It
 		}
 	}()
 	var opened []runstate.Item
-	added := make(map[uint64]struct{}, len(batch))
+	added := make(map[uint64]int64, len(batch)) // fingerprint → day received
 	record := func(ev runstate.Event) (bool, error) {
 		fp := store.Fingerprint(ev.ID)
 		if _, dup := added[fp]; dup {
@@ -218,7 +223,7 @@ func (e *Engine) tryCommit(ctx context.Context, batch []*pending) ([]runstate.It
 		if err != nil {
 			return false, err
 		}
-		added[fp] = struct{}{}
+		added[fp] = ev.ReceivedAt.Unix() / 86400
 		opened = append(opened, tx.Apply(ev).Opened...)
 		return true, nil
 	}
@@ -250,7 +255,7 @@ func (e *Engine) tryCommit(ctx context.Context, batch []*pending) ([]runstate.It
 	// and may delete runs), when many have changed, and every second
 	// (maintain). In between, the events themselves are the record, and
 	// Start replays those after the snapshot.
-	flush := len(e.dirty)+len(ch.Runs) >= maxDirty
+	flush := len(e.dirty)+len(ch.Runs) >= maxDirty || e.freshN+len(added) >= maxFresh
 	for _, p := range batch {
 		flush = flush || p.op != nil
 	}
@@ -279,7 +284,16 @@ func (e *Engine) tryCommit(ctx context.Context, batch []*pending) ([]runstate.It
 				return nil, err
 			}
 		}
-		if err := stx.MarkRunsSnapshot(ctx); err != nil {
+		days := maps.Clone(e.fresh)
+		for fp, day := range added {
+			days[day] = append(slices.Clip(days[day]), fp)
+		}
+		for day, fps := range days {
+			if err := stx.SaveFingerprints(ctx, day, fps); err != nil {
+				return nil, err
+			}
+		}
+		if err := stx.MarkSnapshot(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -299,17 +313,23 @@ func (e *Engine) tryCommit(ctx context.Context, batch []*pending) ([]runstate.It
 	ok = true
 	e.batches.Add(1)
 	e.committed.Add(int64(len(added)))
-	for fp := range added {
+	for fp, day := range added {
 		e.seen[fp] = struct{}{}
+		if !flush {
+			e.fresh[day] = append(e.fresh[day], fp)
+			e.freshN++
+		}
 	}
 	if flush {
 		clear(e.dirty)
+		clear(e.fresh)
+		e.freshN = 0
 	} else {
 		for _, r := range ch.Runs {
 			e.dirty[r.Key()] = r
 		}
 	}
-	e.dirtyN.Store(int64(len(e.dirty)))
+	e.dirtyN.Store(int64(len(e.dirty) + e.freshN))
 	e.mu.Lock()
 	tx.Commit()
 	e.broadcastLocked()

@@ -62,6 +62,7 @@ type EventWriter struct {
 	db                                               *sql.DB
 	stmts                                            []*sql.Stmt
 	insert, putRun, delRun, putItem, delItem, setSeq *sql.Stmt
+	putFPs                                           *sql.Stmt
 }
 
 // EventWriter prepares the statements the event engine writes with.
@@ -78,8 +79,9 @@ func (s *Store) EventWriter(ctx context.Context) (*EventWriter, error) {
 		{&w.putItem, `INSERT INTO attention_items(id, session_id, surface_id, run_id, provider, reason, message, event_id, opened_at, resolved_at, resolution) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(id) DO UPDATE SET resolved_at = excluded.resolved_at, resolution = excluded.resolution`},
 		{&w.delItem, `DELETE FROM attention_items WHERE id = ?`},
-		{&w.setSeq, `INSERT INTO agent_state(key, value) VALUES ('runs_seq', (SELECT coalesce(max(seq), 0) FROM agent_events))
+		{&w.setSeq, `INSERT INTO agent_state(key, value) VALUES ('snapshot_seq', (SELECT coalesce(max(seq), 0) FROM agent_events))
 			ON CONFLICT(key) DO UPDATE SET value = excluded.value`},
+		{&w.putFPs, `INSERT INTO agent_event_fps(day, data) VALUES (?, ?)`},
 	} {
 		st, err := s.W.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -129,11 +131,24 @@ func (w *EventWriter) Begin(ctx context.Context) (*EventTx, error) {
 	return &EventTx{ctx: ctx, tx: tx, w: w, bound: make(map[*sql.Stmt]*sql.Stmt, 4)}, nil
 }
 
-// MarkRunsSnapshot records that agent_runs now reflects every stored event
-// (run this after writing the runs, in the same transaction).
-func (t *EventTx) MarkRunsSnapshot(ctx context.Context) error {
+// SaveFingerprints records the fingerprints of events received on one day
+// (days since 1970, UTC) since the last snapshot.
+func (t *EventTx) SaveFingerprints(ctx context.Context, day int64, fps []uint64) error {
+	data := make([]byte, 8*len(fps))
+	for i, fp := range fps {
+		binary.BigEndian.PutUint64(data[8*i:], fp)
+	}
+	if _, err := t.stmt(t.w.putFPs).ExecContext(ctx, day, data); err != nil {
+		return fmt.Errorf("save event fingerprints: %w", err)
+	}
+	return nil
+}
+
+// MarkSnapshot records that agent_runs and agent_event_fps now reflect
+// every stored event (run it last, in the same transaction).
+func (t *EventTx) MarkSnapshot(ctx context.Context) error {
 	if _, err := t.stmt(t.w.setSeq).ExecContext(ctx); err != nil {
-		return fmt.Errorf("mark runs snapshot: %w", err)
+		return fmt.Errorf("mark snapshot: %w", err)
 	}
 	return nil
 }
@@ -161,14 +176,38 @@ func Fingerprint(id string) uint64 {
 	return binary.BigEndian.Uint64(sum[:8])
 }
 
-// Fingerprints returns the fingerprint of every stored event.
+// Fingerprints returns the fingerprint of every stored event: those saved
+// with the last snapshot, and those of the events stored after it. (It may
+// also hold some of events pruned within the last day.)
 func (s *Store) Fingerprints(ctx context.Context) ([]uint64, error) {
-	rows, err := s.R.QueryContext(ctx, `SELECT fp FROM agent_events`)
+	seq, err := s.SnapshotSeq(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []uint64
+	rows, err := s.R.QueryContext(ctx, `SELECT data FROM agent_event_fps`)
+	if err != nil {
+		return nil, fmt.Errorf("read event fingerprints: %w", err)
+	}
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read event fingerprints: %w", err)
+		}
+		for i := 0; i+8 <= len(data); i += 8 {
+			out = append(out, binary.BigEndian.Uint64(data[i:]))
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read event fingerprints: %w", err)
+	}
+	rows, err = s.R.QueryContext(ctx, `SELECT fp FROM agent_events WHERE seq > ?`, seq)
 	if err != nil {
 		return nil, fmt.Errorf("read event fingerprints: %w", err)
 	}
 	defer rows.Close()
-	var out []uint64
 	for rows.Next() {
 		var fp int64
 		if err := rows.Scan(&fp); err != nil {
@@ -233,15 +272,16 @@ func (t *EventTx) Commit() error {
 // Rollback abandons the transaction.
 func (t *EventTx) Rollback() error { return t.tx.Rollback() }
 
-// RunsSnapshotSeq returns the event seq agent_runs reflects (0: none).
-func (s *Store) RunsSnapshotSeq(ctx context.Context) (int64, error) {
+// SnapshotSeq returns the event seq that agent_runs and agent_event_fps
+// reflect (0: none).
+func (s *Store) SnapshotSeq(ctx context.Context) (int64, error) {
 	var v int64
-	err := s.R.QueryRowContext(ctx, `SELECT value FROM agent_state WHERE key = 'runs_seq'`).Scan(&v)
+	err := s.R.QueryRowContext(ctx, `SELECT value FROM agent_state WHERE key = 'snapshot_seq'`).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("read runs snapshot seq: %w", err)
+		return 0, fmt.Errorf("read snapshot seq: %w", err)
 	}
 	return v, nil
 }
@@ -359,11 +399,25 @@ func (s *Store) Events(ctx context.Context) ([]EventRow, error) {
 	return out, nil
 }
 
-// PruneEvents deletes events received before the cutoff and returns how many.
+// PruneEvents deletes the events stored before the first one received at
+// or after the cutoff (events are stored in arrival order, so this reads
+// only the rows it deletes), and the fingerprints of days wholly before
+// the cutoff. It returns how many events it deleted.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
-	res, err := s.W.ExecContext(ctx, `DELETE FROM agent_events WHERE received_at < ?`, before.UnixNano())
+	var keep int64
+	err := s.W.QueryRowContext(ctx, `SELECT seq FROM agent_events WHERE received_at >= ? ORDER BY seq LIMIT 1`, before.UnixNano()).Scan(&keep)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = s.W.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) + 1 FROM agent_events`).Scan(&keep)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("prune events: %w", err)
+	}
+	res, err := s.W.ExecContext(ctx, `DELETE FROM agent_events WHERE seq < ?`, keep)
+	if err != nil {
+		return 0, fmt.Errorf("prune events: %w", err)
+	}
+	if _, err := s.W.ExecContext(ctx, `DELETE FROM agent_event_fps WHERE day < ?`, before.Unix()/86400); err != nil {
+		return 0, fmt.Errorf("prune event fingerprints: %w", err)
 	}
 	return res.RowsAffected()
 }

@@ -117,7 +117,7 @@ func TestEventTablesRoundTrip(t *testing.T) {
 	}
 }
 
-func TestRunsSnapshotSeq(t *testing.T) {
+func TestSnapshotSeq(t *testing.T) {
 	ctx := t.Context()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "m.db"))
 	if err != nil {
@@ -126,7 +126,7 @@ func TestRunsSnapshotSeq(t *testing.T) {
 	defer s.Close()
 	w, _ := s.EventWriter(ctx)
 	defer w.Close()
-	if seq, err := s.RunsSnapshotSeq(ctx); err != nil || seq != 0 {
+	if seq, err := s.SnapshotSeq(ctx); err != nil || seq != 0 {
 		t.Fatalf("empty store: %d, %v", seq, err)
 	}
 	at := time.Unix(1, 0)
@@ -143,17 +143,65 @@ func TestRunsSnapshotSeq(t *testing.T) {
 	}
 	insert("a", "b")
 	tx, _ := w.Begin(ctx)
-	if err := tx.MarkRunsSnapshot(ctx); err != nil {
+	if err := tx.MarkSnapshot(ctx); err != nil {
 		t.Fatal(err)
 	}
 	tx.Commit()
 	insert("c")
-	seq, err := s.RunsSnapshotSeq(ctx)
+	seq, err := s.SnapshotSeq(ctx)
 	if err != nil || seq != 2 {
 		t.Fatalf("snapshot seq = %d, %v", seq, err)
 	}
 	after, err := s.EventsAfter(ctx, seq)
 	if err != nil || len(after) != 1 || after[0].ID != "c" {
 		t.Fatalf("EventsAfter = %+v, %v", after, err)
+	}
+}
+
+func TestFingerprintsAcrossSnapshots(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w, _ := s.EventWriter(ctx)
+	defer w.Close()
+	day := func(d int) time.Time { return time.Unix(int64(d)*86400+60, 0) }
+	insert := func(id string, at time.Time) {
+		tx, _ := w.Begin(ctx)
+		if err := tx.InsertEvent(ctx, EventRow{ID: id, SessionID: "s", SurfaceID: "f", RunID: "r", Provider: "p", Kind: "started", OccurredAt: at, ReceivedAt: at, Source: "hook", Effect: "applied"}); err != nil {
+			t.Fatal(err)
+		}
+		tx.Commit()
+	}
+	insert("old", day(10))
+	insert("a", day(20))
+	tx, _ := w.Begin(ctx)
+	tx.SaveFingerprints(ctx, 10, []uint64{Fingerprint("old")})
+	tx.SaveFingerprints(ctx, 20, []uint64{Fingerprint("a")})
+	tx.MarkSnapshot(ctx)
+	tx.Commit()
+	insert("b", day(20)) // after the snapshot: read from agent_events
+	want := map[uint64]bool{Fingerprint("old"): true, Fingerprint("a"): true, Fingerprint("b"): true}
+	got, err := s.Fingerprints(ctx)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("Fingerprints = %x, %v", got, err)
+	}
+	for _, fp := range got {
+		if !want[fp] {
+			t.Fatalf("unexpected fingerprint %x", fp)
+		}
+	}
+	// Pruning drops day 10's events and fingerprints, and reads no further.
+	if n, err := s.PruneEvents(ctx, day(15)); err != nil || n != 1 {
+		t.Fatalf("PruneEvents = %d, %v", n, err)
+	}
+	got, _ = s.Fingerprints(ctx)
+	if len(got) != 2 {
+		t.Fatalf("after pruning: %x", got)
+	}
+	if n, err := s.PruneEvents(ctx, day(30)); err != nil || n != 2 {
+		t.Fatalf("PruneEvents all = %d, %v", n, err)
 	}
 }

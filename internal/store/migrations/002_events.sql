@@ -27,9 +27,17 @@ CREATE TABLE agent_events (
 -- No index on session_id: every index is one more page written per commit,
 -- and the only reader (explain) scans back from the newest rows.
 
--- agent_runs is a snapshot of the reducer's runs as of event seq
--- agent_state.runs_seq; the events after it are replayed at start. Writing
--- runs with every event would cost a page per commit.
+-- agent_runs is a snapshot of the reducer's runs, and agent_event_fps of
+-- the fingerprints of stored event ids, both as of event seq
+-- agent_state.snapshot_seq; at start the events after it are replayed and
+-- their fingerprints read. Writing runs with every event would cost a page
+-- per commit; reading fingerprints from agent_events would read the whole
+-- table.
+CREATE TABLE agent_event_fps (
+	day  INTEGER NOT NULL,                        -- received_at / 86400 s
+	data BLOB NOT NULL                            -- big-endian uint64 fingerprints
+);
+
 CREATE TABLE agent_state (
 	key   TEXT PRIMARY KEY,
 	value INTEGER NOT NULL
