@@ -215,6 +215,11 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, short(s.ID), s.Provider, state, run, pid, tildePath(s.CWD), age(now.Sub(created)))
 	}
 	tw.Flush()
+	for _, s := range list {
+		if s.Reason != "" {
+			fmt.Fprintf(f.IO.Out, "%s: %s\n", s.Name, s.Reason)
+		}
+	}
 }
 
 func short(id string) string {
