@@ -307,13 +307,21 @@ func (d *Daemon) handleConn(ctx context.Context, conn *net.UnixConn) {
 			rep.fail(proto.Errorf(proto.CodeBadRequest, "malformed request: %v", err))
 			return
 		}
+		if req.Op == proto.OpWait {
+			// A wait ends the connection's life: it is cancelled when the
+			// client hangs up, so no goroutine waits for a state nobody
+			// will read.
+			wctx, cancel := context.WithCancel(ctx)
+			go func() {
+				br.Peek(1)
+				cancel()
+			}()
+			d.events.HandleControl(wctx, req.Op, req.Args, engineReplier{rep})
+			cancel()
+			return
+		}
 		if isEngineOp(req.Op) {
 			d.events.HandleControl(ctx, req.Op, req.Args, engineReplier{rep})
-			if req.Op == proto.OpWait {
-				// A wait may have outlived its client; don't reuse the
-				// connection for anything after it.
-				return
-			}
 			continue
 		}
 		switch req.Op {
