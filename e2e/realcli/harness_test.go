@@ -212,11 +212,8 @@ func TestCacheDir(t *testing.T) {
 }
 
 func TestInstallFailsClearlyWithoutNPM(t *testing.T) {
-	t.Setenv(CacheEnv, t.TempDir())
-	t.Setenv("PATH", t.TempDir())
 	installMu.Lock()
 	saved, had := installDone[Claude]
-	delete(installDone, Claude)
 	installMu.Unlock()
 	defer func() {
 		if had {
@@ -225,9 +222,40 @@ func TestInstallFailsClearlyWithoutNPM(t *testing.T) {
 			installMu.Unlock()
 		}
 	}()
-	_, err := install(t.Context(), Claude, t.Logf)
-	if err == nil || !strings.Contains(err.Error(), "npm not found on PATH") || !strings.Contains(err.Error(), SkipEnv+"=1") {
-		t.Fatalf("install without npm: %v, want a clear error naming npm and %s", err, SkipEnv)
+	pkg, _ := Claude.Package()
+	tests := []struct {
+		name        string
+		warm        bool     // the cache already holds the package
+		tools       []string // executables on PATH
+		wantMissing string
+	}{
+		{"nothing", false, nil, "npm"},
+		{"warm cache without npm", true, nil, "npm"},
+		{"npm without node", false, []string{"npm"}, "node"},
+		{"warm cache without node", true, []string{"npm"}, "node"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cache, path := t.TempDir(), t.TempDir()
+			t.Setenv(CacheEnv, cache)
+			t.Setenv("PATH", path)
+			for _, tool := range tt.tools {
+				os.WriteFile(filepath.Join(path, tool), []byte("#!/bin/sh\nexit 1\n"), 0o755)
+			}
+			if tt.warm {
+				dir := filepath.Join(cache, filepath.FromSlash(pkg.Spec()))
+				os.MkdirAll(filepath.Join(dir, "node_modules", ".bin"), 0o755)
+				os.WriteFile(filepath.Join(dir, "node_modules", ".bin", pkg.Bin), nil, 0o755)
+				os.WriteFile(filepath.Join(dir, completeMarker), nil, 0o644)
+			}
+			installMu.Lock()
+			delete(installDone, Claude)
+			installMu.Unlock()
+			_, err := install(t.Context(), Claude, t.Logf)
+			if err == nil || !strings.Contains(err.Error(), tt.wantMissing+" not found on PATH") || !strings.Contains(err.Error(), SkipEnv+"=1") {
+				t.Fatalf("install: %v, want a clear error naming %s and %s", err, tt.wantMissing, SkipEnv)
+			}
+		})
 	}
 }
 
