@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -17,12 +16,24 @@ import (
 // ErrNoRollout means no rollout file exists (yet) for the session.
 var ErrNoRollout = errors.New("no rollout file for the session")
 
-var sessionIDRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
-
 // ValidSessionID reports whether id can name a rollout: letters, digits, '-'
 // and '_' only, so it can never escape the sessions directory or act as a
 // glob.
-func ValidSessionID(id string) bool { return sessionIDRe.MatchString(id) }
+func ValidSessionID(id string) bool {
+	// By hand rather than a package-level regexp: every muster command
+	// would pay for compiling it at start-up.
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // Finder locates rollout files under a Codex home and remembers them.
 type Finder struct {

@@ -19,6 +19,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/musterhq/muster/internal/transcript"
@@ -39,7 +40,7 @@ type Options struct {
 func Render(w io.Writer, t *transcript.Transcript, opts Options) error {
 	p := build(t, opts)
 	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, p); err != nil {
+	if err := pageTemplate().Execute(&buf, p); err != nil {
 		return fmt.Errorf("render replay: %w", err)
 	}
 	_, err := w.Write(buf.Bytes())
@@ -162,6 +163,8 @@ func build(t *transcript.Transcript, opts Options) *page {
 	return p
 }
 
-var pageTemplate = template.Must(template.New("replay").Funcs(template.FuncMap{
-	"csp": func() string { return CSP },
-}).Parse(pageHTML))
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("replay").Funcs(template.FuncMap{
+		"csp": func() string { return CSP },
+	}).Parse(pageHTML))
+})
