@@ -48,6 +48,21 @@ func hookProviders(args []string) ([]string, error) {
 	return args, nil
 }
 
+// hookTargets resolves what setup and status act on: the providers, their
+// homes and the muster binary the hooks will run.
+func hookTargets(f *Factory, args []string) ([]string, hookinstall.Env, string, error) {
+	provs, err := hookProviders(args)
+	if err != nil {
+		return nil, hookinstall.Env{}, "", err
+	}
+	env, err := hookEnv(f)
+	if err != nil {
+		return nil, hookinstall.Env{}, "", err
+	}
+	exe, err := f.musterPath()
+	return provs, env, exe, err
+}
+
 func (f *Factory) musterPath() (string, error) {
 	dirs, err := f.Dirs()
 	if err != nil {
@@ -66,15 +81,7 @@ func newHooksSetupCmd(f *Factory) *cobra.Command {
 		Short:     "Install the capture adapter and the lifecycle helper into each provider's config",
 		ValidArgs: hookinstall.Providers(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			provs, err := hookProviders(args)
-			if err != nil {
-				return err
-			}
-			env, err := hookEnv(f)
-			if err != nil {
-				return err
-			}
-			exe, err := f.musterPath()
+			provs, env, exe, err := hookTargets(f, args)
 			if err != nil {
 				return err
 			}
@@ -121,15 +128,7 @@ func newHooksStatusCmd(f *Factory) *cobra.Command {
 		Short:     "Report installed / outdated / not installed per provider",
 		ValidArgs: hookinstall.Providers(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			provs, err := hookProviders(args)
-			if err != nil {
-				return err
-			}
-			env, err := hookEnv(f)
-			if err != nil {
-				return err
-			}
-			exe, err := f.musterPath()
+			provs, env, exe, err := hookTargets(f, args)
 			if err != nil {
 				return err
 			}
