@@ -8,11 +8,13 @@
 // records it after the user answers its dialogs, auto-update switched off,
 // and the CLI pointed at a fake model server that the test scripts.
 //
-// The tests of this package prove the harness by driving each CLI in tmux;
-// see README.md for what they found about each CLI.
+// Its tests drive each CLI twice: in tmux with a hook logger, which proves
+// the harness without Muster, and in a Muster pane through muster's own
+// commands (the scenarios of issue 6). README.md records what they found
+// about each CLI and where the real CLIs made Muster change.
 //
 // The suite runs with `go test ./...`. It needs npm and node; without them
-// it fails and says so. MUSTER_SKIP_REALCLI=1 skips it, and
-// MUSTER_REALCLI_CACHE moves the install cache (default
+// it fails and says so, even with a warm cache. MUSTER_SKIP_REALCLI=1 skips
+// it, and MUSTER_REALCLI_CACHE moves the install cache (default
 // $XDG_CACHE_HOME/muster-realcli, else ~/.cache/muster-realcli).
 package realcli
