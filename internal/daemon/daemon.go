@@ -21,13 +21,13 @@ import (
 
 	"github.com/musterhq/muster/internal/events"
 	"github.com/musterhq/muster/internal/history"
-	"github.com/musterhq/muster/internal/provider/all"
-	"github.com/musterhq/muster/internal/transcript"
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/store"
+	"github.com/musterhq/muster/internal/transcript"
 )
 
 // Options configure a daemon.
