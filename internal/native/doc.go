@@ -44,7 +44,7 @@
 //     OSC 133 (or 633) D: exit 0 → succeeded, 129/130/143 → interrupted,
 //     other → failed, no status → succeeded.
 //   - processExited: the agent's process group is gone without a D within
-//     one poll, or the pane's process exited (SurfaceExited, with its exit
+//     2 s (or one poll, if longer), or the pane's process exited (SurfaceExited, with its exit
 //     status when the agent was the pane's own process).
 //   - turnStarted / turnCompleted, for Claude Code and Codex: the agent's
 //     transcript is split into one run per prompt turn whose id is

@@ -46,6 +46,10 @@ const (
 	// poll late, and a prompt given on the command line is written at once).
 	cutoffSlack = 5 * time.Second
 	maxSeen     = 256 // turn keys remembered per agent run
+	// exitGrace is how long an agent may be gone before its run ends
+	// without the shell's OSC 133 D (at least one poll): the shell prints
+	// D when it gets the terminal back, a moment after the job ended.
+	exitGrace = 2 * time.Second
 )
 
 // nativeNS is the UUIDv5 namespace of the coarse run ids and of every event
@@ -398,9 +402,9 @@ func (e *Estimator) tick(ctx context.Context, s *surface) {
 		case dSeq > a.dSeq:
 			e.finish(ctx, s, a, HookCommandFinished, dCode, dCode >= 0, now)
 		case a.goneAt.IsZero():
-			a.goneAt = now // give the shell a poll to report the exit status
+			a.goneAt = now // give the shell a moment to report the exit status
 			return
-		case now.Sub(a.goneAt) < e.poll:
+		case now.Sub(a.goneAt) < max(e.poll, exitGrace):
 			return
 		default:
 			e.finish(ctx, s, a, HookProcessExited, -1, false, now)

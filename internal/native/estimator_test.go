@@ -78,7 +78,8 @@ func TestDMarkBeforeLaunchIgnored(t *testing.T) {
 	h.poll()
 	h.procs.kill(agentPGID)
 	p.fg(shellPID)
-	h.poll() // no D for claude yet: wait a poll for it
+	h.poll() // no D for claude yet: wait for it
+	h.poll()
 	h.want("launchObserved started R1 claude started (process group 200)")
 	h.poll()
 	h.want("launchObserved started R1 claude started (process group 200)", "processExited succeeded R1 the agent exited")
