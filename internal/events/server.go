@@ -324,9 +324,17 @@ func (e *Engine) checkpoint(ctx context.Context) {
 	defer e.store.W.Exec(`PRAGMA wal_autocheckpoint=1000`)
 	t := time.NewTicker(checkpointEvery)
 	defer t.Stop()
+	// An idle daemon must cost nothing: checkpoint only when the WAL has
+	// changed since the last checkpoint (a stat is far cheaper than a query).
+	var last os.FileInfo
 	for {
 		select {
 		case <-t.C:
+			st, err := os.Stat(e.store.Path + "-wal")
+			if err == nil && last != nil && st.Size() == last.Size() && st.ModTime().Equal(last.ModTime()) {
+				continue
+			}
+			last = st
 			var busy, frames, done int
 			if err := e.store.R.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &done); err != nil && ctx.Err() == nil {
 				e.log.Warn("checkpoint", "err", err)

@@ -29,6 +29,8 @@ type Store struct {
 	W *sql.DB
 	// R serves reads concurrently with the writer (WAL).
 	R *sql.DB
+	// Path is the database file.
+	Path string
 }
 
 // Open opens (creating if needed) the database at path and applies every
@@ -56,7 +58,7 @@ func Open(ctx context.Context, dbPath string) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", dbPath, err)
 	}
 	r.SetMaxOpenConns(4)
-	s := &Store{W: w, R: r}
+	s := &Store{W: w, R: r, Path: dbPath}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open store %s: %w", dbPath, err)
