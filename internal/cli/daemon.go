@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -50,6 +51,13 @@ func newDaemonCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer closeLog()
+			// MUSTER_CPUPROFILE=FILE profiles the daemon, for benchmarks.
+			if path := f.Getenv("MUSTER_CPUPROFILE"); path != "" {
+				if pf, err := os.Create(path); err == nil {
+					pprof.StartCPUProfile(pf)
+					defer func() { pprof.StopCPUProfile(); pf.Close() }()
+				}
+			}
 			cfg, err := config.Load(dirs.ConfigFile())
 			if err != nil {
 				// A broken config must not keep every pane down.

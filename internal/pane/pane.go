@@ -58,7 +58,7 @@ const (
 	defaultRing       = 1 << 20
 	// emuQueueBytes bounds output waiting for the emulator; beyond it the
 	// emulator is marked dirty and rebuilt from the ring.
-	emuQueueBytes = 4 << 20
+	emuQueueBytes = 256 << 10
 	// rebuildBytes is how much of the ring a rebuilt emulator replays.
 	rebuildBytes = 128 << 10
 	// clientQueueBytes bounds output queued for one client before it is
