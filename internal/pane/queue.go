@@ -29,9 +29,9 @@ type emuItem struct {
 // goroutine. Data beyond the bound is dropped and the emulator rebuilt;
 // control items (resize, snapshot, capture) are never dropped.
 type emuQueue struct {
-	mu     sync.Mutex
-	items  []emuItem
-	bytes  int
+	mu    sync.Mutex
+	items []emuItem
+	bytes int
 	// stale is set when data was dropped; data is discarded until the
 	// emulator goroutine rebuilds from the ring and clears it.
 	stale  bool
