@@ -37,7 +37,9 @@
 //   - launchObserved (started): the foreground process group of the pane
 //     (Surface.ForegroundPGID) is led by a built-in provider's executable
 //     (provider.Lookup(...).Executables; the base name of argv[0], of the
-//     script a node/bun/deno interpreter runs, or of comm, minus .exe/.js).
+//     script an interpreter runs — node, bun, deno, a shell for a #!
+//     script — minus .exe/.js), or, for a first-class launch, is the
+//     pane's own process whatever its name.
 //     This opens the coarse run, one per launch, with an id derived from
 //     the surface, the process group and the time.
 //   - commandFinished: the agent left the foreground and the shell reported
@@ -96,7 +98,8 @@
 // # Cost
 //
 // One goroutine polls every surface once per Config.Poll (1 s): one ioctl
-// and, while no agent is tracked, two small reads of /proc per pane (on
-// macOS, two sysctls). With an agent tracked, one stat of its transcript
-// and a read of what was appended.
+// and, while no agent is tracked, one small read of /proc/PID/cmdline per
+// pane (on macOS, two sysctls); with an agent tracked, one stat of its
+// transcript and a read of what was appended. BenchmarkPollIdleShells
+// measures 50 idle panes at about 0.1% of a core.
 package native

@@ -19,7 +19,9 @@ const (
 // procInfo is what the estimator reads of a foreground process group's
 // leader.
 type procInfo struct {
-	Comm string   // the kernel's short name: the base name the program was exec'd as
+	// Comm is the kernel's short name, the base name the program was
+	// exec'd as (macOS; on Linux only when the command line is empty).
+	Comm string
 	Argv []string // the command line
 }
 
@@ -36,8 +38,12 @@ func executables() map[string]string {
 }
 
 // interpreters run a provider's script named by their first non-flag
-// argument (npm installs Codex and Gemini CLI as `node …/bin/codex.js`).
-var interpreters = map[string]bool{"node": true, "nodejs": true, "bun": true, "deno": true}
+// argument: npm installs Codex and Gemini CLI as `node …/bin/codex.js`, and
+// the kernel runs a #! script as `/bin/sh …/bin/claude`.
+var interpreters = map[string]bool{
+	"node": true, "nodejs": true, "bun": true, "deno": true,
+	"sh": true, "bash": true, "dash": true, "zsh": true, "python": true, "python3": true,
+}
 
 // matchProvider returns the provider whose executable the process runs, or
 // "": the base name of argv[0], of the script an interpreter runs, or of

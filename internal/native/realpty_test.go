@@ -111,7 +111,7 @@ func TestRealPane(t *testing.T) {
 				return false
 			}
 			info, err := inspectProcess(pg)
-			return err == nil && info.Comm == name
+			return err == nil && len(info.Argv) > 0 && exeName(info.Argv[0]) == name
 		})
 		return pg
 	}
