@@ -21,6 +21,8 @@ import (
 
 	"github.com/musterhq/muster/internal/events"
 	"github.com/musterhq/muster/internal/history"
+	"github.com/musterhq/muster/internal/hookinstall"
+	"github.com/musterhq/muster/internal/native"
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/proto"
@@ -54,6 +56,7 @@ type Daemon struct {
 	logger    *slog.Logger
 	store     *store.Store
 	events    *events.Engine
+	native    *native.Estimator
 	startedAt time.Time
 	// musterPath is the binary hook commands run.
 	musterPath string
@@ -124,14 +127,33 @@ func Run(ctx context.Context, opts Options) error {
 			codexHome = filepath.Join(h, ".codex")
 		}
 	}
+	home := opts.Getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	tenv := transcript.Env{Home: home, Getenv: opts.Getenv}
 	eng, err := events.New(events.Config{
 		Store: st, Logger: d.logger.With("component", "events"), Resolver: d,
 		CodexHome: codexHome, NotifyCommand: opts.NotifyCommand,
+		OnHookEvent: func(surfaceID, provider string) {
+			if d.native != nil {
+				d.native.HookEventSeen(surfaceID, provider)
+			}
+		},
 	})
 	if err != nil {
 		return err
 	}
 	d.events = eng
+	d.native = native.New(native.Config{
+		Emit: func(ctx context.Context, ev proto.Event) error {
+			_, err := eng.Emit(ctx, ev)
+			return err
+		},
+		Logger:         d.logger.With("component", "native"),
+		Env:            tenv,
+		HooksInstalled: native.HookStatus(hookinstall.Env{Home: home, Getenv: opts.Getenv}, d.musterPath, 10*time.Second, nil),
+	})
 	// The startup sweep runs before anything can read run state.
 	if err := eng.Start(ctx); err != nil {
 		return err
@@ -158,17 +180,18 @@ func Run(ctx context.Context, opts Options) error {
 	d.logger.Info("daemon started", "pid", os.Getpid(), "home", dirs.State)
 
 	// Keep the transcript history index fresh while the daemon runs.
-	d.wg.Add(1)
+	d.wg.Add(2)
 	go func() {
 		defer d.wg.Done()
-		home := opts.Getenv("HOME")
-		if home == "" {
-			home, _ = os.UserHomeDir()
-		}
-		env := transcript.Env{Home: home, Getenv: opts.Getenv}
 		idx := history.New(st, opts.Version)
-		if err := history.Watch(ctx, idx, all.Sources(), env, d.logger.With("component", "history")); err != nil && ctx.Err() == nil {
+		if err := history.Watch(ctx, idx, all.Sources(), tenv, d.logger.With("component", "history")); err != nil && ctx.Err() == nil {
 			d.logger.Warn("transcript watcher stopped", "err", err)
+		}
+	}()
+	go func() {
+		defer d.wg.Done()
+		if err := d.native.Run(ctx); err != nil && ctx.Err() == nil {
+			d.logger.Warn("native run estimator stopped", "err", err)
 		}
 	}()
 
@@ -551,6 +574,15 @@ func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
 	}
 	if d.events != nil {
 		d.events.SessionState(s.rec.ID).Fill(&info)
+	}
+	if d.native != nil && info.State == "running" {
+		a := d.native.Activity(s.surface.ID)
+		info.Activity = a.State
+		info.ActivityEvidence = a.Evidence
+		if !a.Since.IsZero() {
+			at := a.Since.UTC().Format(time.RFC3339Nano)
+			info.ActivitySince = &at
+		}
 	}
 	if s.pane == nil {
 		if restorable(s) {

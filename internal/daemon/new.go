@@ -16,6 +16,7 @@ import (
 	"github.com/musterhq/muster/internal/events"
 	"github.com/musterhq/muster/internal/hookinstall"
 	"github.com/musterhq/muster/internal/launcher"
+	"github.com/musterhq/muster/internal/native"
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
@@ -276,6 +277,17 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 		return proto.Errorf(proto.CodeInvalid, "start %s: %v", argv[0], err)
 	}
 	d.events.SurfaceStarted(surfaceID, p.PID())
+	injected := len(cfg.Argv) != len(argv) // hooks came with the launch (claude --settings)
+	sessionID := s.rec.ID
+	d.native.SurfaceStarted(native.Surface{
+		ID: surfaceID, SessionID: sessionID, Provider: s.rec.Provider, PID: p.PID(), CWD: s.rec.CWD,
+		ForegroundPGID: p.ForegroundPGID, HooksInjected: injected,
+		NativeID: func() string {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return s.rec.NativeID
+		},
+	})
 	su := store.Surface{ID: surfaceID, SessionID: s.rec.ID, PID: p.PID(), Argv: argv, State: "running", StartedAt: time.Now()}
 	if err := d.store.InsertSurface(ctx, su); err != nil {
 		p.Close(time.Second)
@@ -300,6 +312,7 @@ func (d *Daemon) injectHooks(rec store.Session, argv []string) []string {
 }
 
 func (d *Daemon) onSignals(s *session, surfaceID string, sigs []termsignal.Signal) {
+	d.native.Signals(surfaceID, sigs)
 	d.onAgentStatus(s, surfaceID, sigs)
 }
 
@@ -314,6 +327,7 @@ func (d *Daemon) onExit(s *session, surfaceID string, code int) {
 		final, _ = p.Capture(ctx, 0, false)
 		cancel()
 	}
+	d.native.SurfaceExited(context.Background(), surfaceID, code)
 	// Revoke the capability and disconnect unfinished runs at once.
 	d.events.CloseSurface(surfaceID, &code)
 	now := time.Now()

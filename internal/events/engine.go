@@ -64,6 +64,11 @@ type Config struct {
 	MaxFutureSkew  time.Duration      // how far occurredAt may lead the clock (1 min)
 	EventRetention time.Duration      // stored events older than this are pruned at start (30 days)
 	PeerAllowed    func(uid int) bool // default: the daemon's own uid only
+
+	// OnHookEvent, when set, learns of every authorized provider hook event
+	// (after Codex routing) before it is committed; it must not block. The
+	// native run estimator stands down for a surface once hooks report.
+	OnHookEvent func(surfaceID, provider string)
 }
 
 // Surface is a live pane as the engine knows it.

@@ -230,6 +230,9 @@ func (e *Engine) ingest(ctx context.Context, line []byte, fl *flight) []byte {
 		return respErr[proto.ErrUnauthorized]
 	}
 	rev := e.reducerEvent(req.Event, surf, now, runstate.SourceHook)
+	if e.cfg.OnHookEvent != nil {
+		e.cfg.OnHookEvent(surf.ID, req.Event.Provider)
+	}
 	o := e.submit(&pending{ev: &rev, fl: fl})
 	switch {
 	case o.code != "":

@@ -201,6 +201,12 @@ type SessionInfo struct {
 	RunID           *string `json:"run_id"`
 	Attention       int     `json:"attention"`
 	LastEventAt     *string `json:"last_event_at"`
+
+	// Activity is what the terminal says the program is doing (seed 000):
+	// working | waiting | attention, or "" when it says nothing.
+	Activity         string  `json:"activity"`
+	ActivitySince    *string `json:"activity_since"`
+	ActivityEvidence string  `json:"activity_evidence,omitempty"`
 }
 
 // DaemonStatus answers op "status".
