@@ -84,7 +84,8 @@
 //		HooksInstalled: native.HookStatus(hookEnv, musterPath, 10*time.Second, nil),
 //	})
 //	g.Go(func() error { return est.Run(ctx) })
-//	// after pane.Start and engine.RegisterSurface:
+//	// after pane.Start and engine.RegisterSurface; injected: the launch got
+//	// `--settings` hooks (daemon.injectHooks changed argv):
 //	est.SurfaceStarted(native.Surface{ID: surfaceID, SessionID: rec.ID, Provider: rec.Provider,
 //		PID: p.PID(), CWD: rec.CWD, ForegroundPGID: p.ForegroundPGID,
 //		NativeID: func() string { return currentNativeID(rec.ID) }, HooksInjected: injected})
