@@ -1,0 +1,51 @@
+package core_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/musterhq/muster/internal/testing/fakeagent/fakeagenttest"
+)
+
+func TestTerminalActivityInLs(t *testing.T) {
+	e := newEnv(t)
+	e.must("new", "--name", "act", "--detach", "--cmd", "bash --norc --noprofile")
+	activity := func(want string) {
+		t.Helper()
+		var got string
+		if !eventually(func() bool { got = e.session("act").Activity; return got == want }) {
+			t.Fatalf("activity = %q, want %q", got, want)
+		}
+	}
+	e.must("send", "act", `printf '\033]9;4;3\007'`, "--enter")
+	activity("working")
+	e.must("send", "act", `printf '\033]9;4;0\007'`, "--enter")
+	activity("waiting")
+	e.must("send", "act", `printf '\033]777;notify;Build;done\007'`, "--enter")
+	activity("attention")
+	if ev := e.session("act").ActivityEvidence; ev == "" {
+		t.Errorf("activity has no evidence")
+	}
+}
+
+// Without hooks, a Claude started by hand in a shell pane is still seen:
+// its process in the foreground opens a run, and its transcript splits the
+// run into prompt turns.
+func TestNativeRunEstimationWithoutHooks(t *testing.T) {
+	e := newEnv(t)
+	dir := fakeagenttest.Build(t)
+	e.vars = append(e.vars, "PATH="+fakeagenttest.Path(dir), fakeagenttest.EnvNoHooks+"=1")
+	e.must("new", "--name", "nat", "--detach", "--cmd", "bash --norc --noprofile")
+	e.must("send", "nat", "claude", "--enter")
+	e.must("wait", "nat", "--until", "running", "--timeout", "30s")
+	e.must("send", "nat", "reply estimated", "--enter")
+	e.must("wait", "nat", "--until", "done", "--timeout", "30s")
+	s := e.session("nat")
+	if s.RunState == nil || s.RunID == nil {
+		t.Fatalf("no run state from native estimation: %+v", s)
+	}
+	out := e.must("explain", "nat")
+	if !strings.Contains(out, "muster.native.") {
+		t.Errorf("explain does not show native evidence:\n%s", out)
+	}
+}
