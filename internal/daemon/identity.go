@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -84,6 +86,12 @@ func (d *Daemon) nativeCapture(ctx context.Context, a NativeCaptureArgs) error {
 	return nil
 }
 
+// sortedUnique orders sessions by id so that duplicates are adjacent.
+func sortedUnique(ss []*session) []*session {
+	slices.SortFunc(ss, func(a, b *session) int { return strings.Compare(a.rec.ID, b.rec.ID) })
+	return ss
+}
+
 // restorable reports whether a session's process died with a daemon (not by
 // its own exit) and so should be offered for resume.
 func restorable(s *session) bool {
@@ -139,6 +147,14 @@ func (d *Daemon) resume(ctx context.Context, a ResumeArgs) ([]ResumeOutcome, err
 		targets = append(targets, s)
 	}
 	d.mu.Unlock()
+	targets = slices.CompactFunc(sortedUnique(targets), func(a, b *session) bool { return a == b })
+	// Map order is random; resume (and report) oldest first.
+	sort.SliceStable(targets, func(i, j int) bool {
+		if !targets[i].rec.CreatedAt.Equal(targets[j].rec.CreatedAt) {
+			return targets[i].rec.CreatedAt.Before(targets[j].rec.CreatedAt)
+		}
+		return targets[i].rec.Name < targets[j].rec.Name
+	})
 	if !a.All && len(a.Names) == 0 {
 		return nil, proto.Errorf(proto.CodeBadRequest, "name a session to resume, or --all")
 	}
