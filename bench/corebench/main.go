@@ -331,8 +331,17 @@ func rssKiB(pid int) int {
 	return 0
 }
 
+// freshDaemon restarts the daemon so that memory freed by earlier phases
+// (which Go keeps mapped for a while) does not blur the next measurement.
+func freshDaemon() int {
+	run("daemon", "stop")
+	run("ls")
+	time.Sleep(time.Second)
+	return daemonPID()
+}
+
 func rssPerPane() float64 {
-	pid := daemonPID()
+	pid := freshDaemon()
 	before := rssKiB(pid)
 	for i := 0; i < *rssPanes; i++ {
 		run("new", "--name", fmt.Sprintf("rss%d", i), "--detach", "--cmd", "sh -c 'seq 1 10100; sleep 100000'")
@@ -359,7 +368,7 @@ func cpuTicks(pid int) int {
 }
 
 func idleCPU() float64 {
-	pid := daemonPID()
+	pid := freshDaemon()
 	for i := 0; i < *panes; i++ {
 		run("new", "--name", fmt.Sprintf("idle%d", i), "--detach", "--cmd", "bash --norc --noprofile")
 	}
