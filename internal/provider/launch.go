@@ -41,7 +41,7 @@ var launches = map[string]Launch{
 		// --no-daemon keeps hooks children of this pane's own codex process;
 		// the shared daemon would run them with another pane's environment.
 		Name: "codex", Executables: []string{"codex"},
-		NewArgs:    func(string) []string { return []string{"--no-daemon"} },
+		NewArgs: func(string) []string { return []string{"--no-daemon"} },
 		// --no-daemon goes before the subcommand: `codex resume ID
 		// --no-daemon` starts the shared daemon again (Codex 0.169).
 		ResumeArgs: func(id string) []string { return []string{"--no-daemon", "resume", id} },
