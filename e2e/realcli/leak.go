@@ -59,7 +59,12 @@ func processesWithEnv(kv string) []Process {
 // reap kills whatever still runs with this HOME and fails the test for it:
 // whoever started the CLI had to stop it.
 func (s *Setup) reap(t testing.TB) {
+	// A hook the CLI started as it exited (SessionEnd) may still be
+	// finishing; give short-lived processes a moment to end by themselves.
 	left := s.Processes()
+	for grace := time.Now().Add(3 * time.Second); len(left) > 0 && time.Now().Before(grace); left = s.Processes() {
+		time.Sleep(50 * time.Millisecond)
+	}
 	if len(left) == 0 {
 		return
 	}
