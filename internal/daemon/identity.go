@@ -122,6 +122,12 @@ type ResumeOutcome struct {
 // failing; naming the session explicitly still tries again.
 const maxResumeAttempts = 3
 
+// resumeBackoff is how long `resume --all` waits after a failed attempt
+// before trying a session again: 2 s, 4 s, 8 s…
+func resumeBackoff(attempts int) time.Duration {
+	return time.Duration(1<<min(attempts, 10)) * time.Second
+}
+
 func (d *Daemon) resume(ctx context.Context, a ResumeArgs) ([]ResumeOutcome, error) {
 	var targets []*session
 	d.mu.Lock()
@@ -164,6 +170,11 @@ func (d *Daemon) resume(ctx context.Context, a ResumeArgs) ([]ResumeOutcome, err
 			out = append(out, ResumeOutcome{Name: s.rec.Name, Reason: fmt.Sprintf("skipped after %d failed attempts: %s", s.rec.RestoreAttempts, s.rec.RestoreReason)})
 			continue
 		}
+		if wait := resumeBackoff(s.rec.RestoreAttempts) - time.Since(s.rec.UpdatedAt); a.All && s.rec.RestoreAttempts > 0 && wait > 0 {
+			out = append(out, ResumeOutcome{Name: s.rec.Name, Reason: fmt.Sprintf("last attempt failed %s ago; retrying after %s: %s",
+				time.Since(s.rec.UpdatedAt).Round(time.Second), wait.Round(time.Second), s.rec.RestoreReason)})
+			continue
+		}
 		out = append(out, d.resumeOne(ctx, s, a))
 	}
 	return out, nil
@@ -178,6 +189,7 @@ func (d *Daemon) resumeOne(ctx context.Context, s *session, a ResumeArgs) Resume
 		d.store.SetRestore(ctx, rec.ID, reason, attempts)
 		d.mu.Lock()
 		s.rec.RestoreReason, s.rec.RestoreAttempts = reason, attempts
+		s.rec.UpdatedAt = time.Now()
 		d.mu.Unlock()
 		d.logger.Warn("resume failed", "session_id", rec.ID, "reason", reason)
 		return ResumeOutcome{Name: rec.Name, Reason: reason}
