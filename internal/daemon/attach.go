@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"syscall"
 
+	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/proto"
 )
 
@@ -56,6 +58,9 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 	}
 	client := p.Attach(a.Cols, a.Rows, a.ReadOnly)
 	defer client.Detach()
+	if raw, err := conn.SyscallConn(); err == nil {
+		client.SetDirect(func(b []byte) int { return writeNonBlocking(raw, b) })
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -70,13 +75,20 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 				return
 			}
 			for _, f := range frames {
-				if err := proto.WriteFrame(bw, f.Type, f.Data); err != nil {
+				var err error
+				if f.Type == pane.FrameRaw {
+					_, err = bw.Write(f.Data)
+				} else {
+					err = proto.WriteFrame(bw, f.Type, f.Data)
+				}
+				if err != nil {
 					return
 				}
 			}
 			if err := bw.Flush(); err != nil {
 				return
 			}
+			client.Sent()
 			if frames[len(frames)-1].Type == proto.FrameExit {
 				return
 			}
@@ -113,6 +125,20 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 	cancel()
 	client.Detach()
 	<-writerDone
+}
+
+// writeNonBlocking makes one write attempt that never waits: the socket is
+// non-blocking, and a full buffer just means fewer bytes written.
+func writeNonBlocking(raw syscall.RawConn, b []byte) int {
+	n := 0
+	raw.Write(func(fd uintptr) bool {
+		m, err := syscall.Write(int(fd), b)
+		if err == nil && m > 0 {
+			n = m
+		}
+		return true // never wait for the socket to become writable
+	})
+	return n
 }
 
 // textSnapshot turns saved plain screen text into a repaint sequence.

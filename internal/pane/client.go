@@ -2,6 +2,7 @@ package pane
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"sync"
 
@@ -10,9 +11,17 @@ import (
 
 // Frame is one message for an attached client.
 type Frame struct {
-	Type byte // proto.FrameOutput, FrameSnapshot or FrameExit
+	Type byte // proto.FrameOutput, FrameSnapshot, FrameExit, or FrameRaw
 	Data []byte
 }
+
+// FrameRaw marks bytes that continue a frame a direct write left half
+// sent: the writer sends them as they are, with no header.
+const FrameRaw byte = 0
+
+// DirectWriter writes to the client's connection without ever blocking and
+// returns how many bytes it wrote (0 when the socket buffer is full).
+type DirectWriter func(p []byte) int
 
 type chunk struct {
 	start uint64
@@ -38,6 +47,44 @@ type Client struct {
 	closed      bool
 	resyncs     int
 	wake        chan struct{}
+	// direct, when set, lets the pane's reader write small output straight
+	// to an idle client instead of waking its writer goroutine: one
+	// goroutine hand-off less on every keystroke echo.
+	direct   DirectWriter
+	inflight bool // the writer holds frames taken by Next, not yet Sent
+	dbuf     []byte
+}
+
+// maxDirect bounds what the reader writes directly, so that it never
+// spends long in a write.
+const maxDirect = 16 << 10
+
+// rawPrefix is the remainder of a half-written frame at the head of the
+// queue: it is already partly on the wire, so it can never be dropped.
+func (c *Client) rawPrefix() []Frame {
+	var keep []Frame
+	for _, f := range c.frames {
+		if f.Type != FrameRaw {
+			break
+		}
+		keep = append(keep, f)
+	}
+	return keep
+}
+
+// SetDirect enables direct writes; the client's writer must call Sent after
+// it has written the frames Next returned.
+func (c *Client) SetDirect(w DirectWriter) {
+	c.mu.Lock()
+	c.direct = w
+	c.mu.Unlock()
+}
+
+// Sent tells the client that the frames of the last Next are written.
+func (c *Client) Sent() {
+	c.mu.Lock()
+	c.inflight = false
+	c.mu.Unlock()
 }
 
 // Attach registers a client of the given size. A writable client becomes
@@ -68,7 +115,7 @@ func (p *Pane) Attach(cols, rows int, readOnly bool) *Client {
 func (c *Client) requestSnapshotLocked() {
 	c.waitingSnap = true
 	c.gen++
-	c.frames, c.bytes = nil, 0
+	c.frames, c.bytes = c.rawPrefix(), 0
 	c.pending, c.pendBytes = nil, 0
 	gen := c.gen
 	c.p.emu.pushFunc(func(t terminal) {
@@ -93,6 +140,23 @@ func (c *Client) pushOutput(start uint64, data []byte) {
 			c.resyncs++
 			c.requestSnapshotLocked()
 		}
+		return
+	}
+	if c.direct != nil && !c.inflight && len(c.frames) == 0 && len(data) <= maxDirect {
+		// Nothing is queued or being written, so writing here keeps the
+		// order; the write never blocks, and what it could not send is
+		// queued as the frame's remainder.
+		c.dbuf = append(c.dbuf[:0], proto.FrameOutput, 0, 0, 0, 0)
+		binary.BigEndian.PutUint32(c.dbuf[1:5], uint32(len(data)))
+		c.dbuf = append(c.dbuf, data...)
+		n := c.direct(c.dbuf)
+		if n >= len(c.dbuf) {
+			return
+		}
+		rest := append([]byte(nil), c.dbuf[n:]...)
+		c.frames = append(c.frames, Frame{Type: FrameRaw, Data: rest})
+		c.bytes += len(rest)
+		c.signal()
 		return
 	}
 	c.frames = append(c.frames, Frame{Type: proto.FrameOutput, Data: data})
@@ -122,7 +186,7 @@ func (c *Client) deliverSnapshot(gen uint64, snap []byte) {
 		return
 	}
 	c.waitingSnap = false
-	c.frames = append(c.frames[:0], Frame{Type: proto.FrameSnapshot, Data: snap})
+	c.frames = append(c.rawPrefix(), Frame{Type: proto.FrameSnapshot, Data: snap})
 	c.bytes = len(snap)
 	for _, ch := range c.pending {
 		end := ch.start + uint64(len(ch.data))
@@ -160,6 +224,7 @@ func (c *Client) Next(ctx context.Context) (frames []Frame, ok bool) {
 		if len(c.frames) > 0 {
 			frames = c.frames
 			c.frames, c.bytes = nil, 0
+			c.inflight = true
 			c.mu.Unlock()
 			return frames, true
 		}
