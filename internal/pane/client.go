@@ -55,9 +55,10 @@ type Client struct {
 	dbuf     []byte
 }
 
-// maxDirect bounds what the reader writes directly, so that it never
-// spends long in a write.
-const maxDirect = 16 << 10
+// maxDirect bounds what the reader writes directly: echoes and small
+// updates, where latency matters; bulk output is left to the writer, which
+// batches it into large writes.
+var maxDirect = 512
 
 // rawPrefix is the remainder of a half-written frame at the head of the
 // queue: it is already partly on the wire, so it can never be dropped.

@@ -15,6 +15,9 @@ import (
 // often manages only part of a frame, as a full socket would, and checks
 // that the bytes on the "wire" still decode to the program's exact output.
 func TestDirectWritesKeepTheStreamIntact(t *testing.T) {
+	// Take the direct path for bulk output too, to exercise partial writes.
+	defer func(old int) { maxDirect = old }(maxDirect)
+	maxDirect = 1 << 20
 	p, err := Start(Config{Argv: []string{"sh", "-c", "sleep 0.3; i=0; while [ $i -lt 2000 ]; do echo line-$i; i=$((i+1)); done; echo END-OF-OUTPUT; sleep 5"}, Cols: 80, Rows: 24})
 	if err != nil {
 		t.Fatal(err)
