@@ -623,8 +623,19 @@ func (sc *mscenario) resume(prev string) {
 	if info.State != "running" || !strings.HasSuffix(info.Command, " "+strings.Join(want, " ")) {
 		t.Errorf("after muster resume: state %q, command %q; want running with %q", info.State, info.Command, want)
 	}
+	dismissed := false
 	sc.m.waitFor(sc.name, "the resumed conversation and the idle prompt", launchTimeout, func() bool {
 		screen := sc.m.capture(sc.name)
+		// Claude Code 2.1.328 sometimes offers to make auto mode the
+		// default when a session comes back; a user answers "No, keep
+		// manual mode", and so does the test (Down, Enter).
+		if !dismissed && strings.Contains(screen, "Make auto mode your default permission mode?") {
+			dismissed = true
+			sc.m.must("send", sc.name, "\x1b[B")
+			time.Sleep(300 * time.Millisecond)
+			sc.m.must("send", sc.name, "", "--enter")
+			return false
+		}
 		return strings.Contains(screen, "second reply after the tool") && strings.Contains(screen, sc.prof.idle)
 	})
 	sc.took("daemon stop to resumed", start)
