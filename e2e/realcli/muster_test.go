@@ -138,9 +138,20 @@ func (m *musterRun) session(name string) proto.SessionInfo {
 	return proto.SessionInfo{}
 }
 
+// autoModeOffer is a dialog Claude Code 2.1.328 shows now and then at
+// launch or resume; a user answers "No, keep manual mode", and so does
+// every capture that sees it (Down, Enter), so callers that poll go on.
+const autoModeOffer = "Make auto mode your default permission mode?"
+
 func (m *musterRun) capture(name string) string {
 	m.t.Helper()
-	return m.must("capture", name)
+	screen := m.must("capture", name)
+	if strings.Contains(screen, autoModeOffer) {
+		m.must("send", name, "\x1b[B")
+		time.Sleep(300 * time.Millisecond)
+		m.must("send", name, "", "--enter")
+	}
+	return screen
 }
 
 // attention returns the attention items of session name (all of them,
@@ -623,19 +634,8 @@ func (sc *mscenario) resume(prev string) {
 	if info.State != "running" || !strings.HasSuffix(info.Command, " "+strings.Join(want, " ")) {
 		t.Errorf("after muster resume: state %q, command %q; want running with %q", info.State, info.Command, want)
 	}
-	dismissed := false
 	sc.m.waitFor(sc.name, "the resumed conversation and the idle prompt", launchTimeout, func() bool {
 		screen := sc.m.capture(sc.name)
-		// Claude Code 2.1.328 sometimes offers to make auto mode the
-		// default when a session comes back; a user answers "No, keep
-		// manual mode", and so does the test (Down, Enter).
-		if !dismissed && strings.Contains(screen, "Make auto mode your default permission mode?") {
-			dismissed = true
-			sc.m.must("send", sc.name, "\x1b[B")
-			time.Sleep(300 * time.Millisecond)
-			sc.m.must("send", sc.name, "", "--enter")
-			return false
-		}
 		return strings.Contains(screen, "second reply after the tool") && strings.Contains(screen, sc.prof.idle)
 	})
 	sc.took("daemon stop to resumed", start)

@@ -254,6 +254,9 @@ func (s *Setup) seedClaude() error {
 		"lastOnboardingVersion":  pkg.Version,
 		"theme":                  "dark",
 		"autoUpdates":            false,
+		// The answer Claude records when the user declines its offer to
+		// make auto mode the default.
+		"autoModeOptInDismissed": true,
 		"customApiKeyResponses":  map[string]any{"approved": []string{key}, "rejected": []string{}},
 		"projects": map[string]any{
 			s.Dir: map[string]any{"hasTrustDialogAccepted": true, "allowedTools": []string{}},
