@@ -30,6 +30,7 @@ import (
 	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/store"
 	"github.com/musterhq/muster/internal/transcript"
+	"github.com/musterhq/muster/internal/unixsock"
 )
 
 // Options configure a daemon.
@@ -165,7 +166,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	ln, err := listenUnix(dirs.ControlSocket())
+	ln, err := unixsock.Listen(dirs.ControlSocket())
 	if err != nil {
 		evln.Close()
 		return err
@@ -262,7 +263,7 @@ func (d *Daemon) serveControl(ctx context.Context, ln *net.UnixListener) {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		uid, err := peerUID(conn)
+		uid, err := unixsock.PeerUID(conn)
 		if err != nil || uid != os.Getuid() {
 			d.logger.Warn("refused control connection from another user", "uid", uid, "err", err)
 			conn.Close()

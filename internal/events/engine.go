@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -161,7 +162,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg.EventRetention = 30 * 24 * time.Hour
 	}
 	if cfg.PeerAllowed == nil {
-		me := ownUID()
+		me := os.Getuid()
 		cfg.PeerAllowed = func(uid int) bool { return uid == me }
 	}
 	if cfg.NotifyCommand == nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/runstate"
+	"github.com/musterhq/muster/internal/unixsock"
 )
 
 // Precomputed responses: a response never carries anything from the request.
@@ -169,7 +170,7 @@ func (e *Engine) handle(ctx context.Context, c *net.UnixConn, w *connWorker) {
 	defer stop()
 	start := time.Now()
 	c.SetDeadline(start.Add(e.cfg.ReadTimeout))
-	if uid, err := peerUID(c); err != nil || !e.cfg.PeerAllowed(uid) {
+	if uid, err := unixsock.PeerUID(c); err != nil || !e.cfg.PeerAllowed(uid) {
 		e.log.Warn("refused events.sock peer", "uid", uid, "err", err)
 		c.Write(respErr[proto.ErrUnauthorized])
 		return

@@ -1,16 +1,13 @@
-package events
+package unixsock
 
 import (
 	"net"
-	"os"
 
 	"golang.org/x/sys/unix"
 )
 
-func ownUID() int { return os.Getuid() }
-
-// peerUID returns the uid of the process at the other end (LOCAL_PEERCRED).
-func peerUID(c *net.UnixConn) (int, error) {
+// PeerUID returns the uid of the process at the other end (LOCAL_PEERCRED).
+func PeerUID(c *net.UnixConn) (int, error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return -1, err
