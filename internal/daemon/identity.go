@@ -12,7 +12,11 @@ import (
 	"github.com/musterhq/muster/internal/capture"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/claude"
+	"github.com/musterhq/muster/internal/provider/codex"
+	"github.com/musterhq/muster/internal/provider/gemini"
 	"github.com/musterhq/muster/internal/store"
+	"github.com/musterhq/muster/internal/transcript"
 )
 
 // NativeCaptureArgs are the arguments of op "native_capture", sent by
@@ -280,34 +284,25 @@ func (d *Daemon) resumeArgv(rec store.Session, env map[string]string) ([]string,
 // transcriptExists checks that the provider still has the conversation, so
 // that a resume of a deleted transcript is reported instead of attempted.
 func (d *Daemon) transcriptExists(rec store.Session, env map[string]string) error {
-	home := env["HOME"]
-	get := func(k, def string) string {
-		if v := env[k]; v != "" {
-			return v
-		}
-		return def
-	}
-	var patterns []string
 	id := rec.NativeID
 	if strings.ContainsAny(id, "*?[]/\\") {
 		return fmt.Errorf("native id %q is not a plain id", id)
 	}
+	// The provider packages own where their transcripts live.
+	tenv := transcript.Env{Home: env["HOME"], Getenv: func(k string) string { return env[k] }}
+	var patterns []string
 	switch rec.Provider {
-	case "claude":
-		patterns = []string{filepath.Join(get("CLAUDE_CONFIG_DIR", filepath.Join(home, ".claude")), "projects", "*", id+".jsonl")}
-	case "codex":
-		root := filepath.Join(get("CODEX_HOME", filepath.Join(home, ".codex")), "sessions")
+	case claude.Provider:
+		patterns = []string{filepath.Join(claude.ProjectsDir(tenv), "*", id+".jsonl")}
+	case codex.Provider:
+		root := filepath.Join(codex.Home(tenv), "sessions")
 		patterns = []string{
 			filepath.Join(root, "*", "*", "*", "rollout-*-"+id+".jsonl"),
 			filepath.Join(root, "rollout-*-"+id+".jsonl"),
 		}
-	case "gemini":
-		short := id
-		if len(short) > 8 {
-			short = short[:8]
-		}
-		root := filepath.Join(get("GEMINI_CLI_HOME", home), ".gemini", "tmp")
-		patterns = []string{filepath.Join(root, "*", "chats", "session-*"+short+"*")}
+	case gemini.Name:
+		short := id[:min(len(id), 8)] // chat files carry the first 8 characters
+		patterns = []string{filepath.Join(gemini.Dir(tenv), "tmp", "*", "chats", "session-*"+short+"*")}
 	default:
 		return nil
 	}
