@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -198,14 +197,12 @@ func (d *Daemon) generateNameLocked(prov string) string {
 	}
 }
 
-var secretName = regexp.MustCompile(`(?i)TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL`)
-
 // persistableEnv drops variables that look like secrets: launch records
 // outlive the process and must not become a credential store.
 func persistableEnv(env map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range env {
-		if secretName.MatchString(k) || strings.HasPrefix(k, "MUSTER_EVENT_") {
+		if launcher.SecretName(k) || strings.HasPrefix(k, "MUSTER_EVENT_") {
 			continue
 		}
 		out[k] = v

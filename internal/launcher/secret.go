@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-var secretRE = regexp.MustCompile(`(?i)(TOKEN|KEY|SECRET|PASSWORD)`)
+var secretRE = regexp.MustCompile(`(?i)(TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL)`)
 
 // SecretName reports whether an environment variable name looks like it
 // holds a credential (it contains TOKEN, KEY, SECRET or PASSWORD, in any
