@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"io/fs"
+	"path/filepath"
 	"time"
 )
 
@@ -128,6 +129,19 @@ func (e Env) Get(key string) string {
 		return ""
 	}
 	return e.Getenv(key)
+}
+
+// Dir locates a provider directory the way the provider CLIs do: below the
+// directory in envVar when it is set (joined with sub), else at homePath
+// under the home directory; "" when neither is known.
+func (e Env) Dir(envVar, sub string, homePath ...string) string {
+	if v := e.Get(envVar); v != "" {
+		return filepath.Join(v, sub)
+	}
+	if e.Home == "" {
+		return ""
+	}
+	return filepath.Join(append([]string{e.Home}, homePath...)...)
 }
 
 // File is one transcript file (or database) found on disk.

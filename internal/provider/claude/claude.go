@@ -24,15 +24,7 @@ func New() transcript.Source { return &Source{} }
 func (*Source) Provider() string { return Provider }
 
 // ConfigDir is $CLAUDE_CONFIG_DIR, or ~/.claude.
-func ConfigDir(env transcript.Env) string {
-	if dir := env.Get("CLAUDE_CONFIG_DIR"); dir != "" {
-		return dir
-	}
-	if env.Home == "" {
-		return ""
-	}
-	return filepath.Join(env.Home, ".claude")
-}
+func ConfigDir(env transcript.Env) string { return env.Dir("CLAUDE_CONFIG_DIR", "", ".claude") }
 
 // ProjectsDir is where the transcripts are.
 func ProjectsDir(env transcript.Env) string {

@@ -25,15 +25,7 @@ func New() transcript.Source { return &Source{} }
 func (*Source) Provider() string { return Provider }
 
 // Home is $CODEX_HOME, or ~/.codex.
-func Home(env transcript.Env) string {
-	if dir := env.Get("CODEX_HOME"); dir != "" {
-		return dir
-	}
-	if env.Home == "" {
-		return ""
-	}
-	return filepath.Join(env.Home, ".codex")
-}
+func Home(env transcript.Env) string { return env.Dir("CODEX_HOME", "", ".codex") }
 
 // Roots implements transcript.Source.
 func (*Source) Roots(env transcript.Env) []string {

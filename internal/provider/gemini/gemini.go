@@ -29,15 +29,7 @@ func (*Source) Provider() string { return Name }
 
 // Dir is the CLI's global directory: $GEMINI_CLI_HOME/.gemini, else
 // ~/.gemini; "" when neither is known.
-func Dir(env transcript.Env) string {
-	if h := env.Get("GEMINI_CLI_HOME"); h != "" {
-		return filepath.Join(h, ".gemini")
-	}
-	if env.Home == "" {
-		return ""
-	}
-	return filepath.Join(env.Home, ".gemini")
-}
+func Dir(env transcript.Env) string { return env.Dir("GEMINI_CLI_HOME", ".gemini", ".gemini") }
 
 // Roots returns the per-project temp directory that holds every chats/.
 func (*Source) Roots(env transcript.Env) []string {

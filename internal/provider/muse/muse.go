@@ -28,15 +28,7 @@ func New() transcript.Source { return &Source{} }
 func (*Source) Provider() string { return Provider }
 
 // AgentsRoot is $MUSE_AGENTS_DIR, or ~/agents.
-func AgentsRoot(env transcript.Env) string {
-	if dir := env.Get("MUSE_AGENTS_DIR"); dir != "" {
-		return dir
-	}
-	if env.Home == "" {
-		return ""
-	}
-	return filepath.Join(env.Home, "agents")
-}
+func AgentsRoot(env transcript.Env) string { return env.Dir("MUSE_AGENTS_DIR", "", "agents") }
 
 // Roots implements transcript.Source.
 func (*Source) Roots(env transcript.Env) []string {

@@ -28,13 +28,7 @@ func (*Source) Provider() string { return Name }
 // Dir is OpenCode's data directory: $XDG_DATA_HOME/opencode, else
 // ~/.local/share/opencode; "" when neither is known.
 func Dir(env transcript.Env) string {
-	if d := env.Get("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "opencode")
-	}
-	if env.Home == "" {
-		return ""
-	}
-	return filepath.Join(env.Home, ".local", "share", "opencode")
+	return env.Dir("XDG_DATA_HOME", "opencode", ".local", "share", "opencode")
 }
 
 // Roots returns the data directory (the database and its WAL) and the
