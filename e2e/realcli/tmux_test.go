@@ -180,16 +180,6 @@ func (p *pane) text(s string) {
 	p.ts.must("send-keys", "-t", p.name, "-l", s)
 }
 
-// dead reports whether the pane's process has exited, and its status.
-func (p *pane) dead() (bool, string) {
-	out, err := p.ts.run("display-message", "-p", "-t", p.name, "#{pane_dead} #{pane_dead_status}")
-	if err != nil {
-		return true, "gone"
-	}
-	f := strings.Fields(out)
-	return len(f) > 0 && f[0] == "1", strings.Join(f[1:], " ")
-}
-
 // hangUp closes the pane's terminal, as a pane manager stopping does, and
 // returns the processes of the pane's session that outlived the hangup
 // by 10 s (they are killed).

@@ -75,7 +75,6 @@ type session struct {
 	rec     store.Session
 	surface store.Surface
 	pane    *pane.Pane // nil when no process runs for it in this daemon
-	title   string
 }
 
 // Run starts the daemon and blocks until ctx ends or a client asks it to

@@ -23,12 +23,6 @@ import (
 	"github.com/musterhq/muster/internal/termsignal"
 )
 
-// launchPlan is everything needed to start a session's process.
-type launchPlan struct {
-	argv []string
-	env  []string
-}
-
 func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs) (proto.SessionInfo, error) {
 	prov := a.Provider
 	switch {

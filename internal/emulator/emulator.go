@@ -1,8 +1,9 @@
 // Package emulator owns the headless terminal behind each pane: it keeps the
 // screen, scrollback, cursor and modes that an attaching client needs to be
 // repainted, and renders them. It wraps charmbracelet/x/vt behind a small
-// interface so the backend can change; it is not safe for concurrent use
-// (the pane feeds it from one goroutine).
+// interface so the backend can change. One goroutine owns a Terminal (the
+// pane's emulator goroutine); the only call that may run beside it is a
+// read of Replies, which Close ends.
 package emulator
 
 import (
@@ -89,7 +90,18 @@ func (t *vtTerminal) Title() string         { return t.title }
 
 func (t *vtTerminal) Replies() io.Reader { return t.emu }
 
-func (t *vtTerminal) Close() { t.emu.Close() }
+// Close ends the replies stream. It closes x/vt's reply pipe rather than
+// calling Emulator.Close, which sets an unguarded flag that Emulator.Read
+// checks: the pane closes the terminal on its emulator goroutine while
+// another goroutine is blocked reading replies, and io.PipeWriter is safe
+// for that where the flag is a data race.
+func (t *vtTerminal) Close() {
+	if pw, ok := t.emu.InputPipe().(*io.PipeWriter); ok {
+		pw.CloseWithError(io.EOF)
+		return
+	}
+	t.emu.Close()
+}
 
 func (t *vtTerminal) Snapshot() []byte {
 	var b strings.Builder

@@ -33,12 +33,6 @@ func (r *fakeResolver) add(name, id string) {
 	r.byName[name] = id
 }
 
-func (r *fakeResolver) remove(name string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.byName, name)
-}
-
 func (r *fakeResolver) SessionByName(name string) (string, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

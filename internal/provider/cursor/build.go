@@ -1,7 +1,6 @@
 package cursor
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -154,12 +153,4 @@ func userQuery(s string) string {
 		}
 	}
 	return t
-}
-
-// rawJSON returns v's JSON text, or nil for an absent value.
-func rawJSON(v string) json.RawMessage {
-	if v == "" {
-		return nil
-	}
-	return json.RawMessage(v)
 }

@@ -156,19 +156,18 @@ const (
 
 // agent is the running fake: terminal, hooks, and the persona.
 type agent struct {
-	p       persona
-	cfg     config
-	cwd     string
-	home    string
-	pid     int
-	tty     *tty
-	sig     chan os.Signal
-	hooks   map[string][]hookHandler
-	hungUp  bool
-	logMu   sync.Mutex
-	queue   []string // lines to run before reading the keyboard
-	line    []rune   // the line being typed
-	exiting bool
+	p      persona
+	cfg    config
+	cwd    string
+	home   string
+	pid    int
+	tty    *tty
+	sig    chan os.Signal
+	hooks  map[string][]hookHandler
+	hungUp bool
+	logMu  sync.Mutex
+	queue  []string // lines to run before reading the keyboard
+	line   []rune   // the line being typed
 }
 
 // write prints to the terminal.

@@ -161,12 +161,11 @@ func escLen(b []byte) (int, bool) {
 // output writer that turns \n into \r\n (raw mode disables the driver's
 // translation).
 type tty struct {
-	in       *os.File
-	out      io.Writer
-	restore  func()
-	keys     chan key
-	isTTY    bool
-	sawInput bool
+	in      *os.File
+	out     io.Writer
+	restore func()
+	keys    chan key
+	isTTY   bool
 }
 
 func openTTY(in *os.File, out io.Writer) *tty {

@@ -26,7 +26,7 @@ func FuzzRequest(f *testing.F) {
 			}
 			r.Model()
 		}
-		if fingerprint(Anthropic, []byte(body)) != fingerprint(Anthropic, []byte(body)) {
+		if a, b := fingerprint(Anthropic, []byte(body)), fingerprint(Anthropic, []byte(body)); a != b {
 			t.Fatal("fingerprint is not deterministic")
 		}
 		if model, method, ok := geminiMethod(path); ok && (model == "" || strings.Contains(model, "/")) {

@@ -122,12 +122,15 @@ func cacheKey(src, root string) (string, error) {
 }
 
 // goTool finds the go command: go test puts its own GOROOT/bin first on
-// PATH.
+// PATH, and GOROOT names it when PATH does not.
 func goTool() string {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	if root := os.Getenv("GOROOT"); root != "" {
+		return filepath.Join(root, "bin", "go")
+	}
+	return "go"
 }
 
 func build() (string, error) {
