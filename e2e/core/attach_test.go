@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/vt"
 	"github.com/creack/pty"
 )
@@ -18,6 +19,8 @@ type ptyClient struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	ptmx *os.File
+	// mu guards raw and emu: x/vt's SafeEmulator does not lock String,
+	// CursorPosition or CellAt, which the tests read while output arrives.
 	mu   sync.Mutex
 	emu  *vt.SafeEmulator
 	raw  strings.Builder
@@ -50,8 +53,8 @@ func (e *env) attach(name string, cols, rows int, read bool) *ptyClient {
 				if n > 0 {
 					c.mu.Lock()
 					c.raw.Write(buf[:n])
-					c.mu.Unlock()
 					c.emu.Write(buf[:n])
+					c.mu.Unlock()
 				}
 				if err != nil {
 					return
@@ -67,7 +70,18 @@ func (e *env) attach(name string, cols, rows int, read bool) *ptyClient {
 	return c
 }
 
-func (c *ptyClient) screen() string { return c.emu.String() }
+func (c *ptyClient) screen() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.emu.String()
+}
+
+// locked runs fn with the client's emulator held still.
+func (c *ptyClient) locked(fn func(emu *vt.SafeEmulator)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fn(c.emu)
+}
 
 func (c *ptyClient) waitScreen(want string) string {
 	c.t.Helper()
@@ -132,12 +146,17 @@ func TestAttachDetachReattachRepaints(t *testing.T) {
 	// Cursor is where the pane's cursor is: at the prompt after the output.
 	want, _ := e.run("capture", "sh").stdout, 0
 	wantLines := strings.Split(strings.TrimRight(want, "\n"), "\n")
-	pos := c2.emu.CursorPosition()
+	var pos uv.Position
+	var cell *uv.Cell
+	row := rowOf(screen, "marker-one")
+	c2.locked(func(emu *vt.SafeEmulator) {
+		pos = emu.CursorPosition()
+		cell = emu.CellAt(strings.Index(strings.Split(screen, "\n")[row], "marker-one"), row)
+	})
 	if pos.Y != len(wantLines)-1 {
 		t.Errorf("cursor on row %d, want %d (screen:\n%s)", pos.Y, len(wantLines)-1, screen)
 	}
 	// Colour survived the snapshot.
-	cell := c2.emu.CellAt(strings.Index(strings.Split(screen, "\n")[rowOf(screen, "marker-one")], "marker-one"), rowOf(screen, "marker-one"))
 	if cell == nil || cell.Style.Fg == nil {
 		t.Errorf("snapshot lost the colour of marker-one")
 	}
@@ -162,7 +181,7 @@ func TestAttachResizeReachesProgram(t *testing.T) {
 	if err := pty.Setsize(c.ptmx, &pty.Winsize{Cols: 120, Rows: 40}); err != nil {
 		t.Fatal(err)
 	}
-	c.emu.Resize(120, 40)
+	c.locked(func(emu *vt.SafeEmulator) { emu.Resize(120, 40) })
 	// Wait for the resize to reach the pane before asking.
 	if !eventually(func() bool {
 		e.must("send", "sz", "clear; stty size", "--enter")

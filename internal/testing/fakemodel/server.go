@@ -343,7 +343,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-a.reply.gate:
 		case <-s.done:
-			return
+			// Returning would let net/http send an empty 200 before Close
+			// reaches this connection; a closed server drops it instead.
+			panic(http.ErrAbortHandler)
 		case <-r.Context().Done():
 			return
 		}
