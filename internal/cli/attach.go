@@ -19,6 +19,7 @@ import (
 	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/daemon"
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/termtext"
 )
 
 func init() { register(newAttachCmd) }
@@ -227,9 +228,9 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	case oc.err != nil:
 		return oc.err
 	case oc.exitCode != nil:
-		fmt.Fprintf(f.IO.ErrOut, "[%s exited with code %d]\n", res.Name, *oc.exitCode)
+		fmt.Fprintf(f.IO.ErrOut, "[%s exited with code %d]\n", termtext.Line(res.Name), *oc.exitCode)
 	default:
-		fmt.Fprintf(f.IO.ErrOut, "[detached from %s]\n", res.Name)
+		fmt.Fprintf(f.IO.ErrOut, "[detached from %s]\n", termtext.Line(res.Name))
 	}
 	return nil
 }

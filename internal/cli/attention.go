@@ -3,13 +3,13 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/termtext"
 )
 
 func init() { register(newAttentionCmd) }
@@ -71,15 +71,12 @@ func printAttention(w io.Writer, items []proto.AttentionItem, all bool, now time
 	}
 	fmt.Fprintln(tw, header)
 	for _, it := range items {
-		name := it.SessionName
-		if name == "" {
-			name = it.SessionID
-		}
-		line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s", it.ID, name, it.Reason, itemAge(it.OpenedAt, now), oneLine(it.Message, 60))
+		line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s", it.ID, itemSession(it), termtext.Line(it.Reason), itemAge(it.OpenedAt, now),
+			termtext.Clip(it.Message, 60))
 		if all {
 			status := "open"
 			if !it.Open {
-				status = "resolved: " + it.Resolution
+				status = "resolved: " + termtext.Line(it.Resolution)
 			}
 			line += "\t" + status
 		}
@@ -97,11 +94,10 @@ func itemAge(ts string, now time.Time) string {
 	return age(max(0, now.Sub(t)))
 }
 
-// oneLine flattens and shortens a message for a table cell.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
+// itemSession names an item's session for a terminal.
+func itemSession(it proto.AttentionItem) string {
+	if it.SessionName != "" {
+		return termtext.Line(it.SessionName)
 	}
-	return s
+	return termtext.Line(it.SessionID)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/musterhq/muster/internal/iostreams"
 	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/termtext"
 )
 
 // Version is set at build time with -ldflags "-X …/internal/cli.Version=…".
@@ -148,40 +149,43 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 	return reportError(f, err)
 }
 
+// reportError prints err for the user and picks the exit code. Error
+// texts can quote what an agent or a transcript chose (names, ids, paths),
+// so they go through termtext like any other output.
 func reportError(f *Factory, err error) int {
 	w := f.IO.ErrOut
-	if ue, ok := errors.AsType[*UserError](err); ok {
-		fmt.Fprintf(w, "muster: %v\n", ue.Err)
-		if ue.Hint != "" {
-			fmt.Fprintf(w, "  %s\n", ue.Hint)
+	say := func(msg, hint string) {
+		fmt.Fprintf(w, "muster: %s\n", termtext.Strip(msg))
+		if hint != "" {
+			fmt.Fprintf(w, "  %s\n", termtext.Strip(hint))
 		}
+	}
+	if ue, ok := errors.AsType[*UserError](err); ok {
+		say(ue.Err.Error(), ue.Hint)
 		if ue.Code != 0 {
 			return ue.Code
 		}
 		return ExitError
 	}
 	if ue, ok := errors.AsType[usageError](err); ok {
-		fmt.Fprintf(w, "muster: %v\n  run `muster --help` for usage\n", ue.error)
+		say(ue.Error(), "run `muster --help` for usage")
 		return ExitUsage
 	}
 	if pe, ok := errors.AsType[*proto.Error](err); ok {
-		fmt.Fprintf(w, "muster: %s\n", pe.Message)
-		if pe.Hint != "" {
-			fmt.Fprintf(w, "  %s\n", pe.Hint)
-		}
+		say(pe.Message, pe.Hint)
 		return ExitError
 	}
 	if errors.Is(err, client.ErrDaemonNotRunning) {
-		fmt.Fprintf(w, "muster: the daemon is not running\n  start it with `muster daemon` (other commands start it on demand)\n")
+		say("the daemon is not running", "start it with `muster daemon` (other commands start it on demand)")
 		return ExitUnreachable
 	}
 	if errors.Is(err, context.Canceled) {
 		return ExitInterrupted
 	}
 	if isCobraUsage(err) {
-		fmt.Fprintf(w, "muster: %v\n  run `muster --help` for usage\n", err)
+		say(err.Error(), "run `muster --help` for usage")
 		return ExitUsage
 	}
-	fmt.Fprintf(w, "muster: %v\n", err)
+	say(err.Error(), "")
 	return ExitError
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/termtext"
 )
 
 func init() { register(newExplainCmd) }
@@ -53,73 +54,85 @@ func newExplainCmdWith(f *Factory, runF func(*explainOptions) error) *cobra.Comm
 	return cmd
 }
 
+// printExplanation writes x for a terminal. Every string in it may have
+// come from an agent (messages, hook names, ids), so each goes through
+// termtext.
 func printExplanation(w io.Writer, x proto.Explanation) {
+	line := termtext.Line
+	name := line(x.Name)
 	if x.State == nil {
-		fmt.Fprintf(w, "%s: no run state yet (no agent event has arrived for this session)\n", x.Name)
+		fmt.Fprintf(w, "%s: no run state yet (no agent event has arrived for this session)\n", name)
 		return
 	}
-	state := *x.State
-	if x.Terminal != "" && state != x.Terminal {
-		state += " (after " + x.Terminal + ")"
+	state := line(*x.State)
+	if x.Terminal != "" && *x.State != x.Terminal {
+		state += " (after " + line(x.Terminal) + ")"
 	}
-	fmt.Fprintf(w, "%s: %s\n", x.Name, state)
+	fmt.Fprintf(w, "%s: %s\n", name, state)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "  run\t%s\n", *x.RunID)
-	started := *x.RunStartedAt
+	fmt.Fprintf(tw, "  run\t%s\n", line(deref(x.RunID)))
+	started := line(deref(x.RunStartedAt))
 	if x.ImpliedStart {
 		started += " (implied by its first event)"
 	}
 	fmt.Fprintf(tw, "  started\t%s\n", started)
 	if x.RunEndedAt != nil {
-		fmt.Fprintf(tw, "  ended\t%s\n", *x.RunEndedAt)
+		fmt.Fprintf(tw, "  ended\t%s\n", line(*x.RunEndedAt))
 		if *x.State != "idle" && x.IdleAt != nil {
-			fmt.Fprintf(tw, "  idle at\t%s\n", *x.IdleAt)
+			fmt.Fprintf(tw, "  idle at\t%s\n", line(*x.IdleAt))
 		}
 	}
 	if b := x.Because; b != nil {
 		fmt.Fprintf(tw, "  because\t%s\n", evidenceLine(*b))
-		fmt.Fprintf(tw, "  \toccurred %s, received %s\n", b.OccurredAt, b.ReceivedAt)
+		fmt.Fprintf(tw, "  \toccurred %s, received %s\n", line(b.OccurredAt), line(b.ReceivedAt))
 		if b.Message != "" {
-			fmt.Fprintf(tw, "  \t%q\n", oneLine(b.Message, 100))
+			fmt.Fprintf(tw, "  \t%q\n", termtext.Clip(b.Message, 100))
 		}
 	}
 	if l := x.Last; l != nil && x.Because != nil && l.EventID != x.Because.EventID {
-		fmt.Fprintf(tw, "  last event\t%s at %s\n", evidenceLine(*l), l.OccurredAt)
+		fmt.Fprintf(tw, "  last event\t%s at %s\n", evidenceLine(*l), line(l.OccurredAt))
 	}
 	if x.NativeSessionID != "" {
-		fmt.Fprintf(tw, "  native id\t%s\n", x.NativeSessionID)
+		fmt.Fprintf(tw, "  native id\t%s\n", line(x.NativeSessionID))
 	}
 	if x.SurfaceID != "" {
-		fmt.Fprintf(tw, "  surface\t%s\n", x.SurfaceID)
+		fmt.Fprintf(tw, "  surface\t%s\n", line(x.SurfaceID))
 	}
 	tw.Flush()
 	if len(x.Attention) > 0 {
 		fmt.Fprintln(w, "attention:")
 		for _, it := range x.Attention {
-			fmt.Fprintf(w, "  #%d %s: %s\n", it.ID, it.Reason, oneLine(it.Message, 80))
+			fmt.Fprintf(w, "  #%d %s: %s\n", it.ID, line(it.Reason), termtext.Clip(it.Message, 80))
 		}
 	}
 	if len(x.Events) > 0 {
 		fmt.Fprintln(w, "recent events:")
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		for _, e := range x.Events {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", e.OccurredAt, e.Kind, hookOrSource(e.Evidence), e.RunID, e.Effect)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", line(e.OccurredAt), line(e.Kind), hookOrSource(e.Evidence), line(e.RunID), line(e.Effect))
 		}
 		tw.Flush()
 	}
 }
 
-func evidenceLine(e proto.Evidence) string {
-	s := e.Kind + " from " + e.Source
-	if e.HookName != "" {
-		s += " " + e.HookName
+func deref(s *string) string {
+	if s == nil {
+		return ""
 	}
-	return s + " (" + e.Provider + "), event " + e.EventID
+	return *s
+}
+
+func evidenceLine(e proto.Evidence) string {
+	s := termtext.Line(e.Kind) + " from " + termtext.Line(e.Source)
+	if e.HookName != "" {
+		s += " " + termtext.Line(e.HookName)
+	}
+	return s + " (" + termtext.Line(e.Provider) + "), event " + termtext.Line(e.EventID)
 }
 
 func hookOrSource(e proto.Evidence) string {
 	if e.HookName != "" {
-		return e.HookName
+		return termtext.Line(e.HookName)
 	}
-	return e.Source
+	return termtext.Line(e.Source)
 }

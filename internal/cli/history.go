@@ -10,14 +10,13 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
-	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/iostreams"
 	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/termtext"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -131,16 +130,18 @@ func printHistory(w io.Writer, list []transcript.Session, now time.Time) {
 			title = "↳ " + title
 		}
 		fmt.Fprintf(tw, "%s\t%s:%s\t%d\t%d\t%s\n", historyAge(when, now), s.Provider, shortID(s.ID), s.PromptCount, s.ToolCallCount,
-			transcript.Clip(safeText(title), 70))
+			termtext.Clip(title, 70))
 	}
 	tw.Flush()
 }
 
 // shortID keeps enough of an id to be a usable, usually unique, prefix.
 func shortID(id string) string {
-	id = safeText(id)
-	if len(id) > 12 {
-		return id[:12]
+	id = termtext.Line(id)
+	for i := range id {
+		if i >= 12 {
+			return id[:i]
+		}
 	}
 	return id
 }
@@ -163,23 +164,6 @@ func historyAge(t, now time.Time) string {
 		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 	}
 	return t.Local().Format("2006-01-02")
-}
-
-// safeText removes terminal escape sequences and control characters from
-// transcript text before it reaches the user's terminal.
-func safeText(s string) string {
-	if strings.ContainsAny(s, "\x1b\u009b") {
-		s = ansi.Strip(s)
-	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
-			return r
-		case unicode.IsControl(r), r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			return -1
-		}
-		return r
-	}, strings.ToValidUTF8(s, "\uFFFD"))
 }
 
 // parseSince reads --since: "" (no bound), a duration with an s/m/h/d/w
@@ -263,7 +247,7 @@ func refreshHistory(ctx context.Context, f *Factory, idx *history.Index, sources
 		return fmt.Errorf("refresh history: %w", err)
 	}
 	if len(st.Errors) > 0 && f.IO.IsStderrTTY() {
-		fmt.Fprintf(f.IO.ErrOut, "muster: %d transcript problem(s); first: %s\n", len(st.Errors), safeText(st.Errors[0]))
+		fmt.Fprintf(f.IO.ErrOut, "muster: %d transcript problem(s); first: %s\n", len(st.Errors), termtext.Line(st.Errors[0]))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/musterhq/muster/internal/hookinstall"
 	"github.com/musterhq/muster/internal/paths"
+	"github.com/musterhq/muster/internal/termtext"
 )
 
 func init() { register(newHooksCmd) }
@@ -142,7 +143,7 @@ func newHooksStatusCmd(f *Factory) *cobra.Command {
 			tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "PROVIDER\tSTATE\tFILE\tDETAIL")
 			for _, r := range reports {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Provider, r.State, tildePath(r.Path), r.Detail)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Provider, r.State, termtext.Line(tildePath(r.Path)), termtext.Line(r.Detail))
 			}
 			return tw.Flush()
 		},

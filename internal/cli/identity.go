@@ -11,6 +11,7 @@ import (
 
 	"github.com/musterhq/muster/internal/capture"
 	"github.com/musterhq/muster/internal/daemon"
+	"github.com/musterhq/muster/internal/termtext"
 )
 
 func init() {
@@ -122,9 +123,9 @@ func newResumeCmd(f *Factory) *cobra.Command {
 					continue
 				}
 				if o.Resumed {
-					fmt.Fprintf(f.IO.Out, "%s: resumed\n", o.Name)
+					fmt.Fprintf(f.IO.Out, "%s: resumed\n", termtext.Line(o.Name))
 				} else {
-					fmt.Fprintf(f.IO.Out, "%s: not resumed: %s\n", o.Name, o.Reason)
+					fmt.Fprintf(f.IO.Out, "%s: not resumed: %s\n", termtext.Line(o.Name), termtext.Line(o.Reason))
 				}
 			}
 			if failed > 0 {

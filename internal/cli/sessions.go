@@ -13,6 +13,7 @@ import (
 	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/termtext"
 )
 
 func init() {
@@ -195,14 +196,15 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 	}
 	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tID\tPROVIDER\tSTATE\tRUN\tPID\tCWD\tAGE")
+	line := termtext.Line
 	for _, s := range list {
-		state := s.State
+		state := line(s.State)
 		if s.State == "exited" && s.ExitCode != nil {
 			state = fmt.Sprintf("exited(%d)", *s.ExitCode)
 		}
 		run := "-"
 		if s.RunState != nil {
-			run = *s.RunState
+			run = line(*s.RunState)
 			if s.Attention > 0 {
 				run += fmt.Sprintf(" !%d", s.Attention)
 			}
@@ -212,19 +214,23 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 			pid = fmt.Sprint(s.PID)
 		}
 		created, _ := time.Parse(time.RFC3339, s.CreatedAt)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, short(s.ID), s.Provider, state, run, pid, tildePath(s.CWD), age(now.Sub(created)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", line(s.Name), short(line(s.ID)), line(s.Provider), state, run, pid,
+			line(tildePath(s.CWD)), age(now.Sub(created)))
 	}
 	tw.Flush()
 	for _, s := range list {
 		if s.Reason != "" {
-			fmt.Fprintf(f.IO.Out, "%s: %s\n", s.Name, s.Reason)
+			fmt.Fprintf(f.IO.Out, "%s: %s\n", line(s.Name), line(s.Reason))
 		}
 	}
 }
 
+// short cuts an id to its first 8 bytes, never inside a UTF-8 sequence.
 func short(id string) string {
-	if len(id) > 8 {
-		return id[:8]
+	for i := range id {
+		if i >= 8 {
+			return id[:i]
+		}
 	}
 	return id
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/stats"
+	"github.com/musterhq/muster/internal/termtext"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -68,7 +69,7 @@ func fmtWhen(t time.Time) string {
 }
 
 func indent(w io.Writer, s, prefix string) {
-	s = strings.TrimRight(safeText(s), "\n")
+	s = strings.TrimRight(termtext.Strip(s), "\n")
 	for line := range strings.Lines(s) {
 		fmt.Fprintf(w, "%s%s", prefix, line)
 	}
@@ -84,7 +85,7 @@ func printTranscript(w io.Writer, t *transcript.Transcript) {
 	if title == "" {
 		title = "Untitled session"
 	}
-	fmt.Fprintln(w, safeText(title))
+	fmt.Fprintln(w, termtext.Line(title))
 	meta := []string{t.Provider + ":" + t.ID}
 	if t.Model != "" {
 		meta = append(meta, t.Model)
@@ -96,13 +97,13 @@ func printTranscript(w io.Writer, t *transcript.Transcript) {
 		meta = append(meta, "ended "+e)
 	}
 	meta = append(meta, fmt.Sprintf("%d prompts, %d tool calls", t.PromptCount, t.ToolCallCount))
-	fmt.Fprintln(w, safeText(strings.Join(meta, " · ")))
+	fmt.Fprintln(w, termtext.Line(strings.Join(meta, " · ")))
 	if t.CWD != "" {
-		fmt.Fprintf(w, "folder %s\n", safeText(t.CWD))
+		fmt.Fprintf(w, "folder %s\n", termtext.Line(t.CWD))
 	}
-	fmt.Fprintf(w, "file %s\n", safeText(t.Path))
+	fmt.Fprintf(w, "file %s\n", termtext.Line(t.Path))
 	if n := len(t.Warnings); n > 0 {
-		fmt.Fprintf(w, "%d parse warning(s); first: %s\n", n, safeText(t.Warnings[0]))
+		fmt.Fprintf(w, "%d parse warning(s); first: %s\n", n, termtext.Line(t.Warnings[0]))
 	}
 
 	results := map[string]transcript.Item{}
@@ -128,14 +129,14 @@ func printTranscript(w io.Writer, t *transcript.Transcript) {
 			if s := fmtWhen(it.Time); s != "" {
 				head += " · " + s
 			}
-			fmt.Fprintf(w, "\n%s %s\n", safeText(head), strings.Repeat("─", max(4, 60-len([]rune(head)))))
+			fmt.Fprintf(w, "\n%s %s\n", termtext.Line(head), strings.Repeat("─", max(4, 60-len([]rune(head)))))
 			text := it.Text
 			if strings.TrimSpace(text) == "" && len(it.Images) > 0 {
 				text = "(image)"
 			}
 			indent(w, text, "> ")
 			for _, im := range it.Images {
-				fmt.Fprintf(w, "> [image %s %s]\n", safeText(im.MIME), safeText(im.Path))
+				fmt.Fprintf(w, "> [image %s %s]\n", termtext.Line(im.MIME), termtext.Line(im.Path))
 			}
 		case transcript.AssistantText:
 			fmt.Fprintln(w)
@@ -176,12 +177,12 @@ func printToolUse(w io.Writer, it transcript.Item, cwd string) {
 	json.Unmarshal(it.Input, &in)
 	switch {
 	case in.Command != "":
-		fmt.Fprintf(w, "[%s] $ %s\n", safeText(name), strings.TrimSpace(safeText(in.Command)))
+		fmt.Fprintf(w, "[%s] $ %s\n", termtext.Line(name), strings.TrimSpace(termtext.Strip(in.Command)))
 	default:
 		edits := stats.Edits(it, cwd)
 		if len(edits) > 0 {
 			for _, e := range edits {
-				fmt.Fprintf(w, "[%s] %s (+%d −%d)\n", safeText(name), safeText(e.Path), e.Added, e.Removed)
+				fmt.Fprintf(w, "[%s] %s (+%d −%d)\n", termtext.Line(name), termtext.Line(e.Path), e.Added, e.Removed)
 			}
 			return
 		}
@@ -192,7 +193,7 @@ func printToolUse(w io.Writer, it transcript.Item, cwd string) {
 		if subject == "" && len(it.Input) > 0 && string(it.Input) != "{}" {
 			subject = transcript.Clip(string(it.Input), 200)
 		}
-		fmt.Fprintf(w, "[%s] %s\n", safeText(name), safeText(subject))
+		fmt.Fprintf(w, "[%s] %s\n", termtext.Line(name), termtext.Line(subject))
 	}
 }
 
@@ -206,7 +207,7 @@ func printToolResult(w io.Writer, it transcript.Item) {
 	if text == "" {
 		return
 	}
-	lines := strings.Split(safeText(text), "\n")
+	lines := strings.Split(termtext.Strip(text), "\n")
 	more := 0
 	if len(lines) > showOutputLines {
 		more = len(lines) - showOutputLines

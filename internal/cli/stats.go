@@ -15,6 +15,7 @@ import (
 	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/stats"
+	"github.com/musterhq/muster/internal/termtext"
 )
 
 func init() { register(newStatsCmd) }
@@ -128,7 +129,7 @@ func printStats(w io.Writer, r stats.Report) {
 		fmtTokens(t.Tokens.Total), fmtTokens(t.Tokens.Input), fmtTokens(t.Tokens.Output), fmtTokens(t.Tokens.CacheRead),
 		fmtTokens(t.Tokens.CacheWrite), fmtCost(t))
 	if len(t.UnpricedModels) > 0 {
-		fmt.Fprintf(w, "  + %s tokens of unpriced models: %s\n", fmtTokens(t.UnpricedTokens), safeText(strings.Join(t.UnpricedModels, ", ")))
+		fmt.Fprintf(w, "  + %s tokens of unpriced models: %s\n", fmtTokens(t.UnpricedTokens), termtext.Line(strings.Join(t.UnpricedModels, ", ")))
 	}
 	if r.Unanalyzed > 0 {
 		fmt.Fprintf(w, "  %d session(s) could not be read in full: their tool calls are counted, not their edits\n", r.Unanalyzed)
@@ -142,7 +143,7 @@ func printStats(w io.Writer, r stats.Report) {
 		})
 		var parts []string
 		for _, n := range names {
-			parts = append(parts, fmt.Sprintf("%s %d", safeText(n), t.Tools[n]))
+			parts = append(parts, fmt.Sprintf("%s %d", termtext.Line(n), t.Tools[n]))
 		}
 		fmt.Fprintf(w, "tools: %s\n", strings.Join(parts, ", "))
 	}
@@ -151,7 +152,7 @@ func printStats(w io.Writer, r stats.Report) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "%s\tSESSIONS\tPROMPTS\tTOOLS\tFILES\t+LINES\t-LINES\tTOKENS\tCOST\t\n", strings.ToUpper(r.By))
 		for _, g := range r.Groups {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", safeText(g.Key), g.Sessions, g.Prompts, g.ToolCalls, g.FilesEdited,
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", termtext.Line(g.Key), g.Sessions, g.Prompts, g.ToolCalls, g.FilesEdited,
 				g.LinesAdded, g.LinesRemoved, fmtTokens(g.Tokens.Total), fmtCost(g))
 		}
 		tw.Flush()
@@ -159,7 +160,7 @@ func printStats(w io.Writer, r stats.Report) {
 	if len(r.Files) > 0 {
 		fmt.Fprintln(w, "\nmost edited files:")
 		for _, fs := range r.Files[:min(len(r.Files), 10)] {
-			fmt.Fprintf(w, "  +%-5d −%-5d %s\n", fs.Added, fs.Removed, safeText(fs.Path))
+			fmt.Fprintf(w, "  +%-5d −%-5d %s\n", fs.Added, fs.Removed, termtext.Line(fs.Path))
 		}
 	}
 }

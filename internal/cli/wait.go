@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/termtext"
 )
 
 func init() { register(newWaitCmd) }
@@ -95,17 +96,17 @@ func runWait(ctx context.Context, f *Factory, o waitOptions) error {
 		}
 	} else {
 		for _, s := range res.Sessions {
-			state := s.State
+			state := termtext.Line(s.State)
 			if state == "" {
 				state = "unknown"
 			}
 			if s.Terminal != "" {
-				state += " (after " + s.Terminal + ")"
+				state += " (after " + termtext.Line(s.Terminal) + ")"
 			}
 			if s.Gone {
 				state = "gone"
 			}
-			fmt.Fprintf(f.IO.Out, "%s: %s\n", s.Name, state)
+			fmt.Fprintf(f.IO.Out, "%s: %s\n", termtext.Line(s.Name), state)
 		}
 	}
 	switch res.Status {
