@@ -6,9 +6,14 @@ import (
 	"os"
 
 	"github.com/musterhq/muster/internal/cli"
-	// `muster hook event …` runs and exits during package initialization,
-	// before the heavy packages initialize: see package early.
-	_ "github.com/musterhq/muster/internal/hookevent/early"
+	"github.com/musterhq/muster/internal/hookevent"
 )
 
-func main() { os.Exit(cli.Main(context.Background(), os.Args[1:])) }
+func main() {
+	// `muster hook event` is the fallback hook helper when muster-hook is
+	// not installed beside this binary; skip building the command tree.
+	if hookevent.FastPath(os.Args[1:], os.Getenv) {
+		os.Exit(hookevent.Main(os.Args[3:]))
+	}
+	os.Exit(cli.Main(context.Background(), os.Args[1:]))
+}

@@ -7,9 +7,9 @@
 // (package proto) nor the socket's server (the daemon).
 //
 // The helper runs once per hook, so its import graph is kept small (no
-// cobra, no SQLite, no TUI, not even package net): cmd/muster runs it from
-// package early, during package initialization, before the rest of the
-// binary initializes.
+// cobra, no SQLite, no TUI): it is the whole of cmd/muster-hook, whose test
+// fails when that graph grows. `muster hook event` runs the same code from
+// the muster binary, as a fallback for installations without muster-hook.
 //
 // # Contract with the provider
 //

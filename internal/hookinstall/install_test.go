@@ -707,3 +707,54 @@ func TestMarkerMatchesVersion(t *testing.T) {
 		t.Errorf("Marker %q does not carry MarkerVersion %d", Marker, MarkerVersion)
 	}
 }
+
+// TestHookHelperBesideMuster: with muster-hook installed beside the muster
+// binary, setup installs it for lifecycle events (the capture adapter stays
+// `muster hook capture`), an installation made before the helper existed is
+// outdated, and remove still restores the original bytes.
+func TestHookHelperBesideMuster(t *testing.T) {
+	env := testEnv(t, nil)
+	bin := t.TempDir()
+	muster := filepath.Join(bin, "muster")
+	writeFile(t, muster, []byte("#!/bin/sh\n"), 0o755)
+	path := mustPath(t, env, Claude)
+	original := fixture(t, "claude-settings.json")
+	writeFile(t, path, original, 0o644)
+	if _, err := Setup(env, Claude, muster); err != nil {
+		t.Fatal(err)
+	}
+	if b := string(readOrNil(t, path)); !strings.Contains(b, "muster' hook event claude") && !strings.Contains(b, "muster hook event claude") {
+		t.Fatalf("without the helper, setup did not install `muster hook event`:\n%s", b)
+	}
+	helper := filepath.Join(bin, "muster-hook")
+	writeFile(t, helper, []byte("#!/bin/sh\n"), 0o755)
+	if st := Status(env, Claude, muster); st.State != Outdated {
+		t.Errorf("status once the helper exists = %+v, want outdated", st)
+	}
+	if _, err := Setup(env, Claude, muster); err != nil {
+		t.Fatal(err)
+	}
+	b := string(readOrNil(t, path))
+	if !strings.Contains(b, "muster-hook event claude") || strings.Contains(b, " hook event claude") {
+		t.Errorf("setup did not install muster-hook:\n%s", b)
+	}
+	if !strings.Contains(b, "hook capture --provider claude") {
+		t.Errorf("the capture adapter is gone:\n%s", b)
+	}
+	if st := Status(env, Claude, muster); st.State != Installed {
+		t.Errorf("status after setup = %+v", st)
+	}
+	if _, err := Remove(env, Claude); err != nil {
+		t.Fatal(err)
+	}
+	if got := readOrNil(t, path); string(got) != string(original) {
+		t.Errorf("remove did not restore the original:\n%s", cmp.Diff(string(original), string(got)))
+	}
+	// A helper that is not executable is not used.
+	if err := os.Chmod(helper, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := EventCommand(muster, Claude); strings.Contains(got, "muster-hook event") {
+		t.Errorf("EventCommand used a non-executable helper: %s", got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/musterhq/muster/internal/launcher"
+	"github.com/musterhq/muster/internal/paths"
 )
 
 // Provider names with a hook installer.
@@ -153,8 +154,14 @@ func CaptureCommand(musterPath, provider string) string {
 	return launcher.ShellQuote(musterPath) + " hook capture --provider " + provider + ` --process-id "$PPID" ` + Marker
 }
 
-// EventCommand is the shell command that forwards every lifecycle event.
+// EventCommand is the shell command that forwards every lifecycle event:
+// the muster-hook helper beside the muster binary when there is one (it
+// starts several times faster, and agents run it on every hook), else
+// `muster hook event`.
 func EventCommand(musterPath, provider string) string {
+	if helper := paths.HookHelper(musterPath); helper != "" {
+		return launcher.ShellQuote(helper) + " event " + provider + " " + Marker
+	}
 	return launcher.ShellQuote(musterPath) + " hook event " + provider + " " + Marker
 }
 

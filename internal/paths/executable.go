@@ -44,3 +44,21 @@ func StableExecutable(stateDir string) (string, error) {
 	}
 	return dst, nil
 }
+
+// HookHelperName is the file name of the hook helper (cmd/muster-hook).
+const HookHelperName = "muster-hook"
+
+// HookHelper returns the hook helper installed beside the muster binary at
+// musterPath, or "" when there is none (a `go run`, or a build of
+// cmd/muster alone): hook commands then fall back to `muster hook event`.
+func HookHelper(musterPath string) string {
+	if musterPath == "" {
+		return ""
+	}
+	p := filepath.Join(filepath.Dir(musterPath), HookHelperName)
+	st, err := os.Stat(p)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return ""
+	}
+	return p
+}
