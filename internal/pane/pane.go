@@ -182,8 +182,20 @@ func (p *Pane) Size() (cols, rows int) {
 }
 
 // ForegroundPGID is the process group in the terminal's foreground.
+// It goes through SyscallConn, which holds the descriptor open for the
+// call: File.Fd races with a concurrent Close (the estimator polls while a
+// kill closes the pane).
 func (p *Pane) ForegroundPGID() (int, error) {
-	return unix.IoctlGetInt(int(p.ptmx.Fd()), unix.TIOCGPGRP)
+	raw, err := p.ptmx.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	var pgid int
+	var ierr error
+	if err := raw.Control(func(fd uintptr) { pgid, ierr = unix.IoctlGetInt(int(fd), unix.TIOCGPGRP) }); err != nil {
+		return 0, err
+	}
+	return pgid, ierr
 }
 
 func (p *Pane) readLoop() {
@@ -316,7 +328,7 @@ func (p *Pane) resizeLocked(cols, rows int, force bool) {
 	changed := cols != p.cols || rows != p.rows
 	if changed {
 		p.cols, p.rows = cols, rows
-		pty.Setsize(p.ptmx, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+		p.setWinsize(cols, rows)
 		p.emu.pushResize(cols, rows)
 	}
 	if force && !changed && !p.exited {
@@ -325,6 +337,19 @@ func (p *Pane) resizeLocked(cols, rows int, force bool) {
 			syscall.Kill(-pgid, syscall.SIGWINCH)
 		}
 	}
+}
+
+// setWinsize is pty.Setsize through SyscallConn: pty.Setsize calls
+// File.Fd, which races with a concurrent Close and switches the PTY to
+// blocking mode behind the runtime poller's back.
+func (p *Pane) setWinsize(cols, rows int) {
+	raw, err := p.ptmx.SyscallConn()
+	if err != nil {
+		return
+	}
+	raw.Control(func(fd uintptr) {
+		unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)})
+	})
 }
 
 // Capture returns the emulator's screen text once it has caught up.
