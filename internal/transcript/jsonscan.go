@@ -319,24 +319,39 @@ func Lookup(members []Member, key string) []byte {
 	return nil
 }
 
-// IsString reports whether raw is a JSON string.
+// IsString reports whether raw, a value Members, Elements or Lookup
+// returned, is a JSON string. It looks at the first byte only; Str checks
+// the whole string.
 func IsString(raw []byte) bool { return len(raw) >= 2 && raw[0] == '"' }
 
-// Str decodes raw when it is a JSON string, and returns "" otherwise. The
-// result never aliases raw.
+// Str decodes raw when it is exactly one JSON string (white space around
+// it allowed, as encoding/json allows it), and returns "" otherwise. The
+// result never aliases raw. Like Members it keeps control characters and
+// invalid UTF-8 as written.
 func Str(raw []byte) string {
-	if !IsString(raw) {
+	s := jscan{b: raw}
+	s.ws()
+	if s.i >= len(raw) || raw[s.i] != '"' {
 		return ""
 	}
-	inner := raw[1 : len(raw)-1]
+	start := s.i
+	if !s.str() {
+		return ""
+	}
+	end := s.i
+	s.ws()
+	if s.i != len(raw) {
+		return ""
+	}
+	inner := raw[start+1 : end-1]
 	if bytes.IndexByte(inner, '\\') < 0 {
 		return string(inner)
 	}
-	s, ok := unescape(inner)
+	out, ok := unescape(inner)
 	if !ok {
 		return ""
 	}
-	return s
+	return out
 }
 
 // unescape decodes the inside of a JSON string with escapes, copying the
