@@ -115,8 +115,9 @@ func DataURL(mimeType string, data []byte) string {
 
 // EmbedImage reads the image ref points at and returns it as a data URL,
 // following seed 002: the path is relative to home, and the file is read
-// only when its canonical target (symlinks resolved) stays inside home, its
-// size equals the required ref.BytesLen (checked before reading), and the
+// only when its canonical target (symlinks resolved) stays inside home, it
+// has no second hard link (st_nlink > 1 is refused: a link can name a
+// file outside home), its size equals the required ref.BytesLen (checked before reading), and the
 // bytes match ref.SHA256. The read is bounded by BytesLen+1 and done on a
 // descriptor opened without following a final symlink and checked to be the
 // same file that was inspected, so a file swapped in after the checks is
@@ -198,6 +199,16 @@ func EmbedImage(home string, ref ImageRef, budget *ImageBudget) (Image, error) {
 	}
 	if !after.Mode().IsRegular() || !os.SameFile(before, after) {
 		return Image{}, fmt.Errorf("image %q changed while it was being checked", ref.Path)
+	}
+	// A hard link inside home can name a file that lives outside it, and
+	// nothing on disk says which name is the original: refuse any file
+	// with a second name. Checked on the open descriptor, so a link made
+	// after the path checks is still seen.
+	switch n, ok := linkCount(after); {
+	case !ok:
+		return Image{}, fmt.Errorf("image %q: cannot count its hard links", ref.Path)
+	case n > 1:
+		return Image{}, fmt.Errorf("image %q has %d hard links; a file with more than one name is not embedded", ref.Path, n)
 	}
 	if after.Size() != ref.BytesLen {
 		return Image{}, fmt.Errorf("image %q is %d bytes on disk, bytes_len says %d", ref.Path, after.Size(), ref.BytesLen)

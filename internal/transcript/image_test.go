@@ -55,6 +55,11 @@ func TestEmbedImage(t *testing.T) {
 	if err := os.Symlink(root, filepath.Join(home, "up")); err != nil {
 		t.Fatal(err)
 	}
+	// A hard link inside home to a file outside it: the link itself is a
+	// regular file under home, so only the link count gives it away.
+	if err := os.Link(filepath.Join(root, "outside.png"), filepath.Join(home, "pics", "hard.png")); err != nil {
+		t.Fatal(err)
+	}
 	if err := syscall.Mkfifo(filepath.Join(home, "pics", "fifo.png"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +77,7 @@ func TestEmbedImage(t *testing.T) {
 		{"sniffs a missing type", func(r ImageRef) ImageRef { r.MIME = ""; return r }, ""},
 		{"rejects a symlink escape", func(r ImageRef) ImageRef { r.Path = "pics/escape.png"; return r }, "outside the home"},
 		{"rejects a directory symlink escape", func(r ImageRef) ImageRef { r.Path = "up/outside.png"; return r }, "outside the home"},
+		{"rejects a hard link to a file outside home", func(r ImageRef) ImageRef { r.Path = "pics/hard.png"; return r }, "has 2 hard links"},
 		{"rejects a dot-dot escape", func(r ImageRef) ImageRef { r.Path = "../outside.png"; return r }, "escapes the home"},
 		{"rejects a nested dot-dot escape", func(r ImageRef) ImageRef { r.Path = "pics/../../outside.png"; return r }, "escapes the home"},
 		{"rejects an absolute path", func(r ImageRef) ImageRef { r.Path = filepath.Join(home, "pics/a.png"); return r }, "absolute"},

@@ -50,6 +50,9 @@ func TestImages(t *testing.T) {
 	os.WriteFile(filepath.Join(home, "Pictures", "shot.png"), pic, 0o644)
 	os.WriteFile(filepath.Join(outside, "secret.png"), pic, 0o644)
 	os.Symlink(filepath.Join(outside, "secret.png"), filepath.Join(home, "Pictures", "link.png"))
+	if err := os.Link(filepath.Join(outside, "secret.png"), filepath.Join(home, "Pictures", "hard.png")); err != nil {
+		t.Fatal(err)
+	}
 	text := `{"type":"text","text":"what is on this screenshot?"}`
 
 	tests := []struct {
@@ -61,6 +64,7 @@ func TestImages(t *testing.T) {
 	}{
 		{"embedded", []string{text, fileRef("Pictures/shot.png", len(pic), sum)}, 1, "", "what is on this screenshot?"},
 		{"symlink escape", []string{text, fileRef("Pictures/link.png", len(pic), sum)}, 0, "resolves outside the home directory", ""},
+		{"hard link to a file outside home", []string{text, fileRef("Pictures/hard.png", len(pic), sum)}, 0, "has 2 hard links", ""},
 		{"dot-dot escape", []string{text, fileRef("../"+filepath.Base(outside)+"/secret.png", len(pic), sum)}, 0, "escapes the home directory", ""},
 		{"missing bytes_len", []string{text, fileRef("Pictures/shot.png", nil, sum)}, 0, "bytes_len is missing", ""},
 		{"null bytes_len", []string{text, fileRef("Pictures/shot.png", "null", sum)}, 0, "bytes_len is missing", ""},
