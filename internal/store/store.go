@@ -34,8 +34,12 @@ type Store struct {
 }
 
 // Open opens (creating if needed) the database at path and applies every
-// pending migration.
+// pending migration. The database and its -wal/-shm files are readable by
+// the owner only (0600), tightened when an existing one is looser.
 func Open(ctx context.Context, dbPath string) (*Store, error) {
+	if err := secureFiles(dbPath); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dbPath, err)
+	}
 	dsn := func(extra string) string {
 		q := url.Values{}
 		q.Add("_pragma", "journal_mode(WAL)")
