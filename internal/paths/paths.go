@@ -11,7 +11,7 @@ import (
 // Dirs are the three places Muster writes to.
 type Dirs struct {
 	Runtime string // sockets and the daemon pid/lock file; mode 0700
-	State   string // muster.db, daemon.log, blobs
+	State   string // muster.db, daemon.log, blobs; mode 0700
 	Config  string // config.toml
 }
 
@@ -97,10 +97,24 @@ func (d Dirs) EnsureRuntime() error {
 	return nil
 }
 
-// EnsureState creates the state directory.
+// EnsureState creates the state directory with mode 0700, and takes group
+// and other access away from an existing one: the database, logs and blobs
+// in it are the owner's alone.
 func (d Dirs) EnsureState() error {
 	if err := os.MkdirAll(d.State, 0o700); err != nil {
 		return fmt.Errorf("create state dir: %w", err)
+	}
+	st, err := os.Stat(d.State)
+	if err != nil {
+		return fmt.Errorf("check state dir: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("state dir %s is not a directory", d.State)
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		if err := os.Chmod(d.State, perm&^0o077); err != nil {
+			return fmt.Errorf("secure state dir: %w", err)
+		}
 	}
 	return nil
 }
