@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/termtext"
 )
 
 // Styles use the 16 basic colours, so that they follow the user's palette;
@@ -73,7 +73,7 @@ func sessionBadge(s proto.SessionInfo) badge {
 	if b, ok := runBadges[proto.RunState(*s.RunState)]; ok {
 		return b
 	}
-	return badge{"·", clean(*s.RunState), ansi.Style{}}
+	return badge{"·", termtext.Line(*s.RunState), ansi.Style{}}
 }
 
 // reasonBadges cover the attention item reasons of DESIGN §4.
@@ -89,7 +89,7 @@ func reasonBadge(reason string) badge {
 	if b, ok := reasonBadges[reason]; ok {
 		return b
 	}
-	return badge{"·", clean(reason), ansi.Style{}}
+	return badge{"·", termtext.Line(reason), ansi.Style{}}
 }
 
 // cell fits s into exactly w columns: cut with an ellipsis, or padded.
@@ -120,24 +120,6 @@ func fit(s string, w int) string {
 		return ansi.Truncate(s, w, "…")
 	}
 	return s
-}
-
-// clean makes text from outside (names, paths, agent messages) safe to
-// draw: escape sequences and control characters could move the cursor,
-// retitle the window or reorder the line, so they go; whitespace runs
-// become one space.
-func clean(s string) string {
-	s = ansi.Strip(s)
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case unicode.IsSpace(r):
-			return ' '
-		case unicode.IsControl(r), r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			return -1 // C0, C1, and bidirectional overrides
-		}
-		return r
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
 }
 
 // age renders how long ago an RFC 3339 time was, coarsely, as `muster ls`

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/termtext"
 )
 
 // View draws the whole screen: exactly height lines of at most width
@@ -105,15 +106,15 @@ func (m Model) render() string {
 func (m Model) statusLine(w int) string {
 	switch {
 	case m.confirm != "":
-		return styleConfirm.Styled(fit("kill "+clean(m.confirm)+" and remove the session? y/n", w))
+		return styleConfirm.Styled(fit("kill "+termtext.Line(m.confirm)+" and remove the session? y/n", w))
 	case m.busy != "":
-		return styleFaint.Styled(fit(clean(m.busy), w))
+		return styleFaint.Styled(fit(termtext.Line(m.busy), w))
 	case m.status != "" && m.statusOK:
-		return fit(clean(m.status), w)
+		return fit(termtext.Line(m.status), w)
 	case m.status != "":
-		return styleError.Styled(fit(clean(m.status), w))
+		return styleError.Styled(fit(termtext.Line(m.status), w))
 	case m.err != nil:
-		return styleError.Styled(fit("cannot reach the daemon: "+clean(errorText(m.err)), w))
+		return styleError.Styled(fit("cannot reach the daemon: "+termtext.Line(errorText(m.err)), w))
 	}
 	return ""
 }
@@ -185,8 +186,8 @@ func (t sessionTable) Render(w int) string {
 	}
 	nameW, provW := 4, 8
 	for _, s := range t.sessions {
-		nameW = max(nameW, ansi.StringWidth(clean(s.Name)))
-		provW = max(provW, ansi.StringWidth(clean(s.Provider)))
+		nameW = max(nameW, ansi.StringWidth(termtext.Line(s.Name)))
+		provW = max(provW, ansi.StringWidth(termtext.Line(s.Provider)))
 	}
 	nameW, provW = min(nameW, 24), min(provW, 10)
 	cwdW := max(w-(2+nameW+len(gap)+provW+len(gap)+stateCol+len(gap)+attnCol+len(gap)+ageCol+len(gap)), 3)
@@ -198,7 +199,7 @@ func (t sessionTable) Render(w int) string {
 	end := min(t.off+t.rows, len(t.sessions))
 	for i := t.off; i < end; i++ {
 		s := t.sessions[i]
-		mark, name := "  ", clean(s.Name)
+		mark, name := "  ", termtext.Line(s.Name)
 		if i == t.sel {
 			if t.focused {
 				mark, name = styleBold.Styled("▸ "), styleBold.Styled(cell(name, nameW))
@@ -210,11 +211,11 @@ func (t sessionTable) Render(w int) string {
 		if s.Attention > 0 {
 			attn = styleAttention.Styled(fmt.Sprintf("!%d", s.Attention))
 		}
-		prov := clean(s.Provider)
+		prov := termtext.Line(s.Provider)
 		if prov == "" {
 			prov = "-"
 		}
-		line := row(mark, name, prov, sessionBadge(s).render(), attn, age(s.CreatedAt, t.now), tilde(clean(s.CWD), t.home))
+		line := row(mark, name, prov, sessionBadge(s).render(), attn, age(s.CreatedAt, t.now), tilde(termtext.Line(s.CWD), t.home))
 		lines = append(lines, strings.TrimRight(line, " "))
 	}
 	if hidden := len(t.sessions) - (end - t.off); hidden > 0 && t.rows > 0 {
@@ -245,7 +246,7 @@ func (d drawer) Render(w int) string {
 	idW, nameW := 2, 4
 	for _, it := range d.items {
 		idW = max(idW, len(fmt.Sprint(it.ID))+1)
-		nameW = max(nameW, ansi.StringWidth(clean(itemSession(it))))
+		nameW = max(nameW, ansi.StringWidth(termtext.Line(itemSession(it))))
 	}
 	nameW = min(nameW, 24)
 	msgW := max(w-(2+idW+len(gap)+nameW+len(gap)+reasonCol+len(gap)+ageCol+len(gap)), 3)
@@ -256,9 +257,9 @@ func (d drawer) Render(w int) string {
 		if i == d.sel && d.focused {
 			mark = styleBold.Styled("▸ ")
 		}
-		line := mark + cell(fmt.Sprintf("#%d", it.ID), idW) + gap + cell(clean(itemSession(it)), nameW) + gap +
+		line := mark + cell(fmt.Sprintf("#%d", it.ID), idW) + gap + cell(termtext.Line(itemSession(it)), nameW) + gap +
 			cell(reasonBadge(it.Reason).render(), reasonCol) + gap + cell(age(it.OpenedAt, d.now), ageCol) + gap +
-			cell(clean(it.Message), msgW)
+			cell(termtext.Line(it.Message), msgW)
 		lines = append(lines, strings.TrimRight(line, " "))
 	}
 	if hidden := len(d.items) - (end - d.off); hidden > 0 && d.rows > 0 {
@@ -279,7 +280,7 @@ func (r restoreList) Render(w int) string {
 		styleFaint.Styled("  r resumes the selected session · R resumes all")}
 	nameW := 4
 	for _, s := range r.sessions {
-		nameW = max(nameW, ansi.StringWidth(clean(s.Name)))
+		nameW = max(nameW, ansi.StringWidth(termtext.Line(s.Name)))
 	}
 	nameW = min(nameW, 24)
 	shown := r.sessions
@@ -287,11 +288,11 @@ func (r restoreList) Render(w int) string {
 		shown = shown[:max(r.rows-1, 0)]
 	}
 	for _, s := range shown {
-		reason := clean(s.Reason)
+		reason := termtext.Line(s.Reason)
 		if reason == "" {
 			reason = "its process is gone"
 		}
-		lines = append(lines, "  "+styleRestorable.Styled("⟲ ")+cell(clean(s.Name), nameW)+gap+reason)
+		lines = append(lines, "  "+styleRestorable.Styled("⟲ ")+cell(termtext.Line(s.Name), nameW)+gap+reason)
 	}
 	if n := len(r.sessions) - len(shown); n > 0 {
 		lines = append(lines, styleFaint.Styled(fmt.Sprintf("  … %d more", n)))

@@ -177,8 +177,6 @@ func TestCells(t *testing.T) {
 		{"path from the left", cellLeft("/home/u/src/web/app", 10), "…c/web/app"},
 		{"short path", cellLeft("/tmp", 6), "/tmp  "},
 		{"zero width", cell("abc", 0), ""},
-		{"clean strips escapes and controls", clean("a\x1b]0;title\x07b\r\n\tc\u202ed\u009b2J"), "ab cd2J"},
-		{"clean keeps wide and combining text", clean("日本 e\u0301"), "日本 e\u0301"},
 		{"tilde", tilde("/home/u/src", "/home/u"), "~/src"},
 		{"tilde only under home", tilde("/home/user2/x", "/home/u"), "/home/user2/x"},
 		{"tilde home itself", tilde("/home/u", "/home/u"), "~"},
@@ -193,5 +191,31 @@ func TestCells(t *testing.T) {
 				t.Errorf("got %q, want %q", tt.got, tt.want)
 			}
 		})
+	}
+}
+
+// TestViewStripsAgentText draws an approval request whose message tries
+// to set the clipboard, retitle the window and clear the screen: the
+// sequences go whole, the words stay.
+func TestViewStripsAgentText(t *testing.T) {
+	const evil = "Approve\x1b]52;c;cm0gLXJmIH4vKgo=\x07 the\x1b]0;pwned\x1b\\ update\x1b[2J\u009b31m now\x07\u202e!"
+	sessions := []proto.SessionInfo{{ID: "1", Name: "api", Provider: "claude", State: "restorable", CWD: "/src/\x1b]7;file:///etc\x07app",
+		CreatedAt: ago(time.Minute), RunState: ptr("waitingApproval"), Attention: 1, Reason: "gone: " + evil}}
+	items := []proto.AttentionItem{{ID: 1, SessionID: "1", SessionName: "api", Reason: "approval-requested", Message: evil, OpenedAt: ago(time.Minute), Open: true}}
+	m := loaded(t, &fakeBackend{sessions: sessions, items: items}, 120, 24, Options{})
+	frame := sgr.ReplaceAllString(m.View().Content, "")
+	for _, r := range frame {
+		if r < 0x20 && r != '\n' || r >= 0x7f && r < 0xa0 || r == 0x202e {
+			t.Fatalf("frame carries %U:\n%q", r, frame)
+		}
+	}
+	for _, want := range []string{
+		"#1  api   ▲ approval-requested  1m    Approve the update now!\n",
+		"/src/app",
+		"⟲ api   gone: Approve the update now!\n",
+	} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("frame lacks %q:\n%s", want, frame)
+		}
 	}
 }
