@@ -279,7 +279,7 @@ func TestNotifyArgs(t *testing.T) {
 		tmpl []string
 		want []string
 	}{
-		{DefaultNotifyCommand("linux"), []string{"notify-send", "--app-name=Muster", "Muster: api needs input", "Which file?"}},
+		{DefaultNotifyCommand("linux"), []string{"notify-send", "--app-name=Muster", "--", "Muster: api needs input", "Which file?"}},
 		{[]string{"my-notify"}, []string{"my-notify", "Muster: api needs input", "Which file?"}},
 		{[]string{"x", "{session}:{reason}:{id}"}, []string{"x", "api:input-requested:4"}},
 		{[]string{"{title}"}, []string{"{title}", "Muster: api needs input", "Which file?"}}, // argv[0] is never templated
@@ -292,6 +292,22 @@ func TestNotifyArgs(t *testing.T) {
 	mac := NotifyArgs(DefaultNotifyCommand("darwin"), it, "api")
 	if mac[0] != "osascript" || mac[len(mac)-2] != "Muster: api needs input" || mac[len(mac)-1] != "Which file?" {
 		t.Errorf("darwin: %q", mac)
+	}
+}
+
+// TestNotifyArgsStripsAgentText: the notifier gets the message without
+// escape sequences or controls, cut on a character boundary.
+func TestNotifyArgsStripsAgentText(t *testing.T) {
+	evil := "Approve\x1b]52;c;cm0gLXJmIH4vKgo=\x07 the\x1b]0;pwned\x1b\\ update\x1b[2J\u009b31m now\x07\n-u critical"
+	got := NotifyArgs(DefaultNotifyCommand("linux"), runstate.Item{ID: 1, Reason: proto.KindApprovalRequested, Message: evil}, "api\u009b2J")
+	want := []string{"notify-send", "--app-name=Muster", "--", "Muster: api needs approval", "Approve the update now -u critical"}
+	if strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+		t.Errorf("NotifyArgs = %q, want %q", got, want)
+	}
+	long := strings.Repeat("é", 300)
+	got = NotifyArgs([]string{"n", "{body}"}, runstate.Item{Message: long}, "api")
+	if want := strings.Repeat("é", 199) + "…"; got[1] != want {
+		t.Errorf("long body = %q, want %q", got[1], want)
 	}
 }
 

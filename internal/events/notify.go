@@ -9,13 +9,16 @@ import (
 
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/runstate"
+	"github.com/musterhq/muster/internal/termtext"
 )
 
 // DefaultNotifyCommand is the desktop notification command for an OS.
 func DefaultNotifyCommand(goos string) []string {
 	switch goos {
 	case "linux", "freebsd", "openbsd", "netbsd":
-		return []string{"notify-send", "--app-name=Muster", "{title}", "{body}"}
+		// "--": notify-send parses options anywhere on its command line,
+		// and the body is an agent's text.
+		return []string{"notify-send", "--app-name=Muster", "--", "{title}", "{body}"}
 	case "darwin":
 		return []string{"osascript",
 			"-e", "on run argv",
@@ -74,13 +77,14 @@ func (e *Engine) notify(ctx context.Context, it runstate.Item) {
 	}
 }
 
-// NotifyArgs builds the notification command line for an item.
+// NotifyArgs builds the notification command line for an item. The
+// message is an agent's text: escape sequences and control characters are
+// removed (a notifier may print it to a terminal or log), and it is cut to
+// 200 characters.
 func NotifyArgs(tmpl []string, it runstate.Item, sessionName string) []string {
+	sessionName = termtext.Line(sessionName)
 	title := "Muster: " + sessionName + " " + reasonPhrase(it.Reason)
-	body := it.Message
-	if len(body) > 200 {
-		body = body[:200] + "…"
-	}
+	body := termtext.Clip(it.Message, 200)
 	r := strings.NewReplacer("{title}", title, "{body}", body, "{session}", sessionName,
 		"{reason}", string(it.Reason), "{id}", fmt.Sprint(it.ID))
 	argv := make([]string, 0, len(tmpl)+2)
@@ -113,5 +117,5 @@ func reasonPhrase(r proto.EventKind) string {
 	case proto.KindSucceeded:
 		return "finished"
 	}
-	return string(r)
+	return termtext.Line(string(r))
 }
