@@ -63,6 +63,13 @@ var providerRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,31}$`)
 // Unknown fields are ignored. sessionID may be null or absent (native
 // events carry none); message and hookName may be absent.
 //
+// Identifiers (id, runID, surfaceID, sessionID) and hookName are names, so
+// control characters, bidi overrides and line separators in them are
+// refused. message is free text that seed 004 does not constrain: it is
+// kept as sent, newlines and even escape sequences included, because
+// refusing it would lose the state change (an approval request nobody
+// sees); everything that prints it to a terminal strips it (termtext).
+//
 // A request in the usual shape is parsed by a small purpose-built scanner
 // (fastParse); anything it is not sure about (escapes it cannot undo,
 // duplicate or case-variant keys, unexpected types, deep nesting) goes
@@ -207,9 +214,13 @@ func validIdent(s string) bool {
 	return s != "" && len(s) <= maxIDLen && !hasControl(s) && strings.TrimSpace(s) == s
 }
 
+// hasControl reports whether s holds a C0 or C1 control, DEL, a bidi
+// embedding, override or isolate control, or a line or paragraph
+// separator: anything that changes how the text around it is shown.
 func hasControl(s string) bool {
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) ||
+			(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x2028 || r == 0x2029 {
 			return true
 		}
 	}

@@ -74,6 +74,14 @@ func TestDecode(t *testing.T) {
 		{"reserved hook", mutate(t, `"PermissionRequest"`, `"muster.startupSweep"`), proto.ErrReservedHookName},
 		{"reserved hook any case", mutate(t, `"PermissionRequest"`, `"MUSTER.native.x"`), proto.ErrReservedHookName},
 		{"hook number", mutate(t, `"PermissionRequest"`, `5`), proto.ErrInvalidEvent},
+		{"hook with an escape sequence", mutate(t, `"PermissionRequest"`, `"Permission\u001b]52;c;eA==\u0007"`), proto.ErrInvalidEvent},
+		{"hook with C1 CSI", mutate(t, `"PermissionRequest"`, `"Permission\u009b2J"`), proto.ErrInvalidEvent},
+		{"hook with bidi override", mutate(t, `"PermissionRequest"`, `"Permission\u202eRequest"`), proto.ErrInvalidEvent},
+		{"session id with escape", mutate(t, `"0190f6f3-2a50-7000-8000-000000000001"`, `"0190\u001b[2J"`), proto.ErrInvalidEvent},
+		{"session id with line separator", mutate(t, `"0190f6f3-2a50-7000-8000-000000000001"`, `"0190\u2028x"`), proto.ErrInvalidEvent},
+		{"surface id with bidi isolate", mutate(t, `"surfaceID":{"rawValue":"sf"}`, `"surfaceID":{"rawValue":"s\u2066f"}`), proto.ErrInvalidEvent},
+		{"run id with DEL", mutate(t, `"74C4B46D-9251-46AD-9200-61C97D98D43D"`, `"74C4\u007f"`), proto.ErrInvalidEvent},
+		{"message is free text", mutate(t, `"Approve the dependency update."`, `"a\u001b]52;c;eA==\u0007\n\tb\u009b2J\u202e"`), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -240,5 +248,14 @@ func TestFastPathTakesTheUsualShape(t *testing.T) {
 	msg := strings.Replace(goodLine, `"Approve the dependency update."`, `"line one\nline \"two\""`, 1)
 	if !fastParse([]byte(msg), &wireEnvelope{}) {
 		t.Fatal("a message with common escapes falls back to encoding/json")
+	}
+}
+
+// TestDecodeKeepsMessageText: a message is stored as sent; terminals get
+// it through termtext, --json outputs escaped.
+func TestDecodeKeepsMessageText(t *testing.T) {
+	req, code := Decode([]byte(mutate(t, `"Approve the dependency update."`, `"a\u001b]52;c;eA==\u0007\n\tb\u009b2J"`)), decodeNow, time.Minute)
+	if want := "a\x1b]52;c;eA==\x07\n\tb\u009b2J"; code != "" || req.Event.Message != want {
+		t.Fatalf("Decode = %q %q, want message %q", code, req.Event.Message, want)
 	}
 }
