@@ -8,8 +8,9 @@ import (
 
 // TestImportGraphStaysSmall guards the hook path's start-up cost: agents run
 // muster-hook on every hook, and every package it links initializes on
-// every run. It may link the helper and the two small packages it shares
-// with the daemon, and the standard library minus the heavy parts; the
+// every run. It may link the helper, the two small packages it shares
+// with the daemon, termtext (standard library only, to strip escape
+// sequences from messages), and the standard library minus the heavy parts; the
 // standard library share is capped near its size when this test was written
 // (103 packages in all with Go 1.26), so that growth is a decision, not an
 // accident.
@@ -27,6 +28,7 @@ func TestImportGraphStaysSmall(t *testing.T) {
 		"github.com/musterhq/muster/internal/hookevent": true,
 		"github.com/musterhq/muster/internal/paths":     true,
 		"github.com/musterhq/muster/internal/proto":     true,
+		"github.com/musterhq/muster/internal/termtext":  true,
 	}
 	heavy := []string{"net", "net/http", "os/exec", "os/user", "database/sql", "text/template", "html/template", "crypto/tls", "regexp", "log/slog"}
 	std := 0

@@ -112,7 +112,7 @@ func TestImportsFlowDown(t *testing.T) {
 		"internal/launcher":   nil,
 		"internal/transcript": nil,
 		"internal/runstate":   {"internal/proto"},
-		"internal/hookevent":  {"internal/paths", "internal/proto"},
+		"internal/hookevent":  {"internal/paths", "internal/proto", "internal/termtext"},
 	}
 	for _, p := range listPackages(t) {
 		from := short(p.ImportPath)

@@ -296,7 +296,7 @@ func TestCleanMessage(t *testing.T) {
 	}{
 		{"plain", "hello", "hello"},
 		{"whitespace collapses", "  a\n\tb  \r\n c ", "a b c"},
-		{"escape sequences lose their ESC", "\x1b]0;title\x07red \x1b[31mX", "]0;titlered [31mX"},
+		{"escape sequences go whole", "\x1b]0;title\x07red \x1b[31mX\x1b]52;c;eA==\x07\u009b2J!", "red X!"},
 		{"bidi override dropped", "abc\u202edef", "abcdef"},
 		{"invalid utf-8 dropped", "a\xffb", "ab"},
 		{"long text cut at a rune", strings.Repeat("é", 400), strings.Repeat("é", (MaxMessage-len("…"))/2) + "…"},

@@ -5,15 +5,21 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/musterhq/muster/internal/termtext"
 )
 
 // cleanMessage makes payload text safe to store and show in a terminal:
-// valid UTF-8, no control or escape characters, whitespace runs collapsed to
-// one space, at most MaxMessage bytes (cut at a rune boundary, marked "…").
+// valid UTF-8, no escape sequences (removed whole by termtext) or control
+// characters, whitespace runs collapsed to one space, at most MaxMessage
+// bytes (cut at a rune boundary, marked "…").
 func cleanMessage(s string) string {
 	if s == "" {
 		return ""
 	}
+	// Only the start is kept, and no request to events.sock is larger than
+	// 64 KiB: bound the work on huge payload fields.
+	s = termtext.Strip(s[:min(len(s), 64<<10)])
 	var b strings.Builder
 	b.Grow(min(len(s), MaxMessage+8))
 	space := false
