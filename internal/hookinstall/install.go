@@ -259,11 +259,11 @@ func (s *jsonSpec) commandsIn(d *doc, el *node) []string {
 }
 
 func firstWord(cmd string) string {
-	toks, err := launcher.Lex(cmd)
-	if err != nil || len(toks) == 0 || toks[0].Kind != launcher.Word {
+	words, err := launcher.Words(cmd)
+	if err != nil || len(words) == 0 {
 		return ""
 	}
-	return toks[0].Value
+	return words[0].Value
 }
 
 // notes reports provider settings that keep installed hooks from running.

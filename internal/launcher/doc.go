@@ -3,12 +3,14 @@
 // template that brings a session back with its provider-owned native id
 // (seed 000, "Resume"; DESIGN.md §6).
 //
-// It owns a small POSIX shell word lexer (Lex) so that every decision is
-// made on shell words rather than on substrings, and ShellQuote, the quoting
-// Muster uses whenever it puts a value into a shell command. It does not run
-// anything and knows nothing about panes, providers or the store: callers
-// validate with ValidateLaunch (or ResumeTemplate) before persisting a
-// launcher and render with Template.Render when they resume.
+// Commands are parsed by mvdan.cc/sh/v3/syntax (bash dialect), and every
+// rule below is a check over that syntax tree, never over substrings.
+// Words gives a command's words with their values after quote removal;
+// ShellQuote is the quoting Muster uses whenever it puts a value into a
+// shell command. The package does not run anything and knows nothing about
+// panes, providers or the store: callers validate with ValidateLaunch (or
+// ResumeTemplate) before persisting a launcher and render with
+// Template.Render when they resume.
 //
 // # Template rules
 //
@@ -18,31 +20,39 @@
 //   - The text {session_id} anywhere else is refused: inside quotes or after a
 //     backslash ("quoted"), as part of a larger word such as --id={session_id}
 //     or inside $(...) ("embedded"), next to an operator without whitespace,
-//     as the target of a redirection, in command position (where the id
-//     would run as a program), or inside a comment.
+//     outside any word (a loop variable, say), as the target of a
+//     redirection, as the command name (where the id would run as a
+//     program), or inside a comment.
 //   - Without a placeholder the shell-quoted id is appended as one more word
-//     after the last word of the template (before a trailing comment). Such a
-//     template must not be a shell composition, because the id would attach
-//     to its last command only.
-//   - Every template must lex: a template ending inside quotes, inside a
-//     command substitution or with a dangling backslash is refused, as are
-//     here-documents and redirections without a target.
+//     after the last word of the template (before a trailing ";" or comment).
+//     Such a template must be one simple command, not a shell composition,
+//     because the id would attach to its last command only.
+//   - Every template must parse: a template ending inside quotes, inside a
+//     substitution or with a dangling backslash is refused, as are other
+//     syntax errors, here-documents and redirections without a target.
 //
 // # Launch commands
 //
-// A launch command must contain a command word and no placeholder. When no
-// resume command is given, the launch command itself is the resume template
-// (the id is appended), so a launch command that is a shell composition needs
-// an explicit resume command. Compositions are the control operators |, ||,
-// |&, &, &&, ;, ;;, ;&, ;;&, a subshell ( ... ) (which includes bash process
-// substitution <(...)), and a newline between two commands. Command
-// substitutions $(...) and `...` inside a word are not compositions: they
-// only compute an argument, and appended words still go to the one command.
+// A launch command must run a program (assignments, redirections and
+// builtins such as export alone are refused) and contain no placeholder.
+// When no resume command is given, the launch command itself is the resume
+// template (the id is appended), so a launch command that is a shell
+// composition needs an explicit resume command (--resume-cmd, or resume in
+// a [[launcher]] of config.toml). Compositions are two or more commands (|,
+// ||, |&, &&, ;, & or a newline between them), a background &, a subshell
+// ( ... ), a process substitution <(...) or >(...), and compound commands
+// (if, while, until, for, select, case, { ... }, functions, coproc).
+// Command substitutions $(...) and `...` inside a word are not
+// compositions: they only compute an argument, and appended words still go
+// to the one command.
 //
-// # Lexer limits
+// # Parser limits
 //
-// The lexer follows POSIX token recognition plus bash's $'...' and $"..."
-// strings. Inside $(...) it balances parentheses while honouring quotes and
-// backslashes; a case pattern with an unbalanced ")" or a comment containing
-// ")" inside $(...) is not supported and ends the substitution early.
+// Panes run commands with the user's $SHELL -c; the bash grammar is the
+// reference, and templates for shells that parse differently (fish, say)
+// may be judged wrongly. Where the parser and bash disagree the command is
+// refused rather than misread: carriage returns (the parser reads CR LF as a
+// newline and a lone CR as a blank, bash keeps CR in the word), a comment
+// ending with a backslash (the parser continues the line), and text that is
+// not UTF-8 or holds a NUL byte.
 package launcher

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var fuzzSeeds = []string{
@@ -24,36 +25,34 @@ var fuzzSeeds = []string{
 	"agent <<EOF",
 }
 
-// FuzzLex checks that the lexer never panics and that its tokens are ordered,
+// FuzzWords checks that parsing never panics and that the words are ordered,
 // disjoint and faithful to the source.
-func FuzzLex(f *testing.F) {
+func FuzzWords(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		toks, err := Lex(src)
+		words, err := Words(src)
 		if err != nil {
 			return
 		}
 		prev := 0
-		for _, tk := range toks {
-			if tk.Start < prev || tk.End <= tk.Start || tk.End > len(src) {
-				t.Fatalf("bad token range %d..%d after %d in %q", tk.Start, tk.End, prev, src)
+		for _, w := range words {
+			if w.Start < prev || w.End <= w.Start || w.End > len(src) {
+				t.Fatalf("bad word range %d..%d after %d in %q", w.Start, w.End, prev, src)
 			}
-			if src[tk.Start:tk.End] != tk.Raw {
-				t.Fatalf("Raw %q != src[%d:%d] in %q", tk.Raw, tk.Start, tk.End, src)
+			if src[w.Start:w.End] != w.Raw {
+				t.Fatalf("Raw %q != src[%d:%d] in %q", w.Raw, w.Start, w.End, src)
 			}
-			prev = tk.End
+			prev = w.End
 		}
 	})
 }
 
-func words(toks []Token) []string {
+func values(words []Word) []string {
 	var out []string
-	for _, t := range toks {
-		if t.Kind == Word {
-			out = append(out, t.Value)
-		}
+	for _, w := range words {
+		out = append(out, w.Value)
 	}
 	return out
 }
@@ -68,10 +67,12 @@ func FuzzTemplate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src, id string) {
 		q := ShellQuote(id)
-		if !strings.ContainsRune(id, 0) {
-			toks, err := Lex(q)
-			if err != nil || len(toks) != 1 || toks[0].Kind != Word || toks[0].Value != id {
-				t.Fatalf("Lex(ShellQuote(%q)) = %+v, %v; want one word", id, toks, err)
+		// The parser, like Muster's native ids, takes UTF-8 only.
+		bad := id == "" || strings.ContainsAny(id, "\x00\r") || !utf8.ValidString(id)
+		if !bad {
+			words, err := Words(q)
+			if err != nil || len(words) != 1 || words[0].Value != id {
+				t.Fatalf("Words(ShellQuote(%q)) = %+v, %v; want one word", id, words, err)
 			}
 		}
 		tmpl, err := ParseTemplate(src)
@@ -79,7 +80,7 @@ func FuzzTemplate(f *testing.F) {
 			return
 		}
 		out, err := tmpl.Render(id)
-		if id == "" || strings.ContainsRune(id, 0) {
+		if bad {
 			if err == nil {
 				t.Fatalf("Render(%q) accepted a bad id", id)
 			}
@@ -88,26 +89,23 @@ func FuzzTemplate(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Render(%q): %v", id, err)
 		}
-		srcToks, _ := Lex(src)
+		srcWords, _ := Words(src)
 		var want []string
-		for _, tk := range srcToks {
-			if tk.Kind != Word {
-				continue
-			}
-			if tk.Raw == Placeholder {
+		for _, w := range srcWords {
+			if w.Raw == Placeholder {
 				want = append(want, id)
 			} else {
-				want = append(want, tk.Value)
+				want = append(want, w.Value)
 			}
 		}
 		if !tmpl.HasPlaceholder() {
 			want = append(want, id)
 		}
-		outToks, err := Lex(out)
+		outWords, err := Words(out)
 		if err != nil {
-			t.Fatalf("rendered %q does not lex: %v", out, err)
+			t.Fatalf("rendered %q does not parse: %v", out, err)
 		}
-		if got := words(outToks); !slices.Equal(got, want) {
+		if got := values(outWords); !slices.Equal(got, want) {
 			t.Fatalf("template %q id %q rendered %q: words %q, want %q", src, id, out, got, want)
 		}
 	})

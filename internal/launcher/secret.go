@@ -17,16 +17,13 @@ func SecretName(name string) bool { return secretRE.MatchString(name) }
 // whose names look like credentials, in order. The caller refuses to persist
 // such a command or asks the user to move the value into the environment.
 func SecretAssignments(cmd string) ([]string, error) {
-	toks, err := Lex(cmd)
+	words, err := Words(cmd)
 	if err != nil {
 		return nil, err
 	}
 	var names []string
-	for _, t := range toks {
-		if t.Kind != Word {
-			continue
-		}
-		name, _, ok := strings.Cut(t.Value, "=")
+	for _, w := range words {
+		name, _, ok := strings.Cut(w.Value, "=")
 		if !ok || !isName(name) || !SecretName(name) {
 			continue
 		}

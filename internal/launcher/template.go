@@ -4,15 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Placeholder marks where a resume template takes the native session id.
 const Placeholder = "{session_id}"
 
-// Validation errors. A *TemplateError wraps one of them (or a lexer error
-// such as ErrUnterminatedQuote); match them with errors.Is.
+// Validation errors. A *TemplateError wraps one of them (or a *SyntaxError
+// wrapping ErrUnterminatedQuote and the like); match them with errors.Is.
 var (
-	// ErrEmptyCommand means the command has no command word.
+	// ErrEmptyCommand means the command runs no program: it is blank, only
+	// comments, or only assignments, redirections or builtins such as
+	// export.
 	ErrEmptyCommand = errors.New("empty command")
 	// ErrQuotedPlaceholder means {session_id} appears inside quotes or after
 	// a backslash.
@@ -62,6 +67,9 @@ func (e *TemplateError) Error() string {
 	const bare = "write {session_id} as a separate, unquoted word"
 	switch e.Err {
 	case ErrEmptyCommand:
+		if e.Text != "" {
+			return fmt.Sprintf("%s has no command to run (%q at byte %d)", e.Part, e.Text, e.Offset)
+		}
 		return e.Part + " is empty"
 	case ErrQuotedPlaceholder:
 		return fmt.Sprintf("%s: quoted placeholder in %q at byte %d; %s", e.Part, e.Text, e.Offset, bare)
@@ -76,7 +84,7 @@ func (e *TemplateError) Error() string {
 	case ErrComposition:
 		return fmt.Sprintf("%s is a shell composition (%q at byte %d); mark where the id goes with {session_id}", e.Part, e.Text, e.Offset)
 	case ErrCompositionNeedsResume:
-		return fmt.Sprintf("%s is a shell composition (%q at byte %d); give an explicit resume command", e.Part, e.Text, e.Offset)
+		return fmt.Sprintf("%s is a shell composition (%q at byte %d), so the id cannot be appended; give an explicit resume command with {session_id} where the id goes: --resume-cmd, or resume in its [[launcher]] of config.toml", e.Part, e.Text, e.Offset)
 	case ErrPlaceholderCommand:
 		return fmt.Sprintf("%s: placeholder %q at byte %d is the command name; put the program first", e.Part, e.Text, e.Offset)
 	case ErrHereDoc:
@@ -103,165 +111,228 @@ func (t *Template) String() string { return t.src }
 // opposed to having it appended).
 func (t *Template) HasPlaceholder() bool { return len(t.slots) > 0 }
 
-// analysis is what both launch commands and templates need from the tokens.
-type analysis struct {
-	toks        []Token
-	words       int
-	composition *Token // first control operator that makes a composition
-}
-
-func analyze(part, src string) (*analysis, error) {
+// analyze parses src and refuses what neither a launch command nor a
+// template may be: blank, unparsable, a here-document, or without a
+// command to run.
+func analyze(part, src string) (*tree, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, &TemplateError{Part: part, Err: ErrEmptyCommand}
 	}
-	toks, err := Lex(src)
+	t, err := parse(src)
 	if err != nil {
-		var se *SyntaxError
-		if errors.As(err, &se) {
+		if se, ok := errors.AsType[*SyntaxError](err); ok {
 			return nil, &TemplateError{Part: part, Err: err, Offset: se.Offset, Text: se.Text}
+		}
+		if te, ok := errors.AsType[*TemplateError](err); ok {
+			te.Part = part
+			return nil, te
 		}
 		return nil, fmt.Errorf("%s: %w", part, err)
 	}
-	a := &analysis{toks: toks}
-	// Trailing newlines and comments end the command; they separate nothing.
-	last := len(toks) - 1
-	for last >= 0 && (toks[last].Kind == Comment || toks[last].Raw == "\n") {
-		last--
+	if h := t.heredoc; h != nil {
+		return nil, &TemplateError{Part: part, Err: ErrHereDoc, Offset: int(h.OpPos.Offset()), Text: h.Op.String()}
 	}
-	for i := range toks {
-		t := &toks[i]
-		switch t.Kind {
-		case Word:
-			a.words++
-		case Operator:
-			if t.Raw == "<<" || t.Raw == "<<-" {
-				return nil, &TemplateError{Part: part, Err: ErrHereDoc, Offset: t.Start, Text: t.Raw}
-			}
-			// <(...) and >(...) are process substitutions: the "(" that
-			// follows makes the command a composition (checked below).
-			procSubst := i+1 < len(toks) && toks[i+1].Raw == "(" && toks[i+1].Start == t.End
-			if isRedirect(t.Raw) && !procSubst && (i+1 >= len(toks) || toks[i+1].Kind != Word) {
-				return nil, &TemplateError{Part: part, Err: ErrRedirectTarget, Offset: t.Start, Text: t.Raw}
-			}
-			if isControl(t.Raw) && i <= last && a.composition == nil {
-				if t.Raw == "\n" && precededOnlyBySeparators(toks[:i]) {
-					continue // leading blank lines
-				}
-				a.composition = t
-			}
+	if !t.hasCommand() {
+		te := &TemplateError{Part: part, Err: ErrEmptyCommand}
+		if len(t.file.Stmts) > 0 {
+			te.Offset = int(t.file.Stmts[0].Pos().Offset())
+			te.Text = snippet(strings.TrimSpace(src[te.Offset:]))
 		}
+		return nil, te
 	}
-	if a.words == 0 {
-		return nil, &TemplateError{Part: part, Err: ErrEmptyCommand}
-	}
-	return a, nil
+	return t, nil
 }
 
-func precededOnlyBySeparators(toks []Token) bool {
-	for _, t := range toks {
-		if t.Kind == Word || (t.Kind == Operator && t.Raw != "\n") {
+// hasCommand reports whether a simple command with a command name runs
+// (outside substitutions): assignments, redirections and builtins such as
+// export, let, [[ ]] and (( )) alone start nothing.
+func (t *tree) hasCommand() bool {
+	found := false
+	syntax.Walk(t.file, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Word:
 			return false
+		case *syntax.CallExpr:
+			found = found || len(n.Args) > 0
+		}
+		return !found
+	})
+	return found
+}
+
+// composition returns the first construct, in source order, that makes the
+// command more than one simple command: a control operator between
+// commands (| || |& && ; & or a newline), a background &, a subshell or
+// process substitution, or a compound command (if, while, for, case, { },
+// a function, coproc).
+func (t *tree) composition() (off int, text string, ok bool) {
+	off = -1
+	note := func(p syntax.Pos, s string) {
+		if o := int(p.Offset()); off < 0 || o < off {
+			off, text = o, s
 		}
 	}
-	return true
+	if stmts := t.file.Stmts; len(stmts) > 1 {
+		s := stmts[0]
+		switch {
+		case s.Semicolon.IsValid():
+			note(s.Semicolon, t.src[s.Semicolon.Offset():s.End().Offset()])
+		default:
+			end := int(s.End().Offset())
+			if i := strings.IndexByte(t.src[end:], '\n'); i >= 0 {
+				note(syntax.NewPos(uint(end+i), 0, 0), "\n")
+			} else {
+				note(stmts[1].Pos(), fieldAt(t.src, int(stmts[1].Pos().Offset())))
+			}
+		}
+	}
+	syntax.Walk(t.file, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Word:
+			for _, p := range n.Parts {
+				if ps, ok := p.(*syntax.ProcSubst); ok {
+					note(ps.OpPos, ps.Op.String())
+				}
+			}
+			return false
+		case *syntax.Stmt:
+			if n.Background {
+				note(n.Semicolon, "&")
+			}
+		case *syntax.BinaryCmd:
+			note(n.OpPos, n.Op.String())
+		case *syntax.Subshell:
+			note(n.Lparen, "(")
+		case *syntax.IfClause, *syntax.WhileClause, *syntax.ForClause, *syntax.CaseClause,
+			*syntax.Block, *syntax.FuncDecl, *syntax.CoprocClause:
+			note(n.Pos(), fieldAt(t.src, int(n.Pos().Offset())))
+		}
+		return true
+	})
+	return off, text, off >= 0
+}
+
+// fieldAt returns the text at off up to the next blank, newline or ";".
+func fieldAt(src string, off int) string {
+	end := strings.IndexAny(src[off:], " \t\n;")
+	if end < 0 {
+		return snippet(src[off:])
+	}
+	return snippet(src[off : off+end])
 }
 
 // ParseTemplate validates a resume template (see the package comment for the
 // rules).
 func ParseTemplate(src string) (*Template, error) {
-	return parseTemplate("resume command", src)
-}
-
-func parseTemplate(part, src string) (*Template, error) {
-	a, err := analyze(part, src)
+	const part = "resume command"
+	t, err := analyze(part, src)
 	if err != nil {
 		return nil, err
 	}
-	t := &Template{src: src, appendAt: -1}
-	for i, tok := range a.toks {
-		switch tok.Kind {
-		case Comment:
-			if k := strings.Index(tok.Raw, Placeholder); k >= 0 {
-				return nil, &TemplateError{Part: part, Err: ErrPlaceholderInComment, Offset: tok.Start, Text: tok.Raw}
-			}
-		case Word:
-			if tok.Raw == Placeholder {
-				if !blankBefore(src, tok.Start) || !blankAfter(src, tok.End) {
-					return nil, &TemplateError{Part: part, Err: ErrEmbeddedPlaceholder, Offset: tok.Start, Text: around(src, tok.Start, tok.End)}
-				}
-				if i > 0 && a.toks[i-1].Kind == Operator && isRedirect(a.toks[i-1].Raw) {
-					return nil, &TemplateError{Part: part, Err: ErrPlaceholderRedirect, Offset: tok.Start, Text: a.toks[i-1].Raw + " " + tok.Raw}
-				}
-				if commandPosition(a.toks, i) {
-					return nil, &TemplateError{Part: part, Err: ErrPlaceholderCommand, Offset: tok.Start, Text: tok.Raw}
-				}
-				t.slots = append(t.slots, [2]int{tok.Start, tok.End})
-				continue
-			}
-			if err := checkWord(part, tok); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if len(t.slots) > 0 {
-		return t, nil
-	}
-	if a.composition != nil {
-		return nil, &TemplateError{Part: part, Err: ErrComposition, Offset: a.composition.Start, Text: a.composition.Raw}
-	}
-	for i := len(a.toks) - 1; i >= 0; i-- {
-		if a.toks[i].Kind == Word {
-			t.appendAt = a.toks[i].End
-			break
-		}
-	}
-	return t, nil
+	return t.template(part)
 }
 
-// commandPosition reports whether word i is the first word of a simple
-// command, not counting NAME=value assignments and redirections before it.
-func commandPosition(toks []Token, i int) bool {
-	for j := i - 1; j >= 0; j-- {
-		t := toks[j]
+// template checks where the placeholder stands in a parsed template and
+// finds its slots, or where the id is appended.
+func (t *tree) template(part string) (*Template, error) {
+	src := t.src
+	tmpl := &Template{src: src, appendAt: -1}
+	var first *TemplateError // the refusal that comes first in the source
+	fail := func(err error, off int, text string) {
+		if first == nil || off < first.Offset {
+			first = &TemplateError{Part: part, Err: err, Offset: off, Text: text}
+		}
+	}
+	for q := range placeholders(src) {
+		if c, ok := t.commentAt(q); ok {
+			fail(ErrPlaceholderInComment, c[0], src[c[0]:c[1]])
+			continue
+		}
+		w, ok := t.wordAt(q)
 		switch {
-		case t.Kind == Comment:
-			continue
-		case t.Kind == Operator && isControl(t.Raw):
-			return true
-		case t.Kind == Operator:
-			continue // a redirection; its target word is skipped below
-		case j > 0 && toks[j-1].Kind == Operator && isRedirect(toks[j-1].Raw):
-			continue // a redirection target
-		case isAssignment(t.Raw):
-			continue
+		case !ok:
+			// Not in a word: a function or loop variable name, say.
+			fail(ErrEmbeddedPlaceholder, q, around(src, q, q+len(Placeholder)))
+		case w.Raw != Placeholder:
+			if w.quoted(q) {
+				fail(ErrQuotedPlaceholder, w.Start, w.Raw)
+			} else {
+				fail(ErrEmbeddedPlaceholder, w.Start, w.Raw)
+			}
+		case !blankBefore(src, w.Start) || !blankAfter(src, w.End):
+			fail(ErrEmbeddedPlaceholder, w.Start, around(src, w.Start, w.End))
+		case w.kind == redirectWord:
+			fail(ErrPlaceholderRedirect, w.Start, w.redirect+" "+w.Raw)
+		case w.kind == commandWord:
+			fail(ErrPlaceholderCommand, w.Start, w.Raw)
+		default:
+			tmpl.slots = append(tmpl.slots, [2]int{w.Start, w.End})
 		}
-		return false
 	}
-	return true
-}
-
-func isAssignment(raw string) bool {
-	name, _, ok := strings.Cut(raw, "=")
-	return ok && isName(name)
-}
-
-// checkWord refuses a word that contains the placeholder without being it.
-func checkWord(part string, tok Token) error {
-	k := strings.Index(tok.Raw, Placeholder)
-	if k < 0 {
-		if strings.Contains(tok.Value, Placeholder) {
+	for _, w := range t.words {
+		if !strings.Contains(w.Raw, Placeholder) && strings.Contains(w.Value, Placeholder) {
 			// Assembled from quoted pieces, e.g. '{session'_id}.
-			return &TemplateError{Part: part, Err: ErrQuotedPlaceholder, Offset: tok.Start, Text: tok.Raw}
-		}
-		return nil
-	}
-	pos := tok.Start + k
-	for _, r := range tok.quoted {
-		if pos >= r[0] && pos < r[1] {
-			return &TemplateError{Part: part, Err: ErrQuotedPlaceholder, Offset: tok.Start, Text: tok.Raw}
+			fail(ErrQuotedPlaceholder, w.Start, w.Raw)
 		}
 	}
-	return &TemplateError{Part: part, Err: ErrEmbeddedPlaceholder, Offset: tok.Start, Text: tok.Raw}
+	if first != nil {
+		return nil, first
+	}
+	if len(tmpl.slots) > 0 {
+		return tmpl, nil
+	}
+	if off, text, ok := t.composition(); ok {
+		return nil, &TemplateError{Part: part, Err: ErrComposition, Offset: off, Text: text}
+	}
+	// One simple command: the id goes after its last word.
+	tmpl.appendAt = t.words[len(t.words)-1].End
+	return tmpl, nil
+}
+
+// placeholders yields the offsets of {session_id} in src.
+func placeholders(src string) func(func(int) bool) {
+	return func(yield func(int) bool) {
+		for i := 0; ; i += len(Placeholder) {
+			k := strings.Index(src[i:], Placeholder)
+			if k < 0 || !yield(i+k) {
+				return
+			}
+			i += k
+		}
+	}
+}
+
+func (t *tree) commentAt(off int) ([2]int, bool) {
+	for _, c := range t.comments {
+		if off >= c[0] && off < c[1] {
+			return c, true
+		}
+	}
+	return [2]int{}, false
+}
+
+func (t *tree) wordAt(off int) (word, bool) {
+	for _, w := range t.words {
+		if off >= w.Start && off < w.End {
+			return w, true
+		}
+	}
+	return word{}, false
+}
+
+// quoted reports whether the byte at off of w is inside quotes or escaped
+// by a backslash.
+func (w word) quoted(off int) bool {
+	for _, r := range w.quote {
+		if off >= r[0] && off < r[1] {
+			return true
+		}
+	}
+	n := 0
+	for i := off - 1; i >= w.Start && w.Raw[i-w.Start] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
 }
 
 func blankBefore(src string, i int) bool {
@@ -271,6 +342,8 @@ func blankBefore(src string, i int) bool {
 func blankAfter(src string, i int) bool {
 	return i == len(src) || isBlank(src[i]) || src[i] == '\n'
 }
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
 
 // around returns the whitespace-delimited text containing src[start:end].
 func around(src string, start, end int) string {
@@ -285,13 +358,20 @@ func around(src string, start, end int) string {
 
 // Render returns the command that resumes sessionID: each placeholder word
 // replaced by the shell-quoted id, or the quoted id appended as the last
-// word. The id must be non-empty and free of NUL bytes.
+// word. The id must be non-empty UTF-8 without NUL bytes or carriage
+// returns.
 func (t *Template) Render(sessionID string) (string, error) {
 	if sessionID == "" {
 		return "", fmt.Errorf("render resume command: %w: empty", ErrBadSessionID)
 	}
 	if strings.IndexByte(sessionID, 0) >= 0 {
 		return "", fmt.Errorf("render resume command: %w: contains a NUL byte", ErrBadSessionID)
+	}
+	if strings.IndexByte(sessionID, '\r') >= 0 {
+		return "", fmt.Errorf("render resume command: %w: contains a carriage return", ErrBadSessionID)
+	}
+	if !utf8.ValidString(sessionID) {
+		return "", fmt.Errorf("render resume command: %w: not UTF-8", ErrBadSessionID)
 	}
 	q := ShellQuote(sessionID)
 	if len(t.slots) == 0 {
@@ -323,22 +403,27 @@ func RenderResume(tmpl, sessionID string) (string, error) {
 // is persisted.
 func ResumeTemplate(launchCmd, resumeTmpl string) (*Template, error) {
 	const part = "launch command"
-	a, err := analyze(part, launchCmd)
+	t, err := analyze(part, launchCmd)
 	if err != nil {
 		return nil, err
 	}
-	for _, tok := range a.toks {
-		if tok.Kind != Comment && strings.Contains(tok.Raw, Placeholder) {
-			return nil, &TemplateError{Part: part, Err: ErrPlaceholderInLaunch, Offset: tok.Start, Text: tok.Raw}
+	for q := range placeholders(launchCmd) {
+		if _, ok := t.commentAt(q); ok {
+			continue
 		}
+		off, text := q, Placeholder
+		if w, ok := t.wordAt(q); ok {
+			off, text = w.Start, w.Raw
+		}
+		return nil, &TemplateError{Part: part, Err: ErrPlaceholderInLaunch, Offset: off, Text: text}
 	}
 	if strings.TrimSpace(resumeTmpl) != "" {
 		return ParseTemplate(resumeTmpl)
 	}
-	if a.composition != nil {
-		return nil, &TemplateError{Part: part, Err: ErrCompositionNeedsResume, Offset: a.composition.Start, Text: a.composition.Raw}
+	if off, text, ok := t.composition(); ok {
+		return nil, &TemplateError{Part: part, Err: ErrCompositionNeedsResume, Offset: off, Text: text}
 	}
-	return parseTemplate(part, launchCmd)
+	return t.template(part)
 }
 
 // ValidateLaunch reports whether a custom launcher (launch command plus

@@ -35,6 +35,10 @@ func TestRenderResume(t *testing.T) {
 		{"placeholder with tabs", "agent\t{session_id}\t-v", "s1", "agent\ts1\t-v"},
 		{"line continuation before placeholder", "agent \\\n {session_id}", "s1", "agent \\\n s1"},
 		{"leading comment line", "# resume\nagent -r", "s1", "# resume\nagent -r s1"},
+		{"appended before trailing semicolon", "agent -r;", "s1", "agent -r s1;"},
+		{"appended to a timed command", "time agent -r", "s1", "time agent -r s1"},
+		{"appended after here-string", "agent <<< hi", "s1", "agent <<< hi s1"},
+		{"placeholder in a compound command", "if true; then agent -r {session_id} ; fi", "s1", "if true; then agent -r s1 ; fi"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,6 +92,17 @@ func TestParseTemplateRefusals(t *testing.T) {
 		{"placeholder as command after &&", "cd /w && {session_id}", ErrPlaceholderCommand, 9, "command name"},
 		{"here-document", "agent <<EOF", ErrHereDoc, 6, "here-document"},
 		{"redirect without target", "agent -r >", ErrRedirectTarget, 9, "no target"},
+		{"syntax error", "agent )", ErrSyntax, 6, `")"`},
+		{"only an assignment", "X=1", ErrEmptyCommand, 0, `no command to run ("X=1" at byte 0)`},
+		{"only a redirection", "> log", ErrEmptyCommand, 0, "no command to run"},
+		{"only a builtin", "export A=1", ErrEmptyCommand, 0, "no command to run"},
+		{"not utf-8", "agent \xff", ErrSyntax, 6, "not UTF-8"},
+		{"carriage return", "agent -r\r\n", ErrSyntax, 8, "carriage return"},
+		{"comment ending in backslash", "agent -r # x\\\nmore", ErrSyntax, 9, "comment ends with a backslash"},
+		{"placeholder outside a word", "for {session_id} in a; do b; done", ErrEmbeddedPlaceholder, 4, "embedded"},
+		{"placeholder-free if", "if true; then agent -r; fi", ErrComposition, 0, `("if" at byte 0)`},
+		{"placeholder-free block", "{ agent -r; }", ErrComposition, 0, "composition"},
+		{"first of several refusals", "agent '{session_id}' # {session_id}", ErrQuotedPlaceholder, 6, "quoted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -151,6 +166,11 @@ func TestValidateLaunch(t *testing.T) {
 		{"unterminated launch", "agent 'x", "agent -r", ErrUnterminatedQuote},
 		{"dangling launch", `agent \`, "", ErrDanglingEscape},
 		{"heredoc launch", "agent <<EOF", "agent -r", ErrHereDoc},
+		{"closed heredoc launch", "agent <<EOF\nhi\nEOF", "agent -r", ErrHereDoc},
+		{"trailing semicolon", "agent --x;", "", nil},
+		{"negated", "! agent", "", nil},
+		{"only an assignment", "X=1", "agent -r {session_id}", ErrEmptyCommand},
+		{"if", "if true; then agent; fi", "", ErrCompositionNeedsResume},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,6 +188,22 @@ func TestValidateLaunch(t *testing.T) {
 				t.Errorf("error is not one line: %q", err)
 			}
 		})
+	}
+}
+
+// TestCompositionNamesResumeFlag checks that refusing a composed launch
+// command says how to give the resume command (issue 11).
+func TestCompositionNamesResumeFlag(t *testing.T) {
+	for _, launch := range []string{"make test; echo done", "make test | tee log", "make && agent"} {
+		err := ValidateLaunch(launch, "")
+		if !errors.Is(err, ErrCompositionNeedsResume) {
+			t.Fatalf("ValidateLaunch(%q) = %v, want ErrCompositionNeedsResume", launch, err)
+		}
+		for _, want := range []string{"--resume-cmd", "[[launcher]]", "{session_id}"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not name %s", err, want)
+			}
+		}
 	}
 }
 
@@ -193,7 +229,7 @@ func TestRenderRejectsBadIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []string{"", "a\x00b"} {
+	for _, bad := range []string{"", "a\x00b", "a\x80", "a\rb"} {
 		if _, err := tmpl.Render(bad); !errors.Is(err, ErrBadSessionID) {
 			t.Errorf("Render(%q) error = %v, want ErrBadSessionID", bad, err)
 		}

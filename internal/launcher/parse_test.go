@@ -9,26 +9,25 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// tok is a compact description of a token for table tests.
+// tok is a compact description of a word for table tests.
 type tok struct {
-	Kind  Kind
 	Raw   string
 	Value string
 }
 
-func simplify(toks []Token) []tok {
-	out := make([]tok, len(toks))
-	for i, t := range toks {
-		out[i] = tok{Kind: t.Kind, Raw: t.Raw, Value: t.Value}
+func simplify(words []Word) []tok {
+	out := make([]tok, len(words))
+	for i, w := range words {
+		out[i] = tok{Raw: w.Raw, Value: w.Value}
 	}
 	return out
 }
 
-func w(raw, value string) tok { return tok{Kind: Word, Raw: raw, Value: value} }
-func op(raw string) tok       { return tok{Kind: Operator, Raw: raw} }
-func cm(raw string) tok       { return tok{Kind: Comment, Raw: raw} }
+func w(raw, value string) tok { return tok{Raw: raw, Value: value} }
 
-func TestLex(t *testing.T) {
+// TestWords checks the words the parser finds and their values after quote
+// removal. Operators, comments and reserved words are not words.
+func TestWords(t *testing.T) {
 	tests := []struct {
 		name string
 		src  string
@@ -44,18 +43,17 @@ func TestLex(t *testing.T) {
 		{"ansi-c string", `$'a\tb\x41\'\101\u00e9'`, []tok{w(`$'a\tb\x41\'\101\u00e9'`, "a\tbA'Aé")}},
 		{"locale string", `$"hi there"`, []tok{w(`$"hi there"`, "hi there")}},
 		{"dollar alone", `a$ $b`, []tok{w("a$", "a$"), w("$b", "$b")}},
-		{"comment at word start", "agent --x # a comment; not && ops", []tok{w("agent", "agent"), w("--x", "--x"), cm("# a comment; not && ops")}},
+		{"comment at word start", "agent --x # a comment; not && ops", []tok{w("agent", "agent"), w("--x", "--x")}},
 		{"hash inside word", "a#b", []tok{w("a#b", "a#b")}},
-		{"comment then newline", "a # c\nb", []tok{w("a", "a"), cm("# c"), op("\n"), w("b", "b")}},
-		{"operators", "a|b||c&d&&e;f;;g", []tok{
-			w("a", "a"), op("|"), w("b", "b"), op("||"), w("c", "c"), op("&"), w("d", "d"),
-			op("&&"), w("e", "e"), op(";"), w("f", "f"), op(";;"), w("g", "g"),
+		{"comment then newline", "a # c\nb", []tok{w("a", "a"), w("b", "b")}},
+		{"operators", "a|b||c&d&&e;f|&g", []tok{
+			w("a", "a"), w("b", "b"), w("c", "c"), w("d", "d"), w("e", "e"), w("f", "f"), w("g", "g"),
 		}},
+		// The 2 of 2>&1 is a file descriptor number, not a word.
 		{"redirections", "a 2>&1 >>log <in &>all", []tok{
-			w("a", "a"), w("2", "2"), op(">&"), w("1", "1"), op(">>"), w("log", "log"),
-			op("<"), w("in", "in"), op("&>"), w("all", "all"),
+			w("a", "a"), w("1", "1"), w("log", "log"), w("in", "in"), w("all", "all"),
 		}},
-		{"subshell", "(a)", []tok{op("("), w("a", "a"), op(")")}},
+		{"subshell", "(a)", []tok{w("a", "a")}},
 		{"operators inside quotes", `a 'b && c' "d | e" f\;g`, []tok{w("a", "a"), w(`'b && c'`, "b && c"), w(`"d | e"`, "d | e"), w(`f\;g`, "f;g")}},
 		{"command substitution", `a $(echo "x y" | tr x z) b`, []tok{w("a", "a"), w(`$(echo "x y" | tr x z)`, `$(echo "x y" | tr x z)`), w("b", "b")}},
 		{"nested substitution", `a=$(b $(c) ")") d`, []tok{w(`a=$(b $(c) ")")`, `a=$(b $(c) ")")`), w("d", "d")}},
@@ -72,23 +70,23 @@ func TestLex(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			toks, err := Lex(tt.src)
+			words, err := Words(tt.src)
 			if err != nil {
-				t.Fatalf("Lex(%q): %v", tt.src, err)
+				t.Fatalf("Words(%q): %v", tt.src, err)
 			}
-			if diff := cmp.Diff(tt.want, simplify(toks)); diff != "" {
-				t.Errorf("Lex(%q) (-want +got):\n%s", tt.src, diff)
+			if diff := cmp.Diff(tt.want, simplify(words)); diff != "" {
+				t.Errorf("Words(%q) (-want +got):\n%s", tt.src, diff)
 			}
-			for _, tk := range toks {
-				if tt.src[tk.Start:tk.End] != tk.Raw {
-					t.Errorf("token %+v: Raw does not match src[%d:%d]", tk, tk.Start, tk.End)
+			for _, wd := range words {
+				if tt.src[wd.Start:wd.End] != wd.Raw {
+					t.Errorf("word %+v: Raw does not match src[%d:%d]", wd, wd.Start, wd.End)
 				}
 			}
 		})
 	}
 }
 
-func TestLexErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		src    string
@@ -108,9 +106,9 @@ func TestLexErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Lex(tt.src)
+			_, err := Words(tt.src)
 			if !errors.Is(err, tt.want) {
-				t.Fatalf("Lex(%q) error = %v, want %v", tt.src, err, tt.want)
+				t.Fatalf("Words(%q) error = %v, want %v", tt.src, err, tt.want)
 			}
 			se, ok := errors.AsType[*SyntaxError](err)
 			if !ok {
@@ -143,17 +141,17 @@ func TestShellQuote(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("ShellQuote(%q) = %q, want %q", tt.in, got, tt.want)
 			}
-			toks, err := Lex(got)
-			if err != nil || len(toks) != 1 || toks[0].Kind != Word || toks[0].Value != tt.in {
-				t.Errorf("Lex(ShellQuote(%q)) = %+v, %v; want one word", tt.in, toks, err)
+			words, err := Words(got)
+			if err != nil || len(words) != 1 || words[0].Value != tt.in {
+				t.Errorf("Words(ShellQuote(%q)) = %+v, %v; want one word", tt.in, words, err)
 			}
 		})
 	}
 }
 
-// TestLexMatchesShell checks word values against a real shell for inputs
-// without expansions, so the lexer and bash agree on quoting.
-func TestLexMatchesShell(t *testing.T) {
+// TestWordsMatchShell checks word values against a real shell for inputs
+// without expansions, so Words and bash agree on quoting.
+func TestWordsMatchShell(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("bash not on PATH")
@@ -168,10 +166,12 @@ func TestLexMatchesShell(t *testing.T) {
 		`agent --msg 'a && b' x\;y`,
 		ShellQuote("it's \"$(x)\" `y` \\ \n"),
 		`a#b 'c' # comment`,
+		`$'\cA\e[1m\x4g\u263a%s\?\q\0101' "a\b\$"`,
+		`A+= B=$'x' env 'C=d'`,
 	}
 	for _, src := range srcs {
 		t.Run(src, func(t *testing.T) {
-			toks, err := Lex(src)
+			parsed, err := Words(src)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,8 +183,8 @@ func TestLexMatchesShell(t *testing.T) {
 			if len(out) == 0 {
 				got = nil
 			}
-			if diff := cmp.Diff(got, words(toks)); diff != "" {
-				t.Errorf("bash vs Lex(%q) (-bash +lex):\n%s", src, diff)
+			if diff := cmp.Diff(got, values(parsed)); diff != "" {
+				t.Errorf("bash vs Words(%q) (-bash +words):\n%s", src, diff)
 			}
 		})
 	}
