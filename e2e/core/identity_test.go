@@ -74,6 +74,8 @@ func TestLauncherTemplatesRefusedBeforeAnythingIsStored(t *testing.T) {
 		{"agent", "agent --resume '{session_id}'", "quoted"},
 		{"agent", "agent --id={session_id}", "embedded"},
 		{"agent | tee log", "", "composition"},
+		{"make test; echo done", "", "--resume-cmd"},
+		{"make test && echo done", "", "[[launcher]]"},
 		{"agent", "agent 'unterminated", "quote"},
 		{"agent", `agent \`, "escape"},
 	} {

@@ -42,7 +42,7 @@ func newNewCmd(f *Factory) *cobra.Command {
 		Use:   "new [PROVIDER] [--name NAME] [--dir DIR] [--cmd 'COMMAND'] [--detach] [-- ARGS...]",
 		Short: "Start a session in a new pane and attach to it",
 		Long: "Start a session in a new pane. PROVIDER is one of " + strings.Join(provider.Names(), ", ") +
-			";\nwith neither PROVIDER nor --cmd the pane runs your $SHELL. On a terminal it attaches at once\nunless --detach is given; otherwise it prints the session name.",
+			";\nwith neither PROVIDER nor --cmd the pane runs your $SHELL, or CMD ARGS... given after --.\nOn a terminal it attaches at once unless --detach is given; otherwise it prints the session name.",
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 || cmd.ArgsLenAtDash() >= 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp

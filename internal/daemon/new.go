@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -128,6 +129,10 @@ func (d *Daemon) newSessionArgv(rec *store.Session, a proto.NewArgs) ([]string, 
 		return append([]string{shell, "-c", a.Cmd}, a.Args...), nil
 	}
 	if rec.Provider == provider.Shell {
+		if a.Provider == "" && len(a.Args) > 0 {
+			// `muster new -- CMD ARGS…` runs CMD with ARGS, as given.
+			return slices.Clone(a.Args), nil
+		}
 		return append([]string{shell}, a.Args...), nil
 	}
 	l, _ := provider.Lookup(rec.Provider)
