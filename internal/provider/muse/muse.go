@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -76,8 +77,13 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 		return nil, fmt.Errorf("open muse transcript: %w", err)
 	}
 	defer f.Close()
+	return parseFrom(ctx, env, path, f, opts)
+}
+
+// parseFrom parses the transcript at path, read from r.
+func parseFrom(ctx context.Context, env transcript.Env, path string, r io.Reader, opts transcript.ParseOptions) ([]*transcript.Transcript, error) {
 	p := newParser(env, path, opts)
-	sc := transcript.NewLineScanner(f, 0)
+	sc := transcript.NewLineScanner(r, 0)
 	for sc.Scan() {
 		if sc.Line()%4096 == 0 {
 			if err := ctx.Err(); err != nil {
