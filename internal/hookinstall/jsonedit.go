@@ -15,7 +15,31 @@ import (
 // those spans, so everything it does not touch (key order, formatting,
 // unknown keys, comments in JSONC files, CRLF line ends) stays byte for byte.
 // Insertion and removal are exact inverses: removing an element that was
-// appended restores the bytes from before the append.
+// appended restores the bytes from before the append. TestRoundTrip,
+// TestSetupGolden and FuzzSetupRemove hold it to that, byte for byte.
+//
+// Why not a library. The maintained Go JSONC package,
+// github.com/tailscale/hujson (served only as pseudo-versions), was tried
+// first, in both roles it could play (issue 14):
+//
+//   - As the editor: it edits by RFC 6902 Patch and then Pack. An added
+//     member comes out compact on one line after the last one, whatever the
+//     file's indentation (Format would fix that by reformatting the whole
+//     file), so TestSetupGolden's text cannot be produced; and on
+//     testdata/claude-settings-crlf.json, patching a member in and out again
+//     turned the "\r\n" before the closing brace into "\n", so remove does
+//     not give the original bytes back and TestRoundTrip fails.
+//   - As the parser under these splices: its grammar (JWCC) is not the one
+//     the files are read with. Gemini CLI strips comments with
+//     strip-json-comments and then calls JSON.parse, so it refuses trailing
+//     commas, which hujson accepts, and accepts a // comment at the end of
+//     the file without a newline (and U+2028 in a comment), which hujson
+//     refuses. Using it would take corrections in both directions, to
+//     replace a span parser that only reads text encoding/json has already
+//     validated.
+//
+// So the editor stays here: encoding/json decides validity, and the code
+// below only records spans and splices text.
 
 // node is one JSON value with its byte span [start, end) in the source.
 type node struct {
