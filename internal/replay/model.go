@@ -9,9 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/musterhq/muster/internal/replay/diff"
+	"github.com/musterhq/muster/internal/termtext"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -133,34 +132,9 @@ func fmtTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-// clean makes recorded terminal output displayable: escape sequences
-// removed, other control characters (but tabs and newlines) dropped.
-func clean(s string) string {
-	if strings.IndexByte(s, 0x1b) >= 0 || strings.ContainsRune(s, 0x9b) {
-		s = ansi.Strip(s)
-	}
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' {
-			return r
-		}
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return -1
-		}
-		// Bidirectional overrides can make shown text differ from what
-		// it is ("Trojan Source").
-		if (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
-			return -1
-		}
-		return r
-	}, strings.ReplaceAll(s, "\r\n", "\n"))
-}
-
 // clip bounds an output by bytes and lines.
 func clip(s string) (out string, lines int, clipped bool) {
-	s = strings.TrimRight(clean(s), "\n")
+	s = strings.TrimRight(termtext.Strip(s), "\n")
 	lines = strings.Count(s, "\n") + 1
 	if s == "" {
 		lines = 0
@@ -218,8 +192,8 @@ func buildTool(use transcript.Item, res *transcript.Item) *toolView {
 	switch {
 	case use.Tool == transcript.ToolBash && decoded && in.Command != "":
 		tv.Class = "bash"
-		tv.Command = clean(in.Command)
-		tv.Subject = clean(in.Description)
+		tv.Command = termtext.Strip(in.Command)
+		tv.Subject = termtext.Strip(in.Description)
 	case use.Tool == transcript.ToolEdit && decoded && in.FilePath != "":
 		tv.Class = "diff"
 		tv.Subject = in.FilePath
@@ -263,7 +237,7 @@ func buildTool(use transcript.Item, res *transcript.Item) *toolView {
 		}
 		tv.Args = argsText(use.Input)
 	}
-	tv.Subject = clean(tv.Subject)
+	tv.Subject = termtext.Strip(tv.Subject)
 	if use.IsError {
 		tv.Error = true
 	}
@@ -295,7 +269,7 @@ func argsText(raw json.RawMessage) string {
 	if s == "{}" || s == "null" {
 		return ""
 	}
-	s = clean(s)
+	s = termtext.Strip(s)
 	if len(s) > maxArgsBytes {
 		cut := maxArgsBytes
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
@@ -307,7 +281,7 @@ func argsText(raw json.RawMessage) string {
 }
 
 func fileDiff(path, op string, lines []diff.Line) diffFile {
-	f := diffFile{Path: clean(path), Op: op}
+	f := diffFile{Path: termtext.Strip(path), Op: op}
 	f.Added, f.Removed = diff.Count(lines)
 	oldN, newN := 1, 1
 	for i, l := range lines {
@@ -315,7 +289,7 @@ func fileDiff(path, op string, lines []diff.Line) diffFile {
 			f.Clipped = len(lines) - i
 			break
 		}
-		dl := diffLine{Text: clean(l.Text)}
+		dl := diffLine{Text: termtext.Strip(l.Text)}
 		switch l.Kind {
 		case diff.Header:
 			dl.Class = "hunk"

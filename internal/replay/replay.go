@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/musterhq/muster/internal/termtext"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -61,14 +62,14 @@ func build(t *transcript.Transcript, opts Options) *page {
 	if p.Redacted {
 		t, p.Redactions = RedactTranscript(t)
 	}
-	p.Title = clean(t.Title)
+	p.Title = termtext.Strip(t.Title)
 	if p.Title == "" {
-		p.Title = transcript.Headline(clean(t.FirstPrompt))
+		p.Title = transcript.Headline(termtext.Strip(t.FirstPrompt))
 	}
 	if p.Title == "" {
 		p.Title = "Untitled session"
 	}
-	p.Provider, p.ID, p.Model, p.CWD = clean(t.Provider), clean(t.ID), clean(t.Model), clean(t.CWD)
+	p.Provider, p.ID, p.Model, p.CWD = termtext.Strip(t.Provider), termtext.Strip(t.ID), termtext.Strip(t.Model), termtext.Strip(t.CWD)
 	p.Started, p.Ended = fmtTime(t.StartedAt), fmtTime(t.EndedAt)
 	if !t.StartedAt.IsZero() && t.EndedAt.After(t.StartedAt) {
 		p.Duration = t.EndedAt.Sub(t.StartedAt).Round(time.Second).String()
@@ -100,13 +101,13 @@ func build(t *transcript.Transcript, opts Options) *page {
 	for i := range t.Items {
 		it := &t.Items[i]
 		if it.Model != "" && !slices.Contains(p.Models, it.Model) {
-			p.Models = append(p.Models, clean(it.Model))
+			p.Models = append(p.Models, termtext.Strip(it.Model))
 		}
 		if it.Kind == transcript.UserPrompt {
 			cur = newScene()
 			cur.Time = fmtTime(it.Time)
-			cur.Directive, cur.Source = it.Directive, clean(it.Source)
-			cur.Prompt = clean(it.Text)
+			cur.Directive, cur.Source = it.Directive, termtext.Strip(it.Source)
+			cur.Prompt = termtext.Strip(it.Text)
 			cur.Images = images(it.Images)
 			if strings.TrimSpace(cur.Prompt) == "" && len(cur.Images) > 0 {
 				cur.Prompt = "(image)"
@@ -118,12 +119,12 @@ func build(t *transcript.Transcript, opts Options) *page {
 			cur = newScene()
 			cur.Preamble = true
 		}
-		b := block{Kind: string(it.Kind), Time: fmtTime(it.Time), Model: clean(it.Model), Images: images(it.Images)}
+		b := block{Kind: string(it.Kind), Time: fmtTime(it.Time), Model: termtext.Strip(it.Model), Images: images(it.Images)}
 		switch it.Kind {
 		case transcript.AssistantText:
-			b.Kind, b.Text = "text", clean(it.Text)
+			b.Kind, b.Text = "text", termtext.Strip(it.Text)
 		case transcript.Thinking:
-			b.Text = clean(it.Text)
+			b.Text = termtext.Strip(it.Text)
 			p.Thinking++
 		case transcript.ToolUse:
 			res := results[it.CallID]
@@ -150,10 +151,10 @@ func build(t *transcript.Transcript, opts Options) *page {
 				p.Errors++
 			}
 		case transcript.Compaction:
-			b.Text = transcript.Clip(clean(it.Text), 300)
+			b.Text = transcript.Clip(termtext.Strip(it.Text), 300)
 			p.Compacted++
 		default:
-			b.Kind, b.Text = "text", clean(it.Text)
+			b.Kind, b.Text = "text", termtext.Strip(it.Text)
 		}
 		cur.Blocks = append(cur.Blocks, b)
 	}
