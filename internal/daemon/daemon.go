@@ -158,6 +158,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err := eng.Start(ctx); err != nil {
 		return err
 	}
+	defer eng.Close() // after every pane has closed: commits their last events
 	if err := d.load(ctx); err != nil {
 		return err
 	}

@@ -142,11 +142,11 @@ func (e *Engine) Ack(ctx context.Context, a proto.AckArgs) (proto.AckResult, err
 	if a.All == (len(a.IDs) > 0) {
 		return proto.AckResult{}, proto.Errorf(proto.CodeBadRequest, "ack needs item ids or all, not both or neither")
 	}
-	o := e.submit(&pending{op: func(b *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
+	o := e.submit(&pending{op: func(b *runstate.Board) ([]runstate.Event, any, error) {
 		now := e.now()
 		res := proto.AckResult{Acknowledged: []int64{}, Already: []int64{}}
 		if a.All {
-			for _, it := range tx.AckAll(now) {
+			for _, it := range b.AckAll(now) {
 				res.Acknowledged = append(res.Acknowledged, it.ID)
 			}
 			return nil, res, nil
@@ -157,7 +157,7 @@ func (e *Engine) Ack(ctx context.Context, a proto.AckArgs) (proto.AckResult, err
 			}
 		}
 		for _, id := range a.IDs {
-			_, changed, err := tx.Ack(id, now)
+			_, changed, err := b.Ack(id, now)
 			if err != nil {
 				return nil, nil, err
 			}

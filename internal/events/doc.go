@@ -1,8 +1,8 @@
 // Package events is the agent event engine of seed 004 that the daemon
 // embeds: the events.sock server, per-surface capabilities, Codex routing,
-// group commit to the store, the run-state reducer (internal/runstate),
-// attention items with their notification command, the startup sweep, and
-// the control ops attention, ack, wait and explain.
+// the writer that commits events to the store, the run-state reducer
+// (internal/runstate), attention items with their notification command,
+// the startup sweep, and the control ops attention, ack, wait and explain.
 //
 // # Protocol decisions (DESIGN §4 fixes the wire; these fill its gaps)
 //
@@ -28,25 +28,26 @@
 //     environment has); that is unauthorized for every provider but Codex.
 //   - hookName beginning with "muster." in any letter case is
 //     reserved_hook_name.
-//   - Idempotency is by event id across all surfaces: a known id answers
-//     inserted:false and changes nothing, whatever the rest of the event.
-//     Known ids are held in memory as 64-bit fingerprints of every stored
-//     event (loaded at Start), because an index over random UUIDs would
-//     cost a random page write per event; two distinct ids collide with
-//     probability about n²/2⁶⁵. Events older than Config.EventRetention
-//     (30 days) are pruned at Start, and their ids with them.
-//   - "Durably committed before ok": the event and any attention change are
-//     in one SQLite transaction that has committed (WAL, synchronous=NORMAL:
-//     it survives a crash or kill -9 of the daemon; the last transactions
-//     may be lost on power failure, the store's documented trade-off).
-//     Concurrent events share one transaction (group commit): whichever
-//     request finds no commit under way commits everything queued, its own
-//     event included, and every request is answered after the commit. The
-//     reducer's runs are derived state: they are written as a snapshot
-//     every second, with every operation and at shutdown, and Start replays
-//     the events stored after the snapshot. SQLite's automatic checkpoint
-//     is replaced by a passive checkpoint every 500 ms from a reader
-//     connection, so that no event waits on one.
+//   - Idempotency is by event id within a surface: an id the surface
+//     already recorded answers inserted:false and changes nothing, whatever
+//     the rest of the event. The same id from another surface is another
+//     event, so a pane cannot claim (and so suppress) an id another pane
+//     will send. A unique index on (surface_id, id) enforces it. Events
+//     older than Config.EventRetention (30 days) are pruned at Start, and
+//     their ids with them.
+//   - "Durably committed before ok": the event is in an SQLite transaction
+//     that has committed (WAL, synchronous=NORMAL: it survives a crash or
+//     kill -9 of the daemon; the last transactions may be lost on power
+//     failure, the store's documented trade-off). One writer goroutine,
+//     fed by a bounded queue, commits whatever is queued in one
+//     transaction, answers each request after the commit, and then applies
+//     the events to the reducer's board: readers never see an event that
+//     is not durable. Runs and attention items are derived state: they are
+//     written as a snapshot every second while they change, with every
+//     operation (ack, close, removal) and at shutdown, and Start applies
+//     the events stored after the snapshot again. SQLite's automatic
+//     checkpoint is replaced by a passive checkpoint every 500 ms from a
+//     reader connection, so that no event waits on one.
 //
 // # Surfaces
 //

@@ -103,28 +103,19 @@ type Engine struct {
 	writer *store.EventWriter
 	notes  chan runstate.Item
 
-	cmu     sync.Mutex // the commit queue
-	cq      []*pending
-	leading bool
-	started atomic.Bool
-	serving atomic.Bool
+	qmu        sync.RWMutex // queue and closed; held for sending
+	queue      chan *pending
+	closed     bool
+	writerDone chan struct{}
+	started    atomic.Bool
+	serving    atomic.Bool
 
 	notifyWarned atomic.Bool
 	batches      atomic.Int64
 	committed    atomic.Int64
-	inflight     atomic.Int64 // requests read but not yet queued for the writer
-
-	// dirty holds runs changed since the last runs snapshot (writer only);
-	// dirtyN mirrors its size for the maintenance goroutine.
-	dirty  map[runstate.RunKey]runstate.Run
+	// dirtyN mirrors how many runs and items changed since the last
+	// snapshot, for the maintenance goroutine.
 	dirtyN atomic.Int64
-
-	// seen holds the fingerprint of every stored event id (committer
-	// only): idempotency without an index on random ids (migration 002).
-	// fresh holds, by day received, those not yet in a snapshot.
-	seen   map[uint64]struct{}
-	fresh  map[int64][]uint64
-	freshN int
 }
 
 // Stats are counters for benchmarks and diagnostics.
@@ -179,8 +170,6 @@ func New(cfg Config) (*Engine, error) {
 		board:    runstate.NewBoard(cfg.Rules),
 		changed:  make(chan struct{}),
 		removed:  map[string]bool{},
-		dirty:    map[runstate.RunKey]runstate.Run{},
-		fresh:    map[int64][]uint64{},
 		notes:    make(chan runstate.Item, 64),
 	}, nil
 }
@@ -233,17 +222,10 @@ func (e *Engine) Start(ctx context.Context) error {
 	} else if n > 0 {
 		e.log.Info("pruned old events", "count", n)
 	}
-	fps, err := e.store.Fingerprints(ctx)
-	if err != nil {
-		return fmt.Errorf("start event engine: %w", err)
-	}
-	e.seen = make(map[uint64]struct{}, len(fps)+1024)
-	for _, fp := range fps {
-		e.seen[fp] = struct{}{}
-	}
+	e.startWriter()
 	swept := 0
-	p := &pending{op: func(b *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
-		tx.Prune(now)
+	o := e.submit(&pending{op: func(b *runstate.Board) ([]runstate.Event, any, error) {
+		b.Prune(now)
 		var evs []runstate.Event
 		for _, r := range b.Unfinished() {
 			evs = append(evs, synthesize(r, proto.KindDisconnected, HookStartupSweep, runstate.SourceSweep,
@@ -251,22 +233,28 @@ func (e *Engine) Start(ctx context.Context) error {
 		}
 		swept = len(evs)
 		return evs, nil, nil
-	}, done: make(chan outcome, 1)}
-	e.commit(ctx, []*pending{p})
-	if o := <-p.done; o.code != "" || o.err != nil {
+	}})
+	if o.code != "" || o.err != nil {
+		e.Close()
 		return fmt.Errorf("start event engine: startup sweep: %w", errors.Join(o.err, errors.New(o.code)))
 	}
 	if swept > 0 {
 		e.log.Info("startup sweep disconnected unfinished runs", "count", swept)
 	}
+	// The sweep's events are applied once committed; a snapshot now leaves
+	// nothing to replay from this start.
+	if err := e.Flush(ctx); err != nil {
+		e.Close()
+		return fmt.Errorf("start event engine: %w", err)
+	}
 	e.started.Store(true)
 	return nil
 }
 
-// replay re-applies the events stored after the runs snapshot (those of
-// the last second or so before the previous daemon stopped). Their
-// attention effects were persisted with them; only runs move. The
-// replayed runs are written by the next snapshot (the startup sweep).
+// replay applies again the events stored after the runs snapshot (those of
+// the last second or so before the previous daemon stopped): runs and
+// attention items are derived from them exactly as when they arrived. What
+// they change is written by the next snapshot (the startup sweep's).
 func (e *Engine) replay(ctx context.Context) error {
 	seq, err := e.store.SnapshotSeq(ctx)
 	if err != nil {
@@ -276,20 +264,15 @@ func (e *Engine) replay(ctx context.Context) error {
 	if err != nil || len(rows) == 0 {
 		return err
 	}
-	tx := e.board.BeginReplay()
 	for _, r := range rows {
-		tx.Apply(runstate.Event{
+		e.board.Apply(runstate.Event{
 			ID: r.ID, RunID: r.RunID, SessionID: r.SessionID, SurfaceID: r.SurfaceID,
 			NativeSessionID: r.NativeSessionID, Provider: r.Provider, Kind: proto.EventKind(r.Kind),
 			HookName: r.HookName, Message: r.Message, OccurredAt: r.OccurredAt, ReceivedAt: r.ReceivedAt,
 			Source: runstate.Source(r.Source),
 		})
 	}
-	for _, r := range tx.Changes().Runs {
-		e.dirty[r.Key()] = r
-	}
-	e.dirtyN.Store(int64(len(e.dirty)))
-	tx.Commit()
+	e.dirtyN.Store(int64(e.board.Dirty()))
 	e.log.Info("replayed events after the runs snapshot", "count", len(rows))
 	return nil
 }
@@ -335,7 +318,7 @@ func (e *Engine) SurfaceStarted(id string, pid int) {
 // CloseSurface revokes the surface's capability at once and ends its Codex
 // binding; every run on the surface that had not ended then gets a
 // synthesized `disconnected` event (muster.surfaceClosed), committed by
-// this call unless a commit is already under way.
+// the writer after this call returns.
 func (e *Engine) CloseSurface(id string, exitCode *int) {
 	e.caps.Revoke(id)
 	e.smu.Lock()
@@ -350,7 +333,7 @@ func (e *Engine) CloseSurface(id string, exitCode *int) {
 	if exitCode != nil {
 		msg = fmt.Sprintf("the pane closed (exit status %d)", *exitCode)
 	}
-	e.post(&pending{op: func(b *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
+	e.post(&pending{op: func(b *runstate.Board) ([]runstate.Event, any, error) {
 		now := e.now()
 		var evs []runstate.Event
 		for _, r := range b.RunsOnSurface(id) {
@@ -368,8 +351,8 @@ func (e *Engine) SessionRemoved(id string) {
 	e.removed[id] = true
 	e.broadcastLocked()
 	e.mu.Unlock()
-	e.post(&pending{op: func(_ *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
-		tx.RemoveSession(id)
+	e.post(&pending{op: func(b *runstate.Board) ([]runstate.Event, any, error) {
+		b.RemoveSession(id)
 		return nil, nil, nil
 	}})
 }
@@ -402,7 +385,7 @@ func (e *Engine) Emit(ctx context.Context, ev proto.Event) (inserted bool, err e
 // Flush waits until everything submitted before it is committed, and writes
 // the runs snapshot.
 func (e *Engine) Flush(ctx context.Context) error {
-	o := e.submit(&pending{op: func(*runstate.Board, *runstate.Tx) ([]runstate.Event, any, error) { return nil, nil, nil }})
+	o := e.submit(&pending{op: func(*runstate.Board) ([]runstate.Event, any, error) { return nil, nil, nil }})
 	if o.err == nil && o.code != "" {
 		return errors.New(o.code)
 	}

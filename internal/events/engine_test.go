@@ -21,8 +21,12 @@ func TestLifecycleThroughTheSocket(t *testing.T) {
 	h.surface("sf", "s1", "api", "claude")
 	t0 := h.clock.Now()
 	native := "11111111-2222-4333-8444-555555555555"
+	// Each event arrives once it has happened (a late one, after others).
 	post := func(id, run string, kind proto.EventKind, at time.Duration, hook string) {
 		t.Helper()
+		if now := h.clock.Now(); now.Before(t0.Add(at)) {
+			h.clock.Set(t0.Add(at))
+		}
 		h.mustPost(evt{id: id, run: run, surface: "sf", kind: kind, at: t0.Add(at), hook: hook, session: &native, msg: "Claude needs your permission"})
 	}
 	post("e1", "r1", proto.KindStarted, 0, "UserPromptSubmit")

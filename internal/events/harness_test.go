@@ -146,6 +146,9 @@ func startHarness(t testing.TB, dbPath string, opts ...harnessOpt) *harness {
 			if err := <-done; err != nil {
 				t.Errorf("Serve: %v", err)
 			}
+			if err := e.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
 			st.Close()
 		})
 	}

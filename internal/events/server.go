@@ -160,12 +160,6 @@ func isTemporary(err error) bool {
 // handle answers one connection: one request, one response, close.
 func (e *Engine) handle(ctx context.Context, c *net.UnixConn, w *connWorker) {
 	defer c.Close()
-	// Until its event is queued, a request is in flight: a committing
-	// leader waits a moment for requests in flight so that they share its
-	// commit.
-	fl := flight{e: e, on: true}
-	e.inflight.Add(1)
-	defer fl.land()
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	start := time.Now()
@@ -211,15 +205,14 @@ func (e *Engine) handle(ctx context.Context, c *net.UnixConn, w *connWorker) {
 			}
 		}
 	}
-	resp := e.ingest(ctx, line, &fl)
+	resp := e.ingest(ctx, line)
 	c.SetWriteDeadline(time.Now().Add(time.Second))
 	c.Write(resp)
 }
 
 // ingest decodes, authorizes and records one request and returns the
 // response line.
-func (e *Engine) ingest(ctx context.Context, line []byte, fl *flight) []byte {
-	defer fl.land()
+func (e *Engine) ingest(ctx context.Context, line []byte) []byte {
 	now := e.now()
 	req, code := Decode(line, now, e.cfg.MaxFutureSkew)
 	if code != "" {
@@ -234,7 +227,7 @@ func (e *Engine) ingest(ctx context.Context, line []byte, fl *flight) []byte {
 	if e.cfg.OnHookEvent != nil {
 		e.cfg.OnHookEvent(surf.ID, req.Event.Provider)
 	}
-	o := e.submit(&pending{ev: &rev, fl: fl})
+	o := e.submit(&pending{ev: &rev})
 	switch {
 	case o.code != "":
 		return respErr[o.code]
@@ -244,19 +237,6 @@ func (e *Engine) ingest(ctx context.Context, line []byte, fl *flight) []byte {
 		return respInserted
 	}
 	return respDuplicate
-}
-
-// flight counts one request in Engine.inflight until it lands.
-type flight struct {
-	e  *Engine
-	on bool
-}
-
-func (f *flight) land() {
-	if f.on {
-		f.on = false
-		f.e.inflight.Add(-1)
-	}
 }
 
 // authorize finds the surface an event may be recorded for. Codex events
@@ -302,12 +282,12 @@ func (e *Engine) maintain(ctx context.Context) {
 		select {
 		case <-snap.C:
 			if e.dirtyN.Load() > 0 {
-				e.post(&pending{op: func(*runstate.Board, *runstate.Tx) ([]runstate.Event, any, error) { return nil, nil, nil }})
+				e.post(&pending{op: func(*runstate.Board) ([]runstate.Event, any, error) { return nil, nil, nil }})
 			}
 		case <-t.C:
 			now := e.now()
-			e.post(&pending{op: func(_ *runstate.Board, tx *runstate.Tx) ([]runstate.Event, any, error) {
-				tx.Prune(now)
+			e.post(&pending{op: func(b *runstate.Board) ([]runstate.Event, any, error) {
+				b.Prune(now)
 				return nil, nil, nil
 			}})
 		case <-ctx.Done():

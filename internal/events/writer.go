@@ -3,27 +3,28 @@ package events
 import (
 	"context"
 	"encoding/json"
-	"maps"
-	"runtime"
-	"slices"
-	"time"
+	"errors"
 
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/runstate"
 	"github.com/musterhq/muster/internal/store"
 )
 
-// pending is one unit of work for the committer: an event to record, or
-// an operation on the board (ack, close, removal, sweep, snapshot, prune)
-// that may synthesize events. An operation is committed in a batch of its
-// own, so it sees the committed board.
+// The event write path: one writer goroutine owns the board and the store's
+// event tables. Requests queue their work (a bounded channel; a full queue
+// makes submitters wait), and the writer commits whatever is queued in one
+// transaction, answers each request after the commit, and only then applies
+// the recorded events to the board, so that readers never see an event that
+// is not durable and a failed commit leaves the board as it was.
+
+// pending is one unit of work for the writer: an event to record, or an
+// operation on the board (ack, close, removal, sweep, snapshot, prune) that
+// may synthesize events. An operation is committed in a transaction of its
+// own, after the events queued before it are applied, so it sees them.
 type pending struct {
-	ev     *runstate.Event
-	op     func(b *runstate.Board, tx *runstate.Tx) (evs []runstate.Event, val any, err error)
-	done   chan outcome // buffered (1)
-	waiter bool         // a goroutine waits on done and may be handed the lead
-	fl     *flight      // lands once queued
-	out    outcome
+	ev   *runstate.Event
+	op   func(b *runstate.Board) (evs []runstate.Event, val any, err error)
+	done chan outcome // buffered (1); nil when nobody waits
 }
 
 type outcome struct {
@@ -31,158 +32,233 @@ type outcome struct {
 	code     string // an events.sock error code
 	val      any
 	err      error
-	lead     bool // not an outcome: the receiver now commits for everyone
-	done     bool // set when the outcome is final
 }
 
-// maxBatch bounds one group commit.
-const maxBatch = 1024
-
-// maxDirty is how many changed runs, and maxFresh how many new event
-// fingerprints, force a snapshot.
+// Limits of the write path.
 const (
-	maxDirty = 512
-	maxFresh = 8192
+	queueSize = 1024 // work waiting for the writer
+	maxBatch  = 1024 // events in one transaction
+	maxDirty  = 512  // changed runs and items that force a snapshot
 )
 
-// Group commit without a writer goroutine: whoever submits work while no
-// one is committing becomes the leader and commits everything queued, its
-// own work included, in one transaction; the others wait for their outcome.
-// Once its own work is answered the leader hands the lead to the next
-// waiting submitter, so no caller commits for others for long, and a lone
-// event is committed by its own goroutine with no hand-off at all.
+// ErrClosed is returned for work submitted after Close.
+var ErrClosed = errors.New("the event engine is closed")
 
-// submit queues p and waits for its outcome, leading when no one else is.
+// submit queues p and waits for its outcome.
 func (e *Engine) submit(p *pending) outcome {
 	p.done = make(chan outcome, 1)
-	p.waiter = true
-	e.cmu.Lock()
-	e.cq = append(e.cq, p)
-	if p.fl != nil {
-		p.fl.land()
+	if !e.enqueue(p) {
+		return outcome{err: ErrClosed}
 	}
-	if e.leading {
-		e.cmu.Unlock()
-		o := <-p.done
-		if !o.lead {
-			return o
-		}
-	} else {
-		e.leading = true
-		e.cmu.Unlock()
-	}
-	e.lead(p)
 	return <-p.done
 }
 
-// post queues p without waiting for it; it still commits p (and what is
-// queued) itself when no one else is committing.
-func (e *Engine) post(p *pending) {
-	p.done = make(chan outcome, 1)
-	e.cmu.Lock()
-	e.cq = append(e.cq, p)
-	if e.leading {
-		e.cmu.Unlock()
-		return
+// post queues p without waiting for it.
+func (e *Engine) post(p *pending) { e.enqueue(p) }
+
+func (e *Engine) enqueue(p *pending) bool {
+	e.qmu.RLock()
+	defer e.qmu.RUnlock()
+	if e.closed || e.queue == nil {
+		return false
 	}
-	e.leading = true
-	e.cmu.Unlock()
-	e.lead(nil)
+	e.queue <- p
+	return true
 }
-
-// lead commits batches until own (when not nil) has its outcome, then
-// passes the lead to the first waiting submitter, or gives it up when the
-// queue is empty.
-func (e *Engine) lead(own *pending) {
-	for {
-		if batch := e.take(); len(batch) > 0 {
-			e.commit(context.Background(), batch)
-		}
-		e.cmu.Lock()
-		if len(e.cq) == 0 {
-			e.cq = e.cq[:0:0]
-			e.leading = false
-			e.cmu.Unlock()
-			return
-		}
-		if own == nil || own.out.answered() {
-			for _, q := range e.cq {
-				if q.waiter {
-					e.cmu.Unlock()
-					q.done <- outcome{lead: true}
-					return
-				}
-			}
-		}
-		e.cmu.Unlock()
-	}
-}
-
-func (o outcome) answered() bool { return o.done }
-
-// take removes the next batch from the queue: an operation alone, or the
-// events up to the next operation. While other requests are being read
-// and decoded (inflight), it yields to them for up to maxGather so that
-// they join this commit; with nothing in flight it returns at once, so a
-// lone event is never delayed.
-func (e *Engine) take() []*pending {
-	var deadline time.Time
-	for {
-		e.cmu.Lock()
-		n := 0
-		for n < len(e.cq) && n < maxBatch && e.cq[n].op == nil {
-			n++
-		}
-		if n == 0 && len(e.cq) > 0 { // an operation
-			n = 1
-		}
-		full := n == maxBatch || n < len(e.cq) || (n > 0 && e.cq[0].op != nil)
-		if !full && n > 0 && e.inflight.Load() > 0 {
-			now := time.Now()
-			if deadline.IsZero() {
-				deadline = now.Add(maxGather)
-			}
-			if now.Before(deadline) {
-				e.cmu.Unlock()
-				runtime.Gosched()
-				continue
-			}
-		}
-		batch := slices.Clone(e.cq[:n])
-		e.cq = e.cq[n:]
-		e.cmu.Unlock()
-		return batch
-	}
-}
-
-// maxGather bounds how long a leader waits for requests in flight.
-const maxGather = 250 * time.Microsecond
 
 func (p *pending) reply(o outcome) {
-	o.done = true
-	p.out = o
-	p.done <- o
+	if p.done != nil {
+		p.done <- o
+	}
 }
 
-// commit records a batch in one transaction and answers each pending after
-// the commit. When the transaction fails, the members are retried one by
-// one so that one bad event cannot fail its neighbours.
-func (e *Engine) commit(ctx context.Context, batch []*pending) {
-	opened, err := e.tryCommit(ctx, batch)
+// startWriter starts the writer goroutine; Close stops it.
+func (e *Engine) startWriter() {
+	e.qmu.Lock()
+	e.queue = make(chan *pending, queueSize)
+	e.writerDone = make(chan struct{})
+	e.qmu.Unlock()
+	go e.write()
+}
+
+// Close stops the writer once everything queued is committed, and writes
+// the last runs snapshot. Work submitted after Close fails with ErrClosed.
+// Serve should have returned first.
+func (e *Engine) Close() error {
+	e.qmu.Lock()
+	if e.closed || e.queue == nil {
+		e.closed = true
+		e.qmu.Unlock()
+		return nil
+	}
+	e.closed = true
+	close(e.queue)
+	e.qmu.Unlock()
+	<-e.writerDone
+	return e.writer.Close()
+}
+
+func (e *Engine) write() {
+	defer close(e.writerDone)
+	batch := make([]*pending, 0, 64)
+	for p := range e.queue {
+		batch = append(batch[:0], p)
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case q, ok := <-e.queue:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, q)
+			default:
+				break fill
+			}
+		}
+		for i := 0; i < len(batch); {
+			if batch[i].op != nil {
+				e.runOp(batch[i])
+				i++
+				continue
+			}
+			j := i + 1
+			for j < len(batch) && batch[j].op == nil {
+				j++
+			}
+			e.commitEvents(batch[i:j])
+			i = j
+		}
+		clear(batch)
+	}
+	if e.board.Dirty() > 0 {
+		if _, _, err := e.persist(context.Background(), nil, true); err != nil {
+			e.log.Warn("write the last runs snapshot", "err", err)
+		}
+	}
+}
+
+// commitEvents records events from requests in one transaction. When it
+// fails, the events are retried one by one so that one bad event cannot
+// fail its neighbours.
+func (e *Engine) commitEvents(ps []*pending) {
+	evs := make([]*runstate.Event, 0, len(ps))
+	for _, p := range ps {
+		if p.ev.Source == runstate.SourceHook && !e.surfaceLive(p.ev.SurfaceID) {
+			continue // the surface closed after the event was authorized
+		}
+		evs = append(evs, p.ev)
+	}
+	ins, _, err := e.persist(context.Background(), evs, e.board.Dirty() >= maxDirty)
 	if err != nil {
-		if len(batch) > 1 {
-			for _, p := range batch {
-				e.commit(ctx, []*pending{p})
+		if len(ps) > 1 {
+			for _, p := range ps {
+				e.commitEvents([]*pending{p})
 			}
 			return
 		}
 		e.log.Error("commit events", "err", err)
-		batch[0].reply(outcome{code: proto.ErrStorageFailure, err: err})
+		ps[0].reply(outcome{code: proto.ErrStorageFailure, err: err})
 		return
 	}
-	for _, p := range batch {
-		p.reply(p.out)
+	i := 0
+	for _, p := range ps {
+		if i < len(evs) && evs[i] == p.ev {
+			p.reply(outcome{inserted: ins[i]})
+			i++
+		} else {
+			p.reply(outcome{code: proto.ErrUnauthorized})
+		}
 	}
+}
+
+// runOp runs an operation on the board and persists what it changed, with
+// the events it synthesized, in one transaction that also writes the runs
+// snapshot. An operation that fails must leave the board unchanged.
+func (e *Engine) runOp(p *pending) {
+	e.mu.Lock()
+	evs, val, err := p.op(e.board)
+	e.broadcastLocked()
+	e.mu.Unlock()
+	if err != nil {
+		p.reply(outcome{err: err})
+		return
+	}
+	ptrs := make([]*runstate.Event, len(evs))
+	for i := range evs {
+		ptrs[i] = &evs[i]
+	}
+	if _, _, err := e.persist(context.Background(), ptrs, true); err != nil {
+		// What the operation changed stays on the board and is written by
+		// the next snapshot.
+		e.log.Error("commit an operation", "err", err)
+		p.reply(outcome{val: val, code: proto.ErrStorageFailure, err: err})
+		return
+	}
+	p.reply(outcome{val: val})
+}
+
+// persist writes, in one transaction, the board's changes as the runs
+// snapshot (when snap) and then the events, each with the effect it will
+// have; it reports which events were new. Once committed, the new events
+// are applied to the board and their attention items handed to the
+// notifier. On error nothing is applied.
+func (e *Engine) persist(ctx context.Context, evs []*runstate.Event, snap bool) (inserted []bool, opened []runstate.Item, err error) {
+	tx, err := e.writer.Begin(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tx.Rollback()
+		}
+	}()
+	if snap {
+		// The snapshot goes first: it reflects every event applied so far,
+		// and MarkSnapshot records the newest seq before this batch's.
+		if err := e.writeSnapshot(ctx, tx, e.board.Changes()); err != nil {
+			return nil, nil, err
+		}
+	}
+	inserted = make([]bool, len(evs))
+	pv := e.board.Preview()
+	n := 0
+	for i, ev := range evs {
+		ins, err := tx.InsertEvent(ctx, store.EventRow{
+			ID: ev.ID, SessionID: ev.SessionID, SurfaceID: ev.SurfaceID, RunID: ev.RunID,
+			NativeSessionID: ev.NativeSessionID, Provider: ev.Provider, Kind: string(ev.Kind),
+			HookName: ev.HookName, Message: ev.Message, OccurredAt: ev.OccurredAt, ReceivedAt: ev.ReceivedAt,
+			Source: string(ev.Source), Effect: string(pv.Effect(*ev)),
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if ins {
+			pv.Add(*ev)
+			inserted[i] = true
+			n++
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, nil, err
+	}
+	ok = true
+	e.batches.Add(1)
+	e.committed.Add(int64(n))
+	if snap {
+		e.board.ClearChanges()
+	}
+	if n > 0 {
+		e.mu.Lock()
+		for i, ev := range evs {
+			if inserted[i] {
+				opened = append(opened, e.board.Apply(*ev).Opened...)
+			}
+		}
+		e.broadcastLocked()
+		e.mu.Unlock()
+	}
+	e.dirtyN.Store(int64(e.board.Dirty()))
 	for _, it := range opened {
 		select {
 		case e.notes <- it:
@@ -190,149 +266,34 @@ func (e *Engine) commit(ctx context.Context, batch []*pending) {
 			e.log.Debug("notification queue full; dropped one", "session_id", it.SessionID)
 		}
 	}
+	return inserted, opened, nil
 }
 
-func (e *Engine) tryCommit(ctx context.Context, batch []*pending) ([]runstate.Item, error) {
-	tx := e.board.Begin()
-	stx, err := e.writer.Begin(ctx)
-	if err != nil {
-		return nil, err
+// writeSnapshot writes changed runs and items and marks the snapshot.
+func (e *Engine) writeSnapshot(ctx context.Context, tx *store.EventTx, c runstate.Changes) error {
+	for _, k := range c.DeletedRuns {
+		if err := tx.DeleteRun(ctx, k.SessionID, k.RunID); err != nil {
+			return err
+		}
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			stx.Rollback()
-		}
-	}()
-	var opened []runstate.Item
-	added := make(map[uint64]int64, len(batch)) // fingerprint → day received
-	record := func(ev runstate.Event) (bool, error) {
-		fp := store.Fingerprint(ev.ID)
-		if _, dup := added[fp]; dup {
-			return false, nil
-		}
-		if _, dup := e.seen[fp]; dup {
-			return false, nil
-		}
-		err := stx.InsertEvent(ctx, store.EventRow{
-			ID: ev.ID, SessionID: ev.SessionID, SurfaceID: ev.SurfaceID, RunID: ev.RunID,
-			NativeSessionID: ev.NativeSessionID, Provider: ev.Provider, Kind: string(ev.Kind),
-			HookName: ev.HookName, Message: ev.Message, OccurredAt: ev.OccurredAt, ReceivedAt: ev.ReceivedAt,
-			Source: string(ev.Source), Effect: string(tx.Classify(ev)),
-		})
+	for _, r := range c.Runs {
+		data, err := json.Marshal(r)
 		if err != nil {
-			return false, err
+			return err
 		}
-		added[fp] = ev.ReceivedAt.Unix() / 86400
-		opened = append(opened, tx.Apply(ev).Opened...)
-		return true, nil
-	}
-	for _, p := range batch {
-		p.out = outcome{}
-		if p.op != nil {
-			evs, val, err := p.op(e.board, tx)
-			p.out.val, p.out.err = val, err
-			for _, ev := range evs {
-				if _, err := record(ev); err != nil {
-					return nil, err
-				}
-			}
-			continue
-		}
-		if p.ev.Source == runstate.SourceHook && !e.surfaceLive(p.ev.SurfaceID) {
-			// The surface closed after the event was authorized.
-			p.out.code = proto.ErrUnauthorized
-			continue
-		}
-		ins, err := record(*p.ev)
-		if err != nil {
-			return nil, err
-		}
-		p.out.inserted = ins
-	}
-	ch := tx.Changes()
-	// Runs are written as a snapshot: with every operation (they are rare
-	// and may delete runs), when many have changed, and every second
-	// (maintain). In between, the events themselves are the record, and
-	// Start replays those after the snapshot.
-	flush := len(e.dirty)+len(ch.Runs) >= maxDirty || e.freshN+len(added) >= maxFresh
-	for _, p := range batch {
-		flush = flush || p.op != nil
-	}
-	for _, k := range ch.DeletedRuns {
-		if err := stx.DeleteRun(ctx, k.SessionID, k.RunID); err != nil {
-			return nil, err
+		if err := tx.PutRun(ctx, store.RunRow{SessionID: r.SessionID, RunID: r.RunID, State: string(r.State), UpdatedAt: r.UpdatedAt, Data: data}); err != nil {
+			return err
 		}
 	}
-	if flush {
-		snap := make(map[runstate.RunKey]runstate.Run, len(e.dirty)+len(ch.Runs))
-		for k, r := range e.dirty {
-			snap[k] = r
-		}
-		for _, r := range ch.Runs {
-			snap[r.Key()] = r
-		}
-		for _, k := range ch.DeletedRuns {
-			delete(snap, k)
-		}
-		for _, r := range snap {
-			data, err := json.Marshal(r)
-			if err != nil {
-				return nil, err
-			}
-			if err := stx.PutRun(ctx, store.RunRow{SessionID: r.SessionID, RunID: r.RunID, State: string(r.State), UpdatedAt: r.UpdatedAt, Data: data}); err != nil {
-				return nil, err
-			}
-		}
-		days := maps.Clone(e.fresh)
-		for fp, day := range added {
-			days[day] = append(slices.Clip(days[day]), fp)
-		}
-		for day, fps := range days {
-			if err := stx.SaveFingerprints(ctx, day, fps); err != nil {
-				return nil, err
-			}
-		}
-		if err := stx.MarkSnapshot(ctx); err != nil {
-			return nil, err
+	for _, id := range c.DeletedItems {
+		if err := tx.DeleteItem(ctx, id); err != nil {
+			return err
 		}
 	}
-	for _, it := range ch.Items {
-		if err := stx.PutItem(ctx, itemRow(it)); err != nil {
-			return nil, err
+	for _, it := range c.Items {
+		if err := tx.PutItem(ctx, itemRow(it)); err != nil {
+			return err
 		}
 	}
-	for _, id := range ch.DeletedItems {
-		if err := stx.DeleteItem(ctx, id); err != nil {
-			return nil, err
-		}
-	}
-	if err := stx.Commit(); err != nil {
-		return nil, err
-	}
-	ok = true
-	e.batches.Add(1)
-	e.committed.Add(int64(len(added)))
-	for fp, day := range added {
-		e.seen[fp] = struct{}{}
-		if !flush {
-			e.fresh[day] = append(e.fresh[day], fp)
-			e.freshN++
-		}
-	}
-	if flush {
-		clear(e.dirty)
-		clear(e.fresh)
-		e.freshN = 0
-	} else {
-		for _, r := range ch.Runs {
-			e.dirty[r.Key()] = r
-		}
-	}
-	e.dirtyN.Store(int64(len(e.dirty) + e.freshN))
-	e.mu.Lock()
-	tx.Commit()
-	e.broadcastLocked()
-	e.mu.Unlock()
-	return opened, nil
+	return tx.MarkSnapshot(ctx)
 }

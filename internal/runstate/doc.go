@@ -14,7 +14,11 @@
 //     (running is how work resumes after input or approval). succeeded,
 //     failed, interrupted and disconnected are final for their run: later
 //     events are recorded but change nothing (EffectFinal).
-//   - An event whose occurredAt is older than the newest event already
+//   - Events are ordered by their time (Event.At): the client's occurredAt,
+//     capped at the moment the daemon received the event. A date in the
+//     future therefore counts as "now" and cannot keep its run current or
+//     make later events late; the evidence keeps the date the client sent.
+//   - An event whose time is older than the newest event already
 //     applied to its run is late: it never moves the run backwards
 //     (EffectLate). A late terminal event still ends the run, because ending
 //     is forward; a late event that predates the run's start moves StartedAt
@@ -31,6 +35,12 @@
 //   - A new run that becomes current leaves an older unfinished run as it
 //     is: only the hook helper (which synthesizes `interrupted` for a run a
 //     new prompt replaced), the pane closing or the startup sweep end it.
+//
+// The board changes in place, one event at a time, after the event is
+// durably recorded (the event writer in internal/events); Preview tells the
+// writer what effect each queued event will have, to store with it, without
+// changing the board. Changes lists what to persist in the next
+// snapshot.
 //
 // Attention items open only for the current run and only for: approval
 // requests, input requests, failures, disconnects, and successful runs that

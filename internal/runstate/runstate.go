@@ -69,7 +69,7 @@ type Run struct {
 	NativeSessionID string         `json:"native_session_id,omitempty"`
 	State           proto.RunState `json:"state"`
 	StartedAt       time.Time      `json:"started_at"`
-	UpdatedAt       time.Time      `json:"updated_at"` // occurredAt of the newest applied event
+	UpdatedAt       time.Time      `json:"updated_at"` // time (Event.At) of the newest applied event
 	EndedAt         time.Time      `json:"ended_at"`   // zero unless terminal
 	ImpliedStart    bool           `json:"implied_start,omitempty"`
 	Seq             uint64         `json:"seq"`     // arrival order of the newest applied event
@@ -148,7 +148,7 @@ type Item struct {
 	Reason     proto.EventKind // approval-requested, input-requested, failed, disconnected, succeeded
 	Message    string
 	EventID    string
-	OpenedAt   time.Time // occurredAt of the event that opened it
+	OpenedAt   time.Time // time (Event.At) of the event that opened it
 	ResolvedAt time.Time // zero while open
 	Resolution string    // why it resolved
 }
@@ -169,21 +169,24 @@ type session struct {
 	current         RunKey
 	hasCurrent      bool
 	nativeSessionID string
-	lastEventAt     time.Time // newest occurredAt of any event of the session
+	lastEventAt     time.Time // newest time (Event.At) of any event of the session
 	surfaceID       string
 }
 
 // Board holds every known run, session and attention item. It is not safe
-// for concurrent use; changes go through a Tx.
+// for concurrent use. It remembers which runs and items changed since the
+// last ClearChanges, for persisting.
 type Board struct {
-	rules    Rules
-	runs     map[RunKey]*Run
-	sessions map[string]*session
-	surfaces map[string]RunKey // surface id → its current run
-	items    map[int64]*Item
-	open     map[RunKey]map[proto.EventKind]int64
-	nextItem int64
-	seq      uint64
+	rules      Rules
+	runs       map[RunKey]*Run
+	sessions   map[string]*session
+	surfaces   map[string]RunKey // surface id → its current run
+	items      map[int64]*Item
+	open       map[RunKey]map[proto.EventKind]int64
+	nextItem   int64
+	seq        uint64
+	dirtyRuns  map[RunKey]struct{}
+	dirtyItems map[int64]struct{}
 }
 
 // NewBoard returns an empty board. Zero fields of rules take their defaults.
@@ -202,13 +205,15 @@ func NewBoard(rules Rules) *Board {
 		rules.RunRetention = d.RunRetention
 	}
 	return &Board{
-		rules:    rules,
-		runs:     map[RunKey]*Run{},
-		sessions: map[string]*session{},
-		surfaces: map[string]RunKey{},
-		items:    map[int64]*Item{},
-		open:     map[RunKey]map[proto.EventKind]int64{},
-		nextItem: 1,
+		rules:      rules,
+		runs:       map[RunKey]*Run{},
+		sessions:   map[string]*session{},
+		surfaces:   map[string]RunKey{},
+		items:      map[int64]*Item{},
+		open:       map[RunKey]map[proto.EventKind]int64{},
+		nextItem:   1,
+		dirtyRuns:  map[RunKey]struct{}{},
+		dirtyItems: map[int64]struct{}{},
 	}
 }
 

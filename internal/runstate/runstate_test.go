@@ -30,15 +30,20 @@ func withSession(e Event, session, surface string) Event {
 
 func withHook(e Event, hook string) Event { e.HookName = hook; e.ID += "-" + hook; return e }
 
-// apply commits each event in its own transaction and returns the results.
+// apply applies each event and returns the results.
 func apply(b *Board, evs ...Event) []Result {
 	var out []Result
 	for _, e := range evs {
-		tx := b.Begin()
-		out = append(out, tx.Apply(e))
-		tx.Commit()
+		out = append(out, b.Apply(e))
 	}
 	return out
+}
+
+// take returns the board's changes and clears them, as a snapshot does.
+func take(b *Board) Changes {
+	c := b.Changes()
+	b.ClearChanges()
+	return c
 }
 
 func openReasons(b *Board, now time.Time) []string {
@@ -302,12 +307,10 @@ func TestResolvedVisibility(t *testing.T) {
 		t.Fatalf("all items = %+v", all)
 	}
 	ackAt := t0.Add(time.Hour)
-	tx := b.Begin()
-	it, changed, err := tx.Ack(items[0].ID, ackAt)
+	it, changed, err := b.Ack(items[0].ID, ackAt)
 	if err != nil || !changed || it.Resolution != ResolvedAcknowledged {
 		t.Fatalf("Ack = %+v, %v, %v", it, changed, err)
 	}
-	tx.Commit()
 	if got := b.Items(ackAt, false); len(got) != 0 {
 		t.Fatalf("acknowledged item still open: %+v", got)
 	}
@@ -328,50 +331,92 @@ func TestResolvedVisibility(t *testing.T) {
 		})
 	}
 	// The superseded item resolved at t0+1s: pruned a day after that.
-	tx = b.Begin()
-	tx.Prune(t0.Add(time.Second + 24*time.Hour))
-	c := tx.Changes()
-	tx.Commit()
+	take(b)
+	b.Prune(t0.Add(time.Second + 24*time.Hour))
+	c := take(b)
 	if len(c.DeletedItems) != 1 {
 		t.Fatalf("pruned %v, want the superseded item only", c.DeletedItems)
 	}
 	if _, ok := b.Item(c.DeletedItems[0]); ok {
 		t.Fatal("pruned item still on the board")
 	}
-	tx = b.Begin()
-	if _, changed, err := tx.Ack(items[0].ID, ackAt.Add(time.Minute)); err != nil || changed {
+	if _, changed, err := b.Ack(items[0].ID, ackAt.Add(time.Minute)); err != nil || changed {
 		t.Errorf("second ack: changed=%v err=%v, want no change", changed, err)
 	}
-	if _, _, err := tx.Ack(999, ackAt); !errors.Is(err, ErrNoItem) {
+	if _, _, err := b.Ack(999, ackAt); !errors.Is(err, ErrNoItem) {
 		t.Errorf("ack of unknown id: %v", err)
 	}
 }
 
-func TestTxIsolation(t *testing.T) {
+// TestPreviewChangesNothing: a preview classifies events as Apply will,
+// across events that build on each other, and leaves the board as it was.
+func TestPreviewChangesNothing(t *testing.T) {
 	b := NewBoard(Rules{})
 	apply(b, ev("r1", started, 0))
-	tx := b.Begin()
-	tx.Apply(ev("r1", approval, time.Second))
-	tx.Apply(ev("r2", started, 2*time.Second))
-	if v := b.Session("s1", t0.Add(3*time.Second)); v.State != proto.StateRunning || v.Run.RunID != "r1" {
-		t.Fatalf("uncommitted changes visible: %+v", v)
+	take(b)
+	p := b.Preview()
+	evs := []Event{ev("r1", approval, time.Second), ev("r2", started, 2*time.Second), ev("r1", running, 500*time.Millisecond),
+		ev("r2", success, 3*time.Second), ev("r2", running, 4*time.Second)}
+	var want []Effect
+	for _, e := range evs {
+		want = append(want, p.Effect(e))
+		p.Add(e)
 	}
-	if n := len(b.Items(t0, true)); n != 0 {
-		t.Fatalf("uncommitted item visible")
+	if v := b.Session("s1", t0.Add(5*time.Second)); v.State != proto.StateRunning || v.Run.RunID != "r1" {
+		t.Fatalf("a preview changed the board: %+v", v)
 	}
-	c := tx.Changes()
-	if len(c.Runs) != 2 || len(c.Items) != 1 {
+	if n := len(b.Items(t0, true)); n != 0 || b.Dirty() != 0 {
+		t.Fatalf("a preview changed the board: %d items, %d dirty", n, b.Dirty())
+	}
+	var got []Effect
+	for _, r := range apply(b, evs...) {
+		got = append(got, r.Effect)
+	}
+	if diff := cmp.Diff([]Effect{EffectApplied, EffectApplied, EffectLate, EffectApplied, EffectFinal}, got); diff != "" {
+		t.Errorf("effects (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("preview and Apply disagree (-preview +apply):\n%s", diff)
+	}
+	if c := take(b); len(c.Runs) != 2 || len(c.Items) != 1 {
 		t.Fatalf("changes = %+v", c)
 	}
-	// Dropped: the next transaction starts from the committed board.
-	tx = b.Begin()
-	r := tx.Apply(ev("r1", input, 3*time.Second))
-	if r.Prev != proto.StateRunning {
-		t.Fatalf("dropped transaction leaked: prev=%s", r.Prev)
+}
+
+// TestFutureDateCannotPinARun: a client's date is capped at receipt, so an
+// event dated ahead of the clock neither keeps its run current nor makes the
+// next real event late. Its evidence keeps the date the client sent.
+func TestFutureDateCannotPinARun(t *testing.T) {
+	future := ev("r1", running, 0)
+	future.OccurredAt = t0.Add(30 * time.Second) // received at t0
+
+	// Another run's approval request becomes current and opens its item.
+	b := NewBoard(Rules{})
+	apply(b, ev("r1", started, -time.Second), future)
+	res := apply(b, ev("r2", approval, time.Second))
+	if res[0].Effect != EffectApplied || len(res[0].Opened) != 1 {
+		t.Fatalf("approval after a future-dated event: %+v", res[0])
 	}
-	tx.Commit()
-	if v := b.Session("s1", t0.Add(4*time.Second)); v.State != proto.StateWaitingInput {
-		t.Fatalf("state = %s", v.State)
+	v := b.Session("s1", t0.Add(2*time.Second))
+	if v.Run.RunID != "r2" || v.State != proto.StateWaitingApproval || !v.LastEventAt.Equal(t0.Add(time.Second)) {
+		t.Fatalf("session = %s run %s, last event %v", v.State, v.Run.RunID, v.LastEventAt)
+	}
+	if got := openReasons(b, t0.Add(2*time.Second)); len(got) != 1 || got[0] != "r2:approval-requested" {
+		t.Errorf("open items = %v", got)
+	}
+
+	// The same run's next real event is not late.
+	b = NewBoard(Rules{})
+	apply(b, ev("r1", started, -time.Second), future)
+	res = apply(b, ev("r1", approval, time.Second))
+	if res[0].Effect != EffectApplied || len(res[0].Opened) != 1 {
+		t.Fatalf("same run's approval after a future-dated event: %+v", res[0])
+	}
+
+	// The run is dated by receipt; the evidence keeps the client's date.
+	r := apply(NewBoard(Rules{}), future)[0].Run
+	if !r.UpdatedAt.Equal(t0) || !r.StartedAt.Equal(t0) || !r.Last.OccurredAt.Equal(t0.Add(30*time.Second)) {
+		t.Errorf("future-dated run: started %v, updated %v, evidence %v", r.StartedAt, r.UpdatedAt, r.Last.OccurredAt)
 	}
 }
 
@@ -410,13 +455,11 @@ func TestSweepOpensItemsForCurrentRunsOnly(t *testing.T) {
 	if len(un) != 2 || un[0].RunID != "r1" || un[1].RunID != "r2" {
 		t.Fatalf("Unfinished = %+v", un)
 	}
-	tx := b.Begin()
 	for _, r := range un {
 		e := ev(r.RunID, disc, time.Hour)
 		e.Source, e.HookName = SourceSweep, "muster.startupSweep"
-		tx.Apply(e)
+		b.Apply(e)
 	}
-	tx.Commit()
 	got := openReasons(b, t0.Add(time.Hour))
 	if diff := cmp.Diff([]string{"r2:disconnected"}, got); diff != "" {
 		t.Errorf("open after sweep (-want +got):\n%s", diff)
@@ -436,10 +479,8 @@ func TestLoadRebuildsTheBoard(t *testing.T) {
 	var items []Item
 	for _, e := range []Event{ev("r1", approval, 0), ev("r1", running, time.Second), ev("r2", input, time.Minute),
 		withSession(ev("q", failure, 0), "s2", "sf2")} {
-		tx := b.Begin()
-		tx.Apply(e)
-		c := tx.Changes()
-		tx.Commit()
+		b.Apply(e)
+		c := take(b)
 		runs = upsertRuns(runs, c.Runs)
 		items = upsertItems(items, c.Items)
 	}
@@ -455,8 +496,7 @@ func TestLoadRebuildsTheBoard(t *testing.T) {
 		t.Errorf("items after load (-live +loaded):\n%s", diff)
 	}
 	// New items continue the numbering.
-	tx := re.Begin()
-	res := tx.Apply(ev("r3", approval, 2*time.Minute))
+	res := re.Apply(ev("r3", approval, 2*time.Minute))
 	if len(res.Opened) != 1 || res.Opened[0].ID <= items[len(items)-1].ID {
 		t.Errorf("new item id %+v does not follow %d", res.Opened, items[len(items)-1].ID)
 	}
@@ -495,20 +535,17 @@ func upsertItems(all, changed []Item) []Item {
 func TestRemoveSessionAndPruneRuns(t *testing.T) {
 	b := NewBoard(Rules{})
 	apply(b, ev("r1", success, 0), ev("r2", approval, time.Second), withSession(ev("q", failure, 0), "s2", "sf2"))
-	tx := b.Begin()
-	tx.RemoveSession("s2")
-	c := tx.Changes()
-	tx.Commit()
+	take(b)
+	b.RemoveSession("s2")
+	c := take(b)
 	if len(c.DeletedRuns) != 1 || len(c.DeletedItems) != 1 {
 		t.Fatalf("changes = %+v", c)
 	}
 	if v := b.Session("s2", t0); v.HasRun || v.OpenItems != 0 {
 		t.Fatalf("removed session still viewable: %+v", v)
 	}
-	tx = b.Begin()
-	tx.Prune(t0.Add(8 * 24 * time.Hour))
-	c = tx.Changes()
-	tx.Commit()
+	b.Prune(t0.Add(8 * 24 * time.Hour))
+	c = take(b)
 	// r1 ended long ago and is not current; r2 is current and open.
 	if diff := cmp.Diff([]RunKey{{"s1", "r1"}}, c.DeletedRuns); diff != "" {
 		t.Errorf("pruned runs (-want +got):\n%s", diff)
@@ -524,38 +561,34 @@ func TestNonWireKindChangesNothing(t *testing.T) {
 	}
 }
 
-func TestReplayLeavesItemsAlone(t *testing.T) {
-	evs := []Event{ev("r1", approval, 0), ev("r1", running, time.Second), ev("r2", failure, time.Minute)}
+// TestReplayFromASnapshot: a board loaded from a snapshot of its runs and
+// items, with the events recorded after the snapshot applied again, is the
+// live board, items included.
+func TestReplayFromASnapshot(t *testing.T) {
+	evs := []Event{ev("r1", approval, 0), ev("r1", running, time.Second), ev("r2", failure, time.Minute), ev("r3", input, 2*time.Minute)}
 	live := NewBoard(Rules{})
+	var runs []Run
 	var items []Item
-	var runsAtSnapshot []Run
 	for i, e := range evs {
-		tx := live.Begin()
-		tx.Apply(e)
-		c := tx.Changes()
-		tx.Commit()
-		items = upsertItems(items, c.Items)
+		live.Apply(e)
 		if i == 0 {
-			runsAtSnapshot = upsertRuns(nil, c.Runs)
+			c := take(live)
+			runs, items = c.Runs, c.Items
 		}
 	}
-	// Restart from the snapshot taken after the first event, with the
-	// items as persisted after the last, and replay the rest.
 	re := NewBoard(Rules{})
-	re.Load(runsAtSnapshot, items)
-	tx := re.BeginReplay()
+	re.Load(runs, items)
 	for _, e := range evs[1:] {
-		tx.Apply(e)
+		re.Apply(e)
 	}
-	if c := tx.Changes(); len(c.Items) != 0 {
-		t.Fatalf("replay changed items: %+v", c.Items)
-	}
-	tx.Commit()
 	now := t0.Add(time.Hour)
 	if diff := cmp.Diff(live.Session("s1", now), re.Session("s1", now)); diff != "" {
 		t.Errorf("session after replay (-live +replayed):\n%s", diff)
 	}
 	if diff := cmp.Diff(live.Items(now, true), re.Items(now, true)); diff != "" {
 		t.Errorf("items after replay (-live +replayed):\n%s", diff)
+	}
+	if diff := cmp.Diff(take(live), take(re)); diff != "" {
+		t.Errorf("changes to persist after replay (-live +replayed):\n%s", diff)
 	}
 }

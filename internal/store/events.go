@@ -2,18 +2,16 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
 )
 
-// This file holds the tables of the agent event protocol (migration 002):
-// agent_events, agent_runs and attention_items. The event engine
-// (internal/events) is their only writer; it batches many events into one
-// transaction (group commit) through an EventWriter.
+// This file holds the tables of the agent event protocol (migrations 002
+// and 004): agent_events, agent_runs and attention_items. The event engine
+// (internal/events) is their only writer; its writer goroutine commits what
+// is queued in one transaction through an EventWriter.
 
 // EventRow is one accepted event.
 type EventRow struct {
@@ -62,7 +60,6 @@ type EventWriter struct {
 	db                                               *sql.DB
 	stmts                                            []*sql.Stmt
 	insert, putRun, delRun, putItem, delItem, setSeq *sql.Stmt
-	putFPs                                           *sql.Stmt
 }
 
 // EventWriter prepares the statements the event engine writes with.
@@ -72,7 +69,8 @@ func (s *Store) EventWriter(ctx context.Context) (*EventWriter, error) {
 		dst **sql.Stmt
 		sql string
 	}{
-		{&w.insert, `INSERT INTO agent_events(id, fp, session_id, surface_id, run_id, native_session_id, provider, kind, hook_name, message, occurred_at, received_at, source, effect) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&w.insert, `INSERT INTO agent_events(id, session_id, surface_id, run_id, native_session_id, provider, kind, hook_name, message, occurred_at, received_at, source, effect) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(surface_id, id) DO NOTHING`},
 		{&w.putRun, `INSERT INTO agent_runs(session_id, run_id, state, updated_at, data) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT(session_id, run_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at, data = excluded.data`},
 		{&w.delRun, `DELETE FROM agent_runs WHERE session_id = ? AND run_id = ?`},
@@ -81,7 +79,6 @@ func (s *Store) EventWriter(ctx context.Context) (*EventWriter, error) {
 		{&w.delItem, `DELETE FROM attention_items WHERE id = ?`},
 		{&w.setSeq, `INSERT INTO agent_state(key, value) VALUES ('snapshot_seq', (SELECT coalesce(max(seq), 0) FROM agent_events))
 			ON CONFLICT(key) DO UPDATE SET value = excluded.value`},
-		{&w.putFPs, `INSERT INTO agent_event_fps(day, data) VALUES (?, ?)`},
 	} {
 		st, err := s.W.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -131,21 +128,9 @@ func (w *EventWriter) Begin(ctx context.Context) (*EventTx, error) {
 	return &EventTx{ctx: ctx, tx: tx, w: w, bound: make(map[*sql.Stmt]*sql.Stmt, 4)}, nil
 }
 
-// SaveFingerprints records the fingerprints of events received on one day
-// (days since 1970, UTC) since the last snapshot.
-func (t *EventTx) SaveFingerprints(ctx context.Context, day int64, fps []uint64) error {
-	data := make([]byte, 8*len(fps))
-	for i, fp := range fps {
-		binary.BigEndian.PutUint64(data[8*i:], fp)
-	}
-	if _, err := t.stmt(t.w.putFPs).ExecContext(ctx, day, data); err != nil {
-		return fmt.Errorf("save event fingerprints: %w", err)
-	}
-	return nil
-}
-
-// MarkSnapshot records that agent_runs and agent_event_fps now reflect
-// every stored event (run it last, in the same transaction).
+// MarkSnapshot records that agent_runs and attention_items now reflect
+// every stored event (run it in the transaction that writes them, before
+// any event is inserted in it).
 func (t *EventTx) MarkSnapshot(ctx context.Context) error {
 	if _, err := t.stmt(t.w.setSeq).ExecContext(ctx); err != nil {
 		return fmt.Errorf("mark snapshot: %w", err)
@@ -153,72 +138,23 @@ func (t *EventTx) MarkSnapshot(ctx context.Context) error {
 	return nil
 }
 
-// InsertEvent appends an event. Its id must be new: the caller checks the
-// fingerprints (Fingerprints, Fingerprint) first.
-func (t *EventTx) InsertEvent(ctx context.Context, e EventRow) error {
+// InsertEvent appends an event unless its surface already has one with that
+// id (the unique index of migration 004), and reports whether it did.
+func (t *EventTx) InsertEvent(ctx context.Context, e EventRow) (inserted bool, err error) {
 	var native any
 	if e.NativeSessionID != "" {
 		native = e.NativeSessionID
 	}
-	_, err := t.stmt(t.w.insert).ExecContext(ctx, e.ID, int64(Fingerprint(e.ID)), e.SessionID, e.SurfaceID, e.RunID, native,
+	res, err := t.stmt(t.w.insert).ExecContext(ctx, e.ID, e.SessionID, e.SurfaceID, e.RunID, native,
 		e.Provider, e.Kind, e.HookName, e.Message, e.OccurredAt.UnixNano(), e.ReceivedAt.UnixNano(), e.Source, e.Effect)
 	if err != nil {
-		return fmt.Errorf("insert event: %w", err)
+		return false, fmt.Errorf("insert event: %w", err)
 	}
-	return nil
-}
-
-// Fingerprint is the 64-bit fingerprint of an event id stored in
-// agent_events.fp: the first 8 bytes of its SHA-256. Two distinct ids share
-// one with probability about n²/2⁶⁵ among n events.
-func Fingerprint(id string) uint64 {
-	sum := sha256.Sum256([]byte(id))
-	return binary.BigEndian.Uint64(sum[:8])
-}
-
-// Fingerprints returns the fingerprint of every stored event: those saved
-// with the last snapshot, and those of the events stored after it. (It may
-// also hold some of events pruned within the last day.)
-func (s *Store) Fingerprints(ctx context.Context) ([]uint64, error) {
-	seq, err := s.SnapshotSeq(ctx)
+	n, err := res.RowsAffected()
 	if err != nil {
-		return nil, err
+		return false, fmt.Errorf("insert event: %w", err)
 	}
-	var out []uint64
-	rows, err := s.R.QueryContext(ctx, `SELECT data FROM agent_event_fps`)
-	if err != nil {
-		return nil, fmt.Errorf("read event fingerprints: %w", err)
-	}
-	for rows.Next() {
-		var data []byte
-		if err := rows.Scan(&data); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read event fingerprints: %w", err)
-		}
-		for i := 0; i+8 <= len(data); i += 8 {
-			out = append(out, binary.BigEndian.Uint64(data[i:]))
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read event fingerprints: %w", err)
-	}
-	rows, err = s.R.QueryContext(ctx, `SELECT fp FROM agent_events WHERE seq > ?`, seq)
-	if err != nil {
-		return nil, fmt.Errorf("read event fingerprints: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var fp int64
-		if err := rows.Scan(&fp); err != nil {
-			return nil, fmt.Errorf("read event fingerprints: %w", err)
-		}
-		out = append(out, uint64(fp))
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read event fingerprints: %w", err)
-	}
-	return out, nil
+	return n == 1, nil
 }
 
 // PutRun creates or replaces a run.
@@ -272,7 +208,7 @@ func (t *EventTx) Commit() error {
 // Rollback abandons the transaction.
 func (t *EventTx) Rollback() error { return t.tx.Rollback() }
 
-// SnapshotSeq returns the event seq that agent_runs and agent_event_fps
+// SnapshotSeq returns the event seq that agent_runs and attention_items
 // reflect (0: none).
 func (s *Store) SnapshotSeq(ctx context.Context) (int64, error) {
 	var v int64
@@ -401,8 +337,8 @@ func (s *Store) Events(ctx context.Context) ([]EventRow, error) {
 
 // PruneEvents deletes the events stored before the first one received at
 // or after the cutoff (events are stored in arrival order, so this reads
-// only the rows it deletes), and the fingerprints of days wholly before
-// the cutoff. It returns how many events it deleted.
+// only the rows it deletes). Their ids go with them. It returns how many
+// events it deleted.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
 	var keep int64
 	err := s.W.QueryRowContext(ctx, `SELECT seq FROM agent_events WHERE received_at >= ? ORDER BY seq LIMIT 1`, before.UnixNano()).Scan(&keep)
@@ -415,9 +351,6 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error
 	res, err := s.W.ExecContext(ctx, `DELETE FROM agent_events WHERE seq < ?`, keep)
 	if err != nil {
 		return 0, fmt.Errorf("prune events: %w", err)
-	}
-	if _, err := s.W.ExecContext(ctx, `DELETE FROM agent_event_fps WHERE day < ?`, before.Unix()/86400); err != nil {
-		return 0, fmt.Errorf("prune event fingerprints: %w", err)
 	}
 	return res.RowsAffected()
 }

@@ -30,7 +30,10 @@ func TestEventTablesRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, err := range []error{tx.InsertEvent(ctx, ev), tx.PutRun(ctx, run), tx.PutItem(ctx, item)} {
+	if ins, err := tx.InsertEvent(ctx, ev); err != nil || !ins {
+		t.Fatalf("InsertEvent = %v, %v", ins, err)
+	}
+	for _, err := range []error{tx.PutRun(ctx, run), tx.PutItem(ctx, item)} {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +49,7 @@ func TestEventTablesRoundTrip(t *testing.T) {
 	}
 	ev2 := ev
 	ev2.ID = "e2"
-	if err := tx.InsertEvent(ctx, ev2); err != nil {
+	if _, err := tx.InsertEvent(ctx, ev2); err != nil {
 		t.Fatal(err)
 	}
 	tx.Rollback()
@@ -108,10 +111,6 @@ func TestEventTablesRoundTrip(t *testing.T) {
 	if items, _ := s.LoadAttention(ctx); len(items) != 0 {
 		t.Errorf("item not deleted")
 	}
-	fps, err := s.Fingerprints(ctx)
-	if err != nil || len(fps) != 1 || fps[0] != Fingerprint("e1") || Fingerprint("e1") == Fingerprint("e2") {
-		t.Fatalf("Fingerprints = %x, %v", fps, err)
-	}
 	if n, err := s.PruneEvents(ctx, at.Add(time.Hour)); err != nil || n != 1 {
 		t.Errorf("PruneEvents = %d, %v", n, err)
 	}
@@ -133,7 +132,7 @@ func TestSnapshotSeq(t *testing.T) {
 	insert := func(ids ...string) {
 		tx, _ := w.Begin(ctx)
 		for _, id := range ids {
-			if err := tx.InsertEvent(ctx, EventRow{ID: id, SessionID: "s", SurfaceID: "f", RunID: "r", Provider: "p", Kind: "started", OccurredAt: at, ReceivedAt: at, Source: "hook", Effect: "applied"}); err != nil {
+			if _, err := tx.InsertEvent(ctx, EventRow{ID: id, SessionID: "s", SurfaceID: "f", RunID: "r", Provider: "p", Kind: "started", OccurredAt: at, ReceivedAt: at, Source: "hook", Effect: "applied"}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -158,7 +157,10 @@ func TestSnapshotSeq(t *testing.T) {
 	}
 }
 
-func TestFingerprintsAcrossSnapshots(t *testing.T) {
+// TestEventIDsAreUniquePerSurface: a known id of the same surface is not
+// inserted again, in the same transaction or a later one, while another
+// surface may use the same id; pruning frees the ids it deletes.
+func TestEventIDsAreUniquePerSurface(t *testing.T) {
 	ctx := t.Context()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "m.db"))
 	if err != nil {
@@ -168,40 +170,94 @@ func TestFingerprintsAcrossSnapshots(t *testing.T) {
 	w, _ := s.EventWriter(ctx)
 	defer w.Close()
 	day := func(d int) time.Time { return time.Unix(int64(d)*86400+60, 0) }
-	insert := func(id string, at time.Time) {
+	insert := func(id, surface string, at time.Time) bool {
+		t.Helper()
 		tx, _ := w.Begin(ctx)
-		if err := tx.InsertEvent(ctx, EventRow{ID: id, SessionID: "s", SurfaceID: "f", RunID: "r", Provider: "p", Kind: "started", OccurredAt: at, ReceivedAt: at, Source: "hook", Effect: "applied"}); err != nil {
+		ins, err := tx.InsertEvent(ctx, EventRow{ID: id, SessionID: "s", SurfaceID: surface, RunID: "r", Provider: "p", Kind: "started", OccurredAt: at, ReceivedAt: at, Source: "hook", Effect: "applied"})
+		if err != nil {
 			t.Fatal(err)
 		}
-		tx.Commit()
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		return ins
 	}
-	insert("old", day(10))
-	insert("a", day(20))
-	tx, _ := w.Begin(ctx)
-	tx.SaveFingerprints(ctx, 10, []uint64{Fingerprint("old")})
-	tx.SaveFingerprints(ctx, 20, []uint64{Fingerprint("a")})
-	tx.MarkSnapshot(ctx)
-	tx.Commit()
-	insert("b", day(20)) // after the snapshot: read from agent_events
-	want := map[uint64]bool{Fingerprint("old"): true, Fingerprint("a"): true, Fingerprint("b"): true}
-	got, err := s.Fingerprints(ctx)
-	if err != nil || len(got) != 3 {
-		t.Fatalf("Fingerprints = %x, %v", got, err)
+	tests := []struct {
+		id, surface string
+		at          int
+		want        bool
+	}{
+		{"old", "f", 10, true},
+		{"a", "f", 20, true},
+		{"a", "f", 20, false},
+		{"a", "g", 20, true},
+		{"old", "f", 20, false},
 	}
-	for _, fp := range got {
-		if !want[fp] {
-			t.Fatalf("unexpected fingerprint %x", fp)
+	for _, tt := range tests {
+		if got := insert(tt.id, tt.surface, day(tt.at)); got != tt.want {
+			t.Errorf("insert %s on %s: inserted=%v, want %v", tt.id, tt.surface, got, tt.want)
 		}
 	}
-	// Pruning drops day 10's events and fingerprints, and reads no further.
+	tx, _ := w.Begin(ctx)
+	var got []bool
+	for _, id := range []string{"b", "b", "a"} {
+		ins, err := tx.InsertEvent(ctx, EventRow{ID: id, SessionID: "s", SurfaceID: "f", RunID: "r", Provider: "p", Kind: "started", OccurredAt: day(21), ReceivedAt: day(21), Source: "hook", Effect: "applied"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ins)
+	}
+	tx.Commit()
+	if diff := cmp.Diff([]bool{true, false, false}, got); diff != "" {
+		t.Errorf("one transaction (-want +got):\n%s", diff)
+	}
+	// Pruning drops day 10's event, and with it its id.
 	if n, err := s.PruneEvents(ctx, day(15)); err != nil || n != 1 {
 		t.Fatalf("PruneEvents = %d, %v", n, err)
 	}
-	got, _ = s.Fingerprints(ctx)
-	if len(got) != 2 {
-		t.Fatalf("after pruning: %x", got)
+	if !insert("old", "f", day(22)) {
+		t.Error("a pruned id is still refused")
 	}
-	if n, err := s.PruneEvents(ctx, day(30)); err != nil || n != 2 {
-		t.Fatalf("PruneEvents all = %d, %v", n, err)
+}
+
+// TestMigrationFromFingerprints: a database written by the engine that kept
+// fingerprints keeps its events, drops the fingerprints, and declares its
+// snapshot current.
+func TestMigrationFromFingerprints(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Back to the schema of migration 003, with two events after the snapshot.
+	for _, q := range []string{
+		`DROP INDEX agent_events_surface_id`,
+		`ALTER TABLE agent_events ADD COLUMN fp INTEGER NOT NULL DEFAULT 0`,
+		`CREATE TABLE agent_event_fps (day INTEGER NOT NULL, data BLOB NOT NULL)`,
+		`INSERT INTO agent_events(id, fp, session_id, surface_id, run_id, provider, kind, occurred_at, received_at, source, effect) VALUES
+			('a', 1, 's', 'f', 'r', 'p', 'started', 1, 1, 'hook', 'applied'), ('b', 2, 's', 'f', 'r', 'p', 'running', 2, 2, 'hook', 'confirmed')`,
+		`UPDATE agent_state SET value = 0 WHERE key = 'snapshot_seq'`,
+		`DELETE FROM schema_migrations WHERE version = 4`,
+	} {
+		if _, err := s.W.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s.Close()
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if seq, err := s.SnapshotSeq(ctx); err != nil || seq != 2 {
+		t.Errorf("snapshot seq after the migration = %d, %v", seq, err)
+	}
+	if evs, err := s.Events(ctx); err != nil || len(evs) != 2 {
+		t.Errorf("events after the migration: %d, %v", len(evs), err)
+	}
+	var n int
+	if err := s.R.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'agent_event_fps'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("agent_event_fps still there: %d, %v", n, err)
 	}
 }
