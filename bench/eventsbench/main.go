@@ -4,11 +4,25 @@
 // and sustained events/s from parallel clients, one connection per event.
 // Every event is durably committed by the daemon before it answers.
 //
-// The daemon runs under a temporary MUSTER_HOME with a few `--cmd` panes
+// With -baseline, a second daemon (another muster binary, typically the
+// commit before a change) runs beside the first, and every measurement
+// alternates between the two (and the echo floor) event by event, burst by
+// burst, so that a busy machine slows both alike: the ratios are the
+// result, the absolute figures are the machine's.
+//
+// With -idle N (default 5000), a separate process then holds N idle
+// connections open on each daemon's events.sock while this one sends
+// events the way the hook helper does (internal/hookevent.Send: one
+// connection, a 1 s timeout, one retry after 50 ms), and reports their ack
+// latency and how many were acknowledged.
+//
+// Each daemon runs under a temporary MUSTER_HOME with a few `--cmd` panes
 // that write their environment to a file, which is where the benchmark
 // reads each pane's surface id and capability. The events cycle through
 // started, running, running, succeeded in runs of short duration, so no
-// attention item (and no notification command) is involved.
+// attention item (and no notification command) is involved. The daemons
+// run with MUSTER_EVENT_QUOTA=off (-quota): the throughput test sends far
+// more per pane than the per-surface quota allows a real agent.
 package main
 
 import (
@@ -16,11 +30,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,53 +45,184 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/musterhq/muster/internal/hookevent"
 	"github.com/musterhq/muster/internal/proto"
 )
 
 var (
-	muster   = flag.String("muster", "muster", "muster binary")
-	seqN     = flag.Int("n", 5000, "sequential events for the latency test (each also sent to the floor)")
-	burst    = flag.Int("burst", 20000, "events per throughput burst")
-	bursts   = flag.Int("bursts", 3, "throughput bursts (each also run against the floor)")
-	clients  = flag.Int("clients", 16, "parallel clients in the throughput test")
-	sessions = flag.Int("sessions", 8, "panes sending events")
+	muster    = flag.String("muster", "muster", "muster binary")
+	baseline  = flag.String("baseline", "", "a second muster binary measured in the same run, alternating with -muster")
+	seqN      = flag.Int("n", 5000, "sequential events for the latency test (each also sent to the floor)")
+	burst     = flag.Int("burst", 20000, "events per throughput burst")
+	bursts    = flag.Int("bursts", 3, "throughput bursts per daemon (each also run against the floor)")
+	clients   = flag.Int("clients", 16, "parallel clients in the throughput test")
+	sessions  = flag.Int("sessions", 8, "panes sending events")
+	idleN     = flag.Int("idle", 5000, "idle connections held open by another process during the hook test (0: skip it)")
+	idleHooks = flag.Int("idle-hooks", 300, "events sent as the hook helper does while the idle connections are open")
+	quota     = flag.String("quota", "off", "MUSTER_EVENT_QUOTA for the daemons")
 )
 
 type pane struct{ sock, surface, capability string }
+
+// running holds the daemons started, for fail to stop them.
+var running []*daemon
+
+// daemon is one muster daemon under test.
+type daemon struct {
+	name  string
+	bin   string
+	home  string
+	env   []string
+	cmd   *exec.Cmd
+	panes []pane
+	gen   *generator
+	sock  string // events.sock
+}
 
 func main() {
 	if len(os.Args) == 3 && os.Args[1] == "echo-server" {
 		echoServer(os.Args[2])
 		return
 	}
+	if len(os.Args) == 4 && os.Args[1] == "idle-clients" {
+		idleClients(os.Args[2], os.Args[3])
+		return
+	}
 	flag.Parse()
-	home, err := os.MkdirTemp("/tmp", "meb")
-	check(err)
-	defer os.RemoveAll(home)
-	os.Setenv("MUSTER_HOME", home)
-	for _, k := range []string{"TMUX", "TMUX_PANE", "MUSTER_EVENT_SOCKET", "MUSTER_SURFACE_ID", "MUSTER_EVENT_CAPABILITY"} {
+	for _, k := range []string{"TMUX", "TMUX_PANE", "MUSTER_EVENT_SOCKET", "MUSTER_SURFACE_ID", "MUSTER_EVENT_CAPABILITY", "MUSTER_HOME"} {
 		os.Unsetenv(k)
 	}
-
-	daemon := exec.Command(*muster, "daemon", "--foreground", "--quiet")
-	daemon.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	check(daemon.Start())
+	var ds []*daemon
+	if *baseline != "" {
+		ds = append(ds, startDaemon("baseline", *baseline))
+	}
+	ds = append(ds, startDaemon("muster", *muster))
 	defer func() {
-		exec.Command(*muster, "daemon", "stop").Run()
-		daemon.Process.Kill()
-		daemon.Wait()
+		for _, d := range ds {
+			d.stop()
+		}
 	}()
+
+	tmp, err := os.MkdirTemp("/tmp", "meb")
+	check(err)
+	defer os.RemoveAll(tmp)
+	echoSock := filepath.Join(tmp, "echo.sock")
+	self, err := os.Executable()
+	check(err)
+	echo := exec.Command(self, "echo-server", echoSock)
+	check(echo.Start())
+	defer func() { echo.Process.Kill(); echo.Wait() }()
+	waitFor(echoSock)
+
+	fmt.Printf("%d CPUs, load %s; %d panes per daemon\n", runtimeCPUs(), loadavg(), *sessions)
+	for _, d := range ds {
+		fmt.Printf("  %-8s %s\n", d.name, d.bin)
+	}
+
+	// Latency: one event at a time, alternating between the floor and
+	// the daemons, in a rotating order.
+	targets := len(ds) + 1
+	send1 := func(t int) time.Duration {
+		if t == 0 {
+			return roundTrip(echoSock, ds[0].gen.next())
+		}
+		d := ds[t-1]
+		return roundTrip(d.sock, d.gen.next())
+	}
+	for i := range 200 { // warm-up
+		for j := range targets {
+			send1((i + j) % targets)
+		}
+	}
+	lat := make([][]time.Duration, targets)
+	for i := range *seqN {
+		for j := range targets {
+			t := (i + j) % targets
+			lat[t] = append(lat[t], send1(t))
+		}
+	}
+	fmt.Printf("\nack latency, one connection per event, %d events each:\n", *seqN)
+	f50, f99 := pct(lat[0], .5), pct(lat[0], .99)
+	fmt.Printf("  %-8s p50 %7.1f µs   p99 %7.1f µs\n", "echo", us(f50), us(f99))
+	for i, d := range ds {
+		o50, o99 := pct(lat[i+1], .5), pct(lat[i+1], .99)
+		fmt.Printf("  %-8s p50 %7.1f µs   p99 %7.1f µs   p50 = %.2fx floor, p99 = %.2fx floor\n",
+			d.name, us(o50), us(o99), float64(o50)/float64(f50), float64(o99)/float64(f99))
+	}
+	if len(ds) == 2 {
+		fmt.Printf("  muster/baseline: p50 %.3f, p99 %.3f\n",
+			float64(pct(lat[2], .5))/float64(pct(lat[1], .5)), float64(pct(lat[2], .99))/float64(pct(lat[1], .99)))
+	}
+
+	// Throughput: parallel clients, one connection per event; bursts
+	// alternate between the floor and the daemons.
+	wall := make([]time.Duration, targets)
+	cpu := make([]time.Duration, targets)
+	for r := range *bursts {
+		for j := range targets {
+			t := (r + j) % targets
+			if t == 0 {
+				c0 := cpuTime(echo.Process.Pid)
+				wall[0] += runBurst(echoSock, ds[0].gen, false)
+				cpu[0] += cpuTime(echo.Process.Pid) - c0
+				continue
+			}
+			d := ds[t-1]
+			c0 := cpuTime(d.cmd.Process.Pid)
+			wall[t] += runBurst(d.sock, d.gen, true)
+			cpu[t] += cpuTime(d.cmd.Process.Pid) - c0
+		}
+	}
+	n := *burst * *bursts
+	fmt.Printf("\nthroughput, %d clients, one connection per event, %d events each:\n", *clients, n)
+	fmt.Printf("  %-8s %9.0f requests/s, server CPU %.1f µs per request\n", "echo", float64(n)/wall[0].Seconds(), us(cpu[0])/float64(n))
+	for i, d := range ds {
+		fmt.Printf("  %-8s %9.0f durable events/s = %.2fx floor, server CPU %.1f µs per request\n",
+			d.name, float64(n)/wall[i+1].Seconds(), wall[0].Seconds()/wall[i+1].Seconds(), us(cpu[i+1])/float64(n))
+	}
+	if len(ds) == 2 {
+		fmt.Printf("  muster/baseline: events/s %.3f, CPU per request %.3f\n",
+			wall[1].Seconds()/wall[2].Seconds(), float64(cpu[2])/float64(max(cpu[1], 1)))
+	}
+	bad := false
+	for _, d := range ds {
+		if k := d.gen.bad.Load(); k > 0 {
+			fmt.Printf("  %s: %d rejected or failed\n", d.name, k)
+			bad = true
+		}
+		d.checkLs()
+	}
+
+	if *idleN > 0 {
+		fmt.Printf("\nhook events while another process holds %d idle connections (hook helper: 1 s timeout, one retry):\n", *idleN)
+		for _, d := range ds {
+			d.idleTest(self)
+		}
+	}
+	if bad {
+		os.Exit(1)
+	}
+}
+
+func startDaemon(name, bin string) *daemon {
+	home, err := os.MkdirTemp("/tmp", "meb")
+	check(err)
+	d := &daemon{name: name, bin: bin, home: home}
+	d.env = append(os.Environ(), "MUSTER_HOME="+home, "MUSTER_EVENT_QUOTA="+*quota)
+	d.cmd = exec.Command(bin, "daemon", "--foreground", "--quiet")
+	d.cmd.Env = d.env
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	check(d.cmd.Start())
+	running = append(running, d)
 	waitFor(filepath.Join(home, "run", "control.sock"))
 
 	script := filepath.Join(home, "pane.sh")
 	check(os.WriteFile(script, []byte("#!/bin/sh\nenv > \"$1.tmp\" && mv \"$1.tmp\" \"$1\"\nexec sleep 100000\n"), 0o755))
-	var panes []pane
 	for i := range *sessions {
 		envFile := filepath.Join(home, fmt.Sprintf("env-%d", i))
-		out, err := exec.Command(*muster, "new", "--detach", "--name", fmt.Sprintf("bench%d", i),
-			"--cmd", script+" "+envFile).CombinedOutput()
+		out, err := d.muster("new", "--detach", "--name", fmt.Sprintf("bench%d", i), "--cmd", script+" "+envFile)
 		if err != nil {
-			fail("muster new: %v: %s", err, out)
+			fail("%s: muster new: %v: %s", name, err, out)
 		}
 		waitFor(envFile)
 		b, err := os.ReadFile(envFile)
@@ -93,76 +240,133 @@ func main() {
 			}
 		}
 		if p.sock == "" || p.surface == "" || p.capability == "" {
-			fail("pane %d has no event environment", i)
+			fail("%s: pane %d has no event environment", name, i)
 		}
-		panes = append(panes, p)
+		d.panes = append(d.panes, p)
 	}
+	d.sock = d.panes[0].sock
+	d.gen = &generator{panes: d.panes}
+	return d
+}
 
-	echoSock := filepath.Join(home, "echo.sock")
-	self, err := os.Executable()
-	check(err)
-	echo := exec.Command(self, "echo-server", echoSock)
-	check(echo.Start())
-	defer func() { echo.Process.Kill(); echo.Wait() }()
-	waitFor(echoSock)
+func (d *daemon) muster(args ...string) ([]byte, error) {
+	c := exec.Command(d.bin, args...)
+	c.Env = d.env
+	return c.CombinedOutput()
+}
 
-	gen := &generator{panes: panes}
-	fmt.Printf("%d CPUs, load %s; %d panes; events.sock %s\n", runtimeCPUs(), loadavg(), len(panes), panes[0].sock)
+func (d *daemon) stop() {
+	d.muster("daemon", "stop")
+	running = slices.DeleteFunc(running, func(x *daemon) bool { return x == d })
+	d.cmd.Process.Kill()
+	d.cmd.Wait()
+	os.RemoveAll(d.home)
+}
 
-	// Latency: one event at a time, alternating with the floor.
-	for range 200 { // warm-up
-		line := gen.next()
-		roundTrip(echoSock, line)
-		roundTrip(panes[0].sock, line)
-	}
-	var floor, ours []time.Duration
-	for range *seqN {
-		line := gen.next()
-		floor = append(floor, roundTrip(echoSock, line))
-		ours = append(ours, roundTrip(panes[0].sock, line))
-	}
-	f50, f99, o50, o99 := pct(floor, .5), pct(floor, .99), pct(ours, .5), pct(ours, .99)
-	fmt.Printf("\nack latency, one connection per event, %d events:\n", *seqN)
-	fmt.Printf("  echo floor     p50 %7.1f µs   p99 %7.1f µs\n", us(f50), us(f99))
-	fmt.Printf("  muster daemon  p50 %7.1f µs   p99 %7.1f µs\n", us(o50), us(o99))
-	fmt.Printf("  p50 = %.2fx floor (target <= 3), p99 = %.2fx floor, p99 %.3f ms (target <= 1 ms)\n",
-		float64(o50)/float64(f50), float64(o99)/float64(f99), float64(o99)/1e6)
-
-	// Throughput: parallel clients, one connection per event.
-	var fT, oT, fCPU, oCPU time.Duration
-	n := 0
-	for range *bursts {
-		c0 := cpuTime(echo.Process.Pid)
-		fT += runBurst(echoSock, gen)
-		c1 := cpuTime(echo.Process.Pid)
-		fCPU += c1 - c0
-		c0 = cpuTime(daemon.Process.Pid)
-		oT += runBurst("", gen)
-		c1 = cpuTime(daemon.Process.Pid)
-		oCPU += c1 - c0
-		n += *burst
-	}
-	fmt.Printf("\nthroughput, %d clients, one connection per event, %d events:\n", *clients, n)
-	fmt.Printf("  echo floor     %9.0f requests/s\n", float64(n)/fT.Seconds())
-	fmt.Printf("  muster daemon  %9.0f durable events/s (target >= 20000) = %.2fx floor\n", float64(n)/oT.Seconds(), fT.Seconds()/oT.Seconds())
-	fmt.Printf("  server CPU per request: echo %.1f µs, daemon %.1f µs (%.2fx); a busy machine inflates these less than wall time\n",
-		us(fCPU)/float64(n), us(oCPU)/float64(n), float64(oCPU)/float64(max(fCPU, 1)))
-	fmt.Printf("  rejected or failed: %d\n", gen.bad.Load())
-	if gen.bad.Load() > 0 {
-		os.Exit(1)
-	}
-
-	// The daemon saw them: every pane's run state is known.
-	out, err := exec.Command(*muster, "ls", "--json").Output()
+// checkLs: the daemon saw the events; every pane's run state is known.
+func (d *daemon) checkLs() {
+	c := exec.Command(d.bin, "ls", "--json")
+	c.Env = d.env
+	out, err := c.Output()
 	check(err)
 	var rows []proto.SessionInfo
 	check(json.Unmarshal(out, &rows))
 	for _, r := range rows {
 		if r.RunState == nil {
-			fail("session %s has no run state after the benchmark", r.Name)
+			fail("%s: session %s has no run state after the benchmark", d.name, r.Name)
 		}
 	}
-	fmt.Printf("  muster ls: %d sessions, all with a run state\n", len(rows))
+}
+
+// idleTest opens the idle connections from another process, then sends
+// events as the hook helper does and reports what happened to them.
+func (d *daemon) idleTest(self string) {
+	cmd := exec.Command(self, "idle-clients", d.sock, strconv.Itoa(*idleN))
+	stdin, err := cmd.StdinPipe()
+	check(err)
+	stdout, err := cmd.StdoutPipe()
+	check(err)
+	cmd.Stderr = os.Stderr
+	check(cmd.Start())
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() {
+		fail("%s: idle clients did not start", d.name)
+	}
+	opened := sc.Text()
+	var lat []time.Duration
+	acked := 0
+	errs := map[string]int{}
+	for range *idleHooks {
+		env := d.gen.envelope()
+		start := time.Now()
+		resp, err := hookevent.Send(d.sock, env, time.Second)
+		el := time.Since(start)
+		switch {
+		case err != nil:
+			errs[errClass(err)]++
+		case !resp.OK:
+			errs[resp.Error]++
+		default:
+			acked++
+			lat = append(lat, el)
+		}
+	}
+	fmt.Fprintln(stdin, "count")
+	still := ""
+	if sc.Scan() {
+		still = sc.Text()
+	}
+	fmt.Printf("  %-8s idle connections: %s, %s at the end\n", d.name, opened, still)
+	if len(lat) > 0 {
+		fmt.Printf("  %-8s acked %d of %d   p50 %7.1f µs   p99 %7.1f µs", d.name, acked, *idleHooks, us(pct(lat, .5)), us(pct(lat, .99)))
+	} else {
+		fmt.Printf("  %-8s acked 0 of %d", d.name, *idleHooks)
+	}
+	if len(errs) > 0 {
+		fmt.Printf("   failures: %v", errs)
+	}
+	fmt.Println()
+}
+
+func errClass(err error) string {
+	s := err.Error()
+	for _, k := range []string{"resource temporarily unavailable", "connection refused", "timeout", "i/o timeout", "EOF", "reset"} {
+		if strings.Contains(s, k) {
+			return k
+		}
+	}
+	return s
+}
+
+// idleClients opens n connections to sock and holds them without sending,
+// as a hostile local process would. It prints how many it opened; on a
+// line from stdin it prints how many the server still holds open, then
+// exits.
+func idleClients(sock, count string) {
+	n, _ := strconv.Atoi(count)
+	var conns []*net.UnixConn
+	failed := 0
+	for range n {
+		c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: sock, Net: "unix"})
+		if err != nil {
+			failed++
+			continue
+		}
+		conns = append(conns, c)
+	}
+	fmt.Printf("%d opened, %d refused\n", len(conns), failed)
+	bufio.NewReader(os.Stdin).ReadString('\n')
+	open := 0
+	var b [64]byte
+	for _, c := range conns {
+		c.SetReadDeadline(time.Now().Add(time.Millisecond))
+		_, err := c.Read(b[:])
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			open++
+		}
+	}
+	fmt.Printf("%d still open\n", open)
 }
 
 type generator struct {
@@ -173,22 +377,27 @@ type generator struct {
 
 var kinds = []proto.EventKind{proto.KindStarted, proto.KindRunning, proto.KindRunning, proto.KindSucceeded}
 
-// next makes one event line: runs of four events per pane, fresh ids.
-func (g *generator) next() []byte {
+// envelope makes one event: runs of four events per pane, fresh ids.
+func (g *generator) envelope() proto.Envelope {
 	i := g.seq.Add(1)
 	p := g.panes[int(i)%len(g.panes)]
 	turn := i / int64(len(g.panes))
-	env := proto.Envelope{SchemaVersion: 1, Capability: p.capability, Event: proto.Event{
+	return proto.Envelope{SchemaVersion: 1, Capability: p.capability, Event: proto.Event{
 		SchemaVersion: 1, ID: proto.RawID{RawValue: uuid.NewString()}, // random, as the hook helper's are
 		RunID:     proto.RawID{RawValue: fmt.Sprintf("run-%s-%d", p.surface, turn/4)},
 		SurfaceID: proto.RawID{RawValue: p.surface}, Provider: "claude", Kind: kinds[turn%4],
 		OccurredAt: time.Now().UTC(), HookName: "PostToolUse",
 	}}
-	b, _ := json.Marshal(env)
+}
+
+func (g *generator) next() []byte {
+	b, _ := json.Marshal(g.envelope())
 	return append(b, '\n')
 }
 
-func runBurst(sock string, g *generator) time.Duration {
+// runBurst sends one burst to sock; daemon says the answers must be
+// inserted:true.
+func runBurst(sock string, g *generator, daemon bool) time.Duration {
 	lines := make([][]byte, *burst)
 	for i := range lines {
 		lines[i] = g.next()
@@ -203,12 +412,8 @@ func runBurst(sock string, g *generator) time.Duration {
 				if i >= int64(len(lines)) {
 					return
 				}
-				s := sock
-				if s == "" {
-					s = g.panes[0].sock
-				}
-				resp, err := send(s, lines[i])
-				if err != nil || (sock == "" && resp != `{"ok":true,"inserted":true}`+"\n") {
+				resp, err := send(sock, lines[i])
+				if err != nil || (daemon && resp != `{"ok":true,"inserted":true}`+"\n") {
 					g.bad.Add(1)
 				}
 			}
@@ -244,6 +449,9 @@ func send(sock string, line []byte) (string, error) {
 			break
 		}
 		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
 			return string(buf[:n]), err
 		}
 	}
@@ -326,5 +534,9 @@ func check(err error) {
 
 func fail(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "eventsbench: "+format+"\n", args...)
+	for _, d := range running {
+		d.cmd.Process.Kill()
+		os.RemoveAll(d.home)
+	}
 	os.Exit(1)
 }
