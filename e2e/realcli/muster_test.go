@@ -138,20 +138,50 @@ func (m *musterRun) session(name string) proto.SessionInfo {
 	return proto.SessionInfo{}
 }
 
-// autoModeOffer is a dialog Claude Code 2.1.328 shows now and then at
-// launch or resume; a user answers "No, keep manual mode", and so does
-// every capture that sees it (Down, Enter), so callers that poll go on.
-const autoModeOffer = "Make auto mode your default permission mode?"
-
+// capture returns what pane name shows now (`muster capture`). When that
+// is a start-up dialog, realcli.Setup.AnswerDialog answers it first (one
+// key per call, through `muster send`) and capture returns the screen
+// after the key: every wait of these scenarios reads the screen, so a
+// dialog never holds one up.
 func (m *musterRun) capture(name string) string {
 	m.t.Helper()
-	screen := m.must("capture", name)
-	if strings.Contains(screen, autoModeOffer) {
-		m.must("send", name, "\x1b[B")
-		time.Sleep(300 * time.Millisecond)
-		m.must("send", name, "", "--enter")
+	term := musterPane{m, name}
+	screen, err := term.Screen()
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	if m.s.AnswerDialog(m.t, screen, term) {
+		if screen, err = term.Screen(); err != nil {
+			m.t.Fatal(err)
+		}
 	}
 	return screen
+}
+
+// musterPane is a Muster pane as a realcli.Terminal.
+type musterPane struct {
+	m    *musterRun
+	name string
+}
+
+func (p musterPane) Screen() (string, error) {
+	r := p.m.run(90*time.Second, "capture", p.name)
+	if r.code != 0 {
+		return "", fmt.Errorf("muster capture %s: exit %d: %s", p.name, r.code, r.stderr)
+	}
+	return r.stdout, nil
+}
+
+// Press types k's bytes with `muster send`; Enter is `send NAME "" --enter`.
+func (p musterPane) Press(k realcli.Key) error {
+	args := []string{"send", p.name, k.Bytes}
+	if k == realcli.KeyEnter {
+		args = []string{"send", p.name, "", "--enter"}
+	}
+	if r := p.m.run(90*time.Second, args...); r.code != 0 {
+		return fmt.Errorf("muster %s: exit %d: %s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	return nil
 }
 
 // attention returns the attention items of session name (all of them,
@@ -270,6 +300,7 @@ func (sc *mscenario) submit(prompt, prev string) string {
 		info = sc.info()
 		return runID(info) != "" && runID(info) != prev
 	}
+	sc.m.capture(sc.name) // answers a start-up dialog that is still up
 	sc.m.must("send", sc.name, prompt, "--enter")
 	for attempt := 2; ; attempt++ {
 		if poll(20*time.Second, started) {

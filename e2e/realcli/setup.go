@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/musterhq/muster/internal/testing/fakemodel"
@@ -61,6 +62,10 @@ type Setup struct {
 	Server *fakemodel.Server
 	// HookDir is where the hook logger writes, or "" without Options.HookLog.
 	HookDir string
+
+	mu sync.Mutex
+	// answered lists the dialogs AnswerDialog answered, one per key.
+	answered []string
 }
 
 // New installs cli (see Install), starts a fake model server for it and
@@ -90,6 +95,9 @@ func New(t testing.TB, cli CLI, opts Options) *Setup {
 		MusterHome: filepath.Join(root, "m"),
 	}
 	t.Cleanup(func() {
+		if a := s.Answered(); len(a) > 0 {
+			t.Logf("realcli: %s put up start-up dialogs that AnswerDialog answered (one line per key): %q", cli, a)
+		}
 		s.reap(t)
 		s.checkOutside(t)
 		if err := os.RemoveAll(root); err != nil {
@@ -243,6 +251,27 @@ func writeFile(path string, b []byte, perm os.FileMode) error {
 // the working folder trusted, the API key approved. Auto-update is off, and
 // the permission mode is "default" (shown as "manual"): 2.1.328 defaults to
 // auto mode, which runs a harmless Bash command without asking.
+//
+// Two start-up offers of 2.1.328 are answered too, as the CLI records the
+// answer (read in the bundle, bin/claude.exe; verified by running it):
+//
+//   - "Make auto mode your default permission mode?" The check
+//     (shouldShowAutoDefaultNudge) is: hasCompletedOnboarding, no
+//     hasSeenAutoDefaultNudge in ~/.claude.json, the feature gate
+//     tengu_maple_pier (default on), permissions.defaultMode set in the
+//     user settings to anything but "auto" while none of the project,
+//     local, flag or policy settings sets it, and auto mode available.
+//     Both answers set hasSeenAutoDefaultNudge: true. The offer waits
+//     until the session is idle, so it came up some 10 s after the input
+//     box, in about 2 of 3 runs. The mode stays in the user settings,
+//     where a user keeps it: a project or flag setting would silence the
+//     offer too, but the project settings would sit in the folder under
+//     test and the flag settings of a Muster pane are Muster's own hook
+//     settings (--settings). The key autoModeOptInDismissed seeded before
+//     does nothing: the config migration deletes it.
+//   - "Try the new fullscreen renderer?" "Not now" sets
+//     fullscreenUpsellSeenCount to 3, the count after which it is not
+//     offered again.
 func (s *Setup) seedClaude() error {
 	pkg, _ := Claude.Package()
 	key := APIKey
@@ -254,10 +283,11 @@ func (s *Setup) seedClaude() error {
 		"lastOnboardingVersion":  pkg.Version,
 		"theme":                  "dark",
 		"autoUpdates":            false,
-		// The answer Claude records when the user declines its offer to
-		// make auto mode the default.
-		"autoModeOptInDismissed": true,
-		"customApiKeyResponses":  map[string]any{"approved": []string{key}, "rejected": []string{}},
+		// "No, keep manual mode" to the auto mode offer.
+		"hasSeenAutoDefaultNudge": true,
+		// "Not now" to the fullscreen renderer offer.
+		"fullscreenUpsellSeenCount": 3,
+		"customApiKeyResponses":     map[string]any{"approved": []string{key}, "rejected": []string{}},
 		"projects": map[string]any{
 			s.Dir: map[string]any{"hasTrustDialogAccepted": true, "allowedTools": []string{}},
 		},

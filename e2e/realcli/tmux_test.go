@@ -152,8 +152,10 @@ func (ts *tmuxServer) start(argv ...string) *pane {
 	return p
 }
 
-// screen returns the pane's text, with up to 300 lines of history.
+// screen returns the pane's text, with up to 300 lines of history,
+// after answering a start-up dialog the pane shows (see visible).
 func (p *pane) screen() string {
+	p.visible()
 	out, err := p.ts.run("capture-pane", "-p", "-J", "-S", "-300", "-t", p.name)
 	if err != nil {
 		return "(capture failed: " + err.Error() + ")"
@@ -161,13 +163,32 @@ func (p *pane) screen() string {
 	return out
 }
 
-// visible returns only what the pane shows now.
+// visible returns only what the pane shows now. When that is a start-up
+// dialog, realcli.Setup.AnswerDialog answers it first (one key per call)
+// and visible returns the screen after the key: every wait of these tests
+// reads the screen, so a dialog never holds one up.
 func (p *pane) visible() string {
-	out, err := p.ts.run("capture-pane", "-p", "-t", p.name)
+	out, err := p.Screen()
 	if err != nil {
 		return "(capture failed: " + err.Error() + ")"
 	}
+	if p.ts.s.AnswerDialog(p.ts.t, out, p) {
+		if out, err = p.Screen(); err != nil {
+			return "(capture failed: " + err.Error() + ")"
+		}
+	}
 	return out
+}
+
+// Screen implements realcli.Terminal: what the pane shows now, as is.
+func (p *pane) Screen() (string, error) {
+	return p.ts.run("capture-pane", "-p", "-t", p.name)
+}
+
+// Press implements realcli.Terminal.
+func (p *pane) Press(k realcli.Key) error {
+	_, err := p.ts.run("send-keys", "-t", p.name, k.Name)
+	return err
 }
 
 func (p *pane) keys(keys ...string) {
