@@ -70,7 +70,8 @@ type Setup struct {
 
 // New installs cli (see Install), starts a fake model server for it and
 // builds a hermetic home with the CLI's first-run dialogs answered: Claude
-// Code's onboarding, folder trust, API key approval and permission mode;
+// Code's onboarding, folder trust, API key approval, permission mode and
+// its auto mode and fullscreen offers;
 // Codex's API key login, model provider, folder trust and hook trust;
 // Gemini CLI's folder trust and auth type. Auto-update is off in each. When
 // the test ends, New fails it if any process is still running with this
