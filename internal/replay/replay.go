@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/musterhq/muster/internal/redact"
 	"github.com/musterhq/muster/internal/termtext"
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -60,7 +61,7 @@ func HTML(t *transcript.Transcript, opts Options) ([]byte, error) {
 func build(t *transcript.Transcript, opts Options) *page {
 	p := &page{Redacted: !opts.NoRedact, Version: opts.Version}
 	if p.Redacted {
-		t, p.Redactions = RedactTranscript(t)
+		t, p.Redactions = redact.Transcript(t)
 	}
 	p.Title = termtext.Strip(t.Title)
 	if p.Title == "" {
