@@ -23,6 +23,7 @@ func init() { register(newServeCmd) }
 type serveOptions struct {
 	Addr   string
 	Public bool
+	Hosts  []string
 }
 
 func newServeCmd(f *Factory) *cobra.Command {
@@ -35,10 +36,14 @@ func newServeCmdWith(f *Factory, runF func(*serveOptions) error) *cobra.Command 
 		Use:   "serve [--addr 127.0.0.1:PORT] [--public]",
 		Short: "Serve a read-only web UI: history, replays, live sessions and published blobs",
 		Long: "Serve the history (with search), replay pages, the live sessions of a running daemon, and\n" +
-			"GET /api/v1/blob/ID for replays published with `muster replay --publish`. It listens on\n" +
-			"loopback and answers only requests addressed to a localhost name. Transcripts can hold\n" +
-			"secrets and source code: an address other than loopback is refused unless --public is\n" +
-			"given, which also accepts any Host header. Stop it with Ctrl-C.",
+			"GET /api/v1/blob/ID for replays published with `muster replay --publish`. Secrets are\n" +
+			"redacted on every page and in every answer, as in replays. It listens on loopback and\n" +
+			"answers only requests addressed to a localhost name (or a --host name).\n\n" +
+			"Transcripts hold source code and secrets the redaction may miss: an address other than\n" +
+			"loopback is refused unless --public is given. A public server prints, once, a URL with a\n" +
+			"random token; opening it sets a cookie, and every request without that cookie (or an\n" +
+			"Authorization: Bearer TOKEN header) is refused. It answers only to the names of the\n" +
+			"address it listens on, its host name and --host names. Stop it with Ctrl-C.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, _, err := net.SplitHostPort(o.Addr); err != nil {
@@ -55,7 +60,8 @@ func newServeCmdWith(f *Factory, runF func(*serveOptions) error) *cobra.Command 
 		},
 	}
 	cmd.Flags().StringVar(&o.Addr, "addr", "127.0.0.1:7777", "listen on HOST:PORT")
-	cmd.Flags().BoolVar(&o.Public, "public", false, "allow a non-loopback address and any Host header")
+	cmd.Flags().BoolVar(&o.Public, "public", false, "allow a non-loopback address; every request then needs the printed token")
+	cmd.Flags().StringArrayVar(&o.Hosts, "host", nil, "also answer requests addressed to `NAME` (a DNS name of this machine, a proxy's)")
 	return cmd
 }
 
@@ -73,10 +79,16 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 	if err != nil {
 		return Userf("listen on %s: %v", o.Addr, err)
 	}
+	defer ln.Close()
 	env := transcriptEnv(f)
 	sources := all.Sources()
-	srv := web.New(web.Options{
-		Index: idx, Sources: sources, Env: env, Blobs: blob.New(dirs.Blobs()), Public: o.Public, Version: Version,
+	hosts := o.Hosts
+	if h, _, _ := net.SplitHostPort(o.Addr); h != "" && net.ParseIP(h) == nil {
+		hosts = append(hosts, h) // the name it was asked to listen on
+	}
+	srv, err := web.New(web.Options{
+		Index: idx, Sources: sources, Env: env, Blobs: blob.New(dirs.Blobs()), Version: Version,
+		Addr: ln.Addr().String(), Hosts: hosts, Public: o.Public,
 		Live: func(ctx context.Context) ([]proto.SessionInfo, error) {
 			c, err := client.Dial(dirs)
 			if err != nil {
@@ -93,7 +105,13 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 			return list, nil
 		},
 	})
-	fmt.Fprintf(f.IO.ErrOut, "serving on http://%s (Ctrl-C to stop)\n", ln.Addr())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.ErrOut, "serving on %s (Ctrl-C to stop)\n", srv.URL())
+	if o.Public {
+		fmt.Fprintln(f.IO.ErrOut, "anyone with this URL can read your transcripts; it is not shown again")
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Serve(ctx, ln) })
 	// Keep the index fresh while serving; the first pass indexes.

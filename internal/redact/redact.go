@@ -83,6 +83,39 @@ func (p *pattern) wanted(s string, lower *string) bool {
 // String replaces credential-shaped substrings of s with [REDACTED:kind]
 // and returns how many it replaced.
 func String(s string) (string, int) {
+	// A text cut short (transcript.Clip marks the cut with "…") may end
+	// in the first characters of a secret, too few for its pattern: see
+	// whether, continued, it would be one.
+	if body, ok := strings.CutSuffix(s, "…"); ok {
+		i := len(body)
+		for i > 0 && tokenByte(body[i-1]) {
+			i--
+		}
+		for _, p := range tokenPrefixes {
+			if len(body)-i > len(p) && strings.HasPrefix(body[i:], p) {
+				out, n := redact(body[:i])
+				return out + labelPrefix + "token]…", n + 1
+			}
+		}
+		const more = "0000000000000000000000000000000000000000000000000000000000000000"
+		out, n := redact(body + more)
+		if !strings.HasSuffix(out, more) {
+			// The continuation went into a secret; drop what is left of it.
+			return out[:strings.LastIndexByte(out, ']')+1] + "…", n
+		}
+	}
+	return redact(s)
+}
+
+// tokenPrefixes start the vendor tokens of the patterns: a text cut short
+// that ends in a word starting with one ends in part of a token.
+var tokenPrefixes = []string{"sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "ASIA", "xox", "AIza", "glpat-", "npm_", "sk_live_", "rk_live_", "eyJ"}
+
+func tokenByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+func redact(s string) (string, int) {
 	s, n := keyBlocks(s)
 	var lower string
 	for i := range patterns {

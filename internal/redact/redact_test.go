@@ -77,6 +77,13 @@ func TestString(t *testing.T) {
 		{"url without password", "https://git@github.com/x and https://example.com:8443/a@b", "https://git@github.com/x and https://example.com:8443/a@b", 0},
 		{"pgp block", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF\n-----END PGP PRIVATE KEY BLOCK-----\nok", "[REDACTED:private-key]\nok", 1},
 		{"pem in json text", `"private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\n-----END PRIVATE KEY-----\n"`, `"private_key": "[REDACTED:private-key]\n"`, 1},
+		{"clipped key", "use sk-ant-api03-abcd…", "use [REDACTED:token]…", 1},
+		{"clipped token", "token ghp_ABCDEFGH…", "token [REDACTED:token]…", 1},
+		{"clipped aws", "AKIAABCD…", "[REDACTED:token]…", 1},
+		{"clipped bearer", "Authorization: Bearer abc…", "Authorization: Bearer [REDACTED:bearer-token]…", 1},
+		{"clipped setting", "export API_KEY=ab…", "export API_KEY=[REDACTED:secret]…", 1},
+		{"clipped prose", "Fix the login page and the…", "Fix the login page and the…", 0},
+		{"clipped after a secret", "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123 and…", "[REDACTED:anthropic-key] and…", 1},
 		{"encrypted pem", "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIF\n-----END ENCRYPTED PRIVATE KEY-----", "[REDACTED:private-key]", 1},
 	}
 	for _, tt := range tests {
@@ -122,7 +129,7 @@ func TestTranscript(t *testing.T) {
 
 func FuzzString(f *testing.F) {
 	for _, s := range []string{"sk-ant-aaaaaaaaaaaaaaaaaaaaaaaa", "password=hunter22hunter", "Bearer abcdefghijklmnopq", "https://u:p@h", "-----BEGIN PRIVATE KEY-----\nabc", "AKIAABCDEFGHIJKLMNOP",
-		"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", "mysql -u root -pS3cret db", "--password 'a b c d'", "curl -u a:b x", "Authorization: Basic dXNlcjpwYXNz", `{"api_key": "abcdefgh"}`} {
+		"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", "mysql -u root -pS3cret db", "--password 'a b c d'", "curl -u a:b x", "Authorization: Basic dXNlcjpwYXNz", `{"api_key": "abcdefgh"}`, "sk-ant-api03-ab…", "password=a…"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -1,18 +1,15 @@
 package web
 
 import (
-	"encoding/json"
 	"html/template"
-	"io"
+
+	"github.com/musterhq/muster/internal/transcript"
 )
 
-func writeJSON(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.Encode(v)
-}
-
-var pages = template.Must(template.New("pages").Parse(`
+// pages are the UI's pages. Their data is redacted before they run (see
+// pageReply), so a template never needs to think about secrets; text is
+// shortened here, after redaction, so that no secret is cut in half first.
+var pages = template.Must(template.New("pages").Funcs(template.FuncMap{"headline": transcript.Headline}).Parse(`
 {{define "head"}}<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -51,7 +48,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 <p class="muted">{{.Shown}} of {{.Total}} sessions{{if .Q}} matching “{{.Q}}”{{end}}.</p>
 {{if .Rows}}<table>
 <thead><tr><th>Last active</th><th>Provider</th><th>Title</th><th>Folder</th><th>Prompts</th><th>Tools</th></tr></thead>
-<tbody>{{range .Rows}}<tr><td class="when">{{.When}}</td><td class="prov">{{.Provider}}</td><td><a href="{{.Link}}">{{.Title}}</a></td><td class="cwd">{{.CWD}}</td><td class="num">{{.PromptCount}}</td><td class="num">{{.ToolCallCount}}</td></tr>
+<tbody>{{range .Rows}}<tr><td class="when">{{.When}}</td><td class="prov">{{.Provider}}</td><td><a href="{{.Link}}">{{with .Title}}{{.}}{{else}}{{with headline .FirstPrompt}}{{.}}{{else}}(untitled){{end}}{{end}}</a></td><td class="cwd">{{.CWD}}</td><td class="num">{{.PromptCount}}</td><td class="num">{{.ToolCallCount}}</td></tr>
 {{end}}</tbody></table>
 {{else}}<p>No sessions found.</p>{{end}}
 {{template "foot" .Version}}{{end}}

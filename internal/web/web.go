@@ -1,20 +1,37 @@
 // Package web is `muster serve`: a small read-only web UI over the history
 // index (a searchable list, replay pages, the live sessions of a running
 // daemon) and the immutable blob endpoint GET /api/v1/blob/<id> for
-// published replays. It listens on loopback unless told otherwise and then
-// also refuses requests whose Host is not a loopback name, so a web page in
-// the user's browser cannot reach it through DNS rebinding.
+// published replays.
+//
+// Transcripts hold secrets, so two things hold for every route:
+//
+//   - Redaction: a handler returns a reply instead of writing to the
+//     client, and writing a reply redacts everything it carries (page data,
+//     JSON, messages, replays) with package redact, the replays' own
+//     redactor. A new page gets it without asking. Only a published blob is
+//     served as stored: its id is its hash, and `muster replay --publish`
+//     redacted it unless told not to.
+//   - Who may ask: the Host header must name this server (on loopback, a
+//     loopback name), so a web page in the user's browser cannot reach it
+//     through DNS rebinding; and with Public, every request needs the token
+//     printed at start, exchanged once for an HttpOnly, SameSite=Strict
+//     cookie (API clients send it as Authorization: Bearer).
 package web
 
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"html/template"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +50,13 @@ const uiCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; for
 // opaque origin, so its script can never act as this server's origin.
 const replayCSP = replay.CSP + "; sandbox allow-scripts"
 
+// tokenParam is the query parameter of the login URL.
+const tokenParam = "token"
+
+// minTokenLen is the length of rand.Text's output: 26 base32 digits, 130
+// bits.
+const minTokenLen = 26
+
 // Options configure a Server.
 type Options struct {
 	Index   *history.Index
@@ -42,44 +66,173 @@ type Options struct {
 	// Live lists the running daemon's sessions; nil, or an error, shows
 	// that no daemon runs.
 	Live func(ctx context.Context) ([]proto.SessionInfo, error)
-	// Public accepts requests for any Host (serving beyond loopback).
-	Public  bool
+	// Addr is the address the server listens on (host:port). It decides
+	// the Host names the server answers to and the URL it prints.
+	Addr string
+	// Hosts are more names the server answers to: a DNS name of this
+	// machine, a reverse proxy's or a port forwarder's.
+	Hosts []string
+	// Public serves beyond loopback: every request needs Token.
+	Public bool
+	// Token is the credential of a Public server; New makes one when it
+	// is empty.
+	Token   string
 	Version string
 	Logger  *slog.Logger
 }
 
 // Server serves the UI and the blob API.
 type Server struct {
-	o   Options
-	mux *http.ServeMux
+	o      Options
+	mux    *http.ServeMux
+	routes []string
+	// hosts are the normalized Host names accepted besides loopback ones;
+	// loopback says whether loopback names are accepted.
+	hosts    map[string]bool
+	loopback bool
+	tokenSum [sha256.Size]byte
+	cookie   string
 }
 
 // New builds a server; it starts nothing.
-func New(o Options) *Server {
+func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{o: o, mux: http.NewServeMux()}
-	s.mux.HandleFunc("GET /{$}", s.handleHistory)
-	s.mux.HandleFunc("GET /session/{provider}/{id}", s.handleSession)
-	s.mux.HandleFunc("GET /live", s.handleLive)
-	s.mux.HandleFunc("GET /api/v1/blob/{id}", s.handleBlob)
-	s.mux.HandleFunc("GET /api/v1/history", s.handleHistoryJSON)
-	return s
+	s := &Server{o: o, mux: http.NewServeMux(), hosts: map[string]bool{}, cookie: "muster_serve"}
+	if o.Public {
+		if s.o.Token == "" {
+			s.o.Token = rand.Text()
+		}
+		if len(s.o.Token) < minTokenLen {
+			return nil, fmt.Errorf("a public server's token needs at least %d characters", minTokenLen)
+		}
+		s.tokenSum = sha256.Sum256([]byte(s.o.Token))
+	}
+	host, port, err := net.SplitHostPort(o.Addr)
+	if o.Addr != "" && err != nil {
+		return nil, fmt.Errorf("address %q: %w", o.Addr, err)
+	}
+	if port != "" {
+		// Cookies ignore ports: two servers on one host keep theirs apart.
+		s.cookie += "_" + port
+	}
+	s.loopback = !o.Public || o.Addr == "" || loopbackName(host) || unspecified(host)
+	if o.Public {
+		if unspecified(host) {
+			for _, h := range machineNames() {
+				s.hosts[normalizeHost(h)] = true
+			}
+		} else if !loopbackName(host) {
+			s.hosts[normalizeHost(host)] = true
+		}
+	}
+	for _, h := range o.Hosts {
+		s.hosts[normalizeHost(h)] = true
+	}
+	delete(s.hosts, "")
+
+	s.handle("GET /{$}", s.handleHistory)
+	s.handle("GET /session/{provider}/{id}", s.handleSession)
+	s.handle("GET /live", s.handleLive)
+	s.handle("GET /api/v1/blob/{id}", s.handleBlob)
+	s.handle("GET /api/v1/history", s.handleHistoryJSON)
+	return s, nil
+}
+
+// handle registers h: its reply, written by the mux, is the only thing
+// that reaches the client.
+func (s *Server) handle(pattern string, h func(*http.Request) reply) {
+	s.routes = append(s.routes, pattern)
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		h(r).write(s, w, r)
+	})
+}
+
+// URL is the address to open: for a Public server it carries the token,
+// so it is printed once, at start, and never logged.
+func (s *Server) URL() string {
+	host, port, _ := net.SplitHostPort(s.o.Addr)
+	if unspecified(host) {
+		host = preferredName()
+	}
+	u := url.URL{Scheme: "http", Host: net.JoinHostPort(host, port), Path: "/"}
+	if s.o.Public {
+		u.RawQuery = url.Values{tokenParam: {s.o.Token}}.Encode()
+	}
+	return u.String()
 }
 
 // Handler is the server's HTTP handler.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.o.Public && !loopbackHost(r.Host) {
-			http.Error(w, "muster serve answers only to localhost names", http.StatusMisdirectedRequest)
-			return
-		}
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
+		if !s.hostOK(r.Host) {
+			msg := "muster serve answers only to localhost names"
+			if s.o.Public {
+				msg = "muster serve does not answer to this host name (see --host)"
+			}
+			http.Error(w, msg, http.StatusMisdirectedRequest)
+			return
+		}
+		if s.o.Public && !s.authorize(w, r) {
+			return
+		}
 		s.mux.ServeHTTP(w, r)
 	})
+}
+
+// hostOK reports whether a request's Host names this server.
+func (s *Server) hostOK(hostport string) bool {
+	h := normalizeHost(hostport)
+	if h == "" {
+		return false
+	}
+	return s.hosts[h] || (s.loopback && loopbackName(h))
+}
+
+// authorize lets a request with the token through. A request carrying it
+// in the URL (the printed login URL) gets it as a cookie and is sent to
+// the same URL without it, so it leaves the address bar and the history.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
+	h := w.Header()
+	if q := r.URL.Query(); q.Has(tokenParam) {
+		if !s.tokenOK(q.Get(tokenParam)) {
+			unauthorized(w)
+			return false
+		}
+		http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: s.o.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		q.Del(tokenParam)
+		// One leading slash: "//host" would send the browser elsewhere.
+		to := url.URL{Path: "/" + strings.TrimLeft(r.URL.Path, "/\\"), RawQuery: q.Encode()}
+		h.Set("Cache-Control", "no-store")
+		h.Set("Location", to.String())
+		w.WriteHeader(http.StatusSeeOther)
+		return false
+	}
+	if c, err := r.Cookie(s.cookie); err == nil && s.tokenOK(c.Value) {
+		return true
+	}
+	if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") && s.tokenOK(strings.TrimSpace(tok)) {
+		return true
+	}
+	unauthorized(w)
+	return false
+}
+
+// tokenOK compares in constant time; hashing first hides the length too.
+func (s *Server) tokenOK(tok string) bool {
+	sum := sha256.Sum256([]byte(tok))
+	return subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1
+}
+
+func unauthorized(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("WWW-Authenticate", `Bearer realm="muster serve"`)
+	h.Set("Cache-Control", "no-store")
+	http.Error(w, "muster serve --public needs its token: open the URL it printed at start, or send Authorization: Bearer TOKEN", http.StatusUnauthorized)
 }
 
 // Serve answers on ln until ctx ends, then shuts down, giving requests in
@@ -115,51 +268,87 @@ func IsLoopback(addr string) bool {
 }
 
 func loopbackName(host string) bool {
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+	host = normalizeHost(host)
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return true
 	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
+	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
 
-func loopbackHost(hostport string) bool {
+func unspecified(host string) bool {
+	if host == "" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsUnspecified()
+}
+
+// normalizeHost reduces a Host header or a name to what is compared: no
+// port, no brackets, lower case, no trailing dot, IPs in canonical form.
+func normalizeHost(hostport string) string {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
 		host = h
 	}
-	return loopbackName(host)
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.String()
+	}
+	return host
 }
 
-func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
+// machineNames are the names a server listening on every address answers
+// to: the host name and every interface address.
+func machineNames() []string {
+	var names []string
+	if h, err := os.Hostname(); err == nil {
+		names = append(names, h)
+		if short, _, ok := strings.Cut(h, "."); ok {
+			names = append(names, short)
+		}
+	}
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok {
+			names = append(names, ipn.IP.String())
+		}
+	}
+	return names
+}
+
+// preferredName is the host of the URL printed for a server listening on
+// every address: an address other machines can likely reach.
+func preferredName() string {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() && !ipn.IP.IsLinkLocalUnicast() {
+			return ipn.IP.String()
+		}
+	}
+	if h, err := os.Hostname(); err == nil {
+		return h
+	}
+	return "127.0.0.1"
+}
+
+func (s *Server) handleBlob(r *http.Request) reply {
 	id, err := blob.ParseID(r.PathValue("id"))
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+		return textReply{http.StatusBadRequest, err.Error()}
 	}
 	if s.o.Blobs == nil {
-		http.Error(w, "blob not found", http.StatusNotFound)
-		return
+		return textReply{http.StatusNotFound, "blob not found"}
 	}
 	b, err := s.o.Blobs.Get(id)
 	switch {
 	case errors.Is(err, blob.ErrNotFound):
-		http.Error(w, "blob not found", http.StatusNotFound)
-		return
+		return textReply{http.StatusNotFound, "blob not found"}
 	case err != nil:
 		s.o.Logger.Error("read blob", "err", err)
-		http.Error(w, "blob unavailable", http.StatusInternalServerError)
-		return
+		return textReply{http.StatusInternalServerError, "blob unavailable"}
 	}
-	h := w.Header()
-	h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	h.Set("ETag", `"`+b.SHA256+`"`)
-	ctype := http.DetectContentType(b.Content)
-	if strings.HasPrefix(ctype, "text/html") {
-		h.Set("Content-Security-Policy", replayCSP)
-	}
-	h.Set("Content-Type", ctype)
-	// ServeContent answers If-None-Match (304) and ranges from the ETag.
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b.Content))
+	return blobReply{b}
 }
 
 func (s *Server) query(r *http.Request) (history.Query, error) {
@@ -194,59 +383,46 @@ func (s *Server) knownProvider(p string) bool {
 	return false
 }
 
-func (s *Server) handleHistoryJSON(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleHistoryJSON(r *http.Request) reply {
 	q, err := s.query(r)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
+		return jsonReply{http.StatusBadRequest, map[string]string{"error": err.Error()}}
 	}
 	list, err := s.o.Index.List(r.Context(), q)
 	if err != nil {
 		s.o.Logger.Error("list history", "err", err)
-		http.Error(w, "history unavailable", http.StatusInternalServerError)
-		return
+		return jsonReply{http.StatusInternalServerError, map[string]string{"error": "history unavailable"}}
 	}
 	if list == nil {
 		list = []transcript.Session{}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	writeJSON(w, list)
+	return jsonReply{http.StatusOK, list}
 }
 
 type historyRow struct {
 	transcript.Session
-	When  string
-	Link  string
-	Title string
+	When string
+	Link string
 }
 
-func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleHistory(r *http.Request) reply {
 	q, err := s.query(r)
 	if err != nil {
-		s.page(w, http.StatusBadRequest, "error", map[string]any{"Message": err.Error()})
-		return
+		return errorPage(http.StatusBadRequest, err.Error())
 	}
 	list, err := s.o.Index.List(r.Context(), q)
 	if err != nil {
 		s.o.Logger.Error("list history", "err", err)
-		s.page(w, http.StatusInternalServerError, "error", map[string]any{"Message": "the history index could not be read"})
-		return
+		return errorPage(http.StatusInternalServerError, "the history index could not be read")
 	}
 	total, _ := s.o.Index.Count(r.Context(), history.Query{Provider: q.Provider, Search: q.Search})
 	var rows []historyRow
 	for _, ss := range list {
-		title := ss.Title
-		if title == "" {
-			title = transcript.Headline(ss.FirstPrompt)
-		}
-		if title == "" {
-			title = "(untitled)"
-		}
 		when := ss.EndedAt
 		if when.IsZero() {
 			when = ss.StartedAt
 		}
-		row := historyRow{Session: ss, Title: title, Link: "/session/" + pathEscape(ss.Provider) + "/" + pathEscape(ss.ID)}
+		row := historyRow{Session: ss, Link: "/session/" + pathEscape(ss.Provider) + "/" + pathEscape(ss.ID)}
 		if !when.IsZero() {
 			row.When = when.Local().Format("2006-01-02 15:04")
 		}
@@ -256,20 +432,19 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 	for _, src := range s.o.Sources {
 		providers = append(providers, src.Provider())
 	}
-	s.page(w, http.StatusOK, "history", map[string]any{
+	return pageReply{http.StatusOK, "history", map[string]any{
 		"Rows": rows, "Q": q.Search, "Provider": q.Provider, "Providers": providers, "Shown": len(rows), "Total": total,
-	})
+	}}
 }
 
 func pathEscape(s string) string {
 	return strings.ReplaceAll(template.URLQueryEscaper(s), "+", "%20")
 }
 
-func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleSession(r *http.Request) reply {
 	ref := r.PathValue("provider") + ":" + r.PathValue("id")
 	if !s.knownProvider(r.PathValue("provider")) || strings.ContainsAny(r.PathValue("id"), "/\\") || r.PathValue("id") == "" {
-		s.page(w, http.StatusNotFound, "error", map[string]any{"Message": "no such session"})
-		return
+		return errorPage(http.StatusNotFound, "no such session")
 	}
 	res, err := s.o.Index.Resolve(r.Context(), ref, s.o.Sources, s.o.Env)
 	if err != nil {
@@ -279,33 +454,21 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 		} else if !errors.Is(err, history.ErrNoSession) {
 			status = http.StatusBadRequest
 		}
-		s.page(w, status, "error", map[string]any{"Message": err.Error()})
-		return
+		return errorPage(status, err.Error())
 	}
 	if res.Session.ID != r.PathValue("id") {
 		// Only exact ids have pages; a prefix redirects to its session.
-		http.Redirect(w, r, "/session/"+pathEscape(res.Session.Provider)+"/"+pathEscape(res.Session.ID), http.StatusFound)
-		return
+		return redirectReply{"/session/" + pathEscape(res.Session.Provider) + "/" + pathEscape(res.Session.ID)}
 	}
 	t, err := history.Load(r.Context(), res, s.o.Env)
 	if err != nil {
 		s.o.Logger.Warn("load transcript", "path", res.Session.Path, "err", err)
-		s.page(w, http.StatusNotFound, "error", map[string]any{"Message": "the transcript could not be read"})
-		return
+		return errorPage(http.StatusNotFound, "the transcript could not be read")
 	}
-	out, err := replay.HTML(t, replay.Options{Version: s.o.Version})
-	if err != nil {
-		s.page(w, http.StatusInternalServerError, "error", map[string]any{"Message": "the replay could not be rendered"})
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", replayCSP)
-	h.Set("Cache-Control", "no-store")
-	w.Write(out)
+	return replayReply{t}
 }
 
-func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleLive(r *http.Request) reply {
 	data := map[string]any{"Running": false}
 	if s.o.Live != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
@@ -318,10 +481,11 @@ func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) {
 			s.o.Logger.Debug("list live sessions", "err", err)
 		}
 	}
-	s.page(w, http.StatusOK, "live", data)
+	return pageReply{http.StatusOK, "live", data}
 }
 
-func (s *Server) page(w http.ResponseWriter, status int, name string, data map[string]any) {
+// writePage renders an already redacted page.
+func (s *Server) writePage(w http.ResponseWriter, status int, name string, data map[string]any) {
 	data["Version"] = s.o.Version
 	data["Page"] = name
 	var buf bytes.Buffer
