@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/musterhq/muster/internal/termtext"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -82,7 +83,17 @@ func (p *pattern) wanted(s string, lower *string) bool {
 
 // String replaces credential-shaped substrings of s with [REDACTED:kind]
 // and returns how many it replaced.
+//
+// Text with escape sequences or control characters (colored terminal
+// output, a password typed with backspaces) comes back without them
+// (termtext.Strip): they can split a secret so that no pattern sees it,
+// while every place that shows the text removes them and joins it again.
 func String(s string) (string, int) {
+	return clipped(termtext.Strip(s))
+}
+
+// clipped is redact, knowing that the text may have been cut short.
+func clipped(s string) (string, int) {
 	// A text cut short (transcript.Clip marks the cut with "…") may end
 	// in the first characters of a secret, too few for its pattern: see
 	// whether, continued, it would be one.
@@ -463,9 +474,9 @@ func JSON(raw json.RawMessage) (json.RawMessage, int) {
 		s, n := String(string(raw))
 		return json.RawMessage(s), n
 	}
-	n := 0
-	v = walkJSON(v, &n)
-	if n == 0 {
+	n, changed := 0, false
+	v = walkJSON(v, &n, &changed)
+	if !changed {
 		return raw, 0
 	}
 	out, err := json.Marshal(v)
@@ -476,19 +487,20 @@ func JSON(raw json.RawMessage) (json.RawMessage, int) {
 	return out, n
 }
 
-func walkJSON(v any, n *int) any {
+func walkJSON(v any, n *int, changed *bool) any {
 	switch x := v.(type) {
 	case string:
 		s, m := String(x)
 		*n += m
+		*changed = *changed || s != x
 		return s
 	case []any:
 		for i := range x {
-			x[i] = walkJSON(x[i], n)
+			x[i] = walkJSON(x[i], n, changed)
 		}
 	case map[string]any:
 		for k := range x {
-			x[k] = walkJSON(x[k], n)
+			x[k] = walkJSON(x[k], n, changed)
 		}
 	}
 	return v

@@ -84,6 +84,10 @@ func TestString(t *testing.T) {
 		{"clipped setting", "export API_KEY=ab…", "export API_KEY=[REDACTED:secret]…", 1},
 		{"clipped prose", "Fix the login page and the…", "Fix the login page and the…", 0},
 		{"clipped after a secret", "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123 and…", "[REDACTED:anthropic-key] and…", 1},
+		{"colored setting", "\x1b[01;31m\x1b[KAPI_KEY\x1b[m\x1b[K=abc123def", "API_KEY=[REDACTED:secret]", 1},
+		{"escape inside a token", "sk-ant-api03-abcdefghij\x1b[0mklmnopqrstuvwxyz", "[REDACTED:anthropic-key]", 1},
+		{"control characters", "pass\x00word=hunter22", "password=[REDACTED:secret]", 1},
+		{"escapes kept out", "\x1b]52;c;aGk=\x07plain", "plain", 0},
 		{"encrypted pem", "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIF\n-----END ENCRYPTED PRIVATE KEY-----", "[REDACTED:private-key]", 1},
 	}
 	for _, tt := range tests {
@@ -129,7 +133,7 @@ func TestTranscript(t *testing.T) {
 
 func FuzzString(f *testing.F) {
 	for _, s := range []string{"sk-ant-aaaaaaaaaaaaaaaaaaaaaaaa", "password=hunter22hunter", "Bearer abcdefghijklmnopq", "https://u:p@h", "-----BEGIN PRIVATE KEY-----\nabc", "AKIAABCDEFGHIJKLMNOP",
-		"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", "mysql -u root -pS3cret db", "--password 'a b c d'", "curl -u a:b x", "Authorization: Basic dXNlcjpwYXNz", `{"api_key": "abcdefgh"}`, "sk-ant-api03-ab…", "password=a…"} {
+		"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", "mysql -u root -pS3cret db", "--password 'a b c d'", "curl -u a:b x", "Authorization: Basic dXNlcjpwYXNz", `{"api_key": "abcdefgh"}`, "sk-ant-api03-ab…", "password=a…", "\x1b[1mTOKEN\x1b[0m=abcdefgh", "sk-ant-\x9b0mapi03-abcdefghijklmnopqrstuvwxyz"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

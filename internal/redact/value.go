@@ -25,7 +25,7 @@ func deep(v reflect.Value, n *int) reflect.Value {
 	switch v.Kind() {
 	case reflect.String:
 		s, m := String(v.String())
-		if m == 0 {
+		if s == v.String() {
 			return v
 		}
 		*n += m

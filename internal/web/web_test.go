@@ -348,6 +348,7 @@ var secrets = []struct{ text, leak string }{
 	{"curl -H 'Authorization: Bearer BearerS3cretToken0123' https://api", "BearerS3cretToken"},
 	{"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAprivkeybody\n-----END RSA PRIVATE KEY-----", "MIIEpAIBAAKCAQEAprivkeybody"},
 	{"postgres://app:UrlS3cretPw@db:5432/x", "UrlS3cretPw"},
+	{"\x1b[1mGITHUB_TOKEN\x1b[0m=EscS3cretTok", "EscS3cretTok"},
 }
 
 func secretTexts() []string {
