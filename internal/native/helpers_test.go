@@ -77,13 +77,11 @@ func (r *recorder) Emit(_ context.Context, ev proto.Event) error {
 		}
 	}
 	r.events = append(r.events, ev)
-	tx := r.board.Begin()
-	tx.Apply(runstate.Event{
+	r.board.Apply(runstate.Event{
 		ID: ev.ID.RawValue, RunID: ev.RunID.RawValue, SessionID: testSession, SurfaceID: ev.SurfaceID.RawValue,
 		Provider: ev.Provider, Kind: ev.Kind, HookName: ev.HookName, Message: ev.Message,
 		OccurredAt: ev.OccurredAt, ReceivedAt: ev.OccurredAt, Source: runstate.SourceNative,
 	})
-	tx.Commit()
 	return nil
 }
 
