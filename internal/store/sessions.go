@@ -32,8 +32,11 @@ type Session struct {
 	NativeConfirmed bool
 	RestoreReason   string
 	RestoreAttempts int
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
+	// ParentID is the session whose pane created this one, "" when a user
+	// did.
+	ParentID  string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Surface is one launch of a session in a pane.
@@ -73,10 +76,10 @@ func (s *Store) InsertSession(ctx context.Context, se Session) error {
 	args, _ := json.Marshal(se.Args)
 	env, _ := json.Marshal(se.Env)
 	_, err := s.W.ExecContext(ctx, `INSERT INTO sessions
-		(id, name, provider, cwd, argv, args, shell_command, resume_template, env, native_id, native_confirmed, created_at, updated_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		(id, name, provider, cwd, argv, args, shell_command, resume_template, env, native_id, native_confirmed, parent_id, created_at, updated_at)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		se.ID, se.Name, se.Provider, se.CWD, string(argv), string(args), se.ShellCommand, se.ResumeTemplate, string(env),
-		se.NativeID, se.NativeConfirmed, fmtTime(se.CreatedAt), fmtTime(se.CreatedAt))
+		se.NativeID, se.NativeConfirmed, se.ParentID, fmtTime(se.CreatedAt), fmtTime(se.CreatedAt))
 	if isUnique(err) {
 		return ErrNameTaken
 	}
@@ -86,13 +89,13 @@ func (s *Store) InsertSession(ctx context.Context, se Session) error {
 	return nil
 }
 
-const sessionCols = `id, name, provider, cwd, argv, args, shell_command, resume_template, env, native_id, native_confirmed, restore_reason, restore_attempts, created_at, updated_at`
+const sessionCols = `id, name, provider, cwd, argv, args, shell_command, resume_template, env, native_id, native_confirmed, restore_reason, restore_attempts, parent_id, created_at, updated_at`
 
 func scanSession(row interface{ Scan(...any) error }) (Session, error) {
 	var se Session
 	var argv, args, env, created, updated string
 	err := row.Scan(&se.ID, &se.Name, &se.Provider, &se.CWD, &argv, &args, &se.ShellCommand, &se.ResumeTemplate, &env,
-		&se.NativeID, &se.NativeConfirmed, &se.RestoreReason, &se.RestoreAttempts, &created, &updated)
+		&se.NativeID, &se.NativeConfirmed, &se.RestoreReason, &se.RestoreAttempts, &se.ParentID, &created, &updated)
 	if err != nil {
 		return se, err
 	}
@@ -201,6 +204,18 @@ func (s *Store) ExitOrphans(ctx context.Context, at time.Time) ([]string, error)
 		ids = append(ids, id)
 	}
 	return ids, rows.Err()
+}
+
+// SurfaceSession returns the id of the session a surface (of any launch,
+// live or not) belonged to; ErrNotFound when the surface or its session is
+// gone.
+func (s *Store) SurfaceSession(ctx context.Context, surfaceID string) (string, error) {
+	var id string
+	err := s.W.QueryRowContext(ctx, `SELECT session_id FROM surfaces WHERE id = ?`, surfaceID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	return id, err
 }
 
 // LatestSurface returns the most recent surface of a session.

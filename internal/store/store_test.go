@@ -44,3 +44,37 @@ func TestSessionsRoundTrip(t *testing.T) {
 		t.Fatalf("surface survived its session: %v", err)
 	}
 }
+
+func TestSessionParentAndSurfaceOwner(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	for _, se := range []Session{
+		{ID: "p", Name: "orchestrator", Provider: "shell", CWD: "/tmp", CreatedAt: now},
+		{ID: "c", Name: "worker", Provider: "shell", CWD: "/tmp", ParentID: "p", CreatedAt: now},
+	} {
+		if err := s.InsertSession(t.Context(), se); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := s.SessionByID(t.Context(), "c"); err != nil || got.ParentID != "p" {
+		t.Fatalf("child = %+v, %v; want parent p", got, err)
+	}
+	if got, err := s.SessionByID(t.Context(), "p"); err != nil || got.ParentID != "" {
+		t.Fatalf("parent = %+v, %v; want no parent", got, err)
+	}
+	for _, id := range []string{"f1", "f2"} {
+		if err := s.InsertSurface(t.Context(), Surface{ID: id, SessionID: "c", State: "running", StartedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if id, err := s.SurfaceSession(t.Context(), "f1"); err != nil || id != "c" {
+		t.Fatalf("SurfaceSession(f1) = %q, %v; want c", id, err)
+	}
+	if _, err := s.SurfaceSession(t.Context(), "nope"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("SurfaceSession(nope) err = %v, want ErrNotFound", err)
+	}
+}
