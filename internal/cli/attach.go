@@ -66,6 +66,14 @@ func termSize() (int, int) {
 }
 
 func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
+	if f.insidePane() {
+		// The daemon refuses it too; saying so here spares the dial.
+		return &UserError{
+			Err:  errors.New("refused: this terminal is a muster pane; attaching here would nest muster clients"),
+			Hint: fmt.Sprintf("attach from a terminal outside muster: `muster attach %s`; from here, `muster capture` and `muster send` work on the sessions this pane started", o.Name),
+			Code: ExitError,
+		}
+	}
 	if !f.IO.IsStdinTTY() || !f.IO.IsStdoutTTY() {
 		return Userf("attach needs a terminal; use `muster capture %s` to read the screen", o.Name)
 	}

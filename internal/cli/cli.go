@@ -84,6 +84,18 @@ func (f *Factory) Client(ctx context.Context) (*client.Client, error) {
 	return client.Ensure(ctx, d)
 }
 
+// insidePane reports whether this process runs in a pane of this Muster
+// home's daemon, by the variables every pane gets (like tmux's $TMUX). The
+// daemon decides for itself from the process tree; this only lets a
+// command explain itself before dialling.
+func (f *Factory) insidePane() bool {
+	if f.Getenv("MUSTER_SURFACE_ID") == "" {
+		return false
+	}
+	d, err := f.Dirs()
+	return err == nil && f.Getenv("MUSTER_EVENT_SOCKET") == d.EventSocket()
+}
+
 // RunningClient connects only to an already running daemon.
 func (f *Factory) RunningClient() (*client.Client, error) {
 	d, err := f.Dirs()

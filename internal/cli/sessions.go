@@ -110,6 +110,10 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 		return Userf("directory %s does not exist", abs)
 	}
 	attach := !o.Detach && f.IO.IsStdinTTY() && f.IO.IsStdoutTTY()
+	// Inside a pane the session is created detached: attaching would nest
+	// muster clients (tmux refuses the same).
+	nested := attach && f.insidePane()
+	attach = attach && !nested
 	cols, rows := 0, 0
 	if attach {
 		cols, rows = termSize()
@@ -135,6 +139,9 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 	}
 	if !attach {
 		fmt.Fprintln(f.IO.Out, info.Name)
+		if nested {
+			fmt.Fprintf(f.IO.ErrOut, "created %s detached: this terminal is a muster pane\n  attach from a terminal outside muster with `muster attach %s`\n", info.Name, info.Name)
+		}
 		return nil
 	}
 	return runAttach(cmd.Context(), f, attachOptions{Name: info.Name})

@@ -64,6 +64,13 @@ type Daemon struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session // by session id
+	// ghosts are the surfaces of sessions killed during this daemon's
+	// life, for placing processes that outlived their pane.
+	ghosts map[string]ghost
+
+	// procs reads other processes to tell pane processes from the rest;
+	// nil where the system offers no way to.
+	procs procTree
 
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
@@ -112,8 +119,12 @@ func Run(ctx context.Context, opts Options) error {
 	defer cancel()
 	d := &Daemon{
 		opts: opts, dirs: dirs, logger: opts.Logger, store: st,
-		startedAt: time.Now(), sessions: map[string]*session{},
+		startedAt: time.Now(), sessions: map[string]*session{}, ghosts: map[string]ghost{},
 		stop: cancel, shutting: make(chan struct{}),
+		procs: systemProcs(),
+	}
+	if d.procs == nil {
+		d.logger.Warn("cannot read other processes here: processes inside panes are not told apart from others on control.sock")
 	}
 	if exe, err := paths.StableExecutable(dirs.State); err == nil {
 		d.musterPath = exe
@@ -263,16 +274,16 @@ func (d *Daemon) serveControl(ctx context.Context, ln *net.UnixListener) {
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
-		uid, err := unixsock.PeerUID(conn)
-		if err != nil || uid != os.Getuid() {
-			d.logger.Warn("refused control connection from another user", "uid", uid, "err", err)
+		cred, err := unixsock.PeerCred(conn)
+		if err != nil || cred.UID != os.Getuid() {
+			d.logger.Warn("refused control connection from another user", "uid", cred.UID, "err", err)
 			conn.Close()
 			continue
 		}
 		d.conns.Add(1)
 		go func() {
 			defer d.conns.Done()
-			d.handleConn(ctx, conn)
+			d.handleConn(ctx, conn, cred.PID)
 		}()
 	}
 }
@@ -311,13 +322,26 @@ func (r replier) write(resp proto.Response) error {
 	return err
 }
 
-func (d *Daemon) handleConn(ctx context.Context, conn *net.UnixConn) {
+func (d *Daemon) handleConn(ctx context.Context, conn *net.UnixConn, pid int) {
 	defer conn.Close()
 	// A connection closes when the daemon shuts down, even mid-request.
 	stop := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })
 	defer stop()
 	br := bufio.NewReaderSize(conn, 64<<10)
 	rep := replier{w: conn}
+	// Who is on the other end is worked out once, at the first request
+	// that needs it.
+	var where *peerWhere
+	peer := func() peerWhere {
+		if where == nil {
+			w := d.whereIs(ctx, pid)
+			where = &w
+			if w.inPane {
+				d.logger.Debug("control client inside a pane", "pid", w.pid, "session_id", w.sessionID, "how", w.how)
+			}
+		}
+		return *where
+	}
 	for {
 		line, err := readLine(br, proto.MaxControlRequest)
 		if err != nil {
@@ -330,6 +354,14 @@ func (d *Daemon) handleConn(ctx context.Context, conn *net.UnixConn) {
 		if err := json.Unmarshal(line, &req); err != nil {
 			rep.fail(proto.Errorf(proto.CodeBadRequest, "malformed request: %v", err))
 			return
+		}
+		if err := d.gate(peer, req); err != nil {
+			w := peer()
+			d.logger.Info("refused control request from inside a pane", "op", req.Op, "pid", pid, "session_id", w.sessionID, "how", w.how)
+			if rep.fail(err) != nil {
+				return
+			}
+			continue
 		}
 		if req.Op == proto.OpWait {
 			// A wait ends the connection's life: it is cancelled when the
@@ -358,7 +390,7 @@ func (d *Daemon) handleConn(ctx context.Context, conn *net.UnixConn) {
 			d.stop()
 			return
 		}
-		result, err := d.dispatch(ctx, req)
+		result, err := d.dispatch(ctx, peer, req)
 		if err != nil {
 			if rep.fail(err) != nil {
 				return
@@ -369,6 +401,75 @@ func (d *Daemon) handleConn(ctx context.Context, conn *net.UnixConn) {
 			return
 		}
 	}
+}
+
+// gate applies the pane rule (see peer.go) to one request before it runs;
+// the ops that act on one session check their target where they look it up.
+func (d *Daemon) gate(peer func() peerWhere, req proto.Request) error {
+	rule, known := paneOps[req.Op]
+	if known && rule == paneAllowed {
+		return nil
+	}
+	if !known && d.procs == nil {
+		return nil
+	}
+	p := peer()
+	if !p.inPane {
+		return nil
+	}
+	if req.Op == proto.OpAck {
+		return d.gateAck(p, req.Args)
+	}
+	if rule == paneTarget {
+		return nil
+	}
+	what, hint := refusalFor(req.Op)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.forbiddenLocked(p, what, hint)
+}
+
+// gateAck lets a pane acknowledge the items of its own sessions only.
+// Unknown ids are left for the engine to report.
+func (d *Daemon) gateAck(p peerWhere, raw json.RawMessage) error {
+	var a proto.AckArgs
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return nil // the engine reports malformed arguments
+		}
+	}
+	if a.All {
+		what, hint := refusalFor(proto.OpAck)
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.forbiddenLocked(p, what, hint)
+	}
+	items, err := d.events.Attention(proto.AttentionArgs{All: true})
+	if err != nil {
+		return nil // the engine reports why it cannot ack either
+	}
+	owner := map[int64]string{}
+	for _, it := range items {
+		owner[it.ID] = it.SessionID
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, id := range a.IDs {
+		sid, ok := owner[id]
+		if !ok {
+			continue
+		}
+		s, ok := d.sessions[sid]
+		if !ok {
+			return d.forbiddenLocked(p, fmt.Sprintf("it may not acknowledge attention item %d of another session", id),
+				"a process inside a pane may acknowledge only the items of its own pane and the sessions it started")
+		}
+		if err := d.mayDriveLocked(p, s); err != nil {
+			return d.forbiddenLocked(p, fmt.Sprintf("it may not acknowledge attention item %d of pane %q", id, s.rec.Name),
+				"a process inside a pane may acknowledge only the items of its own pane and the sessions it started")
+		}
+	}
+	return nil
 }
 
 func isEngineOp(op string) bool {
@@ -436,7 +537,7 @@ func decodeArgs(raw json.RawMessage, v any) error {
 	return nil
 }
 
-func (d *Daemon) dispatch(ctx context.Context, req proto.Request) (any, error) {
+func (d *Daemon) dispatch(ctx context.Context, peer func() peerWhere, req proto.Request) (any, error) {
 	switch req.Op {
 	case "status":
 		return d.status(), nil
@@ -447,31 +548,35 @@ func (d *Daemon) dispatch(ctx context.Context, req proto.Request) (any, error) {
 		if err := decodeArgs(req.Args, &a); err != nil {
 			return nil, err
 		}
-		return d.newSession(ctx, a)
+		parent := ""
+		if p := peer(); p.inPane {
+			parent = p.sessionID
+		}
+		return d.newSession(ctx, a, parent)
 	case "send":
 		var a proto.SendArgs
 		if err := decodeArgs(req.Args, &a); err != nil {
 			return nil, err
 		}
-		return nil, d.send(a)
+		return nil, d.send(peer, a)
 	case "capture":
 		var a proto.CaptureArgs
 		if err := decodeArgs(req.Args, &a); err != nil {
 			return nil, err
 		}
-		return d.capture(ctx, a)
+		return d.capture(ctx, peer, a)
 	case "kill":
 		var a proto.Target
 		if err := decodeArgs(req.Args, &a); err != nil {
 			return nil, err
 		}
-		return nil, d.kill(ctx, a.Name)
+		return nil, d.kill(ctx, peer, a.Name)
 	case "rename":
 		var a proto.RenameArgs
 		if err := decodeArgs(req.Args, &a); err != nil {
 			return nil, err
 		}
-		return nil, d.rename(ctx, a)
+		return nil, d.rename(ctx, peer, a)
 	case "native_capture":
 		var a NativeCaptureArgs
 		if err := decodeArgs(req.Args, &a); err != nil {
@@ -607,9 +712,13 @@ func displayCommand(s *session) string {
 	return strings.Join(s.surface.Argv, " ")
 }
 
-func (d *Daemon) send(a proto.SendArgs) error {
+func (d *Daemon) send(peer func() peerWhere, a proto.SendArgs) error {
+	p0 := peer()
 	d.mu.Lock()
 	s, err := d.lookupLocked(a.Name)
+	if err == nil {
+		err = d.mayDriveLocked(p0, s)
+	}
 	if err != nil {
 		d.mu.Unlock()
 		return err
@@ -654,12 +763,16 @@ func (d *Daemon) send(a proto.SendArgs) error {
 	return nil
 }
 
-func (d *Daemon) capture(ctx context.Context, a proto.CaptureArgs) (proto.CaptureResult, error) {
+func (d *Daemon) capture(ctx context.Context, peer func() peerWhere, a proto.CaptureArgs) (proto.CaptureResult, error) {
 	if a.Scrollback < 0 {
 		return proto.CaptureResult{}, proto.Errorf(proto.CodeBadRequest, "scrollback must not be negative")
 	}
+	p0 := peer()
 	d.mu.Lock()
 	s, err := d.lookupLocked(a.Name)
+	if err == nil {
+		err = d.mayDriveLocked(p0, s)
+	}
 	if err != nil {
 		d.mu.Unlock()
 		return proto.CaptureResult{}, err
@@ -678,14 +791,22 @@ func (d *Daemon) capture(ctx context.Context, a proto.CaptureArgs) (proto.Captur
 	return proto.CaptureResult{Text: text}, nil
 }
 
-func (d *Daemon) kill(ctx context.Context, name string) error {
+func (d *Daemon) kill(ctx context.Context, peer func() peerWhere, name string) error {
+	p0 := peer()
 	d.mu.Lock()
 	s, err := d.lookupLocked(name)
+	if err == nil {
+		err = d.mayDriveLocked(p0, s)
+	}
 	if err != nil {
 		d.mu.Unlock()
 		return err
 	}
 	p := s.pane
+	if s.surface.ID != "" {
+		// Processes that outlive the pane are still known to come from it.
+		d.ghosts[s.surface.ID] = ghost{sessionID: s.rec.ID, name: s.rec.Name}
+	}
 	d.mu.Unlock()
 	if p != nil {
 		p.Close(2 * time.Second)
@@ -701,13 +822,17 @@ func (d *Daemon) kill(ctx context.Context, name string) error {
 	return nil
 }
 
-func (d *Daemon) rename(ctx context.Context, a proto.RenameArgs) error {
+func (d *Daemon) rename(ctx context.Context, peer func() peerWhere, a proto.RenameArgs) error {
 	if err := validateName(a.NewName); err != nil {
 		return err
 	}
+	p0 := peer()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	s, err := d.lookupLocked(a.Name)
+	if err == nil {
+		err = d.mayDriveLocked(p0, s)
+	}
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,9 @@ import (
 	"github.com/musterhq/muster/internal/termsignal"
 )
 
-func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs) (proto.SessionInfo, error) {
+// newSession creates and launches a session; parent is the session whose
+// pane asked for it, "" when a user did.
+func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs, parent string) (proto.SessionInfo, error) {
 	prov := a.Provider
 	switch {
 	case prov == "" && a.Cmd != "":
@@ -71,6 +73,7 @@ func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs) (proto.Session
 		ResumeTemplate: a.ResumeCmd,
 		Args:           a.Args,
 		Env:            persistableEnv(a.Env),
+		ParentID:       parent,
 		CreatedAt:      time.Now(),
 	}
 	argv, err := d.newSessionArgv(&rec, a)

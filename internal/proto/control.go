@@ -48,6 +48,17 @@ const (
 	CodeInternal    = "internal"
 	CodeUnsupported = "unsupported"
 	CodeExited      = "exited"
+	// CodeForbidden refuses a request because of who sent it: a process
+	// inside a Muster pane asked to drive another pane, to stop the
+	// daemon, to acknowledge every attention item, to resume or to
+	// attach. Run the command from a terminal outside Muster.
+	CodeForbidden = "forbidden"
+	// CodeUnauthorized refuses a request that needs a pane's event
+	// capability (native_capture) and did not carry the right one.
+	CodeUnauthorized = "unauthorized"
+	// CodeBusy means the daemon holds as many control connections as it
+	// allows and none of them could be dropped; retry shortly.
+	CodeBusy = "busy"
 )
 
 // Errorf builds an *Error.

@@ -1,0 +1,5 @@
+//go:build !darwin
+
+package daemon
+
+func otherProcs() procTree { return nil }
