@@ -61,7 +61,8 @@ func newHookCaptureCmd(f *Factory) *cobra.Command {
 			}
 			defer cl.Close()
 			err = cl.Call("native_capture", daemon.NativeCaptureArgs{
-				SessionID: sid, Provider: c.Provider, NativeID: c.SessionID,
+				SessionID: sid, Capability: f.Getenv("MUSTER_EVENT_CAPABILITY"),
+				Provider: c.Provider, NativeID: c.SessionID,
 				PID: pid, PPID: ppid, Event: c.Event, Source: c.Source,
 			}, nil)
 			if err != nil {

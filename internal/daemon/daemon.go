@@ -582,7 +582,7 @@ func (d *Daemon) dispatch(ctx context.Context, peer func() peerWhere, req proto.
 		if err := decodeArgs(req.Args, &a); err != nil {
 			return nil, err
 		}
-		return nil, d.nativeCapture(ctx, a)
+		return nil, d.nativeCapture(ctx, peer, a)
 	case "resume":
 		var a ResumeArgs
 		if err := decodeArgs(req.Args, &a); err != nil {

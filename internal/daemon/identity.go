@@ -23,12 +23,16 @@ import (
 // `muster hook capture` from inside a pane.
 type NativeCaptureArgs struct {
 	SessionID string `json:"session_id"` // MUSTER_AGENT_SESSION_ID
-	Provider  string `json:"provider"`
-	NativeID  string `json:"native_id"`
-	PID       int    `json:"pid"`
-	PPID      int    `json:"ppid"`
-	Event     string `json:"event,omitempty"`
-	Source    string `json:"source,omitempty"`
+	// Capability is the pane's MUSTER_EVENT_CAPABILITY: the proof that the
+	// request comes from inside the session's live pane. It is never
+	// logged or echoed.
+	Capability string `json:"capability"`
+	Provider   string `json:"provider"`
+	NativeID   string `json:"native_id"`
+	PID        int    `json:"pid"`
+	PPID       int    `json:"ppid"`
+	Event      string `json:"event,omitempty"`
+	Source     string `json:"source,omitempty"`
 }
 
 // agentIsRoot reports whether the pane's first process is the agent itself
@@ -39,8 +43,13 @@ func agentIsRoot(rec store.Session) bool {
 }
 
 // nativeCapture records the provider's own session id for a Muster session,
-// after checking that it comes from the session's provider process.
-func (d *Daemon) nativeCapture(ctx context.Context, a NativeCaptureArgs) error {
+// after checking that it comes from inside the session's live pane and from
+// the session's provider process. Two proofs are asked for, because one
+// is not enough: the request must carry the pane's event capability, which
+// only the pane's processes were given; and the process that connected must
+// run inside that pane, because a same-user process can read another's
+// capability from /proc/PID/environ.
+func (d *Daemon) nativeCapture(ctx context.Context, peer func() peerWhere, a NativeCaptureArgs) error {
 	if err := capture.ValidSessionID(a.NativeID); err != nil {
 		return proto.Errorf(proto.CodeInvalid, "%v", err)
 	}
@@ -52,7 +61,30 @@ func (d *Daemon) nativeCapture(ctx context.Context, a NativeCaptureArgs) error {
 	}
 	rec := s.rec
 	p := s.pane
+	surfaceID := s.surface.ID
 	d.mu.Unlock()
+	// Everything in a capture request but the capability can be read from
+	// `muster ls --json` and /proc; only the pane's hooks hold the token.
+	if !d.events.CheckCapability(surfaceID, a.Capability) {
+		d.logger.Warn("native capture refused: wrong or missing capability", "session_id", rec.ID, "surface_id", surfaceID)
+		return &proto.Error{Code: proto.CodeUnauthorized,
+			Message: fmt.Sprintf("capture refused: the request does not carry the event capability of session %s's pane", rec.Name),
+			Hint:    "`muster hook capture` records an id only when run by a hook inside the session's own pane"}
+	}
+	if d.procs != nil {
+		if w := peer(); !w.inPane || w.sessionID != rec.ID {
+			d.logger.Warn("native capture refused: sent from outside the session's pane", "session_id", rec.ID, "pid", w.pid, "peer_session_id", w.sessionID, "how", w.how)
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			if !w.inPane {
+				return &proto.Error{Code: proto.CodeForbidden,
+					Message: fmt.Sprintf("refused: this process does not run inside pane %q; only its own hooks may record its native id", rec.Name),
+					Hint:    "`muster hook capture` is meant to be run by an agent's hook inside its pane"}
+			}
+			return d.forbiddenLocked(w, fmt.Sprintf("it may not record the native id of pane %q", rec.Name),
+				"`muster hook capture` records an id only for the pane it runs in")
+		}
+	}
 	adopt := false
 	if rec.Provider == provider.Shell {
 		// A managed shell may run any agent; the first capture names it.
