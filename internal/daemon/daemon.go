@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/musterhq/muster/internal/events"
@@ -71,6 +72,7 @@ type Daemon struct {
 	// procs reads other processes to tell pane processes from the rest;
 	// nil where the system offers no way to.
 	procs procTree
+	ctl   *connTable
 
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
@@ -121,7 +123,7 @@ func Run(ctx context.Context, opts Options) error {
 		opts: opts, dirs: dirs, logger: opts.Logger, store: st,
 		startedAt: time.Now(), sessions: map[string]*session{}, ghosts: map[string]ghost{},
 		stop: cancel, shutting: make(chan struct{}),
-		procs: systemProcs(),
+		procs: systemProcs(), ctl: newConnTable(controlConnLimit(), maxControlConnsPerPID),
 	}
 	if d.procs == nil {
 		d.logger.Warn("cannot read other processes here: processes inside panes are not told apart from others on control.sock")
@@ -259,6 +261,8 @@ func (d *Daemon) closeAllPanes() {
 }
 
 func (d *Daemon) serveControl(ctx context.Context, ln *net.UnixListener) {
+	limit := logLimiter{every: 10 * time.Second}
+	backoff := 5 * time.Millisecond
 	for {
 		conn, err := ln.AcceptUnix()
 		if err != nil {
@@ -270,27 +274,75 @@ func (d *Daemon) serveControl(ctx context.Context, ln *net.UnixListener) {
 			if ne, ok := err.(net.Error); ok && ne.Timeout() {
 				continue
 			}
-			d.logger.Error("accept control connection", "err", err)
-			time.Sleep(50 * time.Millisecond)
+			// Out of file descriptors: an idle client gives one back, so
+			// the connection waiting in the backlog (a real command, most
+			// likely) gets in.
+			freed := false
+			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				freed = d.ctl.evictIdle()
+			}
+			if ok, dropped := limit.allow(time.Now()); ok {
+				d.logger.Error("accept control connection", "err", err, "repeats_suppressed", dropped, "freed_idle", freed)
+			}
+			if !freed {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(backoff):
+				}
+				backoff = min(2*backoff, time.Second)
+			}
 			continue
 		}
+		backoff = 5 * time.Millisecond
 		cred, err := unixsock.PeerCred(conn)
 		if err != nil || cred.UID != os.Getuid() {
 			d.logger.Warn("refused control connection from another user", "uid", cred.UID, "err", err)
 			conn.Close()
 			continue
 		}
+		c := d.ctl.admit(conn, cred.PID)
+		if c == nil {
+			refuseBusy(conn)
+			if ok, dropped := limit.allow(time.Now()); ok {
+				d.logger.Warn("refused control connection: every slot is busy", "pid", cred.PID, "repeats_suppressed", dropped)
+			}
+			continue
+		}
 		d.conns.Add(1)
 		go func() {
 			defer d.conns.Done()
-			d.handleConn(ctx, conn, cred.PID)
+			defer d.ctl.remove(c)
+			d.handleConn(ctx, c)
 		}()
 	}
+}
+
+// refuseBusy answers a connection the daemon has no room for, without
+// waiting on a client that does not read.
+func refuseBusy(conn *net.UnixConn) {
+	conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	replier{w: conn}.fail(&proto.Error{Code: proto.CodeBusy,
+		Message: "the daemon has too many open control connections",
+		Hint:    "retry shortly; `muster daemon status` shows whether it is up"})
+	conn.Close()
 }
 
 // replier writes responses on one connection.
 type replier struct {
 	w io.Writer
+}
+
+// deadlineWriter bounds each write, so that a client that never reads
+// cannot hold its handler forever; the deadline is cleared after each
+// write because attach writes frames on the same connection.
+type deadlineWriter struct{ c *net.UnixConn }
+
+func (w deadlineWriter) Write(b []byte) (int, error) {
+	w.c.SetWriteDeadline(time.Now().Add(controlWriteTimeout))
+	n, err := w.c.Write(b)
+	w.c.SetWriteDeadline(time.Time{})
+	return n, err
 }
 
 func (r replier) ok(result any) error {
@@ -322,19 +374,20 @@ func (r replier) write(resp proto.Response) error {
 	return err
 }
 
-func (d *Daemon) handleConn(ctx context.Context, conn *net.UnixConn, pid int) {
+func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
+	conn := c.conn
 	defer conn.Close()
 	// A connection closes when the daemon shuts down, even mid-request.
 	stop := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })
 	defer stop()
 	br := bufio.NewReaderSize(conn, 64<<10)
-	rep := replier{w: conn}
+	rep := replier{w: deadlineWriter{conn}}
 	// Who is on the other end is worked out once, at the first request
 	// that needs it.
 	var where *peerWhere
 	peer := func() peerWhere {
 		if where == nil {
-			w := d.whereIs(ctx, pid)
+			w := d.whereIs(ctx, c.pid)
 			where = &w
 			if w.inPane {
 				d.logger.Debug("control client inside a pane", "pid", w.pid, "session_id", w.sessionID, "how", w.how)
@@ -343,11 +396,21 @@ func (d *Daemon) handleConn(ctx context.Context, conn *net.UnixConn, pid int) {
 		return *where
 	}
 	for {
+		d.ctl.setIdle(c, true)
+		conn.SetReadDeadline(time.Now().Add(controlIdleTimeout))
+		if ctx.Err() != nil {
+			return
+		}
 		line, err := readLine(br, proto.MaxControlRequest)
 		if err != nil {
 			if errors.Is(err, errLineTooLong) {
 				rep.fail(proto.Errorf(proto.CodeBadRequest, "request larger than %d bytes", proto.MaxControlRequest))
 			}
+			return
+		}
+		d.ctl.setIdle(c, false)
+		conn.SetReadDeadline(time.Time{})
+		if ctx.Err() != nil {
 			return
 		}
 		var req proto.Request
@@ -357,11 +420,18 @@ func (d *Daemon) handleConn(ctx context.Context, conn *net.UnixConn, pid int) {
 		}
 		if err := d.gate(peer, req); err != nil {
 			w := peer()
-			d.logger.Info("refused control request from inside a pane", "op", req.Op, "pid", pid, "session_id", w.sessionID, "how", w.how)
+			d.logger.Info("refused control request from inside a pane", "op", req.Op, "pid", c.pid, "session_id", w.sessionID, "how", w.how)
 			if rep.fail(err) != nil {
 				return
 			}
 			continue
+		}
+		if req.Op == proto.OpWait || req.Op == "attach" {
+			if !d.ctl.longLived(c) {
+				rep.fail(&proto.Error{Code: proto.CodeBusy,
+					Message: "the daemon is serving too many waits and attaches", Hint: "retry shortly"})
+				return
+			}
 		}
 		if req.Op == proto.OpWait {
 			// A wait ends the connection's life: it is cancelled when the
