@@ -78,20 +78,29 @@ type dashboardBackend struct {
 func (b *dashboardBackend) call(op string, args, out any) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.c == nil {
-		c, err := b.f.RunningClient()
-		if err != nil {
+	reused := b.c != nil
+	for {
+		if b.c == nil {
+			c, err := b.f.RunningClient()
+			if err != nil {
+				return err
+			}
+			b.c = c
+		}
+		err := b.c.Call(op, args, out)
+		if _, refused := errors.AsType[*proto.Error](err); err == nil || refused {
 			return err
 		}
-		b.c = c
-	}
-	err := b.c.Call(op, args, out)
-	if _, refused := errors.AsType[*proto.Error](err); err != nil && !refused {
-		// The connection is in an unknown state: drop it.
+		// The connection is in an unknown state: drop it. The daemon
+		// closes connections left idle for a minute (while a session is
+		// attached, say), so a kept one that broke is dialled again once.
 		b.c.Close()
 		b.c = nil
+		if !reused {
+			return err
+		}
+		reused = false
 	}
-	return err
 }
 
 // Close closes the connection.
