@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/capture"
 	"github.com/musterhq/muster/internal/daemon"
+	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termtext"
 )
 
@@ -21,8 +24,11 @@ func init() {
 
 // newHookCaptureCmd builds `muster hook capture`, the seed-000 contract: the
 // provider's session id on stdin, recorded for the pane's Muster session.
-// Silent on success; outside Muster (no MUSTER_AGENT_SESSION_ID) a no-op.
-// Failures record nothing and exit 1, never 2, which agents read as "block".
+// Silent on success; outside Muster (no MUSTER_AGENT_SESSION_ID) a no-op;
+// silent too, exit 0, when the daemon cannot be reached (a line goes to
+// hook.log in the state dir), because a hook must never break its agent.
+// Bad input and refusals record nothing and exit 1, never 2, which agents
+// read as "block".
 func newHookCaptureCmd(f *Factory) *cobra.Command {
 	var prov string
 	var pid, ppid int
@@ -31,7 +37,8 @@ func newHookCaptureCmd(f *Factory) *cobra.Command {
 		Short: "Record the provider's native session id for this pane's session",
 		Long: "Reads {\"version\":1,\"event\":\"session_started\",\"session_id\":\"…\"} (or, for built-in\n" +
 			"providers, their native hook payload with session_id/sessionId) on stdin and records\n" +
-			"the id for the Muster session in MUSTER_AGENT_SESSION_ID. Outside Muster it does nothing.",
+			"the id for the Muster session in MUSTER_AGENT_SESSION_ID. Outside Muster, or when the\n" +
+			"daemon is down, it does nothing and exits 0.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sid, ok := capture.SessionIDFromEnv(f.Getenv)
@@ -57,7 +64,8 @@ func newHookCaptureCmd(f *Factory) *cobra.Command {
 			}
 			cl, err := f.RunningClient()
 			if err != nil {
-				return fail(err)
+				f.hookLog("capture: daemon unreachable, %s id not recorded for session %s: %v", c.Provider, sid, err)
+				return nil
 			}
 			defer cl.Close()
 			err = cl.Call("native_capture", daemon.NativeCaptureArgs{
@@ -65,6 +73,11 @@ func newHookCaptureCmd(f *Factory) *cobra.Command {
 				Provider: c.Provider, NativeID: c.SessionID,
 				PID: pid, PPID: ppid, Event: c.Event, Source: c.Source,
 			}, nil)
+			if _, refused := errors.AsType[*proto.Error](err); err != nil && !refused {
+				// The daemon went away mid-request.
+				f.hookLog("capture: daemon unreachable, %s id not recorded for session %s: %v", c.Provider, sid, err)
+				return nil
+			}
 			if err != nil {
 				return fail(err)
 			}
@@ -79,6 +92,29 @@ func newHookCaptureCmd(f *Factory) *cobra.Command {
 		return &UserError{Err: fmt.Errorf("capture: %w", err), Code: ExitError}
 	})
 	return cmd
+}
+
+// maxHookLog bounds hook.log; past it the file starts over.
+const maxHookLog = 256 << 10
+
+// hookLog appends one line to hook.log in the state dir, for hook commands
+// that must stay silent. It gives up quietly: a hook never fails on its log.
+func (f *Factory) hookLog(format string, args ...any) {
+	dirs, err := f.Dirs()
+	if err != nil || dirs.EnsureState() != nil {
+		return
+	}
+	path := filepath.Join(dirs.State, "hook.log")
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	if st, err := os.Stat(path); err == nil && st.Size() > maxHookLog {
+		flags |= os.O_TRUNC
+	}
+	lf, err := os.OpenFile(path, flags, 0o600)
+	if err != nil {
+		return
+	}
+	defer lf.Close()
+	fmt.Fprintf(lf, "%s %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
 }
 
 func newResumeCmd(f *Factory) *cobra.Command {
