@@ -20,6 +20,10 @@ import (
 var musterBin string
 
 func TestMain(m *testing.M) {
+	// Some tests run this binary again as a small client (isolation_test.go).
+	if mode := os.Getenv(helperEnv); mode != "" {
+		os.Exit(runHelper(mode, os.Args[1:]))
+	}
 	dir, err := os.MkdirTemp("", "muster-bin")
 	if err != nil {
 		panic(err)
