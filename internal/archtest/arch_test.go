@@ -66,7 +66,6 @@ func isProviderImpl(path string) bool {
 // shrink: a new entry is a design decision to make in the provider package
 // instead.
 var providerDebt = map[string][]string{
-	"internal/daemon": {"internal/provider/claude", "internal/provider/codex", "internal/provider/gemini"},
 	"internal/native": {"internal/provider/claude", "internal/provider/codex"},
 }
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/proto"
-	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/termtext"
 )
 
@@ -41,13 +41,13 @@ func newNewCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "new [PROVIDER] [--name NAME] [--dir DIR] [--cmd 'COMMAND'] [--detach] [-- ARGS...]",
 		Short: "Start a session in a new pane and attach to it",
-		Long: "Start a session in a new pane. PROVIDER is one of " + strings.Join(provider.Names(), ", ") +
+		Long: "Start a session in a new pane. PROVIDER is one of " + strings.Join(all.LaunchNames(), ", ") +
 			";\nwith neither PROVIDER nor --cmd the pane runs your $SHELL, or CMD ARGS... given after --.\nOn a terminal it attaches at once unless --detach is given; otherwise it prints the session name.",
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 || cmd.ArgsLenAtDash() >= 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			return provider.Names(), cobra.ShellCompDirectiveNoFileComp
+			return all.LaunchNames(), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
@@ -77,14 +77,14 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 	if o.CmdSet && strings.TrimSpace(o.Cmd) == "" {
 		return Userf("empty command: --cmd needs a command to run")
 	}
-	if o.Provider != "" && !provider.Valid(o.Provider) {
+	if o.Provider != "" && !all.Valid(o.Provider) {
 		// A [[launcher]] from config.toml stands in for a provider.
 		l, ok, err := f.launcher(o.Provider)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return &UserError{Err: provider.UnknownError(o.Provider), Code: ExitError, Hint: "or define a [[launcher]] named " + o.Provider + " in config.toml"}
+			return &UserError{Err: all.UnknownError(o.Provider), Code: ExitError, Hint: "or define a [[launcher]] named " + o.Provider + " in config.toml"}
 		}
 		if o.CmdSet {
 			return Userf("launcher %q already has a command; drop --cmd", o.Provider)

@@ -27,7 +27,6 @@ import (
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/proto"
-	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/store"
 	"github.com/musterhq/muster/internal/transcript"
@@ -798,7 +797,7 @@ func (d *Daemon) send(peer func() peerWhere, a proto.SendArgs) error {
 	if p == nil {
 		return proto.Errorf(proto.CodeExited, "session %q is not running", s.rec.Name)
 	}
-	_, agent := provider.Lookup(s.rec.Provider)
+	_, agent := all.Launch(s.rec.Provider)
 	var echo *echoWatch
 	if agent && a.Enter && a.Text != "" {
 		echo = newEchoWatch(func() (string, error) {

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -12,9 +11,7 @@ import (
 	"github.com/musterhq/muster/internal/capture"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
-	"github.com/musterhq/muster/internal/provider/claude"
-	"github.com/musterhq/muster/internal/provider/codex"
-	"github.com/musterhq/muster/internal/provider/gemini"
+	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/store"
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -38,7 +35,7 @@ type NativeCaptureArgs struct {
 // agentIsRoot reports whether the pane's first process is the agent itself
 // rather than a managed shell.
 func agentIsRoot(rec store.Session) bool {
-	_, builtin := provider.Lookup(rec.Provider)
+	_, builtin := all.Launch(rec.Provider)
 	return builtin && rec.ShellCommand == ""
 }
 
@@ -292,7 +289,7 @@ func (d *Daemon) resumeArgv(rec store.Session, env map[string]string) ([]string,
 		}
 		return []string{shell, "-c", cmd}, nil
 	}
-	l, ok := provider.Lookup(rec.Provider)
+	l, ok := all.Launch(rec.Provider)
 	if !ok {
 		// A plain shell comes back as a fresh shell in the same place.
 		return rec.Argv, nil
@@ -321,27 +318,13 @@ func (d *Daemon) transcriptExists(rec store.Session, env map[string]string) erro
 		return fmt.Errorf("native id %q is not a plain id", id)
 	}
 	// The provider packages own where their transcripts live.
-	tenv := transcript.Env{Home: env["HOME"], Getenv: func(k string) string { return env[k] }}
-	var patterns []string
-	switch rec.Provider {
-	case claude.Provider:
-		patterns = []string{filepath.Join(claude.ProjectsDir(tenv), "*", id+".jsonl")}
-	case codex.Provider:
-		root := filepath.Join(codex.Home(tenv), "sessions")
-		patterns = []string{
-			filepath.Join(root, "*", "*", "*", "rollout-*-"+id+".jsonl"),
-			filepath.Join(root, "rollout-*-"+id+".jsonl"),
-		}
-	case gemini.Name:
-		short := id[:min(len(id), 8)] // chat files carry the first 8 characters
-		patterns = []string{filepath.Join(gemini.Dir(tenv), "tmp", "*", "chats", "session-*"+short+"*")}
-	default:
+	c, ok := all.As[provider.TranscriptChecker](rec.Provider)
+	if !ok {
 		return nil
 	}
-	for _, p := range patterns {
-		if m, _ := filepath.Glob(p); len(m) > 0 {
-			return nil
-		}
+	tenv := transcript.Env{Home: env["HOME"], Getenv: func(k string) string { return env[k] }}
+	if c.HasTranscript(tenv, id) {
+		return nil
 	}
 	return fmt.Errorf("the %s transcript of %s is gone; the conversation cannot be resumed", rec.Provider, id)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/store"
 	"github.com/musterhq/muster/internal/termsignal"
 )
@@ -33,8 +34,8 @@ func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs, parent string)
 		prov = provider.Custom
 	case prov == "":
 		prov = provider.Shell
-	case !provider.Valid(prov):
-		return proto.SessionInfo{}, proto.Errorf(proto.CodeInvalid, "%v", provider.UnknownError(prov))
+	case !all.Valid(prov):
+		return proto.SessionInfo{}, proto.Errorf(proto.CodeInvalid, "%v", all.UnknownError(prov))
 	}
 	if prov == provider.Custom && strings.TrimSpace(a.Cmd) == "" {
 		return proto.SessionInfo{}, proto.Errorf(proto.CodeInvalid, "the custom provider needs a command: --cmd 'COMMAND'")
@@ -138,7 +139,7 @@ func (d *Daemon) newSessionArgv(rec *store.Session, a proto.NewArgs) ([]string, 
 		}
 		return append([]string{shell}, a.Args...), nil
 	}
-	l, _ := provider.Lookup(rec.Provider)
+	l, _ := all.Launch(rec.Provider)
 	exe, err := findExecutable(l.Executables, a.Env["PATH"])
 	if err != nil {
 		return nil, &proto.Error{Code: proto.CodeInvalid,

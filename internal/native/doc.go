@@ -36,7 +36,7 @@
 //
 //   - launchObserved (started): the foreground process group of the pane
 //     (Surface.ForegroundPGID) is led by a built-in provider's executable
-//     (provider.Lookup(...).Executables; the base name of argv[0], of the
+//     (all.Launch(...).Executables; the base name of argv[0], of the
 //     script an interpreter runs — node, bun, deno, a shell for a #!
 //     script — minus .exe/.js), or, for a first-class launch, is the
 //     pane's own process whatever its name.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/musterhq/muster/internal/hookevent"
 	"github.com/musterhq/muster/internal/proto"
-	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/provider/codex"
 	"github.com/musterhq/muster/internal/termsignal"
 	"github.com/musterhq/muster/internal/transcript"
@@ -212,7 +212,7 @@ func (e *Estimator) SurfaceStarted(s Surface) {
 	}
 	sf := &surface{Surface: s, log: e.log.With("surface_id", s.ID, "session_id", s.SessionID), dCode: -1}
 	sf.act.bell.Interval = e.cfg.BellInterval
-	if _, ok := provider.Lookup(s.Provider); ok {
+	if _, ok := all.Launch(s.Provider); ok {
 		sf.firstClass = s.Provider
 		sf.agentProv = s.Provider
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all"
 )
 
 // Provider names the estimator knows (the launch table's names).
@@ -28,10 +29,9 @@ type procInfo struct {
 // executables maps executable names to providers, from the launch table.
 func executables() map[string]string {
 	m := map[string]string{}
-	for _, name := range provider.Names() {
-		l, _ := provider.Lookup(name)
-		for _, exe := range l.Executables {
-			m[exe] = name
+	for _, l := range all.Capable[provider.Launcher]() {
+		for _, exe := range l.Launch().Executables {
+			m[exe] = l.Name()
 		}
 	}
 	return m

@@ -29,3 +29,59 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 }
+
+type testProvider struct{ name string }
+
+func (p testProvider) Name() string { return p.name }
+
+func TestRegister(t *testing.T) {
+	p := testProvider{"registry-test"}
+	unregister := Register(p)
+	if got, ok := Lookup(p.name); !ok || got != p {
+		t.Fatalf("Lookup(%q) = %v, %t after Register", p.name, got, ok)
+	}
+	if Valid(p.name) {
+		t.Errorf("a provider without Launch is Valid for muster new")
+	}
+	unregister()
+	if _, ok := Lookup(p.name); ok {
+		t.Errorf("%q is still registered after unregister", p.name)
+	}
+	for _, name := range []string{"claude", "shell", "custom"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Register(%q) did not panic", name)
+				}
+			}()
+			Register(testProvider{name})
+		}()
+	}
+}
+
+func TestLaunchers(t *testing.T) {
+	names := LaunchNames()
+	if !slices.Equal(names, []string{"claude", "codex", "cursor", "gemini", "opencode"}) {
+		t.Errorf("LaunchNames() = %v", names)
+	}
+	for _, n := range names {
+		l, ok := Launch(n)
+		if !ok || len(l.Executables) == 0 || l.NewArgs == nil || l.ResumeArgs == nil || l.Install == "" {
+			t.Errorf("Launch(%q) = %+v, %t", n, l, ok)
+		}
+		if !Valid(n) {
+			t.Errorf("Valid(%q) = false", n)
+		}
+	}
+	for _, n := range []string{"shell", "custom"} {
+		if !Valid(n) {
+			t.Errorf("Valid(%q) = false", n)
+		}
+	}
+	if Valid("muse") || Valid("nope") {
+		t.Error("Valid accepts a provider Muster cannot launch")
+	}
+	if err := UnknownError("nope"); err == nil || err.Error() != `unknown provider "nope" (known: [claude codex cursor gemini opencode custom])` {
+		t.Errorf("UnknownError = %v", err)
+	}
+}

@@ -11,8 +11,8 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-// Provider is the provider name used in history and session references.
-const Provider = "claude"
+// Name is the provider name used in history and session references.
+const Name = "claude"
 
 // Source is the Claude Code transcript source.
 type Source struct{}
@@ -21,7 +21,7 @@ type Source struct{}
 func New() transcript.Source { return &Source{} }
 
 // Provider implements transcript.Source.
-func (*Source) Provider() string { return Provider }
+func (*Source) Provider() string { return Name }
 
 // ConfigDir is $CLAUDE_CONFIG_DIR, or ~/.claude.
 func ConfigDir(env transcript.Env) string { return env.Dir("CLAUDE_CONFIG_DIR", "", ".claude") }

@@ -48,7 +48,7 @@ func newParser(env transcript.Env, path string, opts transcript.ParseOptions) *p
 	p := &parser{
 		env:       env,
 		opts:      opts,
-		t:         &transcript.Transcript{Session: transcript.Session{Provider: Provider, Path: path}},
+		t:         &transcript.Transcript{Session: transcript.Session{Provider: Name, Path: path}},
 		toolIDs:   map[string]struct{}{},
 		usageKeys: map[string]struct{}{},
 		names:     map[string][2]string{},

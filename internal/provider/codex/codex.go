@@ -12,8 +12,8 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-// Provider is the provider name used in history and session references.
-const Provider = "codex"
+// Name is the provider name used in history and session references.
+const Name = "codex"
 
 // Source is the Codex transcript source.
 type Source struct{}
@@ -22,7 +22,7 @@ type Source struct{}
 func New() transcript.Source { return &Source{} }
 
 // Provider implements transcript.Source.
-func (*Source) Provider() string { return Provider }
+func (*Source) Provider() string { return Name }
 
 // Home is $CODEX_HOME, or ~/.codex.
 func Home(env transcript.Env) string { return env.Dir("CODEX_HOME", "", ".codex") }

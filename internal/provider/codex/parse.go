@@ -125,7 +125,7 @@ type parser struct {
 func newParser(path string, opts transcript.ParseOptions) *parser {
 	return &parser{
 		opts:   opts,
-		t:      &transcript.Transcript{Session: transcript.Session{Provider: Provider, Path: path}},
+		t:      &transcript.Transcript{Session: transcript.Session{Provider: Name, Path: path}},
 		names:  map[string][2]string{},
 		budget: transcript.NewImageBudget(),
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-// Provider is the provider name used in history and session references.
-const Provider = "muse"
+// Name is the provider name used in history and session references.
+const Name = "muse"
 
 // Source is the Muse transcript source.
 type Source struct{}
@@ -26,7 +26,7 @@ type Source struct{}
 func New() transcript.Source { return &Source{} }
 
 // Provider implements transcript.Source.
-func (*Source) Provider() string { return Provider }
+func (*Source) Provider() string { return Name }
 
 // AgentsRoot is $MUSE_AGENTS_DIR, or ~/agents.
 func AgentsRoot(env transcript.Env) string { return env.Dir("MUSE_AGENTS_DIR", "", "agents") }
@@ -122,7 +122,7 @@ func newParser(env transcript.Env, path string, opts transcript.ParseOptions) *p
 		env:     env,
 		opts:    opts,
 		agentID: agentID,
-		t:       &transcript.Transcript{Session: transcript.Session{Provider: Provider, Path: path}},
+		t:       &transcript.Transcript{Session: transcript.Session{Provider: Name, Path: path}},
 		names:   map[string][2]string{},
 		budget:  transcript.NewImageBudget(),
 	}

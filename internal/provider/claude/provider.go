@@ -1,0 +1,40 @@
+package claude
+
+import (
+	"path/filepath"
+
+	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// Provider is Claude Code as Muster runs it; internal/provider/all
+// registers it.
+type Provider struct{}
+
+var (
+	_ provider.Launcher          = Provider{}
+	_ provider.Transcripts       = Provider{}
+	_ provider.TranscriptChecker = Provider{}
+)
+
+// Name implements provider.Provider.
+func (Provider) Name() string { return Name }
+
+// Launch implements provider.Launcher.
+func (Provider) Launch() provider.Launch {
+	return provider.Launch{
+		Executables: []string{"claude"}, AssignsID: true,
+		NewArgs:    func(id string) []string { return []string{"--session-id", id} },
+		ResumeArgs: func(id string) []string { return []string{"--resume", id} },
+		Install:    "npm install -g @anthropic-ai/claude-code",
+	}
+}
+
+// Transcripts implements provider.Transcripts.
+func (Provider) Transcripts() transcript.Source { return New() }
+
+// HasTranscript implements provider.TranscriptChecker: projects/*/<id>.jsonl.
+func (Provider) HasTranscript(env transcript.Env, id string) bool {
+	m, _ := filepath.Glob(filepath.Join(ProjectsDir(env), "*", id+".jsonl"))
+	return len(m) > 0
+}

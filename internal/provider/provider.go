@@ -1,0 +1,70 @@
+// Package provider is the vocabulary between Muster and the agent CLIs it
+// runs. A provider is one package, internal/provider/<name>, whose value
+// implements Provider and any of the optional capabilities below;
+// internal/provider/all registers it. The rest of Muster asks the registry
+// for a capability and never names a provider: adding one is a new package
+// and a line in all. This package knows no provider; it also holds the two
+// pseudo-providers, a plain shell and a user-defined command.
+package provider
+
+import (
+	"github.com/google/uuid"
+
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// Provider is one agent CLI. Name is its stable name: the argument of
+// `muster new`, the provider field of events and session records, and the
+// name in history.
+type Provider interface {
+	Name() string
+}
+
+// Launcher is a provider Muster can start and resume in a pane.
+type Launcher interface {
+	Provider
+	Launch() Launch
+}
+
+// Launch is one provider's launch behaviour.
+type Launch struct {
+	// Executables are tried in order on PATH.
+	Executables []string
+	// AssignsID reports whether the CLI accepts a caller-assigned id for a
+	// new session; Muster then generates one (NewID) that stays provisional
+	// until a capture confirms it.
+	AssignsID bool
+	// NewArgs builds the arguments (after the executable) of a new session;
+	// assigned is empty unless AssignsID.
+	NewArgs func(assigned string) []string
+	// ResumeArgs builds the arguments that resume the native session id.
+	ResumeArgs func(nativeID string) []string
+	// Install tells the user how to get the CLI.
+	Install string
+}
+
+// Transcripts is a provider whose conversations Muster reads: where its
+// transcripts live and how to parse them.
+type Transcripts interface {
+	Provider
+	Transcripts() transcript.Source
+}
+
+// TranscriptChecker is a provider that can tell whether it still has a
+// conversation, so that resuming a deleted one is reported instead of
+// attempted. nativeID is a plain id (no path separators or glob
+// characters).
+type TranscriptChecker interface {
+	Provider
+	HasTranscript(env transcript.Env, nativeID string) bool
+}
+
+// NewID generates a caller-assigned session id in the form the providers
+// that accept one want (a UUID for both Claude Code and Gemini CLI).
+func NewID() string { return uuid.NewString() }
+
+// Pseudo-providers: a plain shell and a user-defined command.
+const (
+	Shell  = "shell"
+	Custom = "custom"
+)
