@@ -394,13 +394,8 @@ func (x *Index) write(ctx context.Context, results <-chan result, gone []string,
 		if tx, err = x.st.W.BeginTx(ctx, nil); err != nil {
 			return fmt.Errorf("write history index: %w", err)
 		}
-		// Statement journals go to temp files by default: thousands of
-		// small writes per batch otherwise.
-		if _, err = tx.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
-			tx.Rollback()
-			tx = nil
-			return fmt.Errorf("write history index: %w", err)
-		}
+		// Statement journals stay in memory (temp_store, set by the store
+		// on every connection): thousands of small writes per batch.
 		if stmts, err = prepare(ctx, tx); err != nil {
 			tx.Rollback()
 			tx = nil

@@ -46,6 +46,11 @@ func Open(ctx context.Context, dbPath string) (*Store, error) {
 		q.Add("_pragma", "synchronous(NORMAL)")
 		q.Add("_pragma", "busy_timeout(10000)")
 		q.Add("_pragma", "foreign_keys(1)")
+		// Statement journals and sorts stay in memory: the history index
+		// writes thousands of small rows per batch. It is set per
+		// connection here because SQLite refuses to change it inside a
+		// transaction once the connection has used temporary storage.
+		q.Add("_pragma", "temp_store(MEMORY)")
 		if extra != "" {
 			q.Add("_pragma", extra)
 		}
