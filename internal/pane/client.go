@@ -90,14 +90,18 @@ func (c *Client) Sent() {
 
 // Attach registers a client of the given size. A writable client becomes
 // the leader and sets the pane size; the first frame it receives is a
-// snapshot of the screen.
+// snapshot of the screen. A size out of range (proto.ValidSize), such as
+// 0×0, leaves the pane's size alone.
 func (p *Pane) Attach(cols, rows int, readOnly bool) *Client {
+	if !proto.ValidSize(cols, rows) {
+		cols, rows = 0, 0
+	}
 	c := &Client{p: p, readOnly: readOnly, cols: cols, rows: rows, wake: make(chan struct{}, 1)}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clients[c] = struct{}{}
 	p.attached.Add(1)
-	if !readOnly && !p.exited && cols > 0 && rows > 0 {
+	if !readOnly && !p.exited && cols > 0 {
 		p.leader = c
 		p.resizeLocked(cols, rows, true)
 	}
@@ -262,9 +266,10 @@ func (c *Client) Input(b []byte) error {
 	return c.p.Write(b)
 }
 
-// Resize records the client's size, applied when it leads.
+// Resize records the client's size, applied when it leads. A size out of
+// range (proto.ValidSize) is ignored.
 func (c *Client) Resize(cols, rows int) {
-	if cols <= 0 || rows <= 0 || cols > 1000 || rows > 1000 {
+	if !proto.ValidSize(cols, rows) {
 		return
 	}
 	c.mu.Lock()

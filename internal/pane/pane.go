@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/musterhq/muster/internal/emulator"
+	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termsignal"
 )
 
@@ -106,8 +107,11 @@ func Start(cfg Config) (*Pane, error) {
 		return nil, errors.New("empty command")
 	}
 	if cfg.Cols <= 0 || cfg.Rows <= 0 {
-		cfg.Cols, cfg.Rows = 80, 24
+		cfg.Cols, cfg.Rows = proto.DefaultCols, proto.DefaultRows
 	}
+	// The daemon refuses sizes out of range before it gets here; clamping
+	// again means no caller can give the emulator a screen it cannot hold.
+	cfg.Cols, cfg.Rows = proto.ClampSize(cfg.Cols, cfg.Rows)
 	if cfg.Scrollback <= 0 {
 		cfg.Scrollback = defaultScrollback
 	}
@@ -315,16 +319,19 @@ func (p *Pane) Write(b []byte) error {
 }
 
 // Resize sets the PTY and emulator size; the kernel signals the program.
+// A size out of range (proto.ValidSize) is ignored.
 func (p *Pane) Resize(cols, rows int) {
-	if cols <= 0 || rows <= 0 || cols > 1000 || rows > 1000 {
-		return
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.resizeLocked(cols, rows, false)
 }
 
+// resizeLocked is the one way a pane changes size, so it is where the pane
+// ignores a size out of range, whichever path it came by.
 func (p *Pane) resizeLocked(cols, rows int, force bool) {
+	if !proto.ValidSize(cols, rows) {
+		return
+	}
 	changed := cols != p.cols || rows != p.rows
 	if changed {
 		p.cols, p.rows = cols, rows
