@@ -56,13 +56,17 @@ const restoreSequence = "\x1b[?1049l\x1b[r\x1b[0m\x1b[?25h\x1b[0 q" +
 	"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?9l" +
 	"\x1b[?2004l\x1b[?1004l\x1b[?1l\x1b>\x1b[<99u\x1b[>4;0m\x1b]2;\x1b\\"
 
+// termSize is the size to give a pane: the user's terminal, brought into
+// the daemon's range (proto.ClampSize), so that a terminal larger than
+// proto.MaxTermSize still attaches and shows the pane's top-left corner
+// instead of being refused.
 func termSize() (int, int) {
 	for _, fd := range []int{int(os.Stdout.Fd()), int(os.Stdin.Fd())} {
 		if w, h, err := term.GetSize(fd); err == nil && w > 0 && h > 0 {
-			return w, h
+			return proto.ClampSize(w, h)
 		}
 	}
-	return 80, 24
+	return proto.DefaultCols, proto.DefaultRows
 }
 
 func runAttach(ctx context.Context, f *Factory, o attachOptions) error {

@@ -29,6 +29,10 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 		rep.fail(err)
 		return
 	}
+	if err := proto.CheckSize(a.Cols, a.Rows); err != nil {
+		rep.fail(err)
+		return
+	}
 	d.mu.Lock()
 	s, err := d.lookupLocked(a.Name)
 	if err != nil {
@@ -110,8 +114,12 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 				d.logger.Debug("attach input", "err", err)
 			}
 		case proto.FrameResize:
-			if cols, rows, err := proto.ParseResize(payload); err == nil {
+			// A frame has no reply: one out of range is ignored (the
+			// size rule in proto/size.go), and the pane keeps its size.
+			if cols, rows, err := proto.ParseResize(payload); err == nil && proto.ValidSize(cols, rows) {
 				client.Resize(cols, rows)
+			} else {
+				d.logger.Debug("attach resize ignored", "cols", cols, "rows", rows, "err", err)
 			}
 		case proto.FrameDetach:
 			cancel()

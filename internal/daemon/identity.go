@@ -162,6 +162,9 @@ func resumeBackoff(attempts int) time.Duration {
 }
 
 func (d *Daemon) resume(ctx context.Context, a ResumeArgs) ([]ResumeOutcome, error) {
+	if err := proto.CheckSize(a.Cols, a.Rows); err != nil {
+		return nil, err
+	}
 	var targets []*session
 	d.mu.Lock()
 	if a.All {

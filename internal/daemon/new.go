@@ -43,6 +43,9 @@ func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs, parent string)
 	if a.Cmd != "" && strings.TrimSpace(a.Cmd) == "" {
 		return proto.SessionInfo{}, proto.Errorf(proto.CodeInvalid, "empty command")
 	}
+	if err := proto.CheckSize(a.Cols, a.Rows); err != nil {
+		return proto.SessionInfo{}, err
+	}
 	dir, err := checkDir(a.Dir)
 	if err != nil {
 		return proto.SessionInfo{}, err
