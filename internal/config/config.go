@@ -14,7 +14,8 @@ import (
 type Config struct {
 	// Term is the TERM value panes get.
 	Term string `toml:"term"`
-	// Scrollback is each pane's history, in lines.
+	// Scrollback is each pane's history, in lines; a wide pane keeps
+	// fewer (emulator.ScrollbackCells bounds it in cells).
 	Scrollback int  `toml:"scrollback"`
 	Keys       Keys `toml:"keys"`
 	// NotifyCommand runs for each new attention item; empty means the

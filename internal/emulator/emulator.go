@@ -50,17 +50,29 @@ var trackedModes = []ansi.DECMode{
 	ansi.ModeBracketedPaste,   // 2004
 }
 
+// ScrollbackCells bounds a terminal's history in cells (columns × lines):
+// x/vt keeps 112 bytes per cell, so 10,000 full lines of a 1000-column
+// pane held 1.4 GB of the daemon's memory. A terminal keeps its configured
+// lines or ScrollbackCells/columns lines, whichever is fewer: 10,000 lines
+// up to 104 columns, 1,048 at 1000 columns, about 120 MB at most.
+const ScrollbackCells = 1 << 20
+
 type vtTerminal struct {
-	emu   *vt.Emulator
-	title string
-	modes map[int]bool
+	emu        *vt.Emulator
+	title      string
+	modes      map[int]bool
+	scrollback int // configured lines, before ScrollbackCells
 }
 
-// New returns an x/vt-backed terminal of the given size with the given
-// number of scrollback lines.
+// New returns an x/vt-backed terminal of the given size keeping up to the
+// given number of scrollback lines (fewer when the columns are many, see
+// ScrollbackCells).
 func New(cols, rows, scrollback int) Terminal {
-	t := &vtTerminal{emu: vt.NewEmulator(cols, rows), modes: map[int]bool{}}
-	t.emu.SetScrollbackSize(scrollback)
+	if scrollback <= 0 {
+		scrollback = vt.DefaultScrollbackSize
+	}
+	t := &vtTerminal{emu: vt.NewEmulator(cols, rows), modes: map[int]bool{}, scrollback: scrollback}
+	t.emu.SetScrollbackSize(scrollbackLines(scrollback, cols))
 	t.emu.SetCallbacks(vt.Callbacks{
 		EnableMode:  func(m ansi.Mode) { t.setMode(m, true) },
 		DisableMode: func(m ansi.Mode) { t.setMode(m, false) },
@@ -81,6 +93,12 @@ func (t *vtTerminal) Resize(cols, rows int) {
 		return
 	}
 	t.emu.Resize(cols, rows)
+	t.emu.SetScrollbackSize(scrollbackLines(t.scrollback, cols))
+}
+
+// scrollbackLines is how many lines of history a terminal cols wide keeps.
+func scrollbackLines(lines, cols int) int {
+	return max(1, min(lines, ScrollbackCells/max(cols, 1)))
 }
 
 func (t *vtTerminal) Size() (int, int) { return t.emu.Width(), t.emu.Height() }
