@@ -134,6 +134,15 @@ func TestShellQuote(t *testing.T) {
 		{"a\nb", "'a\nb'"},
 		{"{session_id}", "'{session_id}'"},
 		{"é", "'é'"},
+		// Keywords would not be plain words in command position (fuzz
+		// finding: Words("do") is a syntax error).
+		{"do", "'do'"},
+		{"time", "'time'"},
+		{"declare", "'declare'"},
+		{"done1", "done1"},
+	}
+	for kw := range keywords {
+		tests = append(tests, struct{ in, want string }{kw, "'" + kw + "'"})
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
