@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
 )
 
 // DefaultMaxLine bounds one JSONL line. Real transcripts carry inline
@@ -31,7 +32,32 @@ func NewLineScanner(r io.Reader, max int) *LineScanner {
 	if max <= 0 {
 		max = DefaultMaxLine
 	}
-	return &LineScanner{r: bufio.NewReaderSize(r, 256<<10), max: max}
+	return &LineScanner{r: bufio.NewReaderSize(r, bufferSize(r)), max: max}
+}
+
+// maxBuffer is the read buffer for inputs of unknown or large size; lines
+// longer than the buffer are still read whole, by copying.
+const maxBuffer = 256 << 10
+
+// bufferSize fits the read buffer to an input known to be smaller than
+// maxBuffer (a regular file's size, a bytes.Reader's length), with room for
+// an agent appending to the file meanwhile: most transcripts are small, and
+// allocating and clearing 256 KiB for each made parsing them, and fuzzing
+// the parsers, several times slower.
+func bufferSize(r io.Reader) int {
+	n := int64(-1)
+	switch v := r.(type) {
+	case *os.File:
+		if fi, err := v.Stat(); err == nil && fi.Mode().IsRegular() {
+			n = fi.Size()
+		}
+	case interface{ Len() int }: // bytes.Reader, strings.Reader, bytes.Buffer
+		n = int64(v.Len())
+	}
+	if n < 0 || n >= maxBuffer-4096 {
+		return maxBuffer
+	}
+	return int(n) + 4096
 }
 
 // Scan advances to the next line, reporting false at the end of input or on

@@ -1,6 +1,9 @@
 package transcript
 
 import (
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -26,30 +29,72 @@ func TestLineScanner(t *testing.T) {
 		{name: "too long last line", in: "a\n" + long, max: 1000, want: []string{"a", ""}, long: []int{2}},
 		{name: "exact max", in: "abcd\nabcde\n", max: 4, want: []string{"abcd", ""}, long: []int{2}},
 	}
+	readers := map[string]func(string) io.Reader{
+		// Unknown size: the full buffer.
+		"stream": func(s string) io.Reader { return iotest.HalfReader(strings.NewReader(s)) },
+		// Known size: a buffer fitted to it.
+		"sized": func(s string) io.Reader { return strings.NewReader(s) },
+	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := NewLineScanner(iotest.HalfReader(strings.NewReader(tt.in)), tt.max)
-			var got []string
-			var long []int
-			for s.Scan() {
-				got = append(got, string(s.Bytes()))
-				if s.TooLong() {
-					long = append(long, s.Line())
+		for kind, reader := range readers {
+			t.Run(tt.name+"/"+kind, func(t *testing.T) {
+				s := NewLineScanner(reader(tt.in), tt.max)
+				var got []string
+				var long []int
+				for s.Scan() {
+					got = append(got, string(s.Bytes()))
+					if s.TooLong() {
+						long = append(long, s.Line())
+					}
+					if s.Line() != len(got) {
+						t.Fatalf("Line() = %d after %d lines", s.Line(), len(got))
+					}
 				}
-				if s.Line() != len(got) {
-					t.Fatalf("Line() = %d after %d lines", s.Line(), len(got))
+				if s.Err() != nil {
+					t.Fatal(s.Err())
 				}
-			}
-			if s.Err() != nil {
-				t.Fatal(s.Err())
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("lines (-want +got):\n%.500s", diff)
-			}
-			if diff := cmp.Diff(tt.long, long); diff != "" {
-				t.Errorf("too long (-want +got):\n%s", diff)
-			}
-		})
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("lines (-want +got):\n%.500s", diff)
+				}
+				if diff := cmp.Diff(tt.long, long); diff != "" {
+					t.Errorf("too long (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// TestLineScannerFileGrows reads a file that an agent appends a line longer
+// than the fitted buffer to after it was opened.
+func TestLineScannerFileGrows(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(path, []byte("a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := NewLineScanner(f, 0)
+	if got := s.r.Size(); got >= maxBuffer {
+		t.Fatalf("buffer for a 2-byte file is %d bytes", got)
+	}
+	long := strings.Repeat("y", 100<<10)
+	w, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteString(long + "\nb\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	var got []string
+	for s.Scan() {
+		got = append(got, string(s.Bytes()))
+	}
+	if diff := cmp.Diff([]string{"a", long, "b"}, got); diff != "" || s.Err() != nil {
+		t.Fatalf("lines (-want +got):\n%.300s %v", diff, s.Err())
 	}
 }
 
