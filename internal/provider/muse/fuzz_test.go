@@ -1,7 +1,6 @@
 package muse
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -21,9 +20,9 @@ import (
 
 // FuzzParse runs the parser on arbitrary transcript bytes. The input is
 // parsed from memory (parseFrom, what Parse runs on the opened file) and
-// the home with the referenced image and the read buffer are made once.
-// Writing a file and two temporary directories and allocating a 256 KiB
-// buffer three times per input made every execution cost milliseconds, and
+// the home with the referenced image is made once. Writing a file and two
+// temporary directories per input (file system calls are slow here) and a
+// 256 KiB read buffer per parse made every execution cost milliseconds, and
 // the minimizer, which runs each new input hundreds of thousands of times,
 // then spent the whole fuzz time on one input (11 executions in 26 s).
 func FuzzParse(f *testing.F) {
@@ -54,14 +53,9 @@ func FuzzParse(f *testing.F) {
 	// No sessions.json beside it: snapshotModel has tests of its own.
 	path := filepath.Join(f.TempDir(), "agent", "sessions", "agent.jsonl")
 	ctx := context.Background()
-	// transcript.NewLineScanner keeps a *bufio.Reader that is already big
-	// enough, so one reader serves every parse instead of a fresh 256 KiB
-	// buffer each time.
-	br := bufio.NewReaderSize(nil, 256<<10)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		parse := func(opts transcript.ParseOptions) []*transcript.Transcript {
-			br.Reset(bytes.NewReader(data))
-			ts, err := parseFrom(ctx, env, path, br, opts)
+			ts, err := parseFrom(ctx, env, path, bytes.NewReader(data), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
