@@ -15,8 +15,11 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/testing/testbin"
 )
 
+// musterBin is the muster binary, with muster-hook beside it so that
+// `muster hooks setup` installs the helper agents run on every hook.
 var musterBin string
 
 func TestMain(m *testing.M) {
@@ -24,20 +27,13 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(runHelper(mode, os.Args[1:]))
 	}
-	dir, err := os.MkdirTemp("", "muster-bin")
+	bin, err := testbin.BuildMuster()
 	if err != nil {
-		panic(err)
-	}
-	musterBin = filepath.Join(dir, "muster")
-	build := exec.Command("go", "build", "-o", musterBin, "../../cmd/muster")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build muster:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	musterBin = bin
+	os.Exit(m.Run())
 }
 
 // env is one isolated Muster home.
@@ -45,6 +41,7 @@ type env struct {
 	t    *testing.T
 	home string
 	vars []string
+	bin  string // the muster binary e.run runs; musterBin unless a test sets it
 }
 
 func (e *env) userHome() string {
@@ -68,7 +65,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	userHome := t.TempDir()
-	e := &env{t: t, home: home}
+	e := &env{t: t, home: home, bin: musterBin}
 	e.vars = append(os.Environ(),
 		"MUSTER_HOME="+home,
 		"HOME="+userHome,
@@ -101,7 +98,7 @@ func (e *env) run(args ...string) result {
 func (e *env) runIn(dir string, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, musterBin, args...)
+	cmd := exec.CommandContext(ctx, e.bin, args...)
 	cmd.Env = e.vars
 	cmd.Dir = dir
 	var out, errb bytes.Buffer

@@ -6,49 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/musterhq/muster/internal/testing/testbin"
 )
-
-// binDir holds the real muster binary, built on first use so that the unit
-// tests of this package do not wait for a link.
-var (
-	binDir    string
-	buildOnce sync.Once
-	musterBin string
-	buildErr  error
-)
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "muster-tui-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// buildMuster builds cmd/muster once per test binary.
-func buildMuster(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		bin := filepath.Join(binDir, "muster")
-		out, err := exec.Command("go", "build", "-o", bin, "../../cmd/muster").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("build muster: %v\n%s", err, out)
-			return
-		}
-		musterBin = bin
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return musterBin
-}
 
 // TestDashboardInTmux runs the real `muster` dashboard inside tmux against a
 // real daemon: it lists the sessions, attaches and comes back on detach,
@@ -59,7 +21,7 @@ func TestDashboardInTmux(t *testing.T) {
 	if err != nil {
 		t.Fatal("tmux is required for this test: apt-get install -y tmux")
 	}
-	musterBin := buildMuster(t)
+	musterBin := testbin.Muster(t)
 	// Socket paths must stay short, so not t.TempDir().
 	home, err := os.MkdirTemp("/tmp", "mt")
 	if err != nil {
