@@ -307,11 +307,15 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 // injectHooks adds per-launch hook configuration where the provider allows
 // it, so a managed session reports even before `muster hooks setup`.
 func (d *Daemon) injectHooks(rec store.Session, argv []string) []string {
-	if rec.Provider != "claude" || rec.ShellCommand != "" || d.musterPath == "" {
+	l, ok := all.Launch(rec.Provider)
+	if !ok || l.HookArgs == nil || rec.ShellCommand != "" || d.musterPath == "" {
 		return argv
 	}
-	out := append([]string{argv[0], "--settings", hookinstall.ClaudeSettingsJSON(d.musterPath)}, argv[1:]...)
-	return out
+	settings, ok := hookinstall.SettingsJSON(rec.Provider, d.musterPath)
+	if !ok {
+		return argv
+	}
+	return slices.Concat(argv[:1], l.HookArgs(settings), argv[1:])
 }
 
 func (d *Daemon) onSignals(s *session, surfaceID string, sigs []termsignal.Signal) {

@@ -15,11 +15,11 @@ func BenchmarkSetupRemove(b *testing.B) {
 	}
 	mem := memoryFrom(data, true, false)
 	for b.Loop() {
-		out, _, err := claudeSpec.setupText("f", data, true, memory{}, musterBin)
+		out, _, err := jsonSpecOf("claude").setupText("f", data, true, memory{}, musterBin)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, _, _, err := claudeSpec.removeText("f", []byte(out), mem, true); err != nil {
+		if _, _, _, err := jsonSpecOf("claude").removeText("f", []byte(out), mem, true); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -6,21 +6,16 @@
 // P`, on every lifecycle event of research/providers.md). It does not run
 // hooks, talk to the daemon or print anything; the CLI does.
 //
-// # Files
+// # Providers
 //
-//	claude    $CLAUDE_CONFIG_DIR or ~/.claude, settings.json    timeouts in s
-//	codex     $CODEX_HOME or ~/.codex, hooks.json               timeouts in s
-//	gemini    ($GEMINI_CLI_HOME or ~)/.gemini/settings.json     timeouts in ms, JSONC
-//	cursor    ~/.cursor/hooks.json, "version": 1, flat handler lists
-//	opencode  ($XDG_CONFIG_HOME or ~/.config)/opencode/plugins/muster.js
-//
-// OpenCode has no shell hooks; the plugin file (OpenCodePlugin) runs inside
-// OpenCode and spawns muster itself. Codex asks the user to trust new or
-// changed hooks once in /hooks; Muster never bypasses that (Setup returns
-// CodexTrustNote). Codex 0.124 and later run hooks by default, so no
-// config.toml editing is needed: Status only reads config.toml and reports
-// `[features] hooks = false`. Panes should run Codex with --no-daemon so its
-// hooks are children of the pane's own Codex process (REPORT.md §2).
+// Which file holds a provider's hooks, which events get entries, what an
+// entry looks like and which provider settings turn hooks off are the
+// provider's (provider.HookInstaller, in internal/provider/<name>): a JSON
+// settings file (Claude Code, Codex, Gemini CLI, Cursor) or a plugin file
+// of Muster's own (OpenCode, which has no command hooks). This package
+// owns the editing, the markers, status and the backups, for every
+// provider alike. SettingsJSON renders the same entries for a launch that
+// takes settings on its command line (provider.Launch.HookArgs).
 //
 // # Our entries
 //
@@ -33,7 +28,7 @@
 // with what this muster would write: installed, outdated (older or newer
 // marker version, another binary path, missing or different entries, or
 // ours mixed into a foreign group) or not installed. The commands carry no
-// other state, so ClaudeSettingsJSON (for `claude --settings`) yields
+// other state, so SettingsJSON (for `claude --settings`) yields
 // byte-identical commands and Claude Code runs each only once when both
 // sources are present.
 //

@@ -56,7 +56,7 @@ func (d *doc) isOursHandler(h *node) bool {
 // groupState classifies an element of an event array: 0 not ours, 1 ours
 // entirely, 2 a foreign group holding some of our handlers.
 func (s *jsonSpec) groupState(d *doc, el *node) int {
-	if s.flat {
+	if s.Flat {
 		if d.isOursHandler(el) {
 			return 1
 		}
@@ -180,7 +180,7 @@ func (s *jsonSpec) strip(d *doc, mem memory) (*doc, error) {
 	}
 	// "version" goes when the original had none; without a backup, only
 	// when no other hooks remain that would need it.
-	if s.version && !mem.has("version") && (mem.known || !s.hasForeignHooks(d)) {
+	if s.Version && !mem.has("version") && (mem.known || !s.hasForeignHooks(d)) {
 		if i := d.root.index("version"); i >= 0 && d.raw(d.root.members[i].val) == "1" {
 			if d, err = reparse(d, d.removeItem(d.root, i)); err != nil {
 				return nil, err
@@ -213,7 +213,7 @@ func (s *jsonSpec) insert(d *doc, musterPath string) (*doc, error) {
 	}
 	st := detectStyle(d)
 	var err error
-	if s.version && d.root.get("version") == nil {
+	if s.Version && d.root.get("version") == nil {
 		if d, err = reparse(d, d.appendMember(d.root, st, "version", 1)); err != nil {
 			return nil, err
 		}
@@ -222,18 +222,18 @@ func (s *jsonSpec) insert(d *doc, musterPath string) (*doc, error) {
 	if hooks == nil {
 		return reparse(d, d.appendMember(d.root, st, "hooks", s.hooksValue(musterPath)))
 	}
-	for _, ev := range s.events {
-		els := s.elements(ev, commandsFor(musterPath, s.provider, ev))
+	for _, ev := range s.Events {
+		els := s.Entries(ev, commandsFor(musterPath, s.provider, ev))
 		hooks = d.root.get("hooks")
-		arr := hooks.get(ev.name)
+		arr := hooks.get(ev.Name)
 		if arr == nil {
-			if d, err = reparse(d, d.appendMember(hooks, st, ev.name, els)); err != nil {
+			if d, err = reparse(d, d.appendMember(hooks, st, ev.Name, els)); err != nil {
 				return nil, err
 			}
 			continue
 		}
 		for _, el := range els {
-			arr = d.root.get("hooks").get(ev.name)
+			arr = d.root.get("hooks").get(ev.Name)
 			if d, err = reparse(d, d.appendElement(arr, st, el)); err != nil {
 				return nil, err
 			}
@@ -251,12 +251,12 @@ func (s *jsonSpec) checkShape(d *doc) error {
 	if hooks.kind != '{' {
 		return fmt.Errorf("\"hooks\" is %s, not an object", kindName(hooks.kind))
 	}
-	for _, ev := range s.events {
-		if v := hooks.get(ev.name); v != nil && v.kind != '[' {
-			return fmt.Errorf("\"hooks\".%q is %s, not an array", ev.name, kindName(v.kind))
+	for _, ev := range s.Events {
+		if v := hooks.get(ev.Name); v != nil && v.kind != '[' {
+			return fmt.Errorf("\"hooks\".%q is %s, not an array", ev.Name, kindName(v.kind))
 		}
 	}
-	if s.version {
+	if s.Version {
 		if v := d.root.get("version"); v != nil && d.raw(v) != "1" {
 			return fmt.Errorf("\"version\" is %s; Muster writes hooks for version 1 only", d.raw(v))
 		}

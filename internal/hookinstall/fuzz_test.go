@@ -27,7 +27,7 @@ func FuzzSetupRemove(f *testing.F) {
 		`{"hooks":{"Stop":[{"hooks":[{"command":"x # muster-hooks:v1"}]}]}}`} {
 		f.Add([]byte(s), uint8(i))
 	}
-	providers := []*jsonSpec{claudeSpec, codexSpec, geminiSpec, cursorSpec}
+	providers := []*jsonSpec{jsonSpecOf("claude"), jsonSpecOf("codex"), jsonSpecOf("gemini"), jsonSpecOf("cursor")}
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
 		s := providers[int(which)%len(providers)]
 		out, hadOurs, err := s.setupText("f", data, true, memory{}, musterBin)
@@ -43,7 +43,7 @@ func FuzzSetupRemove(f *testing.F) {
 			}
 			return
 		}
-		d, err := parseConfig("f", []byte(out), true, s.jsonc)
+		d, err := parseConfig("f", []byte(out), true, s.JSONC)
 		if err != nil {
 			t.Fatalf("setup wrote an unparsable file: %v\n%q", err, out)
 		}
@@ -52,7 +52,7 @@ func FuzzSetupRemove(f *testing.F) {
 		if rep.State != Installed {
 			t.Fatalf("status after setup = %+v\n%q", rep, out)
 		}
-		mem := memoryFrom(data, true, s.jsonc)
+		mem := memoryFrom(data, true, s.JSONC)
 		again, _, err := s.setupText("f", []byte(out), true, mem, musterBin)
 		if err != nil || again != out {
 			t.Fatalf("second setup changed the file: %v\n%q\n%q", err, out, again)

@@ -1,6 +1,7 @@
 package hookinstall
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -32,4 +33,31 @@ func waitForLines(t *testing.T, path string, n int) []byte {
 		t.Fatalf("%s has %d lines, want %d:\n%s", path, got, n, b)
 	}
 	return b
+}
+
+// jsonSpecOf returns the JSON description of a registered provider.
+func jsonSpecOf(name string) *jsonSpec {
+	sp, err := spec(name)
+	if err != nil || sp.JSON == nil {
+		panic(fmt.Sprintf("no JSON hook spec for %s: %v", name, err))
+	}
+	return jsonSpecFor(sp, name)
+}
+
+func mustSettingsJSON(t *testing.T, provider, musterPath string) string {
+	t.Helper()
+	s, ok := SettingsJSON(provider, musterPath)
+	if !ok {
+		t.Fatalf("no settings JSON for %s", provider)
+	}
+	return s
+}
+
+func pluginSource(t *testing.T, provider, musterPath string) string {
+	t.Helper()
+	sp, err := spec(provider)
+	if err != nil || sp.Plugin == nil {
+		t.Fatalf("no plugin for %s: %v", provider, err)
+	}
+	return sp.Plugin.Source(musterPath, marker())
 }

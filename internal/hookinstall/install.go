@@ -2,14 +2,11 @@ package hookinstall
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/musterhq/muster/internal/launcher"
-	toml "github.com/pelletier/go-toml/v2"
-	"github.com/tidwall/gjson"
+	"github.com/musterhq/muster/internal/provider"
 )
 
 // Result is what Setup or Remove did to one provider's configuration.
@@ -44,12 +41,6 @@ type Report struct {
 	Notes    []string `json:"notes,omitempty"`
 }
 
-// CodexTrustNote tells the user about Codex's one-time hook review.
-const CodexTrustNote = "Codex asks you to trust new or changed hooks once: start codex and review them in /hooks"
-
-// OpenCodeNote tells the user about OpenCode's first-plugin install.
-const OpenCodeNote = "OpenCode installs @opencode-ai/plugin with npm into its config directory the first time a plugin exists (network needed once)"
-
 // Setup installs the capture adapter and the lifecycle helper for provider,
 // running the muster binary at musterPath (absolute). It is idempotent: when
 // everything is already installed it writes nothing. Outdated entries of
@@ -58,20 +49,24 @@ func Setup(env Env, provider, musterPath string) (Result, error) {
 	if err := checkMusterPath(musterPath); err != nil {
 		return Result{}, fmt.Errorf("hooks setup %s: %w", provider, err)
 	}
-	path, err := ConfigPath(env, provider)
+	sp, err := spec(provider)
 	if err != nil {
 		return Result{}, fmt.Errorf("hooks setup %s: %w", provider, err)
 	}
-	if provider == OpenCode {
-		return setupPlugin(path, musterPath)
+	path, err := sp.Config(env)
+	if err != nil {
+		return Result{}, fmt.Errorf("hooks setup %s: %w", provider, err)
 	}
-	spec, _ := specFor(provider)
+	if sp.Plugin != nil {
+		return setupPlugin(provider, path, musterPath, sp.Plugin)
+	}
+	spec := jsonSpecFor(sp, provider)
 	r := Result{Provider: provider, Path: path}
 	f, err := readFile(path)
 	if err != nil {
 		return r, err
 	}
-	out, hadOurs, err := spec.setupText(path, f.data, f.exists, loadMemory(path, spec.jsonc), musterPath)
+	out, hadOurs, err := spec.setupText(path, f.data, f.exists, loadMemory(path, spec.JSONC), musterPath)
 	if err != nil {
 		return r, err
 	}
@@ -87,9 +82,7 @@ func Setup(env Env, provider, musterPath string) (Result, error) {
 		return r, err
 	}
 	r.Changed, r.Created = true, !f.exists
-	if provider == Codex {
-		r.Notes = append(r.Notes, CodexTrustNote)
-	}
+	r.Notes = append(r.Notes, sp.SetupNotes...)
 	return r, nil
 }
 
@@ -98,14 +91,18 @@ func Setup(env Env, provider, musterPath string) (Result, error) {
 // nothing else changed since the first setup the backup's exact bytes are
 // restored. A file Muster created is deleted once nothing else is in it.
 func Remove(env Env, provider string) (Result, error) {
-	path, err := ConfigPath(env, provider)
+	sp, err := spec(provider)
 	if err != nil {
 		return Result{}, fmt.Errorf("hooks remove %s: %w", provider, err)
 	}
-	if provider == OpenCode {
-		return removePlugin(path)
+	path, err := sp.Config(env)
+	if err != nil {
+		return Result{}, fmt.Errorf("hooks remove %s: %w", provider, err)
 	}
-	spec, _ := specFor(provider)
+	if sp.Plugin != nil {
+		return removePlugin(provider, path)
+	}
+	spec := jsonSpecFor(sp, provider)
 	r := Result{Provider: provider, Path: path}
 	f, err := readFile(path)
 	if err != nil {
@@ -114,7 +111,7 @@ func Remove(env Env, provider string) (Result, error) {
 	if !f.exists {
 		return r, nil
 	}
-	out, del, changed, err := spec.removeText(path, f.data, loadMemory(path, spec.jsonc), !f.symlink)
+	out, del, changed, err := spec.removeText(path, f.data, loadMemory(path, spec.JSONC), !f.symlink)
 	if err != nil || !changed {
 		return r, err
 	}
@@ -135,31 +132,35 @@ func Remove(env Env, provider string) (Result, error) {
 // Status reports whether provider's hooks are installed as musterPath
 // would install them. It never writes.
 func Status(env Env, provider, musterPath string) Report {
-	path, err := ConfigPath(env, provider)
+	sp, err := spec(provider)
+	path := ""
+	if err == nil {
+		path, err = sp.Config(env)
+	}
 	r := Report{Provider: provider, Path: path, State: NotInstalled}
 	if err != nil {
 		r.State, r.Detail = Unreadable, err.Error()
 		return r
 	}
-	if provider == OpenCode {
-		return statusPlugin(r, musterPath)
+	if sp.Plugin != nil {
+		return statusPlugin(r, musterPath, sp.Plugin)
 	}
-	spec, _ := specFor(provider)
+	spec := jsonSpecFor(sp, provider)
 	f, err := readFile(path)
 	if err != nil {
 		r.State, r.Detail = Unreadable, err.Error()
 		return r
 	}
 	if !f.exists || strings.TrimSpace(string(f.data)) == "" {
-		r.Notes = spec.notes(env, nil)
+		r.Notes = notes(sp, env, "")
 		return r
 	}
-	d, err := parseConfig(path, f.data, f.exists, spec.jsonc)
+	d, err := parseConfig(path, f.data, f.exists, spec.JSONC)
 	if err != nil {
 		r.State, r.Detail = Unreadable, err.Error()
 		return r
 	}
-	r.Notes = spec.notes(env, d)
+	r.Notes = notes(sp, env, d.clean)
 	spec.compare(d, musterPath, &r)
 	return r
 }
@@ -215,21 +216,21 @@ func (s *jsonSpec) compare(d *doc, musterPath string, r *Report) {
 		return
 	}
 	st := style{unit: "", colon: ":"}
-	for _, ev := range s.events {
-		els := s.elements(ev, commandsFor(musterPath, s.provider, ev))
-		have := got[ev.name]
-		delete(got, ev.name)
+	for _, ev := range s.Events {
+		els := s.Entries(ev, commandsFor(musterPath, s.provider, ev))
+		have := got[ev.Name]
+		delete(got, ev.Name)
 		if len(have) == 0 {
-			r.Detail = fmt.Sprintf("missing %s", ev.name)
+			r.Detail = fmt.Sprintf("missing %s", ev.Name)
 			return
 		}
 		if len(have) != len(els) {
-			r.Detail = fmt.Sprintf("%d entries in %s, want %d", len(have), ev.name, len(els))
+			r.Detail = fmt.Sprintf("%d entries in %s, want %d", len(have), ev.Name, len(els))
 			return
 		}
 		for i, el := range els {
 			if !equalJSON(have[i], st.encode(el, "")) {
-				r.Detail = fmt.Sprintf("the entry in %s differs from what this muster installs", ev.name)
+				r.Detail = fmt.Sprintf("the entry in %s differs from what this muster installs", ev.Name)
 				return
 			}
 		}
@@ -244,7 +245,7 @@ func (s *jsonSpec) compare(d *doc, musterPath string, r *Report) {
 // commandsIn returns the commands of our handlers in element el.
 func (s *jsonSpec) commandsIn(d *doc, el *node) []string {
 	var hs []*node
-	if s.flat {
+	if s.Flat {
 		hs = []*node{el}
 	} else if h := el.get("hooks"); h != nil && h.kind == '[' {
 		hs = h.elems
@@ -267,64 +268,11 @@ func firstWord(cmd string) string {
 }
 
 // notes reports provider settings that keep installed hooks from running.
-func (s *jsonSpec) notes(env Env, d *doc) []string {
-	var notes []string
-	if d != nil {
-		switch s.provider {
-		case Claude:
-			if gjson.Get(d.clean, "disableAllHooks").Bool() {
-				notes = append(notes, `"disableAllHooks": true in settings.json turns every hook off`)
-			}
-		case Gemini:
-			if v := gjson.Get(d.clean, "hooksConfig.enabled"); v.Exists() && !v.Bool() {
-				notes = append(notes, `"hooksConfig.enabled": false in settings.json turns every hook off`)
-			}
-		}
-	}
-	if s.provider == Codex {
-		notes = append(notes, codexConfigNotes(env)...)
-	}
-	return notes
-}
-
-// codexConfigNotes reads $CODEX_HOME/config.toml for settings that affect
-// hooks. Codex 0.124 and later run hooks by default, so nothing is edited.
-func codexConfigNotes(env Env) []string {
-	dir, err := env.dirFromEnv("CODEX_HOME", func(h string) string { return filepath.Join(h, ".codex") })
-	if err != nil {
+func notes(sp provider.HookInstall, env Env, settings string) []string {
+	if sp.Notes == nil {
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "config.toml"))
-	if err != nil {
-		return nil
-	}
-	var cfg struct {
-		Features map[string]any `toml:"features"`
-		Hooks    map[string]any `toml:"hooks"`
-	}
-	if err := toml.Unmarshal(b, &cfg); err != nil {
-		return []string{fmt.Sprintf("config.toml does not parse (%v); Codex may not start", firstLine(err.Error()))}
-	}
-	var notes []string
-	for _, k := range []string{"hooks", "codex_hooks"} {
-		if v, ok := cfg.Features[k].(bool); ok && !v {
-			notes = append(notes, fmt.Sprintf("[features] %s = false in config.toml turns hooks off", k))
-		}
-	}
-	for k := range cfg.Hooks {
-		if k != "state" {
-			notes = append(notes, "config.toml also defines [hooks]; Codex warns when hooks.json and config.toml both define hooks")
-			break
-		}
-	}
-	return notes
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
+	return sp.Notes(env, settings)
 }
 
 // parseConfig parses a config file's bytes, treating a missing or blank
@@ -345,7 +293,7 @@ func parseConfig(path string, data []byte, exists, jsonc bool) (*doc, error) {
 // (exists false: no file) and the memory of the original. hadOurs reports
 // whether the current content already held entries of ours.
 func (s *jsonSpec) setupText(path string, data []byte, exists bool, mem memory, musterPath string) (string, bool, error) {
-	d, err := parseConfig(path, data, exists, s.jsonc)
+	d, err := parseConfig(path, data, exists, s.JSONC)
 	if err != nil {
 		return "", false, err
 	}
@@ -377,7 +325,7 @@ func (s *jsonSpec) removeText(path string, data []byte, mem memory, mayDelete bo
 	if strings.TrimSpace(string(data)) == "" {
 		return string(data), false, false, nil
 	}
-	d, err := parseConfig(path, data, true, s.jsonc)
+	d, err := parseConfig(path, data, true, s.JSONC)
 	if err != nil {
 		return "", false, false, err
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/musterhq/muster/internal/provider/codex"
 )
 
 const musterBin = "/opt/muster/bin/muster"
@@ -85,22 +87,22 @@ func TestRoundTrip(t *testing.T) {
 		original []byte // nil: the file does not exist
 		mode     fs.FileMode
 	}{
-		{"claude realistic", Claude, fixture(t, "claude-settings.json"), 0o600},
-		{"claude crlf", Claude, fixture(t, "claude-settings-crlf.json"), 0o644},
-		{"claude compact", Claude, fixture(t, "claude-compact.json"), 0o644},
-		{"claude empty hooks object", Claude, fixture(t, "claude-empty-hooks.json"), 0o644},
-		{"claude empty object", Claude, []byte("{}"), 0o644},
-		{"claude empty file", Claude, []byte{}, 0o644},
-		{"claude blank file", Claude, []byte("\n\n"), 0o644},
-		{"claude missing file", Claude, nil, 0},
-		{"codex other hooks", Codex, fixture(t, "codex-hooks.json"), 0o644},
-		{"codex missing file", Codex, nil, 0},
-		{"gemini jsonc", Gemini, fixture(t, "gemini-settings.jsonc"), 0o644},
-		{"gemini missing file", Gemini, nil, 0},
-		{"cursor tabs", Cursor, fixture(t, "cursor-hooks.json"), 0o644},
-		{"cursor without version", Cursor, []byte(`{"hooks": {}}`), 0o644},
-		{"cursor missing file", Cursor, nil, 0},
-		{"opencode missing file", OpenCode, nil, 0},
+		{"claude realistic", "claude", fixture(t, "claude-settings.json"), 0o600},
+		{"claude crlf", "claude", fixture(t, "claude-settings-crlf.json"), 0o644},
+		{"claude compact", "claude", fixture(t, "claude-compact.json"), 0o644},
+		{"claude empty hooks object", "claude", fixture(t, "claude-empty-hooks.json"), 0o644},
+		{"claude empty object", "claude", []byte("{}"), 0o644},
+		{"claude empty file", "claude", []byte{}, 0o644},
+		{"claude blank file", "claude", []byte("\n\n"), 0o644},
+		{"claude missing file", "claude", nil, 0},
+		{"codex other hooks", "codex", fixture(t, "codex-hooks.json"), 0o644},
+		{"codex missing file", "codex", nil, 0},
+		{"gemini jsonc", "gemini", fixture(t, "gemini-settings.jsonc"), 0o644},
+		{"gemini missing file", "gemini", nil, 0},
+		{"cursor tabs", "cursor", fixture(t, "cursor-hooks.json"), 0o644},
+		{"cursor without version", "cursor", []byte(`{"hooks": {}}`), 0o644},
+		{"cursor missing file", "cursor", nil, 0},
+		{"opencode missing file", "opencode", nil, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,9 +126,9 @@ func TestRoundTrip(t *testing.T) {
 			if first == nil {
 				t.Fatal("setup wrote nothing")
 			}
-			if tt.provider != OpenCode {
+			if tt.provider != "opencode" {
 				var v map[string]any
-				if err := json.Unmarshal([]byte(mustClean(t, first, tt.provider == Gemini)), &v); err != nil {
+				if err := json.Unmarshal([]byte(mustClean(t, first, tt.provider == "gemini")), &v); err != nil {
 					t.Fatalf("setup wrote invalid JSON: %v\n%s", err, first)
 				}
 				if !strings.Contains(string(first), CaptureCommand(musterBin, tt.provider)[:20]) {
@@ -207,9 +209,9 @@ func mustClean(t *testing.T, b []byte, jsonc bool) string {
 // TestSetupGolden pins the exact text inserted into a realistic file.
 func TestSetupGolden(t *testing.T) {
 	env := testEnv(t, nil)
-	path := mustPath(t, env, Cursor)
+	path := mustPath(t, env, "cursor")
 	writeFile(t, path, fixture(t, "cursor-hooks.json"), 0o644)
-	if _, err := Setup(env, Cursor, musterBin); err != nil {
+	if _, err := Setup(env, "cursor", musterBin); err != nil {
 		t.Fatal(err)
 	}
 	got := string(readOrNil(t, path))
@@ -226,9 +228,9 @@ func TestSetupGolden(t *testing.T) {
 
 func TestSetupKeepsLaterUserEdits(t *testing.T) {
 	env := testEnv(t, nil)
-	path := mustPath(t, env, Claude)
+	path := mustPath(t, env, "claude")
 	writeFile(t, path, fixture(t, "claude-settings.json"), 0o644)
-	if _, err := Setup(env, Claude, musterBin); err != nil {
+	if _, err := Setup(env, "claude", musterBin); err != nil {
 		t.Fatal(err)
 	}
 	// The user adds a key and their own SessionStart hook after setup.
@@ -236,13 +238,13 @@ func TestSetupKeepsLaterUserEdits(t *testing.T) {
 	b = strings.Replace(b, `"model": "opus",`, `"model": "opus", "verbose": true,`, 1)
 	b = strings.Replace(b, `"SessionStart": [`, `"SessionStart": [{"hooks":[{"type":"command","command":"echo mine"}]},`, 1)
 	writeFile(t, path, []byte(b), 0o644)
-	if st := Status(env, Claude, musterBin); st.State != Installed {
+	if st := Status(env, "claude", musterBin); st.State != Installed {
 		t.Errorf("status = %+v", st)
 	}
-	if r, err := Setup(env, Claude, musterBin); err != nil || r.Changed {
+	if r, err := Setup(env, "claude", musterBin); err != nil || r.Changed {
 		t.Errorf("setup after user edit = %+v, %v; want unchanged", r, err)
 	}
-	if _, err := Remove(env, Claude); err != nil {
+	if _, err := Remove(env, "claude"); err != nil {
 		t.Fatal(err)
 	}
 	got := string(readOrNil(t, path))
@@ -274,17 +276,17 @@ func TestSetupKeepsLaterUserEdits(t *testing.T) {
 
 func TestOutdated(t *testing.T) {
 	env := testEnv(t, nil)
-	path := mustPath(t, env, Claude)
+	path := mustPath(t, env, "claude")
 	original := fixture(t, "claude-settings.json")
 	writeFile(t, path, original, 0o644)
-	if _, err := Setup(env, Claude, "/old/place/muster"); err != nil {
+	if _, err := Setup(env, "claude", "/old/place/muster"); err != nil {
 		t.Fatal(err)
 	}
-	st := Status(env, Claude, musterBin)
+	st := Status(env, "claude", musterBin)
 	if st.State != Outdated || !strings.Contains(st.Detail, "/old/place/muster") {
 		t.Errorf("status with another binary = %+v", st)
 	}
-	r, err := Setup(env, Claude, musterBin)
+	r, err := Setup(env, "claude", musterBin)
 	if err != nil || !r.Changed || r.Backup != "" {
 		t.Fatalf("setup over outdated = %+v, %v", r, err)
 	}
@@ -292,12 +294,12 @@ func TestOutdated(t *testing.T) {
 	if strings.Contains(string(b), "/old/place") {
 		t.Errorf("outdated entries kept:\n%s", b)
 	}
-	if st := Status(env, Claude, musterBin); st.State != Installed {
+	if st := Status(env, "claude", musterBin); st.State != Installed {
 		t.Errorf("status after update = %+v", st)
 	}
 	// An older marker version is outdated too.
 	writeFile(t, path, []byte(strings.ReplaceAll(string(b), Marker, "# muster-hooks:v0")), 0o644)
-	if st := Status(env, Claude, musterBin); st.State != Outdated || !strings.Contains(st.Detail, "older muster") {
+	if st := Status(env, "claude", musterBin); st.State != Outdated || !strings.Contains(st.Detail, "older muster") {
 		t.Errorf("status with v0 marker = %+v", st)
 	}
 	// A missing event is outdated, and setup adds it back.
@@ -308,11 +310,11 @@ func TestOutdated(t *testing.T) {
 	delete(doc["hooks"].(map[string]any), "Stop")
 	partial, _ := json.Marshal(doc)
 	writeFile(t, path, partial, 0o644)
-	if st := Status(env, Claude, musterBin); st.State != Outdated || st.Detail != "missing Stop" {
+	if st := Status(env, "claude", musterBin); st.State != Outdated || st.Detail != "missing Stop" {
 		t.Errorf("status without Stop = %+v", st)
 	}
 	writeFile(t, path, b, 0o644)
-	if _, err := Remove(env, Claude); err != nil {
+	if _, err := Remove(env, "claude"); err != nil {
 		t.Fatal(err)
 	}
 	if got := readOrNil(t, path); string(got) != string(original) {
@@ -322,13 +324,13 @@ func TestOutdated(t *testing.T) {
 
 func TestMixedGroup(t *testing.T) {
 	env := testEnv(t, nil)
-	path := mustPath(t, env, Codex)
+	path := mustPath(t, env, "codex")
 	src := `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"mine"},{"type":"command","command":"/x/muster hook event codex # muster-hooks:v1"}]}]}}`
 	writeFile(t, path, []byte(src), 0o644)
-	if st := Status(env, Codex, "/x/muster"); st.State != Outdated || !strings.Contains(st.Detail, "share a group") {
+	if st := Status(env, "codex", "/x/muster"); st.State != Outdated || !strings.Contains(st.Detail, "share a group") {
 		t.Errorf("status = %+v", st)
 	}
-	if _, err := Remove(env, Codex); err != nil {
+	if _, err := Remove(env, "codex"); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"mine"}]}]}}`
@@ -344,13 +346,13 @@ func TestRefusals(t *testing.T) {
 		content  string
 		want     string
 	}{
-		{"invalid json", Claude, `{"model": "opus",}`, "not valid JSON"},
-		{"comments in claude", Claude, "{\n  // no\n}", "not valid JSON"},
-		{"top level array", Codex, `[]`, "top level is not an object"},
-		{"hooks is a list", Claude, `{"hooks": []}`, `"hooks" is an array`},
-		{"event is an object", Gemini, `{"hooks": {"SessionStart": {}}}`, `"SessionStart" is an object`},
-		{"cursor version 2", Cursor, `{"version": 2, "hooks": {}}`, `"version" is 2`},
-		{"unterminated comment", Gemini, "{ /* x", "unterminated /* comment"},
+		{"invalid json", "claude", `{"model": "opus",}`, "not valid JSON"},
+		{"comments in claude", "claude", "{\n  // no\n}", "not valid JSON"},
+		{"top level array", "codex", `[]`, "top level is not an object"},
+		{"hooks is a list", "claude", `{"hooks": []}`, `"hooks" is an array`},
+		{"event is an object", "gemini", `{"hooks": {"SessionStart": {}}}`, `"SessionStart" is an object`},
+		{"cursor version 2", "cursor", `{"version": 2, "hooks": {}}`, `"version" is 2`},
+		{"unterminated comment", "gemini", "{ /* x", "unterminated /* comment"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -386,28 +388,28 @@ func TestUnreadable(t *testing.T) {
 			t.Skip("root reads files whatever their mode; the not-a-file case covers the error path")
 		}
 		env := testEnv(t, nil)
-		path := mustPath(t, env, Claude)
+		path := mustPath(t, env, "claude")
 		writeFile(t, path, []byte(`{}`), 0o000)
-		if _, err := Setup(env, Claude, musterBin); err == nil || !strings.Contains(err.Error(), "permission denied") {
+		if _, err := Setup(env, "claude", musterBin); err == nil || !strings.Contains(err.Error(), "permission denied") {
 			t.Errorf("setup error = %v", err)
 		}
-		if st := Status(env, Claude, musterBin); st.State != Unreadable {
+		if st := Status(env, "claude", musterBin); st.State != Unreadable {
 			t.Errorf("status = %+v", st)
 		}
 	})
 	t.Run("not a regular file", func(t *testing.T) {
 		env := testEnv(t, nil)
-		path := mustPath(t, env, Claude)
+		path := mustPath(t, env, "claude")
 		if err := os.MkdirAll(path, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Setup(env, Claude, musterBin); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		if _, err := Setup(env, "claude", musterBin); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 			t.Errorf("setup error = %v", err)
 		}
-		if _, err := Remove(env, Claude); err == nil {
+		if _, err := Remove(env, "claude"); err == nil {
 			t.Error("remove accepted a directory")
 		}
-		if st := Status(env, Claude, musterBin); st.State != Unreadable {
+		if st := Status(env, "claude", musterBin); st.State != Unreadable {
 			t.Errorf("status = %+v", st)
 		}
 	})
@@ -415,7 +417,7 @@ func TestUnreadable(t *testing.T) {
 
 func TestSymlinkedConfig(t *testing.T) {
 	env := testEnv(t, nil)
-	path := mustPath(t, env, Claude)
+	path := mustPath(t, env, "claude")
 	target := filepath.Join(env.Home, "dotfiles", "claude.json")
 	original := fixture(t, "claude-settings.json")
 	writeFile(t, target, original, 0o644)
@@ -425,7 +427,7 @@ func TestSymlinkedConfig(t *testing.T) {
 	if err := os.Symlink(target, path); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Setup(env, Claude, musterBin); err != nil {
+	if _, err := Setup(env, "claude", musterBin); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Lstat(path); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
@@ -434,7 +436,7 @@ func TestSymlinkedConfig(t *testing.T) {
 	if !strings.Contains(string(readOrNil(t, target)), "muster hook") {
 		t.Error("setup did not edit the symlink target")
 	}
-	if _, err := Remove(env, Claude); err != nil {
+	if _, err := Remove(env, "claude"); err != nil {
 		t.Fatal(err)
 	}
 	if got := readOrNil(t, target); string(got) != string(original) {
@@ -450,17 +452,17 @@ func TestConfigPath(t *testing.T) {
 		want     string // relative to home unless absolute
 		wantErr  string
 	}{
-		{"claude default", Claude, nil, ".claude/settings.json", ""},
-		{"claude config dir", Claude, map[string]string{"CLAUDE_CONFIG_DIR": "/cfg/claude"}, "/cfg/claude/settings.json", ""},
-		{"claude relative dir", Claude, map[string]string{"CLAUDE_CONFIG_DIR": "cfg"}, "", "not an absolute path"},
-		{"codex default", Codex, nil, ".codex/hooks.json", ""},
-		{"codex home", Codex, map[string]string{"CODEX_HOME": "/c/x/"}, "/c/x/hooks.json", ""},
-		{"gemini default", Gemini, nil, ".gemini/settings.json", ""},
-		{"gemini cli home replaces home", Gemini, map[string]string{"GEMINI_CLI_HOME": "/g"}, "/g/.gemini/settings.json", ""},
-		{"cursor", Cursor, map[string]string{"CODEX_HOME": "/x"}, ".cursor/hooks.json", ""},
-		{"opencode default", OpenCode, nil, ".config/opencode/plugins/muster.js", ""},
-		{"opencode xdg", OpenCode, map[string]string{"XDG_CONFIG_HOME": "/xdg"}, "/xdg/opencode/plugins/muster.js", ""},
-		{"opencode relative xdg ignored", OpenCode, map[string]string{"XDG_CONFIG_HOME": "rel"}, ".config/opencode/plugins/muster.js", ""},
+		{"claude default", "claude", nil, ".claude/settings.json", ""},
+		{"claude config dir", "claude", map[string]string{"CLAUDE_CONFIG_DIR": "/cfg/claude"}, "/cfg/claude/settings.json", ""},
+		{"claude relative dir", "claude", map[string]string{"CLAUDE_CONFIG_DIR": "cfg"}, "", "not an absolute path"},
+		{"codex default", "codex", nil, ".codex/hooks.json", ""},
+		{"codex home", "codex", map[string]string{"CODEX_HOME": "/c/x/"}, "/c/x/hooks.json", ""},
+		{"gemini default", "gemini", nil, ".gemini/settings.json", ""},
+		{"gemini cli home replaces home", "gemini", map[string]string{"GEMINI_CLI_HOME": "/g"}, "/g/.gemini/settings.json", ""},
+		{"cursor", "cursor", map[string]string{"CODEX_HOME": "/x"}, ".cursor/hooks.json", ""},
+		{"opencode default", "opencode", nil, ".config/opencode/plugins/muster.js", ""},
+		{"opencode xdg", "opencode", map[string]string{"XDG_CONFIG_HOME": "/xdg"}, "/xdg/opencode/plugins/muster.js", ""},
+		{"opencode relative xdg ignored", "opencode", map[string]string{"XDG_CONFIG_HOME": "rel"}, ".config/opencode/plugins/muster.js", ""},
 		{"unknown", "aider", nil, "", "no hook installer"},
 	}
 	for _, tt := range tests {
@@ -482,7 +484,7 @@ func TestConfigPath(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ConfigPath(Env{Home: "rel"}, Claude); err == nil {
+	if _, err := ConfigPath(Env{Home: "rel"}, "claude"); err == nil {
 		t.Error("relative home accepted")
 	}
 }
@@ -518,26 +520,26 @@ func TestProviderHomesHonoured(t *testing.T) {
 func TestNotes(t *testing.T) {
 	dir := t.TempDir()
 	env := testEnv(t, map[string]string{"CODEX_HOME": dir})
-	r, err := Setup(env, Codex, musterBin)
+	r, err := Setup(env, "codex", musterBin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !cmp.Equal(r.Notes, []string{CodexTrustNote}) {
+	if !cmp.Equal(r.Notes, []string{codex.HookTrustNote}) {
 		t.Errorf("codex setup notes = %q", r.Notes)
 	}
 	writeFile(t, filepath.Join(dir, "config.toml"), []byte("# mine\n[features]\nhooks = false\n"), 0o644)
-	st := Status(env, Codex, musterBin)
+	st := Status(env, "codex", musterBin)
 	if st.State != Installed || len(st.Notes) != 1 || !strings.Contains(st.Notes[0], "hooks = false") {
 		t.Errorf("codex status = %+v", st)
 	}
 	claudeEnv := testEnv(t, nil)
-	writeFile(t, mustPath(t, claudeEnv, Claude), []byte(`{"disableAllHooks": true}`), 0o644)
-	if st := Status(claudeEnv, Claude, musterBin); len(st.Notes) != 1 {
+	writeFile(t, mustPath(t, claudeEnv, "claude"), []byte(`{"disableAllHooks": true}`), 0o644)
+	if st := Status(claudeEnv, "claude", musterBin); len(st.Notes) != 1 {
 		t.Errorf("claude status = %+v", st)
 	}
 	geminiEnv := testEnv(t, nil)
-	writeFile(t, mustPath(t, geminiEnv, Gemini), []byte(`{"hooksConfig": {"enabled": false}}`), 0o644)
-	if st := Status(geminiEnv, Gemini, musterBin); len(st.Notes) != 1 {
+	writeFile(t, mustPath(t, geminiEnv, "gemini"), []byte(`{"hooksConfig": {"enabled": false}}`), 0o644)
+	if st := Status(geminiEnv, "gemini", musterBin); len(st.Notes) != 1 {
 		t.Errorf("gemini status = %+v", st)
 	}
 }
@@ -545,7 +547,7 @@ func TestNotes(t *testing.T) {
 func TestBadMusterPath(t *testing.T) {
 	env := testEnv(t, nil)
 	for _, p := range []string{"", "muster", "/a\nb"} {
-		if _, err := Setup(env, Claude, p); err == nil {
+		if _, err := Setup(env, "claude", p); err == nil {
 			t.Errorf("Setup accepted muster path %q", p)
 		}
 	}
@@ -555,7 +557,7 @@ func TestBadMusterPath(t *testing.T) {
 }
 
 func TestClaudeSettingsJSON(t *testing.T) {
-	got := ClaudeSettingsJSON("/opt/my muster/muster")
+	got := mustSettingsJSON(t, "claude", "/opt/my muster/muster")
 	var v struct {
 		Hooks map[string][]struct {
 			Matcher *string `json:"matcher"`
@@ -589,11 +591,11 @@ func TestClaudeSettingsJSON(t *testing.T) {
 	// The per-launch settings use the very commands setup installs, so that
 	// Claude Code's deduplication of identical commands applies.
 	env := testEnv(t, nil)
-	if _, err := Setup(env, Claude, "/opt/my muster/muster"); err != nil {
+	if _, err := Setup(env, "claude", "/opt/my muster/muster"); err != nil {
 		t.Fatal(err)
 	}
 	var installed map[string]any
-	if err := json.Unmarshal(readOrNil(t, mustPath(t, env, Claude)), &installed); err != nil {
+	if err := json.Unmarshal(readOrNil(t, mustPath(t, env, "claude")), &installed); err != nil {
 		t.Fatal(err)
 	}
 	var injected map[string]any
@@ -607,8 +609,8 @@ func TestClaudeSettingsJSON(t *testing.T) {
 
 func TestOpenCodePlugin(t *testing.T) {
 	env := testEnv(t, nil)
-	path := mustPath(t, env, OpenCode)
-	if _, err := Setup(env, OpenCode, musterBin); err != nil {
+	path := mustPath(t, env, "opencode")
+	if _, err := Setup(env, "opencode", musterBin); err != nil {
 		t.Fatal(err)
 	}
 	b := string(readOrNil(t, path))
@@ -617,16 +619,16 @@ func TestOpenCodePlugin(t *testing.T) {
 			t.Errorf("plugin lacks %s", want)
 		}
 	}
-	if st := Status(env, OpenCode, "/other/muster"); st.State != Outdated || !strings.Contains(st.Detail, "different muster") {
+	if st := Status(env, "opencode", "/other/muster"); st.State != Outdated || !strings.Contains(st.Detail, "different muster") {
 		t.Errorf("status with another binary = %+v", st)
 	}
-	if r, err := Setup(env, OpenCode, "/other/muster"); err != nil || !r.Changed || r.Created {
+	if r, err := Setup(env, "opencode", "/other/muster"); err != nil || !r.Changed || r.Created {
 		t.Errorf("update = %+v, %v", r, err)
 	}
-	if r, err := Setup(env, OpenCode, "/other/muster"); err != nil || r.Changed {
+	if r, err := Setup(env, "opencode", "/other/muster"); err != nil || r.Changed {
 		t.Errorf("second update = %+v, %v", r, err)
 	}
-	if _, err := Remove(env, OpenCode); err != nil {
+	if _, err := Remove(env, "opencode"); err != nil {
 		t.Fatal(err)
 	}
 	if readOrNil(t, path) != nil {
@@ -634,13 +636,13 @@ func TestOpenCodePlugin(t *testing.T) {
 	}
 	// A muster.js that is not ours is never overwritten or removed.
 	writeFile(t, path, []byte("export const Mine = async () => ({})\n"), 0o644)
-	if _, err := Setup(env, OpenCode, musterBin); err == nil || !strings.Contains(err.Error(), "not written by muster") {
+	if _, err := Setup(env, "opencode", musterBin); err == nil || !strings.Contains(err.Error(), "not written by muster") {
 		t.Errorf("setup over a foreign plugin = %v", err)
 	}
-	if r, err := Remove(env, OpenCode); err != nil || r.Changed {
+	if r, err := Remove(env, "opencode"); err != nil || r.Changed {
 		t.Errorf("remove of a foreign plugin = %+v, %v", r, err)
 	}
-	if st := Status(env, OpenCode, musterBin); st.State != NotInstalled || st.Detail == "" {
+	if st := Status(env, "opencode", musterBin); st.State != NotInstalled || st.Detail == "" {
 		t.Errorf("status of a foreign plugin = %+v", st)
 	}
 	if got := string(readOrNil(t, path)); got != "export const Mine = async () => ({})\n" {
@@ -660,7 +662,7 @@ func TestOpenCodePluginRuns(t *testing.T) {
 	fake := filepath.Join(dir, "muster")
 	writeFile(t, fake, []byte("#!/bin/sh\n{ printf '%s\\n' \"$*\"; cat; printf '\\n'; } >> "+log+"\n"), 0o755)
 	plugin := filepath.Join(dir, "muster.mjs")
-	writeFile(t, plugin, []byte(OpenCodePlugin(fake)), 0o644)
+	writeFile(t, plugin, []byte(pluginSource(t, "opencode", fake)), 0o644)
 	driver := filepath.Join(dir, "drive.mjs")
 	writeFile(t, driver, []byte(`
 import { MusterPlugin } from "./muster.mjs";
@@ -717,10 +719,10 @@ func TestHookHelperBesideMuster(t *testing.T) {
 	bin := t.TempDir()
 	muster := filepath.Join(bin, "muster")
 	writeFile(t, muster, []byte("#!/bin/sh\n"), 0o755)
-	path := mustPath(t, env, Claude)
+	path := mustPath(t, env, "claude")
 	original := fixture(t, "claude-settings.json")
 	writeFile(t, path, original, 0o644)
-	if _, err := Setup(env, Claude, muster); err != nil {
+	if _, err := Setup(env, "claude", muster); err != nil {
 		t.Fatal(err)
 	}
 	if b := string(readOrNil(t, path)); !strings.Contains(b, "muster' hook event claude") && !strings.Contains(b, "muster hook event claude") {
@@ -728,10 +730,10 @@ func TestHookHelperBesideMuster(t *testing.T) {
 	}
 	helper := filepath.Join(bin, "muster-hook")
 	writeFile(t, helper, []byte("#!/bin/sh\n"), 0o755)
-	if st := Status(env, Claude, muster); st.State != Outdated {
+	if st := Status(env, "claude", muster); st.State != Outdated {
 		t.Errorf("status once the helper exists = %+v, want outdated", st)
 	}
-	if _, err := Setup(env, Claude, muster); err != nil {
+	if _, err := Setup(env, "claude", muster); err != nil {
 		t.Fatal(err)
 	}
 	b := string(readOrNil(t, path))
@@ -741,10 +743,10 @@ func TestHookHelperBesideMuster(t *testing.T) {
 	if !strings.Contains(b, "hook capture --provider claude") {
 		t.Errorf("the capture adapter is gone:\n%s", b)
 	}
-	if st := Status(env, Claude, muster); st.State != Installed {
+	if st := Status(env, "claude", muster); st.State != Installed {
 		t.Errorf("status after setup = %+v", st)
 	}
-	if _, err := Remove(env, Claude); err != nil {
+	if _, err := Remove(env, "claude"); err != nil {
 		t.Fatal(err)
 	}
 	if got := readOrNil(t, path); string(got) != string(original) {
@@ -754,7 +756,7 @@ func TestHookHelperBesideMuster(t *testing.T) {
 	if err := os.Chmod(helper, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := EventCommand(muster, Claude); strings.Contains(got, "muster-hook event") {
+	if got := EventCommand(muster, "claude"); strings.Contains(got, "muster-hook event") {
 		t.Errorf("EventCommand used a non-executable helper: %s", got)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/musterhq/muster/internal/provider"
 )
 
 // This file is a small surgical JSON editor. It parses a document into a
@@ -344,13 +346,11 @@ func (d *doc) lineIndent(pos int) string {
 	return leadingBlank(d.src[k+1:])
 }
 
-// object is an ordered JSON object for generated text.
-type object []kv
+// object is an ordered JSON object for generated text; the providers'
+// hook entries are built of them.
+type object = provider.Object
 
-type kv struct {
-	k string
-	v any
-}
+type kv = provider.Field
 
 func quote(s string) string {
 	var b bytes.Buffer
@@ -369,7 +369,7 @@ func (st style) encode(v any, indent string) string {
 		}
 		parts := make([]string, len(x))
 		for i, e := range x {
-			parts[i] = quote(e.k) + st.colon + st.encode(e.v, indent+st.unit)
+			parts[i] = quote(e.Key) + st.colon + st.encode(e.Value, indent+st.unit)
 		}
 		return st.wrap("{", "}", parts, indent)
 	case []any:

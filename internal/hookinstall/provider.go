@@ -10,20 +10,27 @@ import (
 
 	"github.com/musterhq/muster/internal/launcher"
 	"github.com/musterhq/muster/internal/paths"
-)
-
-// Provider names with a hook installer.
-const (
-	Claude   = "claude"
-	Codex    = "codex"
-	Gemini   = "gemini"
-	Cursor   = "cursor"
-	OpenCode = "opencode"
+	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/transcript"
 )
 
 // Providers returns the providers with a hook installer, in display order.
 func Providers() []string {
-	return []string{Claude, Codex, Gemini, Cursor, OpenCode}
+	var out []string
+	for _, h := range all.Capable[provider.HookInstaller]() {
+		out = append(out, h.Name())
+	}
+	return out
+}
+
+// spec returns provider's installer description.
+func spec(name string) (provider.HookInstall, error) {
+	h, ok := all.As[provider.HookInstaller](name)
+	if !ok {
+		return provider.HookInstall{}, unknownProvider(name)
+	}
+	return h.HookInstall(), nil
 }
 
 // MarkerVersion is the version of the hook entries this package writes.
@@ -52,78 +59,26 @@ func markerVersion(command string) int {
 
 // Env is where the installer looks for provider homes. Tests set Home and
 // Getenv to temporary values so that the real home is never touched.
-type Env struct {
-	Home   string              // the user's home directory, absolute
-	Getenv func(string) string // environment lookup; nil means none set
-}
+type Env = transcript.Env
 
-func (e Env) getenv(k string) string {
-	if e.Getenv == nil {
-		return ""
-	}
-	return e.Getenv(k)
-}
-
-func (e Env) home() (string, error) {
-	if e.Home == "" || !filepath.IsAbs(e.Home) {
-		return "", fmt.Errorf("home directory %q is not an absolute path", e.Home)
-	}
-	return e.Home, nil
-}
-
-// dirFromEnv returns the directory in variable name, or def(home) when the
-// variable is unset. A relative value is refused rather than resolved
-// against whatever the current directory happens to be.
-func (e Env) dirFromEnv(name string, def func(home string) string) (string, error) {
-	if v := e.getenv(name); v != "" {
-		if !filepath.IsAbs(v) {
-			return "", fmt.Errorf("%s=%q is not an absolute path", name, v)
-		}
-		return filepath.Clean(v), nil
-	}
-	home, err := e.home()
-	if err != nil {
-		return "", err
-	}
-	return def(home), nil
-}
-
-// ConfigPath returns the file the installer edits for provider:
+// ConfigPath returns the file the installer edits for provider (each
+// provider's doc says which):
 //
 //	claude    $CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json
 //	codex     $CODEX_HOME/hooks.json, else ~/.codex/hooks.json
 //	gemini    $GEMINI_CLI_HOME/.gemini/settings.json, else ~/.gemini/settings.json
-//	          (GEMINI_CLI_HOME replaces the home directory, not ~/.gemini)
 //	cursor    ~/.cursor/hooks.json
 //	opencode  $XDG_CONFIG_HOME/opencode/plugins/muster.js, else
-//	          ~/.config/opencode/plugins/muster.js (a relative
-//	          XDG_CONFIG_HOME is ignored, as the XDG spec says)
+//	          ~/.config/opencode/plugins/muster.js
+//
+// A relative directory in the environment is refused rather than resolved
+// against whatever the current directory happens to be.
 func ConfigPath(env Env, provider string) (string, error) {
-	switch provider {
-	case Claude:
-		dir, err := env.dirFromEnv("CLAUDE_CONFIG_DIR", func(h string) string { return filepath.Join(h, ".claude") })
-		return filepath.Join(dir, "settings.json"), err
-	case Codex:
-		dir, err := env.dirFromEnv("CODEX_HOME", func(h string) string { return filepath.Join(h, ".codex") })
-		return filepath.Join(dir, "hooks.json"), err
-	case Gemini:
-		base, err := env.dirFromEnv("GEMINI_CLI_HOME", func(h string) string { return h })
-		return filepath.Join(base, ".gemini", "settings.json"), err
-	case Cursor:
-		home, err := env.home()
-		return filepath.Join(home, ".cursor", "hooks.json"), err
-	case OpenCode:
-		base := env.getenv("XDG_CONFIG_HOME")
-		if base == "" || !filepath.IsAbs(base) {
-			home, err := env.home()
-			if err != nil {
-				return "", err
-			}
-			base = filepath.Join(home, ".config")
-		}
-		return filepath.Join(base, "opencode", "plugins", "muster.js"), nil
+	sp, err := spec(provider)
+	if err != nil {
+		return "", err
 	}
-	return "", unknownProvider(provider)
+	return sp.Config(env)
 }
 
 // ErrUnknownProvider means the provider has no hook installer.
@@ -165,164 +120,51 @@ func EventCommand(musterPath, provider string) string {
 	return launcher.ShellQuote(musterPath) + " hook event " + provider + " " + Marker
 }
 
-// eventSpec is one provider hook event we install into.
-type eventSpec struct {
-	name    string
-	capture bool // also install the capture adapter
-	timeout int  // in the provider's unit; 0 means the provider default
-}
-
-// jsonSpec describes a provider whose hooks live in a JSON settings file.
+// jsonSpec is a provider whose hooks live in a JSON settings file.
 type jsonSpec struct {
 	provider string
-	jsonc    bool // the provider reads the file with comments stripped
-	flat     bool // event arrays hold handlers, not groups (Cursor)
-	version  bool // the file needs "version": 1 at the top (Cursor)
-	events   []eventSpec
-	// elements returns what we append to the event array of ev.
-	elements func(ev eventSpec, cmds []string) []any
+	*provider.HookJSON
 }
 
-func commandsFor(musterPath, provider string, ev eventSpec) []string {
+// jsonSpecFor returns the JSON description of a provider, or nil when its
+// hooks are not kept in a JSON file.
+func jsonSpecFor(sp provider.HookInstall, name string) *jsonSpec {
+	if sp.JSON == nil {
+		return nil
+	}
+	return &jsonSpec{provider: name, HookJSON: sp.JSON}
+}
+
+func commandsFor(musterPath, provider string, ev provider.HookEvent) []string {
 	var cmds []string
-	if ev.capture {
+	if ev.Capture {
 		cmds = append(cmds, CaptureCommand(musterPath, provider))
 	}
 	return append(cmds, EventCommand(musterPath, provider))
 }
 
-// Claude Code: settings.json "hooks", groups of {matcher, hooks[]}, timeout
-// in seconds. The events are the lifecycle rows of research/providers.md and
-// the events Claude Code 2.1.328 fired in research/real-cli.
-var claudeSpec = &jsonSpec{
-	provider: Claude,
-	events: []eventSpec{
-		{name: "SessionStart", capture: true, timeout: 10},
-		{name: "UserPromptSubmit", timeout: 10},
-		{name: "PreToolUse", timeout: 10},
-		{name: "PostToolUse", timeout: 10},
-		{name: "PostToolUseFailure", timeout: 10},
-		{name: "PermissionRequest", timeout: 10},
-		{name: "PermissionDenied", timeout: 10},
-		{name: "Notification", timeout: 10},
-		{name: "Stop", timeout: 10},
-		{name: "StopFailure", timeout: 10},
-		{name: "SessionEnd", timeout: 10},
-	},
-	elements: func(ev eventSpec, cmds []string) []any {
-		return []any{object{{"matcher", ""}, {"hooks", handlers(cmds, func(c string) object {
-			return object{{"type", "command"}, {"command", c}, {"timeout", ev.timeout}}
-		})}}}
-	},
-}
-
-// Codex 0.169: hooks.json with the Claude-style schema. Only events Codex
-// 0.169 accepted are used (an unknown event name would be a config error);
-// SessionEnd hooks are clamped to 3 s by Codex, so we ask for 3.
-var codexSpec = &jsonSpec{
-	provider: Codex,
-	events: []eventSpec{
-		{name: "SessionStart", capture: true, timeout: 10},
-		{name: "UserPromptSubmit", timeout: 10},
-		{name: "PreToolUse", timeout: 10},
-		{name: "PermissionRequest", timeout: 10},
-		{name: "PostToolUse", timeout: 10},
-		{name: "Stop", timeout: 10},
-		{name: "SessionEnd", timeout: 3},
-	},
-	elements: func(ev eventSpec, cmds []string) []any {
-		return []any{object{{"hooks", handlers(cmds, func(c string) object {
-			return object{{"type", "command"}, {"command", c}, {"timeout", ev.timeout}}
-		})}}}
-	},
-}
-
-// Gemini CLI: settings.json (read with comments stripped) "hooks", groups
-// of {matcher, hooks[]} whose handlers have a name; timeout in milliseconds.
-var geminiSpec = &jsonSpec{
-	provider: Gemini,
-	jsonc:    true,
-	events: []eventSpec{
-		{name: "SessionStart", capture: true, timeout: 10000},
-		{name: "BeforeAgent", timeout: 10000},
-		{name: "BeforeTool", timeout: 10000},
-		{name: "AfterTool", timeout: 10000},
-		{name: "Notification", timeout: 10000},
-		{name: "AfterAgent", timeout: 10000},
-		{name: "SessionEnd", timeout: 10000},
-	},
-	elements: func(ev eventSpec, cmds []string) []any {
-		return []any{object{{"matcher", "*"}, {"hooks", handlers(cmds, func(c string) object {
-			name := "muster-event"
-			if strings.Contains(c, " hook capture ") {
-				name = "muster-capture"
-			}
-			return object{{"name", name}, {"type", "command"}, {"command", c}, {"timeout", ev.timeout}}
-		})}}}
-	},
-}
-
-// Cursor: ~/.cursor/hooks.json {"version":1,"hooks":{event:[{command}]}}.
-var cursorSpec = &jsonSpec{
-	provider: Cursor,
-	flat:     true,
-	version:  true,
-	events: []eventSpec{
-		{name: "sessionStart", capture: true},
-		{name: "beforeSubmitPrompt"},
-		{name: "preToolUse"},
-		{name: "postToolUse"},
-		{name: "postToolUseFailure"},
-		{name: "stop"},
-		{name: "sessionEnd"},
-	},
-	elements: func(ev eventSpec, cmds []string) []any {
-		var out []any
-		for _, c := range cmds {
-			out = append(out, object{{"command", c}})
-		}
-		return out
-	},
-}
-
-func handlers(cmds []string, f func(string) object) []any {
-	out := make([]any, len(cmds))
-	for i, c := range cmds {
-		out[i] = f(c)
-	}
-	return out
-}
-
-func specFor(provider string) (*jsonSpec, bool) {
-	switch provider {
-	case Claude:
-		return claudeSpec, true
-	case Codex:
-		return codexSpec, true
-	case Gemini:
-		return geminiSpec, true
-	case Cursor:
-		return cursorSpec, true
-	}
-	return nil, false
-}
-
 // hooksValue is the value of the "hooks" key we would install.
 func (s *jsonSpec) hooksValue(musterPath string) object {
 	var o object
-	for _, ev := range s.events {
-		o = append(o, kv{ev.name, s.elements(ev, commandsFor(musterPath, s.provider, ev))})
+	for _, ev := range s.Events {
+		o = append(o, kv{Key: ev.Name, Value: s.Entries(ev, commandsFor(musterPath, s.provider, ev))})
 	}
 	return o
 }
 
-// ClaudeSettingsJSON returns a compact settings document with Muster's
-// Claude Code hooks, for `claude --settings '<json>'` when the daemon
-// launches Claude Code in a pane, so that the session reports even before
-// `muster hooks setup`. The commands are byte-identical to the ones setup
-// installs, so Claude Code, which merges hooks from all settings sources and
-// runs identical commands once, does not report twice.
-func ClaudeSettingsJSON(musterPath string) string {
+// SettingsJSON returns a compact settings document with Muster's hooks for
+// provider, for a launch that passes settings on the command line
+// (provider.Launch.HookArgs: `claude --settings '<json>'`), so that a
+// session the daemon starts reports even before `muster hooks setup`. The
+// commands are byte-identical to the ones setup installs, so a CLI that
+// merges hooks from all settings sources and runs identical commands once
+// (Claude Code does) does not report twice. ok is false when the provider
+// keeps no hooks in a JSON settings file.
+func SettingsJSON(provider, musterPath string) (settings string, ok bool) {
+	sp, err := spec(provider)
+	if err != nil || sp.JSON == nil {
+		return "", false
+	}
 	st := style{nl: "\n", unit: "", colon: ":"}
-	return st.encode(object{{"hooks", claudeSpec.hooksValue(musterPath)}}, "")
+	return st.encode(object{{Key: "hooks", Value: jsonSpecFor(sp, provider).hooksValue(musterPath)}}, ""), true
 }

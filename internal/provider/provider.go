@@ -41,6 +41,11 @@ type Launch struct {
 	ResumeArgs func(nativeID string) []string
 	// Install tells the user how to get the CLI.
 	Install string
+	// HookArgs, when set, are the arguments (inserted after the executable)
+	// that make the CLI load settings, a document of its own settings
+	// format holding Muster's hooks, besides its own settings: a session
+	// Muster starts then reports even before `muster hooks setup`.
+	HookArgs func(settings string) []string
 }
 
 // Transcripts is a provider whose conversations Muster reads: where its

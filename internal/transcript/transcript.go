@@ -7,6 +7,7 @@ package transcript
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"time"
@@ -135,13 +136,28 @@ func (e Env) Get(key string) string {
 // directory in envVar when it is set (joined with sub), else at homePath
 // under the home directory; "" when neither is known.
 func (e Env) Dir(envVar, sub string, homePath ...string) string {
-	if v := e.Get(envVar); v != "" {
-		return filepath.Join(v, sub)
+	d, _ := e.CheckedDir(envVar, sub, homePath...)
+	return d
+}
+
+// CheckedDir is Dir, with an error when the directory is not absolute (a
+// relative envVar, or no absolute home directory): good enough to read,
+// but not to write. An empty envVar means the home directory only.
+func (e Env) CheckedDir(envVar, sub string, homePath ...string) (string, error) {
+	if v := e.Get(envVar); envVar != "" && v != "" {
+		if !filepath.IsAbs(v) {
+			return filepath.Join(v, sub), fmt.Errorf("%s=%q is not an absolute path", envVar, v)
+		}
+		return filepath.Join(v, sub), nil
 	}
 	if e.Home == "" {
-		return ""
+		return "", fmt.Errorf("home directory %q is not an absolute path", e.Home)
 	}
-	return filepath.Join(append([]string{e.Home}, homePath...)...)
+	d := filepath.Join(append([]string{e.Home}, homePath...)...)
+	if !filepath.IsAbs(e.Home) {
+		return d, fmt.Errorf("home directory %q is not an absolute path", e.Home)
+	}
+	return d, nil
 }
 
 // File is one transcript file (or database) found on disk.

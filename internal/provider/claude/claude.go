@@ -24,7 +24,15 @@ func New() transcript.Source { return &Source{} }
 func (*Source) Provider() string { return Name }
 
 // ConfigDir is $CLAUDE_CONFIG_DIR, or ~/.claude.
-func ConfigDir(env transcript.Env) string { return env.Dir("CLAUDE_CONFIG_DIR", "", ".claude") }
+func ConfigDir(env transcript.Env) string {
+	d, _ := configDir(env)
+	return d
+}
+
+// configDir is ConfigDir, with an error when it is not absolute.
+func configDir(env transcript.Env) (string, error) {
+	return env.CheckedDir("CLAUDE_CONFIG_DIR", "", ".claude")
+}
 
 // ProjectsDir is where the transcripts are.
 func ProjectsDir(env transcript.Env) string {

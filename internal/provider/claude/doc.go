@@ -1,5 +1,7 @@
-// Package claude reads Claude Code transcripts. This file set owns
-// discovery and parsing; launch and hook code may live beside it.
+// Package claude is everything Muster knows of Claude Code: how to launch
+// and resume it (provider.go), where its settings and transcripts live,
+// which hooks to install (install.go), and how to read its transcripts
+// (discovery and parsing, below).
 //
 // # Where transcripts live
 //

@@ -27,6 +27,7 @@ func (Provider) Launch() provider.Launch {
 		NewArgs:    func(id string) []string { return []string{"--session-id", id} },
 		ResumeArgs: func(id string) []string { return []string{"--resume", id} },
 		Install:    "npm install -g @anthropic-ai/claude-code",
+		HookArgs:   func(settings string) []string { return []string{"--settings", settings} },
 	}
 }
 

@@ -25,7 +25,15 @@ func New() transcript.Source { return &Source{} }
 func (*Source) Provider() string { return Name }
 
 // Home is $CODEX_HOME, or ~/.codex.
-func Home(env transcript.Env) string { return env.Dir("CODEX_HOME", "", ".codex") }
+func Home(env transcript.Env) string {
+	d, _ := checkedHome(env)
+	return d
+}
+
+// checkedHome is Home, with an error when it is not absolute.
+func checkedHome(env transcript.Env) (string, error) {
+	return env.CheckedDir("CODEX_HOME", "", ".codex")
+}
 
 // Roots implements transcript.Source.
 func (*Source) Roots(env transcript.Env) []string {

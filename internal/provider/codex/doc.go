@@ -1,6 +1,7 @@
-// Package codex reads OpenAI Codex CLI rollouts. This file set owns
-// discovery, parsing and ReadSessionMeta; launch and hook code may live
-// beside it.
+// Package codex is everything Muster knows of the OpenAI Codex CLI: how to
+// launch and resume it (provider.go), where $CODEX_HOME is, which hooks to
+// install (install.go), and how to read its rollouts (discovery, parsing
+// and ReadSessionMeta, below).
 //
 // # Where rollouts live
 //

@@ -26,11 +26,12 @@ func (*Source) Provider() string { return Name }
 
 // Dir is ~/.cursor; "" without a home directory.
 func Dir(env transcript.Env) string {
-	if env.Home == "" {
-		return ""
-	}
-	return filepath.Join(env.Home, ".cursor")
+	d, _ := dir(env)
+	return d
 }
+
+// dir is Dir, with an error when it is not absolute.
+func dir(env transcript.Env) (string, error) { return env.CheckedDir("", "", ".cursor") }
 
 // Roots returns the transcript and chat-store trees.
 func (*Source) Roots(env transcript.Env) []string {

@@ -1,6 +1,7 @@
-// Package cursor reads Cursor CLI (cursor-agent / agent) conversations into
-// the common transcript model. It owns the transcript side of the provider;
-// launch and hook code live beside it in other files.
+// Package cursor is everything Muster knows of the Cursor CLI (cursor-agent
+// / agent): how to launch and resume it (provider.go), which hooks to
+// install (install.go), and how to read its conversations into the common
+// transcript model (below).
 //
 // # Where the files are
 //

@@ -1,6 +1,7 @@
-// Package gemini reads Gemini CLI chat recordings into the common transcript
-// model. It owns the transcript side of the provider; launch and hook code
-// live beside it in other files.
+// Package gemini is everything Muster knows of Gemini CLI: how to launch and
+// resume it (provider.go), where its home is, which hooks to install
+// (install.go), and how to read its chat recordings into the common
+// transcript model (below).
 //
 // # Where the files are
 //

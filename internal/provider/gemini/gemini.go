@@ -29,7 +29,16 @@ func (*Source) Provider() string { return Name }
 
 // Dir is the CLI's global directory: $GEMINI_CLI_HOME/.gemini, else
 // ~/.gemini; "" when neither is known.
-func Dir(env transcript.Env) string { return env.Dir("GEMINI_CLI_HOME", ".gemini", ".gemini") }
+func Dir(env transcript.Env) string {
+	d, _ := dir(env)
+	return d
+}
+
+// dir is Dir, with an error when it is not absolute. GEMINI_CLI_HOME
+// replaces the home directory, not ~/.gemini.
+func dir(env transcript.Env) (string, error) {
+	return env.CheckedDir("GEMINI_CLI_HOME", ".gemini", ".gemini")
+}
 
 // Roots returns the per-project temp directory that holds every chats/.
 func (*Source) Roots(env transcript.Env) []string {

@@ -1,6 +1,6 @@
-// Package opencode reads OpenCode sessions into the common transcript model.
-// It owns the transcript side of the provider; launch and plugin code live
-// beside it in other files.
+// Package opencode is everything Muster knows of OpenCode: how to launch and
+// resume it (provider.go), the plugin that forwards its events (install.go),
+// and how to read its sessions into the common transcript model (below).
 //
 // # Where the data is
 //
