@@ -25,9 +25,15 @@ func (e *env) paneSize(name string) string {
 	e.t.Helper()
 	marker := fmt.Sprintf("size-%d:", sizeProbe.Add(1))
 	e.must("send", name, "clear; echo "+marker+"$(stty size)", "--enter")
-	screen := e.waitScreen(name, marker)
-	m := regexp.MustCompile(regexp.QuoteMeta(marker) + `(\d+ \d+)`).FindStringSubmatch(screen)
-	if m == nil {
+	// The typed command shows the marker too; wait for the answer.
+	re := regexp.MustCompile(regexp.QuoteMeta(marker) + `(\d+ \d+)`)
+	var screen string
+	var m []string
+	if !eventually(func() bool {
+		screen = e.run("capture", name).stdout
+		m = re.FindStringSubmatch(screen)
+		return m != nil
+	}) {
 		e.t.Fatalf("no size after %s on the screen of %s:\n%s", marker, name, screen)
 	}
 	return m[1]
