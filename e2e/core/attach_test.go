@@ -246,3 +246,68 @@ func TestAttachExitedPaneShowsFinalScreen(t *testing.T) {
 		t.Fatalf("client did not show the final screen and exit:\n%s\nraw: %q", c.screen(), raw)
 	}
 }
+
+// TestDetachUnderFloodIsClean detaches from a pane that floods output and
+// hides the cursor, 50 times: after the detach message nothing of the pane
+// reaches the terminal, the modes are restored after the pane's last byte,
+// and the user's own screen (the main screen) comes back without pane text.
+func TestDetachUnderFloodIsClean(t *testing.T) {
+	e := newEnv(t)
+	e.must("new", "--name", "flood", "--detach", "--cmd",
+		e.script(`while :; do printf '\033[?25l\033[?1000h\033[?2004h'; yes flood-line | head -n 500; done`))
+	for i := range 50 {
+		c := e.attach("flood", 80, 24, true)
+		if !eventually(func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return strings.Count(c.raw.String(), "flood-line") > 10
+		}) {
+			t.Fatalf("detach %d: no flood reached the client", i)
+		}
+		raw := c.detach()
+		if !strings.HasPrefix(raw, "\x1b[22;0t\x1b[?1049h") {
+			t.Fatalf("detach %d: attach did not push the title and enter the alternate screen first: %q", i, raw[:min(len(raw), 40)])
+		}
+		msg := "[detached from flood]\r\n"
+		end := strings.LastIndex(raw, msg)
+		if end < 0 {
+			t.Fatalf("detach %d: no detach message in %q", i, raw[max(0, len(raw)-300):])
+		}
+		if rest := raw[end+len(msg):]; rest != "" {
+			t.Fatalf("detach %d: %d bytes after the detach message: %q", i, len(rest), rest[:min(len(rest), 200)])
+		}
+		last := strings.LastIndex(raw, "flood-line")
+		restored := raw[last:end]
+		for _, seq := range []string{"\x18", "\x1b[?25h", "\x1b[?1000l", "\x1b[?2004l", "\x1b[?1l", "\x1b[<99u", "\x1b[?1049l", "\x1b[23;0t"} {
+			if !strings.Contains(restored, seq) {
+				t.Fatalf("detach %d: %q not sent after the pane's last output: %q", i, seq, restored[:min(len(restored), 300)])
+			}
+		}
+		if screen := c.screen(); strings.Contains(screen, "flood-line") {
+			t.Fatalf("detach %d: pane output left on the user's screen:\n%s", i, screen)
+		}
+	}
+}
+
+// TestAttachKeepsProgramScreensOffTheUserScreen runs a program that enters
+// and leaves its alternate screen while attached: the client shows the
+// shell's screen again afterwards, and detaching leaves nothing of the
+// pane on the user's own screen.
+func TestAttachKeepsProgramScreensOffTheUserScreen(t *testing.T) {
+	e := newEnv(t)
+	e.must("new", "--name", "alt", "--detach", "--cmd", "bash --norc --noprofile")
+	c := e.attach("alt", 80, 24, true)
+	c.waitScreen("#")
+	c.typeText("echo main-before\r")
+	c.waitScreen("main-before")
+	c.typeText("printf '\\033[?1049h\\033[H%s-%s' full app; sleep 1; printf '\\033[?1049l'; echo main-after\r")
+	c.waitScreen("full-app")
+	screen := c.waitScreen("main-after")
+	if !strings.Contains(screen, "main-before") || strings.Contains(screen, "full-app") {
+		t.Fatalf("leaving the program's alternate screen did not bring back the shell's screen:\n%s", screen)
+	}
+	c.detach()
+	if screen := c.screen(); strings.Contains(screen, "main-") || strings.Contains(screen, "full-app") {
+		t.Fatalf("pane output left on the user's screen:\n%s", screen)
+	}
+}

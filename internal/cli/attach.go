@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -50,11 +51,44 @@ func newAttachCmd(f *Factory) *cobra.Command {
 	return cmd
 }
 
+// enterSequence pushes the user's window title (CSI 22 t) and switches the
+// user's terminal to its alternate screen, as tmux does, so that detaching
+// brings the user's own screen back untouched.
+const enterSequence = "\x1b[22;0t\x1b[?1049h\x1b[H\x1b[2J"
+
 // restoreSequence undoes every mode a program may have left on the client
-// terminal, so that detaching returns a usable shell.
-const restoreSequence = "\x1b[?1049l\x1b[r\x1b[0m\x1b[?25h\x1b[0 q" +
+// terminal, so that detaching returns a usable shell. It opens with CAN,
+// which abandons an escape sequence that pane output left half written,
+// and ends by leaving the alternate screen and popping the title that
+// enterSequence pushed (CSI 23 t).
+const restoreSequence = "\x18\x1b[r\x1b[0m\x1b[?25h\x1b[0 q" +
 	"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?9l" +
-	"\x1b[?2004l\x1b[?1004l\x1b[?1l\x1b>\x1b[<99u\x1b[>4;0m\x1b]2;\x1b\\"
+	"\x1b[?2004l\x1b[?1004l\x1b[?1l\x1b>\x1b[<99u\x1b[>4;0m\x1b[?1049l\x1b[23;0t"
+
+// gatedWriter writes pane output to the user's terminal until it is shut:
+// after shut returns, nothing more of the pane reaches the terminal, even
+// a frame that was being read when the detach key was pressed.
+type gatedWriter struct {
+	mu   sync.Mutex
+	w    io.Writer
+	shut bool
+}
+
+func (g *gatedWriter) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.shut {
+		return len(p), nil
+	}
+	return g.w.Write(p)
+}
+
+// close waits for a write in progress, then stops all later ones.
+func (g *gatedWriter) close() {
+	g.mu.Lock()
+	g.shut = true
+	g.mu.Unlock()
+}
 
 // termSize is the size to give a pane: the user's terminal, brought into
 // the daemon's range (proto.ClampSize), so that a terminal larger than
@@ -110,15 +144,12 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		return fmt.Errorf("put terminal in raw mode: %w", err)
 	}
 	out := f.IO.Out
-	clearOnRestore := true
+	pane := &gatedWriter{w: out}
+	entered := false
 	restore := sync.OnceFunc(func() {
-		io.WriteString(out, restoreSequence)
-		if clearOnRestore {
-			io.WriteString(out, "\x1b[H\x1b[2J")
-		} else {
-			// Keep the final screen visible and continue below it.
-			_, rows := termSize()
-			fmt.Fprintf(out, "\x1b[%d;1H\r\n", rows)
+		pane.close()
+		if entered {
+			io.WriteString(out, restoreSequence)
 		}
 		term.Restore(stdinFd, oldState)
 	})
@@ -128,6 +159,9 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	if err := c.Call("attach", proto.AttachArgs{Name: o.Name, Cols: cols, Rows: rows, ReadOnly: o.ReadOnly}, &res); err != nil {
 		return err
 	}
+
+	io.WriteString(out, enterSequence)
+	entered = true
 
 	conn := c.Conn()
 	var wmu sync.Mutex
@@ -147,6 +181,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 
 	go func() {
 		br := c.Reader()
+		var alt altFilter
 		buf := make([]byte, 0, 256<<10)
 		for {
 			typ, payload, err := proto.ReadFrame(br, buf)
@@ -160,7 +195,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 			}
 			switch typ {
 			case proto.FrameOutput, proto.FrameSnapshot:
-				if _, err := out.Write(payload); err != nil {
+				if _, err := pane.Write(alt.filter(payload)); err != nil {
 					done <- outcome{err: err}
 					return
 				}
@@ -234,15 +269,39 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		send(proto.FrameDetach, nil)
 		oc = outcome{detached: true}
 	}
-	clearOnRestore = oc.exitCode == nil
 	restore()
 	switch {
 	case oc.err != nil:
 		return oc.err
 	case oc.exitCode != nil:
+		// The alternate screen is gone with the final screen on it: print
+		// that screen's text on the user's own screen, where it stays.
+		printFinalScreen(ctx, f, res.Name, out)
 		fmt.Fprintf(f.IO.ErrOut, "[%s exited with code %d]\n", termtext.Line(res.Name), *oc.exitCode)
 	default:
 		fmt.Fprintf(f.IO.ErrOut, "[detached from %s]\n", termtext.Line(res.Name))
 	}
 	return nil
+}
+
+// printFinalScreen prints the plain text of an exited pane's last screen,
+// without its trailing blank lines. It is best effort: the notice that
+// follows says what happened either way.
+func printFinalScreen(ctx context.Context, f *Factory, name string, out io.Writer) {
+	c, err := f.Client(ctx)
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	var res proto.CaptureResult
+	if err := c.Call("capture", proto.CaptureArgs{Name: name}, &res); err != nil {
+		return
+	}
+	text := strings.TrimRight(res.Text, " \n")
+	if text == "" {
+		return
+	}
+	for _, line := range strings.Split(text, "\n") {
+		fmt.Fprintf(out, "%s\r\n", termtext.Strip(strings.TrimRight(line, " ")))
+	}
 }

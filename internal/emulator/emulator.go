@@ -25,6 +25,8 @@ type Terminal interface {
 	// SetTitle records the title the scanner saw, for snapshots.
 	SetTitle(title string)
 	Title() string
+	// AltScreen reports whether the program is on its alternate screen.
+	AltScreen() bool
 	// Snapshot renders an escape sequence that repaints a client terminal
 	// of the emulator's size into the emulator's state.
 	Snapshot() []byte
@@ -105,6 +107,8 @@ func (t *vtTerminal) Size() (int, int) { return t.emu.Width(), t.emu.Height() }
 
 func (t *vtTerminal) SetTitle(title string) { t.title = title }
 func (t *vtTerminal) Title() string         { return t.title }
+
+func (t *vtTerminal) AltScreen() bool { return t.emu.IsAltScreen() }
 
 func (t *vtTerminal) Replies() io.Reader { return t.emu }
 

@@ -466,15 +466,35 @@ func (p *Pane) emulatorLoop() {
 				if it.titleChanged {
 					p.term.SetTitle(it.title)
 				}
+				wasAlt := p.term.AltScreen()
 				p.term.Write(it.data)
 				emuSeq = it.end
 				p.emuSeq.Store(emuSeq)
+				if wasAlt && !p.term.AltScreen() {
+					p.repaintClients()
+				}
 			case itemResize:
 				p.term.Resize(it.cols, it.rows)
 			case itemFunc:
 				it.fn(p.term)
 			}
 		}
+	}
+}
+
+// repaintClients sends every client a fresh snapshot. Clients keep the
+// user's terminal on one screen (its alternate screen) and turn the
+// program's screen switches into clears, so when the program leaves its
+// alternate screen, the main screen it returns to has to be repainted.
+func (p *Pane) repaintClients() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.clients {
+		c.mu.Lock()
+		if !c.closed && !c.waitingSnap {
+			c.requestSnapshotLocked()
+		}
+		c.mu.Unlock()
 	}
 }
 
