@@ -18,7 +18,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/musterhq/muster/internal/config"
-	"github.com/musterhq/muster/internal/daemon"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termtext"
 )
@@ -155,8 +154,8 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	})
 	defer restore()
 	cols, rows := termSize()
-	var res daemon.AttachResult
-	if err := c.Call("attach", proto.AttachArgs{Name: o.Name, Cols: cols, Rows: rows, ReadOnly: o.ReadOnly}, &res); err != nil {
+	var res proto.AttachResult
+	if err := c.Call(proto.OpAttach, proto.AttachArgs{Name: o.Name, Cols: cols, Rows: rows, ReadOnly: o.ReadOnly}, &res); err != nil {
 		return err
 	}
 

@@ -21,7 +21,8 @@ import (
 )
 
 // eventDaemon is a stand-in daemon: a real event engine behind a control
-// socket that routes the engine's ops to HandleControl, as the daemon does.
+// socket that routes the engine's ops through a proto.Mux, as the daemon
+// does.
 type eventDaemon struct {
 	t    *testing.T
 	home string
@@ -130,6 +131,8 @@ func (d *eventDaemon) serveControl(ctx context.Context, c net.Conn) {
 	defer stop()
 	br := bufio.NewReader(c)
 	w := &lineWriter{c: c}
+	m := proto.NewMux()
+	d.e.RegisterControl(m)
 	for {
 		line, err := br.ReadBytes('\n')
 		if err != nil {
@@ -139,9 +142,7 @@ func (d *eventDaemon) serveControl(ctx context.Context, c net.Conn) {
 		if json.Unmarshal(line, &req) != nil {
 			return
 		}
-		if !d.e.HandleControl(ctx, req.Op, req.Args, w) {
-			w.WriteResponse(proto.Response{Error: proto.Errorf(proto.CodeUnsupported, "unknown op %q", req.Op)})
-		}
+		w.WriteResponse(m.Serve(ctx, req))
 	}
 }
 

@@ -113,7 +113,7 @@ func newDaemonStopCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			if err := c.Call("stop", nil, nil); err != nil {
+			if err := c.Call(proto.OpStop, nil, nil); err != nil {
 				return err
 			}
 			// The daemon closes the connection once every pane is down.
@@ -147,7 +147,7 @@ func newDaemonStatusCmd(f *Factory) *cobra.Command {
 			}
 			defer c.Close()
 			var st proto.DaemonStatus
-			if err := c.Call("status", nil, &st); err != nil {
+			if err := c.Call(proto.OpStatus, nil, &st); err != nil {
 				return err
 			}
 			if asJSON {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/musterhq/muster/internal/client"
 	"github.com/musterhq/muster/internal/config"
-	"github.com/musterhq/muster/internal/daemon"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/tui"
 )
@@ -115,7 +114,7 @@ func (b *dashboardBackend) Close() {
 
 func (b *dashboardBackend) Sessions() ([]proto.SessionInfo, error) {
 	var list []proto.SessionInfo
-	return list, b.call("ls", nil, &list)
+	return list, b.call(proto.OpList, nil, &list)
 }
 
 func (b *dashboardBackend) Attention() ([]proto.AttentionItem, error) {
@@ -136,8 +135,8 @@ func (b *dashboardBackend) Resume(names []string, all bool) ([]tui.ResumeOutcome
 		}
 	}
 	cols, rows := termSize()
-	var out []daemon.ResumeOutcome
-	if err := b.call("resume", daemon.ResumeArgs{Names: names, All: all, Env: env, Cols: cols, Rows: rows}, &out); err != nil {
+	var out []proto.ResumeOutcome
+	if err := b.call(proto.OpResume, proto.ResumeArgs{Names: names, All: all, Env: env, Cols: cols, Rows: rows}, &out); err != nil {
 		return nil, err
 	}
 	res := make([]tui.ResumeOutcome, len(out))
@@ -148,5 +147,5 @@ func (b *dashboardBackend) Resume(names []string, all bool) ([]tui.ResumeOutcome
 }
 
 func (b *dashboardBackend) Kill(name string) error {
-	return b.call("kill", proto.Target{Name: name}, nil)
+	return b.call(proto.OpKill, proto.Target{Name: name}, nil)
 }

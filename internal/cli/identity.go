@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/capture"
-	"github.com/musterhq/muster/internal/daemon"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termtext"
 )
@@ -68,7 +67,7 @@ func newHookCaptureCmd(f *Factory) *cobra.Command {
 				return nil
 			}
 			defer cl.Close()
-			err = cl.Call("native_capture", daemon.NativeCaptureArgs{
+			err = cl.Call(proto.OpNativeCapture, proto.NativeCaptureArgs{
 				SessionID: sid, Capability: f.Getenv("MUSTER_EVENT_CAPABILITY"),
 				Provider: c.Provider, NativeID: c.SessionID,
 				PID: pid, PPID: ppid, Event: c.Event, Source: c.Source,
@@ -139,12 +138,12 @@ func newResumeCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			var out []daemon.ResumeOutcome
-			if err := c.Call("resume", daemon.ResumeArgs{Names: args, All: all, Env: env}, &out); err != nil {
+			var out []proto.ResumeOutcome
+			if err := c.Call(proto.OpResume, proto.ResumeArgs{Names: args, All: all, Env: env}, &out); err != nil {
 				return err
 			}
 			if out == nil {
-				out = []daemon.ResumeOutcome{}
+				out = []proto.ResumeOutcome{}
 			}
 			if asJSON {
 				writeJSON(f.IO.Out, out)

@@ -99,7 +99,7 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 				c.Conn().SetDeadline(d)
 			}
 			var list []proto.SessionInfo
-			if err := c.Call("ls", nil, &list); err != nil {
+			if err := c.Call(proto.OpList, nil, &list); err != nil {
 				return nil, err
 			}
 			return list, nil

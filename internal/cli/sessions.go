@@ -129,7 +129,7 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 		return err
 	}
 	var info proto.SessionInfo
-	err = c.Call("new", proto.NewArgs{
+	err = c.Call(proto.OpNew, proto.NewArgs{
 		Name: o.Name, Provider: o.Provider, Dir: abs, Cmd: o.Cmd, ResumeCmd: o.ResumeCmd,
 		Args: o.Args, Env: env, Cols: cols, Rows: rows,
 	}, &info)
@@ -179,7 +179,7 @@ func newLsCmd(f *Factory) *cobra.Command {
 			}
 			defer c.Close()
 			var list []proto.SessionInfo
-			if err := c.Call("ls", nil, &list); err != nil {
+			if err := c.Call(proto.OpList, nil, &list); err != nil {
 				return err
 			}
 			if list == nil {
@@ -274,7 +274,7 @@ func newSendCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			return c.Call("send", proto.SendArgs{Name: args[0], Text: args[1], Enter: enter}, nil)
+			return c.Call(proto.OpSend, proto.SendArgs{Name: args[0], Text: args[1], Enter: enter}, nil)
 		},
 		ValidArgsFunction: completeSessions(f),
 	}
@@ -299,7 +299,7 @@ func newCaptureCmd(f *Factory) *cobra.Command {
 			}
 			defer c.Close()
 			var res proto.CaptureResult
-			if err := c.Call("capture", a, &res); err != nil {
+			if err := c.Call(proto.OpCapture, a, &res); err != nil {
 				return err
 			}
 			_, err = fmt.Fprint(f.IO.Out, res.Text)
@@ -323,7 +323,7 @@ func newKillCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			return c.Call("kill", proto.Target{Name: args[0]}, nil)
+			return c.Call(proto.OpKill, proto.Target{Name: args[0]}, nil)
 		},
 		ValidArgsFunction: completeSessions(f),
 	}
@@ -340,7 +340,7 @@ func newRenameCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			return c.Call("rename", proto.RenameArgs{Name: args[0], NewName: args[1]}, nil)
+			return c.Call(proto.OpRename, proto.RenameArgs{Name: args[0], NewName: args[1]}, nil)
 		},
 		ValidArgsFunction: completeSessions(f),
 	}
@@ -358,7 +358,7 @@ func completeSessions(f *Factory) func(*cobra.Command, []string, string) ([]stri
 		}
 		defer c.Close()
 		var list []proto.SessionInfo
-		if c.Call("ls", nil, &list) != nil {
+		if c.Call(proto.OpList, nil, &list) != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var names []string

@@ -13,19 +13,12 @@ import (
 	"github.com/musterhq/muster/internal/proto"
 )
 
-// AttachResult is the reply to op "attach", before frames start.
-type AttachResult struct {
-	Name     string `json:"name"`
-	Exited   bool   `json:"exited"`
-	ReadOnly bool   `json:"read_only"`
-}
-
 // attach switches conn to frames: a snapshot, then live output; input and
 // resize frames flow back until the client detaches or the pane exits.
 func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reader, raw json.RawMessage) {
 	rep := replier{w: conn}
 	var a proto.AttachArgs
-	if err := decodeArgs(raw, &a); err != nil {
+	if err := proto.DecodeArgs(raw, &a); err != nil {
 		rep.fail(err)
 		return
 	}
@@ -46,7 +39,7 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 
 	if p == nil {
 		// The process died with an earlier daemon: show its last screen.
-		rep.ok(AttachResult{Name: name, Exited: true, ReadOnly: true})
+		rep.ok(proto.AttachResult{Name: name, Exited: true, ReadOnly: true})
 		proto.WriteFrame(conn, proto.FrameSnapshot, textSnapshot(final))
 		c := -1
 		if code != nil {
@@ -57,7 +50,7 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 		return
 	}
 	exited, _ := p.Exited()
-	if err := rep.ok(AttachResult{Name: name, Exited: exited, ReadOnly: a.ReadOnly || exited}); err != nil {
+	if err := rep.ok(proto.AttachResult{Name: name, Exited: exited, ReadOnly: a.ReadOnly || exited}); err != nil {
 		return
 	}
 	client := p.Attach(a.Cols, a.Rows, a.ReadOnly)

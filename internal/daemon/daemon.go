@@ -72,6 +72,8 @@ type Daemon struct {
 	// nil where the system offers no way to.
 	procs procTree
 	ctl   *connTable
+	// mux serves every op of proto.Ops but hello and attach.
+	mux *proto.Mux
 
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
@@ -157,6 +159,9 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	d.events = eng
+	if d.mux, err = d.routes(); err != nil {
+		return err
+	}
 	d.native = native.New(native.Config{
 		Emit: func(ctx context.Context, ev proto.Event) error {
 			_, err := eng.Emit(ctx, ev)
@@ -417,7 +422,8 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 			rep.fail(proto.Errorf(proto.CodeBadRequest, "malformed request: %v", err))
 			return
 		}
-		if err := d.gate(peer, req); err != nil {
+		op, known := proto.Lookup(req.Op)
+		if err := d.gate(peer, op, known, req.Args); err != nil {
 			w := peer()
 			d.logger.Info("refused control request from inside a pane", "op", req.Op, "pid", c.pid, "session_id", w.sessionID, "how", w.how)
 			if rep.fail(err) != nil {
@@ -425,58 +431,56 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 			}
 			continue
 		}
-		if req.Op == proto.OpWait || req.Op == "attach" {
+		if op.Flow == proto.Blocking || op.Flow == proto.Frames {
 			if !d.ctl.longLived(c) {
 				rep.fail(&proto.Error{Code: proto.CodeBusy,
 					Message: "the daemon is serving too many waits and attaches", Hint: "retry shortly"})
 				return
 			}
 		}
-		if req.Op == proto.OpWait {
-			// A wait ends the connection's life: it is cancelled when the
-			// client hangs up, so no goroutine waits for a state nobody
-			// will read.
-			wctx, cancel := context.WithCancel(ctx)
+		rctx := context.WithValue(ctx, peerKey{}, peer)
+		switch op.Flow {
+		case proto.Frames:
+			d.attach(rctx, conn, br, req.Args)
+			return
+		case proto.Blocking:
+			// A blocking op ends the connection's life: it is cancelled
+			// when the client hangs up, so no goroutine waits for a state
+			// nobody will read.
+			wctx, cancel := context.WithCancel(rctx)
 			go func() {
 				br.Peek(1)
 				cancel()
 			}()
-			d.events.HandleControl(wctx, req.Op, req.Args, engineReplier{rep})
+			rep.write(d.mux.Serve(wctx, req))
 			cancel()
 			return
 		}
-		if isEngineOp(req.Op) {
-			d.events.HandleControl(ctx, req.Op, req.Args, engineReplier{rep})
-			continue
-		}
-		switch req.Op {
-		case "attach":
-			d.attach(ctx, conn, br, req.Args)
-			return
-		case "stop":
-			rep.ok(nil)
-			d.logger.Info("stop requested")
-			d.stop()
-			return
-		}
-		result, err := d.dispatch(ctx, peer, req)
-		if err != nil {
-			if rep.fail(err) != nil {
-				return
-			}
-			continue
-		}
-		if rep.ok(result) != nil {
+		if rep.write(d.mux.Serve(rctx, req)) != nil || op.Flow == proto.Last {
 			return
 		}
 	}
 }
 
-// gate applies the pane rule (see peer.go) to one request before it runs;
-// the ops that act on one session check their target where they look it up.
-func (d *Daemon) gate(peer func() peerWhere, req proto.Request) error {
-	rule, known := paneOps[req.Op]
-	if known && rule == paneAllowed {
+// peerKey carries a request's peer (func() peerWhere) in its context, for
+// the handlers of ops that check who asks.
+type peerKey struct{}
+
+// peerOf returns the peer of the request ctx belongs to. Outside a request
+// it returns an unidentified peer inside a pane: the narrowest rights.
+func peerOf(ctx context.Context) func() peerWhere {
+	if p, ok := ctx.Value(peerKey{}).(func() peerWhere); ok {
+		return p
+	}
+	return func() peerWhere { return peerWhere{inPane: true, how: "unidentified"} }
+}
+
+// gate applies an op's access rule (proto.Ops; see peer.go) to one request
+// before it runs. Ops that act on one session check their target where
+// they look it up; ack's items are checked here, because the engine that
+// serves it knows nothing of panes.
+func (d *Daemon) gate(peer func() peerWhere, op proto.Op, known bool, args json.RawMessage) error {
+	if known && op.Access == proto.ReadOnly {
 		return nil
 	}
 	if !known && d.procs == nil {
@@ -486,13 +490,17 @@ func (d *Daemon) gate(peer func() peerWhere, req proto.Request) error {
 	if !p.inPane {
 		return nil
 	}
-	if req.Op == proto.OpAck {
-		return d.gateAck(p, req.Args)
+	if op.Name == proto.OpAck {
+		return d.gateAck(p, args)
 	}
-	if rule == paneTarget {
+	if known && op.Access == proto.OwnPane {
 		return nil
 	}
-	what, hint := refusalFor(req.Op)
+	name := op.Name
+	if !known {
+		name = ""
+	}
+	what, hint := refusalFor(name)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.forbiddenLocked(p, what, hint)
@@ -502,10 +510,8 @@ func (d *Daemon) gate(peer func() peerWhere, req proto.Request) error {
 // Unknown ids are left for the engine to report.
 func (d *Daemon) gateAck(p peerWhere, raw json.RawMessage) error {
 	var a proto.AckArgs
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return nil // the engine reports malformed arguments
-		}
+	if err := proto.DecodeArgs(raw, &a); err != nil {
+		return nil // the engine reports malformed arguments
 	}
 	if a.All {
 		what, hint := refusalFor(proto.OpAck)
@@ -540,18 +546,6 @@ func (d *Daemon) gateAck(p peerWhere, raw json.RawMessage) error {
 	}
 	return nil
 }
-
-func isEngineOp(op string) bool {
-	switch op {
-	case proto.OpAttention, proto.OpAck, proto.OpWait, proto.OpExplain:
-		return true
-	}
-	return false
-}
-
-type engineReplier struct{ r replier }
-
-func (e engineReplier) WriteResponse(resp proto.Response) error { return e.r.write(resp) }
 
 // SessionByName resolves a name (or id, or unique id prefix) for the event
 // engine.
@@ -595,74 +589,49 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 	}
 }
 
-func decodeArgs(raw json.RawMessage, v any) error {
-	if len(raw) == 0 {
-		return proto.Errorf(proto.CodeBadRequest, "missing arguments")
-	}
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
-	if err := dec.Decode(v); err != nil {
-		return proto.Errorf(proto.CodeBadRequest, "malformed arguments: %v", err)
-	}
-	return nil
-}
-
-func (d *Daemon) dispatch(ctx context.Context, peer func() peerWhere, req proto.Request) (any, error) {
-	switch req.Op {
-	case "status":
+// routes registers every op the daemon serves through its one Mux: its own
+// and the event engine's. hello and attach are answered by the connection.
+func (d *Daemon) routes() (*proto.Mux, error) {
+	m := proto.NewMux()
+	proto.Handle(m, proto.OpStatus, func(context.Context, proto.None) (proto.DaemonStatus, error) {
 		return d.status(), nil
-	case "ls":
+	})
+	proto.Handle(m, proto.OpStop, func(context.Context, proto.None) (proto.None, error) {
+		d.logger.Info("stop requested")
+		d.stop()
+		return proto.None{}, nil
+	})
+	proto.Handle(m, proto.OpList, func(context.Context, proto.None) ([]proto.SessionInfo, error) {
 		return d.list(), nil
-	case "new":
-		var a proto.NewArgs
-		if err := decodeArgs(req.Args, &a); err != nil {
-			return nil, err
-		}
+	})
+	proto.Handle(m, proto.OpNew, func(ctx context.Context, a proto.NewArgs) (proto.SessionInfo, error) {
 		parent := ""
-		if p := peer(); p.inPane {
+		if p := peerOf(ctx)(); p.inPane {
 			parent = p.sessionID
 		}
 		return d.newSession(ctx, a, parent)
-	case "send":
-		var a proto.SendArgs
-		if err := decodeArgs(req.Args, &a); err != nil {
-			return nil, err
-		}
-		return nil, d.send(peer, a)
-	case "capture":
-		var a proto.CaptureArgs
-		if err := decodeArgs(req.Args, &a); err != nil {
-			return nil, err
-		}
-		return d.capture(ctx, peer, a)
-	case "kill":
-		var a proto.Target
-		if err := decodeArgs(req.Args, &a); err != nil {
-			return nil, err
-		}
-		return nil, d.kill(ctx, peer, a.Name)
-	case "rename":
-		var a proto.RenameArgs
-		if err := decodeArgs(req.Args, &a); err != nil {
-			return nil, err
-		}
-		return nil, d.rename(ctx, peer, a)
-	case "native_capture":
-		var a NativeCaptureArgs
-		if err := decodeArgs(req.Args, &a); err != nil {
-			return nil, err
-		}
-		return nil, d.nativeCapture(ctx, peer, a)
-	case "resume":
-		var a ResumeArgs
-		if err := decodeArgs(req.Args, &a); err != nil {
-			return nil, err
-		}
-		return d.resume(ctx, a)
-	case "":
-		return nil, proto.Errorf(proto.CodeBadRequest, "request has no op")
-	default:
-		return nil, proto.Errorf(proto.CodeUnsupported, "unknown op %q", req.Op)
+	})
+	proto.Handle(m, proto.OpSend, func(ctx context.Context, a proto.SendArgs) (proto.None, error) {
+		return proto.None{}, d.send(peerOf(ctx), a)
+	})
+	proto.Handle(m, proto.OpCapture, func(ctx context.Context, a proto.CaptureArgs) (proto.CaptureResult, error) {
+		return d.capture(ctx, peerOf(ctx), a)
+	})
+	proto.Handle(m, proto.OpKill, func(ctx context.Context, a proto.Target) (proto.None, error) {
+		return proto.None{}, d.kill(ctx, peerOf(ctx), a.Name)
+	})
+	proto.Handle(m, proto.OpRename, func(ctx context.Context, a proto.RenameArgs) (proto.None, error) {
+		return proto.None{}, d.rename(ctx, peerOf(ctx), a)
+	})
+	proto.Handle(m, proto.OpNativeCapture, func(ctx context.Context, a proto.NativeCaptureArgs) (proto.None, error) {
+		return proto.None{}, d.nativeCapture(ctx, peerOf(ctx), a)
+	})
+	proto.Handle(m, proto.OpResume, d.resume)
+	d.events.RegisterControl(m)
+	if missing := m.Missing(); len(missing) > 0 {
+		return nil, fmt.Errorf("control ops without a handler: %v", missing)
 	}
+	return m, nil
 }
 
 func (d *Daemon) status() proto.DaemonStatus {

@@ -117,6 +117,9 @@ func (c *conn) call(op string, args any, result any) *proto.Error {
 		if resp.Error == nil {
 			c.t.Fatalf("%s: a failure without an error", op)
 		}
+		if o, ok := proto.Lookup(op); ok && !o.MayReturn(resp.Error.Code) {
+			c.t.Errorf("%s failed with code %s, which proto.Ops does not list for it", op, resp.Error.Code)
+		}
 		return resp.Error
 	}
 	if result != nil {

@@ -16,22 +16,6 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-// NativeCaptureArgs are the arguments of op "native_capture", sent by
-// `muster hook capture` from inside a pane.
-type NativeCaptureArgs struct {
-	SessionID string `json:"session_id"` // MUSTER_AGENT_SESSION_ID
-	// Capability is the pane's MUSTER_EVENT_CAPABILITY: the proof that the
-	// request comes from inside the session's live pane. It is never
-	// logged or echoed.
-	Capability string `json:"capability"`
-	Provider   string `json:"provider"`
-	NativeID   string `json:"native_id"`
-	PID        int    `json:"pid"`
-	PPID       int    `json:"ppid"`
-	Event      string `json:"event,omitempty"`
-	Source     string `json:"source,omitempty"`
-}
-
 // agentIsRoot reports whether the pane's first process is the agent itself
 // rather than a managed shell.
 func agentIsRoot(rec store.Session) bool {
@@ -46,7 +30,7 @@ func agentIsRoot(rec store.Session) bool {
 // only the pane's processes were given; and the process that connected must
 // run inside that pane, because a same-user process can read another's
 // capability from /proc/PID/environ.
-func (d *Daemon) nativeCapture(ctx context.Context, peer func() peerWhere, a NativeCaptureArgs) error {
+func (d *Daemon) nativeCapture(ctx context.Context, peer func() peerWhere, a proto.NativeCaptureArgs) error {
 	if err := capture.ValidSessionID(a.NativeID); err != nil {
 		return proto.Errorf(proto.CodeInvalid, "%v", err)
 	}
@@ -134,23 +118,6 @@ func restorable(s *session) bool {
 	return s.surface.EndReason == "daemon-stopped" || s.surface.EndReason == "daemon-died"
 }
 
-// ResumeArgs are the arguments of op "resume".
-type ResumeArgs struct {
-	Names []string          `json:"names,omitempty"`
-	All   bool              `json:"all,omitempty"`
-	Env   map[string]string `json:"env,omitempty"`
-	Cols  int               `json:"cols,omitempty"`
-	Rows  int               `json:"rows,omitempty"`
-}
-
-// ResumeOutcome reports one session's resume.
-type ResumeOutcome struct {
-	Name    string   `json:"name"`
-	Resumed bool     `json:"resumed"`
-	Argv    []string `json:"argv,omitempty"`
-	Reason  string   `json:"reason,omitempty"`
-}
-
 // maxResumeAttempts bounds automatic retries of a session whose resume keeps
 // failing; naming the session explicitly still tries again.
 const maxResumeAttempts = 3
@@ -161,7 +128,7 @@ func resumeBackoff(attempts int) time.Duration {
 	return time.Duration(1<<min(attempts, 10)) * time.Second
 }
 
-func (d *Daemon) resume(ctx context.Context, a ResumeArgs) ([]ResumeOutcome, error) {
+func (d *Daemon) resume(ctx context.Context, a proto.ResumeArgs) ([]proto.ResumeOutcome, error) {
 	if err := proto.CheckSize(a.Cols, a.Rows); err != nil {
 		return nil, err
 	}
@@ -200,14 +167,14 @@ func (d *Daemon) resume(ctx context.Context, a ResumeArgs) ([]ResumeOutcome, err
 	if !a.All && len(a.Names) == 0 {
 		return nil, proto.Errorf(proto.CodeBadRequest, "name a session to resume, or --all")
 	}
-	var out []ResumeOutcome
+	var out []proto.ResumeOutcome
 	for _, s := range targets {
 		if a.All && s.rec.RestoreAttempts >= maxResumeAttempts {
-			out = append(out, ResumeOutcome{Name: s.rec.Name, Reason: fmt.Sprintf("skipped after %d failed attempts: %s", s.rec.RestoreAttempts, s.rec.RestoreReason)})
+			out = append(out, proto.ResumeOutcome{Name: s.rec.Name, Reason: fmt.Sprintf("skipped after %d failed attempts: %s", s.rec.RestoreAttempts, s.rec.RestoreReason)})
 			continue
 		}
 		if wait := resumeBackoff(s.rec.RestoreAttempts) - time.Since(s.rec.UpdatedAt); a.All && s.rec.RestoreAttempts > 0 && wait > 0 {
-			out = append(out, ResumeOutcome{Name: s.rec.Name, Reason: fmt.Sprintf("last attempt failed %s ago; retrying after %s: %s",
+			out = append(out, proto.ResumeOutcome{Name: s.rec.Name, Reason: fmt.Sprintf("last attempt failed %s ago; retrying after %s: %s",
 				time.Since(s.rec.UpdatedAt).Round(time.Second), wait.Round(time.Second), s.rec.RestoreReason)})
 			continue
 		}
@@ -216,11 +183,11 @@ func (d *Daemon) resume(ctx context.Context, a ResumeArgs) ([]ResumeOutcome, err
 	return out, nil
 }
 
-func (d *Daemon) resumeOne(ctx context.Context, s *session, a ResumeArgs) ResumeOutcome {
+func (d *Daemon) resumeOne(ctx context.Context, s *session, a proto.ResumeArgs) proto.ResumeOutcome {
 	d.mu.Lock()
 	rec := s.rec
 	d.mu.Unlock()
-	fail := func(reason string) ResumeOutcome {
+	fail := func(reason string) proto.ResumeOutcome {
 		attempts := rec.RestoreAttempts + 1
 		d.store.SetRestore(ctx, rec.ID, reason, attempts)
 		d.mu.Lock()
@@ -228,7 +195,7 @@ func (d *Daemon) resumeOne(ctx context.Context, s *session, a ResumeArgs) Resume
 		s.rec.UpdatedAt = time.Now()
 		d.mu.Unlock()
 		d.logger.Warn("resume failed", "session_id", rec.ID, "reason", reason)
-		return ResumeOutcome{Name: rec.Name, Reason: reason}
+		return proto.ResumeOutcome{Name: rec.Name, Reason: reason}
 	}
 	env := map[string]string{}
 	for k, v := range rec.Env {
@@ -260,7 +227,7 @@ func (d *Daemon) resumeOne(ctx context.Context, s *session, a ResumeArgs) Resume
 	s.rec.RestoreReason, s.rec.RestoreAttempts = "", 0
 	d.mu.Unlock()
 	d.logger.Info("session resumed", "session_id", rec.ID, "argv0", argv[0])
-	return ResumeOutcome{Name: rec.Name, Resumed: true, Argv: argv}
+	return proto.ResumeOutcome{Name: rec.Name, Resumed: true, Argv: argv}
 }
 
 func lastLine(p interface {

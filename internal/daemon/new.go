@@ -175,7 +175,7 @@ func findExecutable(names []string, pathEnv string) (string, error) {
 
 func checkDir(dir string) (string, error) {
 	if dir == "" {
-		return "", proto.Errorf(proto.CodeInvalid, "no working directory given")
+		return "", proto.Errorf(proto.CodeBadRequest, "no working directory given")
 	}
 	if !filepath.IsAbs(dir) {
 		return "", proto.Errorf(proto.CodeInvalid, "working directory %q is not absolute", dir)

@@ -19,13 +19,14 @@ import (
 //     that root process (every pane is its own session); or its initial
 //     environment (/proc/PID/environ) carries MUSTER_SURFACE_ID of a
 //     surface of P, live or not (a background job that outlived its pane).
-//   - A peer inside a pane may run status, ls, wait, attention and explain
-//     (read-only; orchestration needs them), native_capture (which needs
-//     the pane's capability besides), new (the session is recorded as P's
-//     child), and send, capture, kill, rename and ack on P itself and on
-//     the sessions descended from P.
-//   - stop, ack --all, resume and attach are refused from inside a pane,
-//     and so is every other op.
+//   - Each op of proto.Ops declares its access rule, and gate (daemon.go)
+//     applies it. A peer inside a pane may run the ReadOnly ops (status,
+//     ls, wait, attention, explain: orchestration needs them) and the
+//     OwnPane ops on P itself and on the sessions descended from P: send,
+//     capture, kill, rename and ack; new (the session is recorded as P's
+//     child); native_capture (for P only, with P's capability besides).
+//   - The Outside ops (stop, resume, attach) and ack --all are refused
+//     from inside a pane, and so is every op not in the table.
 //   - Refusals carry proto.CodeForbidden.
 //   - A peer whose process cannot be read (it died, or lives in a pid
 //     namespace the daemon cannot see) is treated as inside an unknown
@@ -230,27 +231,6 @@ func (d *Daemon) paneNameLocked(p peerWhere) string {
 	}
 	return "a muster pane"
 }
-
-// paneOps says what a peer inside a pane may do with each op.
-var paneOps = map[string]paneRule{
-	"status": paneAllowed, "ls": paneAllowed, "wait": paneAllowed,
-	"attention": paneAllowed, "explain": paneAllowed,
-	"native_capture": paneAllowed, // needs the pane's capability
-	"new":            paneAllowed, // the new session becomes the pane's child
-	"send":           paneTarget, "capture": paneTarget, "kill": paneTarget, "rename": paneTarget,
-	"ack":    paneTarget, // per item; ack --all is refused
-	"stop":   paneRefused,
-	"resume": paneRefused,
-	"attach": paneRefused,
-}
-
-type paneRule int
-
-const (
-	paneRefused paneRule = iota // the zero value: unknown ops are refused
-	paneAllowed
-	paneTarget // allowed on the pane's own session and its descendants
-)
 
 // refusalFor words the refusal of an op refused outright.
 func refusalFor(op string) (what, hint string) {

@@ -192,19 +192,35 @@ func TestRefusalMessage(t *testing.T) {
 }
 
 func TestEveryPaneRuleIsDeliberate(t *testing.T) {
-	for _, op := range []string{"status", "ls", "wait", "attention", "explain", "native_capture", "new"} {
-		if paneOps[op] != paneAllowed {
+	access := func(op string) proto.Access {
+		o, ok := proto.Lookup(op)
+		if !ok {
+			return 0
+		}
+		return o.Access
+	}
+	for _, op := range []string{"status", "ls", "wait", "attention", "explain", "hello"} {
+		if access(op) != proto.ReadOnly {
 			t.Errorf("%s: want allowed from a pane", op)
 		}
 	}
-	for _, op := range []string{"send", "capture", "kill", "rename", "ack"} {
-		if paneOps[op] != paneTarget {
+	for _, op := range []string{"send", "capture", "kill", "rename", "ack", "native_capture", "new"} {
+		if access(op) != proto.OwnPane {
 			t.Errorf("%s: want allowed on the pane's own sessions only", op)
 		}
 	}
-	for _, op := range []string{"stop", "resume", "attach", "some_future_op"} {
-		if paneOps[op] != paneRefused {
+	for _, op := range []string{"stop", "resume", "attach"} {
+		if access(op) != proto.Outside {
 			t.Errorf("%s: want refused from a pane", op)
 		}
+	}
+	if len(proto.Ops) != 16 {
+		t.Errorf("%d ops: give the new ones a deliberate rule here", len(proto.Ops))
+	}
+	// An op the table does not know is refused from a pane.
+	d := &Daemon{procs: fakeTree{}, sessions: map[string]*session{}}
+	inPane := func() peerWhere { return peerWhere{pid: 9, inPane: true, how: "unidentified"} }
+	if err := d.gate(inPane, proto.Op{}, false, nil); err == nil {
+		t.Error("an unknown op from a pane was let through")
 	}
 }

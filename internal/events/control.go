@@ -2,8 +2,6 @@ package events
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"slices"
 	"time"
 
@@ -11,68 +9,19 @@ import (
 	"github.com/musterhq/muster/internal/runstate"
 )
 
-// ResponseWriter sends responses on a control connection.
-type ResponseWriter interface {
-	WriteResponse(proto.Response) error
-}
-
-// HandleControl serves the engine's control ops (proto.OpAttention, OpAck,
-// OpWait, OpExplain) and reports whether op was one of them. Each op writes
-// exactly one response. OpWait blocks until the states are reached, the
-// timeout passes, a session disappears or ctx ends: the daemon should
-// cancel ctx when the client goes away.
-func (e *Engine) HandleControl(ctx context.Context, op string, args json.RawMessage, w ResponseWriter) bool {
-	var res any
-	var err error
-	switch op {
-	case proto.OpAttention:
-		var a proto.AttentionArgs
-		if err = decodeArgs(args, &a); err == nil {
-			res, err = e.Attention(a)
-		}
-	case proto.OpAck:
-		var a proto.AckArgs
-		if err = decodeArgs(args, &a); err == nil {
-			res, err = e.Ack(ctx, a)
-		}
-	case proto.OpWait:
-		var a proto.WaitArgs
-		if err = decodeArgs(args, &a); err == nil {
-			res, err = e.Wait(ctx, a)
-		}
-	case proto.OpExplain:
-		var a proto.Target
-		if err = decodeArgs(args, &a); err == nil {
-			res, err = e.Explain(ctx, a.Name)
-		}
-	default:
-		return false
-	}
-	if err != nil {
-		pe, ok := errors.AsType[*proto.Error](err)
-		if !ok {
-			pe = proto.Errorf(proto.CodeInternal, "%s: %v", op, err)
-		}
-		w.WriteResponse(proto.Response{Error: pe})
-		return true
-	}
-	raw, merr := json.Marshal(res)
-	if merr != nil {
-		w.WriteResponse(proto.Response{Error: proto.Errorf(proto.CodeInternal, "%s: %v", op, merr)})
-		return true
-	}
-	w.WriteResponse(proto.Response{OK: true, Result: raw})
-	return true
-}
-
-func decodeArgs(raw json.RawMessage, v any) error {
-	if len(raw) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return proto.Errorf(proto.CodeBadRequest, "bad arguments: %v", err)
-	}
-	return nil
+// RegisterControl registers the engine's control ops (attention, ack,
+// wait, explain) into m, the daemon's one dispatcher of control.sock. Wait
+// blocks until the states are reached, the timeout passes, a session
+// disappears or ctx ends: the daemon cancels ctx when the client goes away.
+func (e *Engine) RegisterControl(m *proto.Mux) {
+	proto.Handle(m, proto.OpAttention, func(_ context.Context, a proto.AttentionArgs) ([]proto.AttentionItem, error) {
+		return e.Attention(a)
+	})
+	proto.Handle(m, proto.OpAck, e.Ack)
+	proto.Handle(m, proto.OpWait, e.Wait)
+	proto.Handle(m, proto.OpExplain, func(ctx context.Context, a proto.Target) (proto.Explanation, error) {
+		return e.Explain(ctx, a.Name)
+	})
 }
 
 func (e *Engine) checkStarted() error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -166,27 +167,22 @@ func TestWait(t *testing.T) {
 	})
 }
 
-type recorder struct{ got []proto.Response }
-
-func (r *recorder) WriteResponse(resp proto.Response) error {
-	r.got = append(r.got, resp)
-	return nil
-}
-
-func TestHandleControl(t *testing.T) {
+func TestControlOps(t *testing.T) {
 	h := startHarness(t, "")
 	h.surface("sf", "s1", "api", "claude")
 	h.mustPost(evt{id: "e1", run: "r1", surface: "sf", kind: proto.KindFailed, msg: "boom"})
+	m := proto.NewMux()
+	h.e.RegisterControl(m)
 	call := func(op, args string) proto.Response {
 		t.Helper()
-		var w recorder
-		if !h.e.HandleControl(t.Context(), op, json.RawMessage(args), &w) {
+		if !m.Has(op) {
 			t.Fatalf("op %s not handled", op)
 		}
-		if len(w.got) != 1 {
-			t.Fatalf("op %s wrote %d responses", op, len(w.got))
+		r := m.Serve(t.Context(), proto.Request{Op: op, Args: json.RawMessage(args)})
+		if o, _ := proto.Lookup(op); !r.OK && !o.MayReturn(r.Error.Code) {
+			t.Errorf("op %s failed with %s, which proto.Ops does not list for it", op, r.Error.Code)
 		}
-		return w.got[0]
+		return r
 	}
 	var items []proto.AttentionItem
 	if r := call(proto.OpAttention, `{}`); !r.OK || json.Unmarshal(r.Result, &items) != nil || len(items) != 1 || items[0].Message != "boom" {
@@ -215,7 +211,7 @@ func TestHandleControl(t *testing.T) {
 	if r := call(proto.OpWait, `{"names":["api"],"until":["bogus"]}`); r.OK || r.Error.Code != proto.CodeInvalid {
 		t.Fatalf("wait bogus: %+v", r)
 	}
-	if h.e.HandleControl(t.Context(), "new", nil, &recorder{}) {
-		t.Fatal("engine claimed a daemon op")
+	if got := m.Ops(); !slices.Equal(got, []string{proto.OpAck, proto.OpAttention, proto.OpExplain, proto.OpWait}) {
+		t.Fatalf("the engine registered %v", got)
 	}
 }

@@ -1,22 +1,33 @@
 package proto
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+	"reflect"
 )
 
-// ControlVersion is bumped when control.sock changes incompatibly.
-const ControlVersion = 1
+// This file is the control API of control.sock, the whole of it: the
+// version exchange, the envelope, the error codes, the table of ops (each
+// with its argument and result types, who may call it and what it can fail
+// with), then every argument and result type in table order. The daemon
+// serves the table through one Mux (mux.go); the CLI calls only ops in it.
+//
+// A connection carries JSON lines. The client's first request is hello,
+// carrying its protocol version; a daemon of another version refuses it
+// with CodeVersion and a line to show as is. Until hello succeeds, only the
+// frozen ops (hello, status, stop) are served: their shape never changes,
+// so that `muster daemon stop` of any version stops a daemon of any other.
+// After hello, each request gets one Response, and more requests may
+// follow, except where an op's Flow says otherwise.
+
+// ControlVersion is the control protocol this binary speaks; it is bumped
+// when control.sock changes incompatibly. Version 1 had no hello.
+const ControlVersion = 2
 
 // MaxControlRequest bounds one JSON request line on control.sock.
 const MaxControlRequest = 1 << 20
 
-// Request is one JSON line on control.sock. Most ops get one Response and the
-// connection may carry further requests; "attach" switches the connection to
-// binary frames and "wait"/"watch" stream Responses until done.
+// Request is one JSON line on control.sock.
 type Request struct {
 	Op   string          `json:"op"`
 	Args json.RawMessage `json:"args,omitempty"`
@@ -39,15 +50,20 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
+// Errorf builds an *Error.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
 // Stable control error codes.
 const (
-	CodeBadRequest  = "bad_request"
-	CodeNotFound    = "not_found"
-	CodeConflict    = "conflict"
-	CodeInvalid     = "invalid"
-	CodeInternal    = "internal"
-	CodeUnsupported = "unsupported"
-	CodeExited      = "exited"
+	CodeBadRequest  = "bad_request" // malformed JSON, arguments of the wrong shape, a missing name
+	CodeNotFound    = "not_found"   // no such session or attention item
+	CodeConflict    = "conflict"    // the name is taken, the id prefix is ambiguous, it already runs
+	CodeInvalid     = "invalid"     // well-formed but unacceptable: a bad name, directory or template
+	CodeInternal    = "internal"    // the daemon failed (the store, the emulator)
+	CodeUnsupported = "unsupported" // an unknown op, or one this daemon cannot serve yet
+	CodeExited      = "exited"      // the session's process is not running
 	// CodeForbidden refuses a request because of who sent it: a process
 	// inside a Muster pane asked to drive another pane, to stop the
 	// daemon, to acknowledge every attention item, to resume or to
@@ -59,139 +75,203 @@ const (
 	// CodeBusy means the daemon holds as many control connections as it
 	// allows and none of them could be dropped; retry shortly.
 	CodeBusy = "busy"
+	// CodeVersion means the client and the daemon speak different control
+	// protocols; the message says which and to run `muster daemon stop`.
+	CodeVersion = "version_mismatch"
 )
 
-// Errorf builds an *Error.
-func Errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
-}
+// CommonCodes can come back from any op: a malformed request, a daemon
+// failure, no room for the connection, or an op other than a frozen one
+// sent before hello. Ops that are not ReadOnly can also be Forbidden.
+var CommonCodes = []string{CodeBadRequest, CodeInternal, CodeBusy, CodeVersion}
 
-// Attach frames. After a successful attach Response, both directions carry
-// frames: a type byte, a big-endian uint32 length, then the payload. PTY bytes
-// travel raw, never inside JSON.
+// Op names.
 const (
-	FrameInput    byte = 1 // client → daemon: keystrokes
-	FrameResize   byte = 2 // client → daemon: uint16 cols, uint16 rows
-	FrameDetach   byte = 3 // client → daemon: leaving
-	FrameOutput   byte = 16
-	FrameSnapshot byte = 17 // daemon → client: full repaint; replaces the screen
-	FrameExit     byte = 18 // daemon → client: JSON {"exit_code":N}; pane closed
+	OpHello         = "hello"          // the version exchange; first on every connection
+	OpStatus        = "status"         // the daemon's pid, version and counts
+	OpStop          = "stop"           // stop the daemon and every pane
+	OpList          = "ls"             // every session
+	OpNew           = "new"            // start a session
+	OpSend          = "send"           // type text (and Enter) into a pane
+	OpCapture       = "capture"        // read a pane's screen
+	OpKill          = "kill"           // end a session's process and forget the session
+	OpRename        = "rename"         // rename a session
+	OpAttach        = "attach"         // switch the connection to the pane's frames (frame.go)
+	OpResume        = "resume"         // relaunch sessions whose process died with a daemon
+	OpNativeCapture = "native_capture" // record the provider's own session id (`muster hook capture`)
+	OpAttention     = "attention"      // the attention drawer
+	OpAck           = "ack"            // resolve attention items
+	OpWait          = "wait"           // block until sessions reach run states
+	OpExplain       = "explain"        // why a session is in its run state
 )
 
-// MaxFrame bounds a frame payload; larger frames are a protocol error.
-const MaxFrame = 4 << 20
+// Access says who may call an op. Processes inside a Muster pane may not
+// drive other panes (README "Security"; internal/daemon/peer.go decides
+// who is inside which pane); processes outside every pane may call any op.
+type Access int
 
-// ErrFrameTooLarge is returned for a frame over MaxFrame.
-var ErrFrameTooLarge = errors.New("frame too large")
+const (
+	// ReadOnly ops change nothing; any peer may call them.
+	ReadOnly Access = iota + 1
+	// OwnPane ops act on one session: a peer inside a pane may call them
+	// for its own pane and the sessions started from it (new records the
+	// new session as the pane's child; ack checks each item's session;
+	// native_capture also needs the pane's capability).
+	OwnPane
+	// Outside ops are refused to every peer inside a pane.
+	Outside
+)
 
-// WriteFrame writes one frame.
-func WriteFrame(w io.Writer, typ byte, payload []byte) error {
-	var hdr [5]byte
-	hdr[0] = typ
-	binary.BigEndian.PutUint32(hdr[1:], uint32(len(payload)))
-	if len(payload) <= 4096 {
-		// Small frames (keystrokes) go out in one write.
-		var small [5 + 4096]byte
-		n := copy(small[:], hdr[:])
-		n += copy(small[n:], payload)
-		_, err := w.Write(small[:n])
-		return err
+func (a Access) String() string {
+	switch a {
+	case ReadOnly:
+		return "read-only"
+	case OwnPane:
+		return "own-pane"
+	case Outside:
+		return "outside-only"
 	}
-	if _, err := w.Write(hdr[:]); err != nil {
-		return err
+	return fmt.Sprintf("Access(%d)", int(a))
+}
+
+// Flow says what the connection does after an op's response.
+type Flow int
+
+const (
+	// Reply: one response; the connection may carry further requests.
+	Reply Flow = iota + 1
+	// Last: one response, and the connection ends (stop).
+	Last
+	// Blocking: one response, once what the op waits for holds, which may
+	// take as long as the client stays; the connection ends with it, and
+	// the op is cancelled when the client hangs up (wait).
+	Blocking
+	// Frames: after a successful response the connection carries attach
+	// frames both ways (frame.go) until either side leaves.
+	Frames
+	// Handshake: hello, which the connection itself answers.
+	Handshake
+)
+
+// None is the argument or result type of an op that takes or returns
+// nothing: its arguments are ignored and its result is left out.
+type None struct{}
+
+// Op describes one control op.
+type Op struct {
+	Name   string
+	Args   reflect.Type // None: takes no arguments
+	Result reflect.Type // None: answers with no result
+	Access Access
+	Flow   Flow
+	// Frozen ops are served before hello and never change shape.
+	Frozen bool
+	// Codes are what the op can fail with besides CommonCodes (and
+	// CodeForbidden unless it is ReadOnly).
+	Codes []string
+}
+
+// MayReturn reports whether the op can fail with code.
+func (o Op) MayReturn(code string) bool {
+	for _, c := range CommonCodes {
+		if c == code {
+			return true
+		}
 	}
-	_, err := w.Write(payload)
-	return err
-}
-
-// ReadFrame reads one frame, reusing buf when it is large enough.
-func ReadFrame(r io.Reader, buf []byte) (typ byte, payload []byte, err error) {
-	var hdr [5]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return 0, nil, err
+	if code == CodeForbidden && o.Access != ReadOnly {
+		return true
 	}
-	n := binary.BigEndian.Uint32(hdr[1:])
-	if n > MaxFrame {
-		return 0, nil, ErrFrameTooLarge
+	for _, c := range o.Codes {
+		if c == code {
+			return true
+		}
 	}
-	if cap(buf) < int(n) {
-		buf = make([]byte, n)
+	return false
+}
+
+func t[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+// Ops is the control API. Absent or null arguments decode as the zero
+// value of the op's argument type; each op checks what it needs.
+var Ops = []Op{
+	// name, arguments, result, who may call it, flow, frozen, and the codes
+	// it can fail with besides CommonCodes:
+	{OpHello, t[Hello](), t[HelloResult](), ReadOnly, Handshake, true, nil},
+	{OpStatus, t[None](), t[DaemonStatus](), ReadOnly, Reply, true, nil},
+	{OpStop, t[None](), t[None](), Outside, Last, true, nil},
+	{OpList, t[None](), t[[]SessionInfo](), ReadOnly, Reply, false, nil},
+	{OpNew, t[NewArgs](), t[SessionInfo](), OwnPane, Reply, false, []string{CodeInvalid, CodeConflict}},
+	{OpSend, t[SendArgs](), t[None](), OwnPane, Reply, false, []string{CodeNotFound, CodeConflict, CodeExited}},
+	{OpCapture, t[CaptureArgs](), t[CaptureResult](), OwnPane, Reply, false, []string{CodeNotFound, CodeConflict}},
+	{OpKill, t[Target](), t[None](), OwnPane, Reply, false, []string{CodeNotFound, CodeConflict}},
+	{OpRename, t[RenameArgs](), t[None](), OwnPane, Reply, false, []string{CodeInvalid, CodeNotFound, CodeConflict}},
+	{OpAttach, t[AttachArgs](), t[AttachResult](), Outside, Frames, false, []string{CodeInvalid, CodeNotFound, CodeConflict}},
+	{OpResume, t[ResumeArgs](), t[[]ResumeOutcome](), Outside, Reply, false, []string{CodeInvalid, CodeNotFound, CodeConflict}},
+	{OpNativeCapture, t[NativeCaptureArgs](), t[None](), OwnPane, Reply, false, []string{CodeInvalid, CodeNotFound, CodeUnauthorized, CodeExited}},
+	{OpAttention, t[AttentionArgs](), t[[]AttentionItem](), ReadOnly, Reply, false, []string{CodeUnsupported}},
+	{OpAck, t[AckArgs](), t[AckResult](), OwnPane, Reply, false, []string{CodeNotFound, CodeUnsupported}},
+	{OpWait, t[WaitArgs](), t[WaitResult](), ReadOnly, Blocking, false, []string{CodeInvalid, CodeNotFound, CodeUnsupported}},
+	{OpExplain, t[Target](), t[Explanation](), ReadOnly, Reply, false, []string{CodeNotFound, CodeUnsupported}},
+}
+
+var opIndex = func() map[string]Op {
+	m := make(map[string]Op, len(Ops))
+	for _, o := range Ops {
+		m[o.Name] = o
 	}
-	buf = buf[:n]
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return 0, nil, err
+	return m
+}()
+
+// Lookup finds an op of the table by name.
+func Lookup(name string) (Op, bool) {
+	o, ok := opIndex[name]
+	return o, ok
+}
+
+// VersionMismatch is the one line shown when a client and the running
+// daemon speak different control protocols. An empty version is one the
+// other side did not say (a client or daemon from before hello).
+func VersionMismatch(daemonVersion string, daemonProtocol int, clientVersion string, clientProtocol int) *Error {
+	return &Error{Code: CodeVersion, Message: fmt.Sprintf(
+		"the running daemon is version %s, this client is %s; run `muster daemon stop`",
+		describeVersion(daemonVersion, daemonProtocol), describeVersion(clientVersion, clientProtocol))}
+}
+
+func describeVersion(v string, protocol int) string {
+	if v == "" {
+		v = "unknown"
 	}
-	return hdr[0], buf, nil
+	return fmt.Sprintf("%s (control protocol %d)", v, protocol)
 }
 
-// ResizePayload encodes a size for FrameResize.
-func ResizePayload(cols, rows int) []byte {
-	var p [4]byte
-	binary.BigEndian.PutUint16(p[0:], uint16(cols))
-	binary.BigEndian.PutUint16(p[2:], uint16(rows))
-	return p[:]
+// Hello are the arguments of op "hello".
+type Hello struct {
+	Protocol int    `json:"protocol"` // the client's ControlVersion
+	Version  string `json:"version"`  // the client's binary version, for the mismatch message
 }
 
-// ParseResize decodes a FrameResize payload.
-func ParseResize(p []byte) (cols, rows int, err error) {
-	if len(p) != 4 {
-		return 0, 0, errors.New("resize frame must be 4 bytes")
-	}
-	return int(binary.BigEndian.Uint16(p[0:])), int(binary.BigEndian.Uint16(p[2:])), nil
+// HelloResult answers op "hello".
+type HelloResult struct {
+	Protocol int    `json:"protocol"`
+	Version  string `json:"version"` // the daemon's binary version
+	PID      int    `json:"pid"`
 }
 
-// NewArgs are the arguments of op "new".
-type NewArgs struct {
-	Name      string            `json:"name,omitempty"`
-	Provider  string            `json:"provider,omitempty"`
-	Dir       string            `json:"dir"`
-	Cmd       string            `json:"cmd,omitempty"`        // shell command (--cmd)
-	ResumeCmd string            `json:"resume_cmd,omitempty"` // custom resume template
-	Args      []string          `json:"args,omitempty"`       // after --
-	Env       map[string]string `json:"env,omitempty"`        // the caller's environment (SHELL, PATH, …)
-	Cols      int               `json:"cols,omitempty"`
-	Rows      int               `json:"rows,omitempty"`
+// DaemonStatus answers op "status".
+type DaemonStatus struct {
+	PID       int    `json:"pid"`
+	Version   string `json:"version"`
+	StartedAt string `json:"started_at"`
+	Home      string `json:"home"`
+	Sessions  int    `json:"sessions"`
+	Panes     int    `json:"panes"`
+	// Protocol is the daemon's ControlVersion; 0 from a daemon of
+	// protocol 1, which did not report it.
+	Protocol int `json:"protocol,omitempty"`
 }
 
-// Target names a session for ops that act on one.
-type Target struct {
-	Name string `json:"name"`
-}
-
-// SendArgs are the arguments of op "send".
-type SendArgs struct {
-	Name  string `json:"name"`
-	Text  string `json:"text"`
-	Enter bool   `json:"enter,omitempty"`
-}
-
-// CaptureArgs are the arguments of op "capture".
-type CaptureArgs struct {
-	Name       string `json:"name"`
-	ANSI       bool   `json:"ansi,omitempty"`
-	Scrollback int    `json:"scrollback,omitempty"`
-}
-
-// CaptureResult carries the screen text.
-type CaptureResult struct {
-	Text string `json:"text"`
-}
-
-// RenameArgs are the arguments of op "rename".
-type RenameArgs struct {
-	Name    string `json:"name"`
-	NewName string `json:"new_name"`
-}
-
-// AttachArgs are the arguments of op "attach".
-type AttachArgs struct {
-	Name     string `json:"name"`
-	Cols     int    `json:"cols"`
-	Rows     int    `json:"rows"`
-	ReadOnly bool   `json:"read_only,omitempty"`
-}
-
-// SessionInfo is one row of `muster ls --json`. Fields are only ever added.
+// SessionInfo is one row of `muster ls --json`; op "ls" answers a list of
+// them. Fields are only ever added.
 type SessionInfo struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
@@ -220,12 +300,203 @@ type SessionInfo struct {
 	ActivityEvidence string  `json:"activity_evidence,omitempty"`
 }
 
-// DaemonStatus answers op "status".
-type DaemonStatus struct {
-	PID       int    `json:"pid"`
-	Version   string `json:"version"`
-	StartedAt string `json:"started_at"`
-	Home      string `json:"home"`
-	Sessions  int    `json:"sessions"`
-	Panes     int    `json:"panes"`
+// NewArgs are the arguments of op "new".
+type NewArgs struct {
+	Name      string            `json:"name,omitempty"`
+	Provider  string            `json:"provider,omitempty"`
+	Dir       string            `json:"dir"`
+	Cmd       string            `json:"cmd,omitempty"`        // shell command (--cmd)
+	ResumeCmd string            `json:"resume_cmd,omitempty"` // custom resume template
+	Args      []string          `json:"args,omitempty"`       // after --
+	Env       map[string]string `json:"env,omitempty"`        // the caller's environment (SHELL, PATH, …)
+	Cols      int               `json:"cols,omitempty"`
+	Rows      int               `json:"rows,omitempty"`
+}
+
+// SendArgs are the arguments of op "send".
+type SendArgs struct {
+	Name  string `json:"name"`
+	Text  string `json:"text"`
+	Enter bool   `json:"enter,omitempty"`
+}
+
+// CaptureArgs are the arguments of op "capture".
+type CaptureArgs struct {
+	Name       string `json:"name"`
+	ANSI       bool   `json:"ansi,omitempty"`
+	Scrollback int    `json:"scrollback,omitempty"`
+}
+
+// CaptureResult carries the screen text.
+type CaptureResult struct {
+	Text string `json:"text"`
+}
+
+// Target names a session for ops that act on one (kill, explain).
+type Target struct {
+	Name string `json:"name"`
+}
+
+// RenameArgs are the arguments of op "rename".
+type RenameArgs struct {
+	Name    string `json:"name"`
+	NewName string `json:"new_name"`
+}
+
+// AttachArgs are the arguments of op "attach".
+type AttachArgs struct {
+	Name     string `json:"name"`
+	Cols     int    `json:"cols"`
+	Rows     int    `json:"rows"`
+	ReadOnly bool   `json:"read_only,omitempty"`
+}
+
+// AttachResult answers op "attach", before frames start.
+type AttachResult struct {
+	Name     string `json:"name"`
+	Exited   bool   `json:"exited"`
+	ReadOnly bool   `json:"read_only"`
+}
+
+// ResumeArgs are the arguments of op "resume".
+type ResumeArgs struct {
+	Names []string          `json:"names,omitempty"`
+	All   bool              `json:"all,omitempty"`
+	Env   map[string]string `json:"env,omitempty"`
+	Cols  int               `json:"cols,omitempty"`
+	Rows  int               `json:"rows,omitempty"`
+}
+
+// ResumeOutcome reports one session's resume; op "resume" answers a list.
+type ResumeOutcome struct {
+	Name    string   `json:"name"`
+	Resumed bool     `json:"resumed"`
+	Argv    []string `json:"argv,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+}
+
+// NativeCaptureArgs are the arguments of op "native_capture", sent by
+// `muster hook capture` from inside a pane.
+type NativeCaptureArgs struct {
+	SessionID string `json:"session_id"` // MUSTER_AGENT_SESSION_ID
+	// Capability is the pane's MUSTER_EVENT_CAPABILITY: the proof that the
+	// request comes from inside the session's live pane. It is never
+	// logged or echoed.
+	Capability string `json:"capability"`
+	Provider   string `json:"provider"`
+	NativeID   string `json:"native_id"`
+	PID        int    `json:"pid"`
+	PPID       int    `json:"ppid"`
+	Event      string `json:"event,omitempty"`
+	Source     string `json:"source,omitempty"`
+}
+
+// The event engine's ops follow: attention, ack, wait, explain. Times are
+// RFC 3339 UTC strings.
+
+// AttentionArgs are the arguments of op "attention".
+type AttentionArgs struct {
+	All bool `json:"all,omitempty"` // include items resolved within the last 24 hours
+}
+
+// AttentionItem is one entry of the attention drawer.
+type AttentionItem struct {
+	ID          int64   `json:"id"`
+	SessionID   string  `json:"session_id"`
+	SessionName string  `json:"session_name"`
+	SurfaceID   string  `json:"surface_id"`
+	RunID       string  `json:"run_id"`
+	Provider    string  `json:"provider"`
+	Reason      string  `json:"reason"` // approval-requested | input-requested | failed | disconnected | succeeded
+	Message     string  `json:"message"`
+	EventID     string  `json:"event_id"`
+	OpenedAt    string  `json:"opened_at"`
+	Open        bool    `json:"open"`
+	ResolvedAt  *string `json:"resolved_at"`
+	Resolution  string  `json:"resolution,omitempty"`
+}
+
+// AckArgs are the arguments of op "ack": some item ids, or all open items.
+type AckArgs struct {
+	IDs []int64 `json:"ids,omitempty"`
+	All bool    `json:"all,omitempty"`
+}
+
+// AckResult lists what op "ack" resolved and what was already resolved.
+type AckResult struct {
+	Acknowledged []int64 `json:"acknowledged"`
+	Already      []int64 `json:"already"`
+}
+
+// WaitArgs are the arguments of op "wait"; it is answered once the states
+// are reached (ExpandWaitStates reads Until).
+type WaitArgs struct {
+	Names     []string `json:"names"`
+	Until     []string `json:"until"`                // run states and groups
+	TimeoutMS int64    `json:"timeout_ms,omitempty"` // 0: no timeout
+	Any       bool     `json:"any,omitempty"`        // one session suffices instead of all
+}
+
+// Wait outcomes.
+const (
+	WaitReached = "reached"
+	WaitTimeout = "timeout"
+	WaitGone    = "gone"
+)
+
+// WaitResult answers op "wait".
+type WaitResult struct {
+	Status   string        `json:"status"` // reached | timeout | gone
+	Sessions []WaitSession `json:"sessions"`
+}
+
+// WaitSession is one waited-for session as the wait ended.
+type WaitSession struct {
+	Name      string `json:"name"`
+	SessionID string `json:"session_id"`
+	State     string `json:"state"`              // derived run state; "" when no run is known
+	Terminal  string `json:"terminal,omitempty"` // under idle: the terminal state it follows
+	RunID     string `json:"run_id,omitempty"`
+	Attention int    `json:"attention"`
+	Reached   bool   `json:"reached"`
+	Gone      bool   `json:"gone,omitempty"`
+}
+
+// Explanation answers op "explain": why a session is in its state.
+type Explanation struct {
+	SessionID       string          `json:"session_id"`
+	Name            string          `json:"name"`
+	State           *string         `json:"run_state"`
+	Terminal        string          `json:"terminal,omitempty"`
+	IdleAt          *string         `json:"idle_at,omitempty"`
+	RunID           *string         `json:"run_id"`
+	RunStartedAt    *string         `json:"run_started_at,omitempty"`
+	RunEndedAt      *string         `json:"run_ended_at,omitempty"`
+	ImpliedStart    bool            `json:"implied_start,omitempty"`
+	NativeSessionID string          `json:"native_session_id,omitempty"`
+	SurfaceID       string          `json:"surface_id,omitempty"`
+	Because         *Evidence       `json:"because"`
+	Last            *Evidence       `json:"last"`
+	Attention       []AttentionItem `json:"attention"`
+	Events          []EventRecord   `json:"events"`
+}
+
+// Evidence is the provenance of a run state.
+type Evidence struct {
+	EventID    string `json:"event_id"`
+	Kind       string `json:"kind"`
+	HookName   string `json:"hook_name,omitempty"`
+	Provider   string `json:"provider"`
+	Source     string `json:"source"` // hook | sweep | surface | native
+	Message    string `json:"message,omitempty"`
+	OccurredAt string `json:"occurred_at"`
+	ReceivedAt string `json:"received_at"`
+}
+
+// EventRecord is one stored event as explain lists it.
+type EventRecord struct {
+	Seq   int64  `json:"seq"`
+	RunID string `json:"run_id"`
+	Evidence
+	Effect string `json:"effect"` // applied | confirmed | late | final
 }
