@@ -10,7 +10,10 @@ import (
 // muster-hook on every hook, and every package it links initializes on
 // every run. It may link the helper, the two small packages it shares
 // with the daemon, termtext (standard library only, to strip escape
-// sequences from messages), and the standard library minus the heavy parts; the
+// sequences from messages), the hook mappings of the providers (one light
+// subpackage per provider, their vocabulary hookmap and their registry
+// all/hooks; never a transcript parser), and the standard library minus
+// the heavy parts; the
 // standard library share is capped near its size when this test was written
 // (103 packages in all with Go 1.26), so that growth is a decision, not an
 // accident.
@@ -29,6 +32,14 @@ func TestImportGraphStaysSmall(t *testing.T) {
 		"github.com/musterhq/muster/internal/paths":     true,
 		"github.com/musterhq/muster/internal/proto":     true,
 		"github.com/musterhq/muster/internal/termtext":  true,
+
+		"github.com/musterhq/muster/internal/provider/hookmap":               true,
+		"github.com/musterhq/muster/internal/provider/all/hooks":             true,
+		"github.com/musterhq/muster/internal/provider/claude/claudehook":     true,
+		"github.com/musterhq/muster/internal/provider/codex/codexhook":       true,
+		"github.com/musterhq/muster/internal/provider/cursor/cursorhook":     true,
+		"github.com/musterhq/muster/internal/provider/gemini/geminihook":     true,
+		"github.com/musterhq/muster/internal/provider/opencode/opencodehook": true,
 	}
 	heavy := []string{"net", "net/http", "os/exec", "os/user", "database/sql", "text/template", "html/template", "crypto/tls", "regexp", "log/slog"}
 	std := 0

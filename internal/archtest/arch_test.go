@@ -54,11 +54,12 @@ func TestEveryPackageSaysWhatItOwns(t *testing.T) {
 }
 
 // isProviderImpl reports whether path is one provider's own package (or a
-// package inside it), as opposed to internal/provider, the shared
-// vocabulary, and internal/provider/all, the registry.
+// package inside it), as opposed to internal/provider and
+// internal/provider/hookmap, the shared vocabulary, and
+// internal/provider/all and all/hooks, the registries.
 func isProviderImpl(path string) bool {
 	rest, ok := strings.CutPrefix(path, module+"/internal/provider/")
-	return ok && rest != "all"
+	return ok && rest != "all" && !strings.HasPrefix(rest, "all/") && rest != "hookmap"
 }
 
 // providerDebt lists the imports of individual provider packages that are
@@ -111,7 +112,9 @@ func TestImportsFlowDown(t *testing.T) {
 		"internal/launcher":   nil,
 		"internal/transcript": nil,
 		"internal/runstate":   {"internal/proto"},
-		"internal/hookevent":  {"internal/paths", "internal/proto", "internal/termtext"},
+		// Linked into cmd/muster-hook: the vocabulary of hook mappings.
+		"internal/provider/hookmap": nil,
+		"internal/hookevent":        {"internal/paths", "internal/proto", "internal/termtext", "internal/provider/hookmap", "internal/provider/all/hooks"},
 	}
 	for _, p := range listPackages(t) {
 		from := short(p.ImportPath)
@@ -127,5 +130,28 @@ func TestImportsFlowDown(t *testing.T) {
 				t.Errorf("%s imports %s; it may import only %v of Muster's packages", from, to, allowed)
 			}
 		}
+	}
+}
+
+// TestHookMappingsStayLight: a provider's hook subpackage
+// (internal/provider/<name>/<name>hook) is linked into cmd/muster-hook, so
+// of Muster it imports the mapping vocabulary only.
+func TestHookMappingsStayLight(t *testing.T) {
+	found := 0
+	for _, p := range listPackages(t) {
+		from := short(p.ImportPath)
+		rest, ok := strings.CutPrefix(from, "internal/provider/")
+		if !ok || !strings.HasSuffix(rest, "hook") || !strings.Contains(rest, "/") || strings.HasPrefix(rest, "all/") {
+			continue
+		}
+		found++
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module+"/") && short(imp) != "internal/provider/hookmap" {
+				t.Errorf("%s imports %s; a hook mapping imports only internal/provider/hookmap of Muster's packages", from, short(imp))
+			}
+		}
+	}
+	if found == 0 {
+		t.Error("no hook subpackage found")
 	}
 }

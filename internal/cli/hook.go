@@ -70,4 +70,4 @@ func newHookEventCmd(f *Factory) *cobra.Command {
 	return cmd
 }
 
-func joinProviders() string { return strings.Join(hookevent.Providers, ", ") }
+func joinProviders() string { return strings.Join(hookevent.Providers(), ", ") }

@@ -15,7 +15,7 @@ func BenchmarkMap(b *testing.B) {
 	payload := []byte(readLinesB(b, "claude.jsonl", `"UserPromptSubmit"`)[0])
 	st := &State{}
 	for b.Loop() {
-		if _, err := Map(Claude, payload, st, t0); err != nil {
+		if _, err := Map("claude", payload, st, t0); err != nil {
 			b.Fatal(err)
 		}
 	}

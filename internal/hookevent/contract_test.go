@@ -17,8 +17,8 @@ import (
 // with and without a pane (Codex sends without one).
 func TestDaemonAcceptsEveryEnvelope(t *testing.T) {
 	files := map[string]string{
-		Claude: "claude.jsonl", Codex: "codex.jsonl", Gemini: "gemini.jsonl",
-		Cursor: "cursor.jsonl", OpenCode: "opencode.jsonl",
+		"claude": "claude.jsonl", "codex": "codex.jsonl", "gemini": "gemini.jsonl",
+		"cursor": "cursor.jsonl", "opencode": "opencode.jsonl",
 	}
 	now := time.Now()
 	n := 0
@@ -36,16 +36,16 @@ func TestDaemonAcceptsEveryEnvelope(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st := states[in.session]
+			st := states[in.Session]
 			if st == nil {
-				st = &State{Session: in.session}
+				st = &State{Session: in.Session}
 			}
 			res, err := Map(provider, line, st, now)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.State != nil {
-				states[in.session] = res.State
+				states[in.Session] = res.State
 			}
 			for _, m := range res.Events {
 				for _, pane := range [][2]string{{"cap-0123456789abcdef", "surface-1"}, {"", ""}} {

@@ -85,26 +85,13 @@
 //
 // # Mappings
 //
-// The per-provider tables are the doc comments of claudeIntent,
-// codexIntent, geminiIntent, cursorIntent and opencodeIntent. SessionStart
-// is ignored everywhere: a session starting is not a run (Codex even fires
-// it only with the first prompt), and a `started` there would leave a run
-// "running" until the first prompt.
-//
-// # OpenCode input
-//
-// OpenCode has no command hooks; its plugin spawns `muster hook event
-// opencode` with one JSON object on stdin: a bus event exactly as the
-// plugin's `event` callback receives it ({"type":"session.idle",
-// "properties":{"sessionID":"ses_…"}}), or a plugin hook call wrapped the
-// same way ({"type":"tool.execute.before","properties":{"input":{…},
-// "output":{…}}}, likewise "chat.message"). The types that matter are
-// message.updated, chat.message, session.created, session.status,
-// session.idle, session.error, session.deleted, permission.asked,
-// permission.updated, permission.replied, question.asked, question.replied,
-// question.rejected, tool.execute.before and tool.execute.after; the plugin
-// should not spawn the helper for the others (message.part.*, plugin.added).
-// The bus events alone suffice: without message events, session.status busy
-// with no open turn starts one (its run id then comes from the session and
-// the time, not from the user message id).
+// What a payload means (an intent: the hook, the session, the turn key and
+// an action such as turn start, running, approval or success) is the
+// provider's: internal/provider/<name>/<name>hook, registered in
+// internal/provider/all/hooks, whose doc comments hold the per-provider
+// tables. This package applies the state rules above to intents, the same
+// for every provider. SessionStart is ignored everywhere: a session
+// starting is not a run (Codex even fires it only with the first prompt),
+// and a `started` there would leave a run "running" until the first
+// prompt.
 package hookevent

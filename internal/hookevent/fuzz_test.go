@@ -33,7 +33,7 @@ func fuzzMapper(f *testing.F, provider, seedFile string) {
 			// Most seeds carry their own session; reuse it so that the
 			// state rules are exercised, not only the fresh-state path.
 			if in, err := parse(provider, payload); err == nil {
-				st.Session = in.session
+				st.Session = in.Session
 			}
 		}
 		res, err := Map(provider, payload, st, t0)
@@ -69,8 +69,8 @@ func fuzzMapper(f *testing.F, provider, seedFile string) {
 	})
 }
 
-func FuzzMapClaude(f *testing.F)   { fuzzMapper(f, Claude, "claude.jsonl") }
-func FuzzMapCodex(f *testing.F)    { fuzzMapper(f, Codex, "codex.jsonl") }
-func FuzzMapGemini(f *testing.F)   { fuzzMapper(f, Gemini, "gemini.jsonl") }
-func FuzzMapCursor(f *testing.F)   { fuzzMapper(f, Cursor, "cursor.jsonl") }
-func FuzzMapOpenCode(f *testing.F) { fuzzMapper(f, OpenCode, "opencode.jsonl") }
+func FuzzMapClaude(f *testing.F)   { fuzzMapper(f, "claude", "claude.jsonl") }
+func FuzzMapCodex(f *testing.F)    { fuzzMapper(f, "codex", "codex.jsonl") }
+func FuzzMapGemini(f *testing.F)   { fuzzMapper(f, "gemini", "gemini.jsonl") }
+func FuzzMapCursor(f *testing.F)   { fuzzMapper(f, "cursor", "cursor.jsonl") }
+func FuzzMapOpenCode(f *testing.F) { fuzzMapper(f, "opencode", "opencode.jsonl") }

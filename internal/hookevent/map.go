@@ -1,48 +1,45 @@
 package hookevent
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider/all/hooks"
+	"github.com/musterhq/muster/internal/provider/hookmap"
 )
 
-// Provider names accepted by `muster hook event PROVIDER`; they are also the
-// event's provider field.
-const (
-	Claude   = "claude"
-	Codex    = "codex"
-	Gemini   = "gemini"
-	Cursor   = "cursor"
-	OpenCode = "opencode"
-)
-
-// Providers lists the accepted provider names.
-var Providers = []string{Claude, Codex, Gemini, Cursor, OpenCode}
+// Providers lists the providers whose hooks the helper maps: the argument
+// of `muster hook event PROVIDER` and the event's provider field.
+func Providers() []string { return hooks.Names() }
 
 // KnownProvider reports whether p is one of Providers.
 func KnownProvider(p string) bool {
-	switch p {
-	case Claude, Codex, Gemini, Cursor, OpenCode:
-		return true
-	}
-	return false
+	_, ok := hooks.Lookup(p)
+	return ok
 }
 
 // NeedsJSONReply reports whether the provider parses the hook's stdout as
 // JSON, so that the helper must print `{}` on every path.
-func NeedsJSONReply(p string) bool { return p == Cursor || p == Gemini }
+func NeedsJSONReply(p string) bool {
+	m, ok := hooks.Lookup(p)
+	return ok && m.JSONReply
+}
+
+// routedBySession reports whether the provider's events are sent even
+// without a pane environment, for the daemon to route by session id.
+func routedBySession(p string) bool {
+	m, ok := hooks.Lookup(p)
+	return ok && m.RoutedBySession
+}
 
 // ErrMalformed marks a payload the helper cannot read; it prints one warning
 // and sends nothing.
-var ErrMalformed = errors.New("malformed hook payload")
+var ErrMalformed = hookmap.ErrMalformed
 
-func malformed(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrMalformed, fmt.Sprintf(format, args...))
-}
+func malformed(format string, args ...any) error { return hookmap.Malformed(format, args...) }
 
 // Limits on what is copied from a payload into an event.
 const (
@@ -94,37 +91,8 @@ type Result struct {
 	Drop     bool     // delete the session's state (the session ended)
 }
 
-// action is what a hook means for the run, before state rules apply.
-type action int
-
-const (
-	actIgnore action = iota
-	actTurnStart
-	actRunning
-	actBusy // OpenCode session.status busy: running, or the start of a turn when none is open
-	actApproval
-	actApprovalEcho // Claude's late Notification(permission_prompt) for an approval already reported
-	actInput
-	actSucceeded
-	actFailed
-	actInterrupted
-	actSessionEnd
-	actChildSession // OpenCode: a sub-agent session was created
-)
-
-// intent is a provider mapper's reading of one payload.
-type intent struct {
-	hook     string
-	session  string
-	act      action
-	why      string    // reason when act == actIgnore
-	turnKey  string    // provider turn identifier, "" when the payload has none
-	prompt   string    // the prompt, when the payload has it (fallback turn key)
-	stamp    string    // the payload's own timestamp, if any (fallback turn key)
-	at       time.Time // the payload's own time, zero = now
-	message  string
-	subagent bool // the payload comes from a sub-agent of the session
-}
+// intent is a provider mapping's reading of one payload.
+type intent = hookmap.Intent
 
 // Map turns one native hook payload into the events to send. st is the
 // session's remembered state (any session: a state of another session reads
@@ -142,24 +110,11 @@ func Map(provider string, payload []byte, st *State, now time.Time) (Result, err
 
 // parse reads a payload into the provider-independent intent.
 func parse(provider string, payload []byte) (intent, error) {
-	var (
-		in  intent
-		err error
-	)
-	switch provider {
-	case Claude:
-		in, err = claudeIntent(payload)
-	case Codex:
-		in, err = codexIntent(payload)
-	case Gemini:
-		in, err = geminiIntent(payload)
-	case Cursor:
-		in, err = cursorIntent(payload)
-	case OpenCode:
-		in, err = opencodeIntent(payload)
-	default:
-		return intent{}, fmt.Errorf("unknown provider %q (want one of %s)", provider, strings.Join(Providers, ", "))
+	m, ok := hooks.Lookup(provider)
+	if !ok {
+		return intent{}, fmt.Errorf("unknown provider %q (want one of %s)", provider, strings.Join(Providers(), ", "))
 	}
+	in, err := m.Map(payload)
 	if err != nil {
 		return intent{}, err
 	}
@@ -170,19 +125,19 @@ func parse(provider string, payload []byte) (intent, error) {
 }
 
 func checkIntent(in *intent) error {
-	if in.hook == "" {
+	if in.Hook == "" {
 		return malformed("no hook event name")
 	}
-	if len(in.hook) > maxHookName || !printableID(in.hook) {
+	if len(in.Hook) > maxHookName || !printableID(in.Hook) {
 		return malformed("implausible hook event name")
 	}
-	if p := proto.ReservedHookPrefix; len(in.hook) >= len(p) && strings.EqualFold(in.hook[:len(p)], p) {
-		return malformed("hook event name %q is reserved", in.hook)
+	if p := proto.ReservedHookPrefix; len(in.Hook) >= len(p) && strings.EqualFold(in.Hook[:len(p)], p) {
+		return malformed("hook event name %q is reserved", in.Hook)
 	}
-	if len(in.session) > maxIDLen || !printableID(in.session) || strings.TrimSpace(in.session) != in.session {
+	if len(in.Session) > maxIDLen || !printableID(in.Session) || strings.TrimSpace(in.Session) != in.Session {
 		return malformed("implausible session id")
 	}
-	if len(in.turnKey) > 4*maxIDLen || !printableID(in.turnKey) {
+	if len(in.TurnKey) > 4*maxIDLen || !printableID(in.TurnKey) {
 		return malformed("implausible turn id")
 	}
 	return nil
@@ -202,22 +157,22 @@ func printableID(s string) bool {
 // apply runs the state rules shared by every provider.
 func apply(provider string, in intent, payload []byte, st *State, now time.Time) Result {
 	a := applier{provider: provider, in: in, payload: payload, now: now}
-	a.res = Result{Provider: provider, Hook: in.hook, Session: in.session}
+	a.res = Result{Provider: provider, Hook: in.Hook, Session: in.Session}
 	// The payload's own time, unless it is implausible: the daemon refuses
 	// times before 2000 and in the future.
-	a.at = in.at
+	a.at = in.At
 	if a.at.IsZero() || a.at.Year() < 2000 || a.at.After(now) {
 		a.at = now
 	}
 	a.at = a.at.UTC()
-	a.msg = cleanMessage(in.message)
-	if st != nil && in.session != "" {
+	a.msg = cleanMessage(in.Message)
+	if st != nil && in.Session != "" {
 		// cur is a copy: Map never changes the caller's state.
-		if st.Session == in.session {
+		if st.Session == in.Session {
 			c := *st
 			a.cur = &c
 		} else {
-			a.cur = &State{Session: in.session}
+			a.cur = &State{Session: in.Session}
 		}
 	}
 	return a.apply()
@@ -245,17 +200,17 @@ func (a *applier) add(id, run string, kind proto.EventKind, msg string) {
 	a.res.Events = append(a.res.Events, Mapped{
 		ID:         id,
 		RunID:      run,
-		SessionID:  a.in.session,
+		SessionID:  a.in.Session,
 		Kind:       kind,
 		OccurredAt: a.at,
 		Message:    msg,
-		HookName:   a.in.hook,
+		HookName:   a.in.Hook,
 	})
 }
 
 // emit adds the event the hook itself stands for.
 func (a *applier) emit(run string, kind proto.EventKind) {
-	a.add(eventID(run, a.in.hook, string(kind), a.payload), run, kind, a.msg)
+	a.add(eventID(run, a.in.Hook, string(kind), a.payload), run, kind, a.msg)
 }
 
 // same reports whether run is the session's current run.
@@ -264,14 +219,14 @@ func (a *applier) same(run string) bool { return a.cur != nil && a.cur.Run == ru
 // run resolves the run a mid-turn hook belongs to.
 func (a *applier) run() string {
 	switch {
-	case a.in.turnKey != "":
-		return TurnRunID(a.provider, a.in.turnKey)
+	case a.in.TurnKey != "":
+		return TurnRunID(a.provider, a.in.TurnKey)
 	case a.cur != nil && a.cur.Run != "":
 		return a.cur.Run
-	case a.in.prompt != "":
-		return TurnRunID(a.provider, a.in.session+"\x00prompt\x00"+a.in.prompt)
+	case a.in.Prompt != "":
+		return TurnRunID(a.provider, a.in.Session+"\x00prompt\x00"+a.in.Prompt)
 	}
-	return TurnRunID(a.provider, a.in.session+"\x00session")
+	return TurnRunID(a.provider, a.in.Session+"\x00session")
 }
 
 // startTurn makes run the session's current run: it closes a previous turn
@@ -290,28 +245,28 @@ func (a *applier) startTurn(run, startedID, startedMsg string) {
 				recent = recent[len(recent)-maxRecent:]
 			}
 		}
-		a.cur = &State{Session: a.in.session, Run: run, Open: true, Last: proto.KindStarted, Recent: recent}
+		a.cur = &State{Session: a.in.Session, Run: run, Open: true, Last: proto.KindStarted, Recent: recent}
 		a.res.State = a.cur
 	}
 }
 
 func (a *applier) apply() Result {
 	in, cur := a.in, a.cur
-	if cur != nil && cur.Child && in.act != actSessionEnd {
+	if cur != nil && cur.Child && in.Act != hookmap.SessionEnd {
 		return a.ignore("sub-agent session")
 	}
-	switch in.act {
-	case actIgnore:
-		return a.ignore(in.why)
+	switch in.Act {
+	case hookmap.Ignore:
+		return a.ignore(in.Why)
 
-	case actChildSession:
+	case hookmap.ChildSession:
 		res := a.ignore("sub-agent session")
 		if cur != nil {
-			res.State = &State{Session: in.session, Child: true}
+			res.State = &State{Session: in.Session, Child: true}
 		}
 		return res
 
-	case actSessionEnd:
+	case hookmap.SessionEnd:
 		a.res.Drop = cur != nil
 		if cur == nil || !cur.Open || cur.Run == "" {
 			return a.ignore("session ended with no open run")
@@ -322,33 +277,33 @@ func (a *applier) apply() Result {
 		a.emit(cur.Run, proto.KindInterrupted)
 		return a.res
 
-	case actBusy:
+	case hookmap.Busy:
 		if cur != nil && (!cur.Open || cur.Run == "") {
 			// OpenCode names no turn when it gets busy; with no turn open
 			// this is a new prompt (the plugin may not forward the user
 			// message), keyed by the time it was seen.
-			a.in.act = actTurnStart
+			a.in.Act = hookmap.TurnStart
 		} else {
-			a.in.act = actRunning
+			a.in.Act = hookmap.Running
 		}
 		return a.apply()
 
-	case actTurnStart:
+	case hookmap.TurnStart:
 		var run string
 		switch {
-		case in.turnKey != "":
-			run = TurnRunID(a.provider, in.turnKey)
+		case in.TurnKey != "":
+			run = TurnRunID(a.provider, in.TurnKey)
 		case cur != nil:
 			// No turn id: the payload's own time (or ours) keeps two equal
 			// prompts of one session apart; later hooks read the run back
 			// from the state.
-			stamp := in.stamp
+			stamp := in.Stamp
 			if stamp == "" {
 				stamp = a.now.UTC().Format(time.RFC3339Nano)
 			}
-			run = TurnRunID(a.provider, in.session+"\x00turn\x00"+stamp+"\x00"+in.prompt)
+			run = TurnRunID(a.provider, in.Session+"\x00turn\x00"+stamp+"\x00"+in.Prompt)
 		default:
-			run = TurnRunID(a.provider, in.session+"\x00prompt\x00"+in.prompt)
+			run = TurnRunID(a.provider, in.Session+"\x00prompt\x00"+in.Prompt)
 		}
 		if a.same(run) {
 			return a.ignore("turn already started")
@@ -357,22 +312,22 @@ func (a *applier) apply() Result {
 			// OpenCode re-sends a user message's update after its turn ended.
 			return a.ignore("turn already seen")
 		}
-		a.startTurn(run, eventID(run, in.hook, string(proto.KindStarted), a.payload), a.msg)
+		a.startTurn(run, eventID(run, in.Hook, string(proto.KindStarted), a.payload), a.msg)
 		return a.res
 	}
 
 	// Everything else happens within a run.
 	r := a.run()
-	if in.subagent && !(in.act == actRunning && a.same(r) && cur.Approval) {
+	if in.Subagent && !(in.Act == hookmap.Running && a.same(r) && cur.Approval) {
 		return a.ignore("sub-agent event")
 	}
-	if in.turnKey == "" && (cur == nil || cur.Run == "") && a.provider == OpenCode &&
-		in.act != actApproval && in.act != actInput {
+	if in.TurnKey == "" && (cur == nil || cur.Run == "") && in.RequiresTurn &&
+		in.Act != hookmap.Approval && in.Act != hookmap.Input {
 		// OpenCode's session.idle/error name no turn; without a known
 		// turn they are the echo of one we never saw start.
 		return a.ignore("no turn in progress")
 	}
-	if in.turnKey != "" && cur != nil && !a.same(r) {
+	if in.TurnKey != "" && cur != nil && !a.same(r) {
 		if slices.Contains(cur.Recent, r) {
 			return a.ignore("event of an earlier turn")
 		}
@@ -385,8 +340,8 @@ func (a *applier) apply() Result {
 		return a.ignore("run already ended")
 	}
 	var kind proto.EventKind
-	switch in.act {
-	case actRunning:
+	switch in.Act {
+	case hookmap.Running:
 		if a.same(r) && (cur.Last == proto.KindStarted || cur.Last == proto.KindRunning) && len(a.res.Events) == 0 {
 			return a.ignore("run already running")
 		}
@@ -394,18 +349,18 @@ func (a *applier) apply() Result {
 			return a.res // the implicit start says it all
 		}
 		kind = proto.KindRunning
-	case actApproval, actApprovalEcho:
-		if in.act == actApprovalEcho && a.same(r) && cur.ApprovalSeen {
+	case hookmap.Approval, hookmap.ApprovalEcho:
+		if in.Act == hookmap.ApprovalEcho && a.same(r) && cur.ApprovalSeen {
 			return a.ignore("approval already reported by PermissionRequest")
 		}
 		kind = proto.KindApprovalRequested
-	case actInput:
+	case hookmap.Input:
 		kind = proto.KindInputRequested
-	case actSucceeded:
+	case hookmap.Succeeded:
 		kind = proto.KindSucceeded
-	case actFailed:
+	case hookmap.Failed:
 		kind = proto.KindFailed
-	case actInterrupted:
+	case hookmap.Interrupted:
 		kind = proto.KindInterrupted
 	default:
 		return a.ignore("unmapped")
@@ -418,7 +373,7 @@ func (a *applier) apply() Result {
 			cur.Approval = false
 		case proto.KindApprovalRequested:
 			cur.Approval = true
-			if in.act == actApproval {
+			if in.Act == hookmap.Approval {
 				cur.ApprovalSeen = true
 			}
 		case proto.KindSucceeded, proto.KindFailed, proto.KindInterrupted:

@@ -37,8 +37,8 @@ func runSteps(t *testing.T, provider string, stateful bool, steps []step) {
 		}
 		var st *State
 		if stateful {
-			if st = states[in.session]; st == nil {
-				st = &State{Session: in.session}
+			if st = states[in.Session]; st == nil {
+				st = &State{Session: in.Session}
 			}
 		}
 		res, err := Map(provider, []byte(s.payload), st, now)
@@ -47,9 +47,9 @@ func runSteps(t *testing.T, provider string, stateful bool, steps []step) {
 		}
 		if stateful {
 			if res.Drop {
-				delete(states, in.session)
+				delete(states, in.Session)
 			} else if res.State != nil {
-				states[in.session] = res.State
+				states[in.Session] = res.State
 			}
 		}
 		var got []string
@@ -63,7 +63,7 @@ func runSteps(t *testing.T, provider string, stateful bool, steps []step) {
 			got = append(got, strings.TrimSpace(string(e.Kind)+" "+l+" "+e.Message))
 		}
 		if diff := cmp.Diff(s.want, got); diff != "" {
-			t.Errorf("step %d %s (ignored: %q) (-want +got):\n%s", i, in.hook, res.Ignored, diff)
+			t.Errorf("step %d %s (ignored: %q) (-want +got):\n%s", i, in.Hook, res.Ignored, diff)
 		}
 	}
 }
@@ -159,12 +159,12 @@ func TestMapClaude(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { runSteps(t, Claude, tt.stateful, tt.steps) })
+		t.Run(tt.name, func(t *testing.T) { runSteps(t, "claude", tt.stateful, tt.steps) })
 	}
 }
 
 func TestMapGeminiEqualPromptsAreDistinctRuns(t *testing.T) {
-	runSteps(t, Gemini, true, []step{
+	runSteps(t, "gemini", true, []step{
 		{`{"session_id":"g","hook_event_name":"BeforeAgent","timestamp":"2026-11-30T10:52:06.659Z","prompt":"continue"}`, []string{"started A continue"}},
 		{`{"session_id":"g","hook_event_name":"AfterAgent","timestamp":"2026-11-30T10:52:07.045Z","prompt":"continue","prompt_response":"done"}`, []string{"succeeded A done"}},
 		{`{"session_id":"g","hook_event_name":"BeforeAgent","timestamp":"2026-11-30T10:53:00.000Z","prompt":"continue"}`, []string{"started B continue"}},
@@ -183,7 +183,7 @@ func TestMapGeminiEqualPromptsAreDistinctRuns(t *testing.T) {
 		"1970-01-01T00:00:00Z":          now,
 		"yesterday":                     now,
 	} {
-		res, err := Map(Gemini, []byte(`{"session_id":"g","hook_event_name":"BeforeAgent","timestamp":"`+stamp+`","prompt":"x"}`), nil, now)
+		res, err := Map("gemini", []byte(`{"session_id":"g","hook_event_name":"BeforeAgent","timestamp":"`+stamp+`","prompt":"x"}`), nil, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func TestMapGeminiEqualPromptsAreDistinctRuns(t *testing.T) {
 }
 
 func TestMapOpenCode(t *testing.T) {
-	runSteps(t, OpenCode, true, []step{
+	runSteps(t, "opencode", true, []step{
 		{`{"type":"session.created","properties":{"info":{"id":"ses_child","parentID":"ses_main"}}}`, nil},
 		{`{"type":"message.updated","properties":{"info":{"id":"msg_c1","sessionID":"ses_child","role":"user"}}}`, nil},
 		{`{"type":"message.updated","properties":{"info":{"id":"msg_1","sessionID":"ses_main","role":"user"}}}`, []string{"started A"}},
@@ -217,7 +217,7 @@ func TestMapOpenCode(t *testing.T) {
 }
 
 func TestMapCodexInterruptHook(t *testing.T) {
-	runSteps(t, Codex, true, []step{
+	runSteps(t, "codex", true, []step{
 		{`{"session_id":"c","turn_id":"t1","hook_event_name":"UserPromptSubmit","prompt":"go"}`, []string{"started A go"}},
 		{`{"session_id":"c","turn_id":"t1","hook_event_name":"PermissionRequest","tool_name":"Bash","tool_input":{"command":["git","push"]}}`, []string{"approval-requested A Bash: git push"}},
 		{`{"session_id":"c","turn_id":"t1","hook_event_name":"Interrupt"}`, []string{"interrupted A interrupted"}},
@@ -230,8 +230,8 @@ func TestRunIDsFollowTurnIdentifiers(t *testing.T) {
 	tests := []struct {
 		provider, file, field string
 	}{
-		{Claude, "claude.jsonl", "prompt_id"},
-		{Codex, "codex.jsonl", "turn_id"},
+		{"claude", "claude.jsonl", "prompt_id"},
+		{"codex", "codex.jsonl", "turn_id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.provider, func(t *testing.T) {
@@ -268,10 +268,10 @@ func TestIDs(t *testing.T) {
 		}
 	}
 	// Fixed: the daemon's native estimator depends on these values.
-	if got := TurnRunID(Claude, "6cae53c4-9b30-4ee5-959a-61260a39c5f9"); got != uuid.NewSHA1(ns, []byte("run\x00claude\x006cae53c4-9b30-4ee5-959a-61260a39c5f9")).String() {
+	if got := TurnRunID("claude", "6cae53c4-9b30-4ee5-959a-61260a39c5f9"); got != uuid.NewSHA1(ns, []byte("run\x00claude\x006cae53c4-9b30-4ee5-959a-61260a39c5f9")).String() {
 		t.Errorf("TurnRunID = %s", got)
 	}
-	if TurnRunID(Claude, "x") == TurnRunID(Codex, "x") {
+	if TurnRunID("claude", "x") == TurnRunID("codex", "x") {
 		t.Error("providers share run ids")
 	}
 	a := eventID("r", "Stop", "succeeded", []byte(`{"a":1}`))
@@ -318,21 +318,21 @@ func TestMapMalformed(t *testing.T) {
 	tests := []struct {
 		name, provider, payload string
 	}{
-		{"not json", Claude, `hello`},
-		{"truncated", Codex, `{"session_id":"s","hook_event_name":"Stop"`},
-		{"array", Gemini, `[{"hook_event_name":"BeforeAgent"}]`},
-		{"null", Claude, `null`},
-		{"string", OpenCode, `"session.idle"`},
-		{"no hook name", Claude, `{"session_id":"s"}`},
-		{"hook name of the wrong type", Claude, `{"hook_event_name":5}`},
-		{"session id of the wrong type", Codex, `{"hook_event_name":"Stop","session_id":{"a":1}}`},
-		{"reserved hook name", Gemini, `{"hook_event_name":"muster.native.turnStarted","session_id":"s"}`},
-		{"reserved hook name in capitals", Claude, `{"hook_event_name":"Muster.startupSweep","session_id":"s"}`},
-		{"session id with surrounding space", Claude, `{"hook_event_name":"Stop","session_id":" s"}`},
-		{"control characters in the session id", Claude, `{"hook_event_name":"Stop","session_id":"a\u001b[2Jb"}`},
-		{"huge session id", Cursor, `{"hook_event_name":"stop","conversation_id":"` + strings.Repeat("c", 300) + `"}`},
-		{"huge hook name", OpenCode, `{"type":"` + strings.Repeat("t", 100) + `"}`},
-		{"opencode without type", OpenCode, `{"properties":{"sessionID":"ses_1"}}`},
+		{"not json", "claude", `hello`},
+		{"truncated", "codex", `{"session_id":"s","hook_event_name":"Stop"`},
+		{"array", "gemini", `[{"hook_event_name":"BeforeAgent"}]`},
+		{"null", "claude", `null`},
+		{"string", "opencode", `"session.idle"`},
+		{"no hook name", "claude", `{"session_id":"s"}`},
+		{"hook name of the wrong type", "claude", `{"hook_event_name":5}`},
+		{"session id of the wrong type", "codex", `{"hook_event_name":"Stop","session_id":{"a":1}}`},
+		{"reserved hook name", "gemini", `{"hook_event_name":"muster.native.turnStarted","session_id":"s"}`},
+		{"reserved hook name in capitals", "claude", `{"hook_event_name":"Muster.startupSweep","session_id":"s"}`},
+		{"session id with surrounding space", "claude", `{"hook_event_name":"Stop","session_id":" s"}`},
+		{"control characters in the session id", "claude", `{"hook_event_name":"Stop","session_id":"a\u001b[2Jb"}`},
+		{"huge session id", "cursor", `{"hook_event_name":"stop","conversation_id":"` + strings.Repeat("c", 300) + `"}`},
+		{"huge hook name", "opencode", `{"type":"` + strings.Repeat("t", 100) + `"}`},
+		{"opencode without type", "opencode", `{"properties":{"sessionID":"ses_1"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -353,7 +353,7 @@ func TestMapMalformed(t *testing.T) {
 func TestMapTolerantFields(t *testing.T) {
 	// Fields whose type is not what the mapping expects do not make the
 	// payload unreadable.
-	res, err := Map(Claude, []byte(`{"session_id":"s","prompt_id":"p","hook_event_name":"StopFailure","error":{"type":"overloaded"},"last_assistant_message":null,"is_interrupt":"yes"}`), nil, t0)
+	res, err := Map("claude", []byte(`{"session_id":"s","prompt_id":"p","hook_event_name":"StopFailure","error":{"type":"overloaded"},"last_assistant_message":null,"is_interrupt":"yes"}`), nil, t0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,22 +42,22 @@ func replay(t *testing.T, provider, file string, stateful bool, keep func(line [
 			t.Fatalf("%s: %v\n%s", file, err, line)
 		}
 		var st *State
-		if stateful && in.session != "" {
-			st = states[in.session]
+		if stateful && in.Session != "" {
+			st = states[in.Session]
 			if st == nil {
-				st = &State{Session: in.session}
+				st = &State{Session: in.Session}
 			}
 		}
 		res, err := Map(provider, line, st, now)
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
-		if stateful && in.session != "" {
+		if stateful && in.Session != "" {
 			switch {
 			case res.Drop:
-				delete(states, in.session)
+				delete(states, in.Session)
 			case res.State != nil:
-				states[in.session] = res.State
+				states[in.Session] = res.State
 			}
 		}
 		for _, e := range res.Events {
@@ -127,7 +127,7 @@ func TestReplayRealPayloads(t *testing.T) {
 		want     []string
 	}{
 		{
-			name: "claude", provider: Claude, file: "claude.jsonl",
+			name: "claude", provider: "claude", file: "claude.jsonl",
 			want: []string{
 				// d374…: a turn that failed after the API retries, then /exit.
 				"d374 UserPromptSubmit started A",
@@ -164,7 +164,7 @@ func TestReplayRealPayloads(t *testing.T) {
 			},
 		},
 		{
-			name: "codex", provider: Codex, file: "codex.jsonl",
+			name: "codex", provider: "codex", file: "codex.jsonl",
 			want: []string{
 				// 01a22c0e…: three resumed tries against an unreachable API, no Stop ever.
 				"01a2 UserPromptSubmit started A",
@@ -187,7 +187,7 @@ func TestReplayRealPayloads(t *testing.T) {
 			},
 		},
 		{
-			name: "gemini", provider: Gemini, file: "gemini.jsonl",
+			name: "gemini", provider: "gemini", file: "gemini.jsonl",
 			want: []string{
 				// 065d…: the turn that failed after the API retries (AfterAgent
 				// with "[no response text]"), then SessionEnd twice.
@@ -203,7 +203,7 @@ func TestReplayRealPayloads(t *testing.T) {
 			},
 		},
 		{
-			name: "cursor", provider: Cursor, file: "cursor.jsonl",
+			name: "cursor", provider: "cursor", file: "cursor.jsonl",
 			want: []string{
 				"6f1c beforeSubmitPrompt started A",
 				"6f1c stop succeeded A",
@@ -216,7 +216,7 @@ func TestReplayRealPayloads(t *testing.T) {
 			},
 		},
 		{
-			name: "opencode", provider: OpenCode, file: "opencode.jsonl",
+			name: "opencode", provider: "opencode", file: "opencode.jsonl",
 			want: []string{
 				// ses_dd3ef6…: the network failure: error, then idle twice.
 				"ses_ chat.message started A",
@@ -231,7 +231,7 @@ func TestReplayRealPayloads(t *testing.T) {
 		{
 			// The plugin of internal/hookinstall forwards bus events only,
 			// and no message events: session.status busy opens the turn.
-			name: "opencode, bus events the plugin forwards", provider: OpenCode, file: "opencode.jsonl",
+			name: "opencode, bus events the plugin forwards", provider: "opencode", file: "opencode.jsonl",
 			keep: func(line []byte) bool {
 				var e struct{ Type string }
 				json.Unmarshal(line, &e)

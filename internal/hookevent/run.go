@@ -86,9 +86,9 @@ func Run(args []string, o Options) int {
 	if len(args) != 1 || !KnownProvider(args[0]) {
 		drain(o.Stdin, o.StdinTimeout)
 		if len(args) == 1 {
-			warn(o.Stderr, "unknown provider %q (want one of %s)", args[0], strings.Join(Providers, ", "))
+			warn(o.Stderr, "unknown provider %q (want one of %s)", args[0], strings.Join(Providers(), ", "))
 		} else {
-			warn(o.Stderr, "usage: muster hook event PROVIDER (one of %s)", strings.Join(Providers, ", "))
+			warn(o.Stderr, "usage: muster hook event PROVIDER (one of %s)", strings.Join(Providers(), ", "))
 		}
 		return 0
 	}
@@ -102,7 +102,7 @@ func Run(args []string, o Options) int {
 	capability := o.Getenv(EnvEventCapability)
 	surface := o.Getenv(EnvSurfaceID)
 	if socket == "" || capability == "" || surface == "" {
-		if provider != Codex {
+		if !routedBySession(provider) {
 			// Not in a Muster pane: nothing to report, nothing to say.
 			drain(o.Stdin, o.StdinTimeout)
 			if debug {
@@ -139,10 +139,10 @@ func Run(args []string, o Options) int {
 
 	var st *State
 	var sf *stateFile
-	if in.session != "" {
-		sf, err = openState(StateDir(socket), provider, in.session)
+	if in.Session != "" {
+		sf, err = openState(StateDir(socket), provider, in.Session)
 		if err == nil {
-			st = sf.load(in.session)
+			st = sf.load(in.Session)
 		} else if debug {
 			warn(o.Stderr, "%v; continuing without state", err)
 		}

@@ -160,7 +160,7 @@ func TestRunSendsTheExactEnvelope(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("got %d requests, want 2", len(reqs))
 	}
-	run := TurnRunID(Claude, "6cae53c4-9b30-4ee5-959a-61260a39c5f9")
+	run := TurnRunID("claude", "6cae53c4-9b30-4ee5-959a-61260a39c5f9")
 	wantStart := `{"schemaVersion":1,"capability":"cap-0123456789abcdef0123456789abcdef","event":{` +
 		`"schemaVersion":1,"id":{"rawValue":"` + nameUUID("implicit-start\x00"+run) + `"},"runID":{"rawValue":"` + run + `"},` +
 		`"sessionID":"22222222-2222-4333-8444-555555555555","surfaceID":{"rawValue":"surface-1"},` +
@@ -197,13 +197,13 @@ func TestRunStdout(t *testing.T) {
 		payload  string
 		want     string
 	}{
-		{"claude prints nothing", Claude, `{"session_id":"s","prompt_id":"p","hook_event_name":"UserPromptSubmit","prompt":"hi"}`, ""},
-		{"codex prints nothing", Codex, `{"session_id":"s","turn_id":"t","hook_event_name":"UserPromptSubmit","prompt":"hi"}`, ""},
-		{"opencode prints nothing", OpenCode, `{"type":"chat.message","properties":{"input":{"sessionID":"ses_1"},"output":{"message":{"id":"msg_1","role":"user"}}}}`, ""},
-		{"gemini prints {}", Gemini, `{"session_id":"s","hook_event_name":"BeforeAgent","timestamp":"2026-11-30T10:52:06.659Z","prompt":"hi"}`, "{}\n"},
-		{"cursor prints {}", Cursor, `{"conversation_id":"c","generation_id":"g","hook_event_name":"beforeSubmitPrompt","prompt":"hi"}`, "{}\n"},
-		{"gemini prints {} for a malformed payload", Gemini, `{not json`, "{}\n"},
-		{"cursor prints {} for an ignored hook", Cursor, `{"conversation_id":"c","generation_id":"g","hook_event_name":"afterAgentThought"}`, "{}\n"},
+		{"claude prints nothing", "claude", `{"session_id":"s","prompt_id":"p","hook_event_name":"UserPromptSubmit","prompt":"hi"}`, ""},
+		{"codex prints nothing", "codex", `{"session_id":"s","turn_id":"t","hook_event_name":"UserPromptSubmit","prompt":"hi"}`, ""},
+		{"opencode prints nothing", "opencode", `{"type":"chat.message","properties":{"input":{"sessionID":"ses_1"},"output":{"message":{"id":"msg_1","role":"user"}}}}`, ""},
+		{"gemini prints {}", "gemini", `{"session_id":"s","hook_event_name":"BeforeAgent","timestamp":"2026-11-30T10:52:06.659Z","prompt":"hi"}`, "{}\n"},
+		{"cursor prints {}", "cursor", `{"conversation_id":"c","generation_id":"g","hook_event_name":"beforeSubmitPrompt","prompt":"hi"}`, "{}\n"},
+		{"gemini prints {} for a malformed payload", "gemini", `{not json`, "{}\n"},
+		{"cursor prints {} for an ignored hook", "cursor", `{"conversation_id":"c","generation_id":"g","hook_event_name":"afterAgentThought"}`, "{}\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -321,11 +321,11 @@ func paneEnvFor(sock string) func(string) string { return paneEnv(sock) }
 
 func TestRunDaemonDownIsSilent(t *testing.T) {
 	dir := shortDir(t)
-	for _, provider := range []string{Claude, Gemini} {
+	for _, provider := range []string{"claude", "gemini"} {
 		t.Run(provider, func(t *testing.T) {
 			payload := claudePermission
 			want := ""
-			if provider == Gemini {
+			if provider == "gemini" {
 				payload = `{"session_id":"s","hook_event_name":"BeforeAgent","prompt":"x"}`
 				want = "{}\n"
 			}
@@ -375,7 +375,7 @@ func TestRunCodexWithoutPaneEnvironment(t *testing.T) {
 	if e.Event.SessionID == nil || *e.Event.SessionID != "01a22c19-5448-7d02-89e7-73b160cc00ef" {
 		t.Errorf("sessionID %v", e.Event.SessionID)
 	}
-	if e.Event.Kind != proto.KindStarted || e.Event.RunID.RawValue != TurnRunID(Codex, "01a22c19-7f11-73f2-af3a-7d2876c516c8") {
+	if e.Event.Kind != proto.KindStarted || e.Event.RunID.RawValue != TurnRunID("codex", "01a22c19-7f11-73f2-af3a-7d2876c516c8") {
 		t.Errorf("kind %s run %s", e.Event.Kind, e.Event.RunID.RawValue)
 	}
 	// The state lives beside the socket.

@@ -10,7 +10,7 @@ import (
 
 func TestStateFileLifecycle(t *testing.T) {
 	dir := filepath.Join(shortDir(t), "hookstate")
-	sf, err := openState(dir, Claude, "s1")
+	sf, err := openState(dir, "claude", "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestStateFileLifecycle(t *testing.T) {
 		t.Fatalf("state dir: %v %v", fi, err)
 	}
 
-	sf, err = openState(dir, Claude, "s1")
+	sf, err = openState(dir, "claude", "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestStateFileLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	sf.Close()
-	sf, _ = openState(dir, Claude, "s1")
+	sf, _ = openState(dir, "claude", "s1")
 	if got := sf.load("s1"); got.Run != "" {
 		t.Fatalf("after shrinking: %+v", got)
 	}
@@ -55,7 +55,7 @@ func TestStateFileLifecycle(t *testing.T) {
 
 func TestStateFileRejectsGarbageAndForeignSessions(t *testing.T) {
 	dir := filepath.Join(shortDir(t), "hookstate")
-	sf, err := openState(dir, Gemini, "s1")
+	sf, err := openState(dir, "gemini", "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestStateFileRejectsGarbageAndForeignSessions(t *testing.T) {
 		if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		sf, err := openState(dir, Gemini, "s1")
+		sf, err := openState(dir, "gemini", "s1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func TestStateFileRejectsGarbageAndForeignSessions(t *testing.T) {
 
 func TestStateDirNeedsTheRuntimeDir(t *testing.T) {
 	dir := filepath.Join(shortDir(t), "missing-runtime", "hookstate")
-	if _, err := openState(dir, Codex, "s"); err == nil {
+	if _, err := openState(dir, "codex", "s"); err == nil {
 		t.Fatal("state dir created without its parent")
 	}
 	if _, err := os.Stat(filepath.Dir(dir)); !os.IsNotExist(err) {
@@ -94,7 +94,7 @@ func TestStateFileSerializesUpdates(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sf, err := openState(dir, OpenCode, "ses")
+			sf, err := openState(dir, "opencode", "ses")
 			if err != nil {
 				t.Error(err)
 				return
@@ -108,7 +108,7 @@ func TestStateFileSerializesUpdates(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	sf, err := openState(dir, OpenCode, "ses")
+	sf, err := openState(dir, "opencode", "ses")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 package provider
 
-import "github.com/musterhq/muster/internal/transcript"
+import (
+	"github.com/musterhq/muster/internal/provider/hookmap"
+	"github.com/musterhq/muster/internal/transcript"
+)
 
 // HookInstaller is a provider whose hooks `muster hooks setup` installs
 // (internal/hookinstall edits the file; the provider says which file and
@@ -71,4 +74,14 @@ type HookPlugin struct {
 	Binary func(musterPath string) string
 	// CreateNotes are what the user must know after the file was created.
 	CreateNotes []string
+}
+
+// HookMapper is a provider whose hook payloads the hook helper maps. The
+// mapping lives in a light subpackage of the provider
+// (internal/provider/<name>/<name>hook, standard library only) registered
+// in internal/provider/all/hooks, because the hook helper, which agents run
+// on every hook, cannot link the rest of the provider.
+type HookMapper interface {
+	Provider
+	HookMapping() *hookmap.Mapping
 }

@@ -1,8 +1,10 @@
 // Package all is the registry of providers, the way restic's backend/all
 // is: every built-in provider is one line in builtin, and the rest of
 // Muster (the daemon, history, stats, replay, the CLI) asks this package for
-// a provider's capabilities instead of importing the provider. Tests may add
-// a provider of their own with Register.
+// a provider's capabilities instead of importing the provider. Hook
+// mappings are registered in the light subpackage hooks as well, for the
+// hook helper; a test here checks that both agree. Tests may add a provider
+// of their own with Register.
 package all
 
 import (
@@ -12,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all/hooks"
 	"github.com/musterhq/muster/internal/provider/claude"
 	"github.com/musterhq/muster/internal/provider/codex"
 	"github.com/musterhq/muster/internal/provider/cursor"
@@ -38,7 +41,8 @@ var (
 )
 
 // Register adds p (a provider of a test) until the returned function is
-// called. It panics when the name is taken: names are identities.
+// called, and its hook mapping to internal/provider/all/hooks. It panics
+// when the name is taken: names are identities.
 func Register(p provider.Provider) (unregister func()) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -46,8 +50,13 @@ func Register(p provider.Provider) (unregister func()) {
 		p.Name() == provider.Shell || p.Name() == provider.Custom {
 		panic(fmt.Sprintf("provider %q registered twice", p.Name()))
 	}
+	unhook := func() {}
+	if h, ok := p.(provider.HookMapper); ok {
+		unhook = hooks.Register(h.HookMapping())
+	}
 	current = append(slices.Clip(current), p)
 	return func() {
+		unhook()
 		mu.Lock()
 		defer mu.Unlock()
 		current = slices.DeleteFunc(slices.Clone(current), func(q provider.Provider) bool { return q == p })

@@ -3,6 +3,9 @@ package all
 import (
 	"slices"
 	"testing"
+
+	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all/hooks"
 )
 
 func TestRegistry(t *testing.T) {
@@ -83,5 +86,27 @@ func TestLaunchers(t *testing.T) {
 	}
 	if err := UnknownError("nope"); err == nil || err.Error() != `unknown provider "nope" (known: [claude codex cursor gemini opencode custom])` {
 		t.Errorf("UnknownError = %v", err)
+	}
+}
+
+// TestHookRegistryAgrees: the hook helper's registry (all/hooks) holds
+// exactly the mappings of the providers registered here.
+func TestHookRegistryAgrees(t *testing.T) {
+	var want []string
+	for _, h := range Capable[provider.HookMapper]() {
+		want = append(want, h.Name())
+		m, ok := hooks.Lookup(h.Name())
+		if !ok || m != h.HookMapping() || m.Provider != h.Name() {
+			t.Errorf("hooks.Lookup(%q) = %v, %t; want the provider's own mapping", h.Name(), m, ok)
+		}
+		if _, ok := h.(provider.HookInstaller); !ok {
+			t.Errorf("%s maps hooks but installs none", h.Name())
+		}
+	}
+	got := hooks.Names()
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("all/hooks registers %v; the providers with hook mappings are %v", got, want)
 	}
 }

@@ -8,11 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/musterhq/muster/internal/provider/claude/claudehook"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
 // Name is the provider name used in history and session references.
-const Name = "claude"
+const Name = claudehook.Name
 
 // Source is the Claude Code transcript source.
 type Source struct{}

@@ -9,11 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/musterhq/muster/internal/provider/codex/codexhook"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
 // Name is the provider name used in history and session references.
-const Name = "codex"
+const Name = codexhook.Name
 
 // Source is the Codex transcript source.
 type Source struct{}

@@ -9,11 +9,12 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/musterhq/muster/internal/provider/cursor/cursorhook"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
 // Name is the provider's stable name.
-const Name = "cursor"
+const Name = cursorhook.Name
 
 // Source is the Cursor CLI provider.
 type Source struct{}

@@ -12,11 +12,12 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/musterhq/muster/internal/provider/gemini/geminihook"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
 // Name is the provider's stable name.
-const Name = "gemini"
+const Name = geminihook.Name
 
 // Source is the Gemini CLI provider.
 type Source struct{}

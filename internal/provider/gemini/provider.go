@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 
 	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/gemini/geminihook"
+	"github.com/musterhq/muster/internal/provider/hookmap"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -12,10 +14,14 @@ import (
 type Provider struct{}
 
 var (
+	_ provider.HookMapper        = Provider{}
 	_ provider.Launcher          = Provider{}
 	_ provider.Transcripts       = Provider{}
 	_ provider.TranscriptChecker = Provider{}
 )
+
+// HookMapping implements provider.HookMapper.
+func (Provider) HookMapping() *hookmap.Mapping { return &geminihook.Mapping }
 
 // Name implements provider.Provider.
 func (Provider) Name() string { return Name }

@@ -10,11 +10,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/musterhq/muster/internal/provider/opencode/opencodehook"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
 // Name is the provider's stable name.
-const Name = "opencode"
+const Name = opencodehook.Name
 
 // Source is the OpenCode provider.
 type Source struct{}

@@ -2,6 +2,8 @@ package opencode
 
 import (
 	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/hookmap"
+	"github.com/musterhq/muster/internal/provider/opencode/opencodehook"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -10,9 +12,13 @@ import (
 type Provider struct{}
 
 var (
+	_ provider.HookMapper  = Provider{}
 	_ provider.Launcher    = Provider{}
 	_ provider.Transcripts = Provider{}
 )
+
+// HookMapping implements provider.HookMapper.
+func (Provider) HookMapping() *hookmap.Mapping { return &opencodehook.Mapping }
 
 // Name implements provider.Provider.
 func (Provider) Name() string { return Name }
