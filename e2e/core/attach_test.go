@@ -29,7 +29,13 @@ type ptyClient struct {
 
 func (e *env) attach(name string, cols, rows int, read bool) *ptyClient {
 	e.t.Helper()
-	cmd := exec.Command(musterBin, "attach", name)
+	return e.ptyRun(cols, rows, read, "attach", name)
+}
+
+// ptyRun runs muster with args in a real PTY of the given size.
+func (e *env) ptyRun(cols, rows int, read bool, args ...string) *ptyClient {
+	e.t.Helper()
+	cmd := exec.Command(musterBin, args...)
 	cmd.Env = e.vars
 	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 	if err != nil {

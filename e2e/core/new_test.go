@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -37,4 +38,34 @@ func deref(p *int) any {
 		return nil
 	}
 	return *p
+}
+
+// TestNewExitsAreVisible: a command that cannot start says why and fails
+// `muster new --detach`; an attached `muster new` shows the output of a
+// command that exits at once and returns its exit code.
+func TestNewExitsAreVisible(t *testing.T) {
+	e := newEnv(t)
+	r := e.run("new", "--name", "nope", "--detach", "--cmd", "nonexistent-binary --flag")
+	if r.code == 0 || !strings.Contains(r.stderr, "nonexistent-binary: not found") {
+		t.Errorf("new --cmd nonexistent-binary: code %d, stderr %q", r.code, r.stderr)
+	}
+	// Builtins and keywords of the shell are commands too.
+	e.must("new", "--name", "builtin", "--detach", "--cmd", "exec sleep 30")
+
+	c := e.ptyRun(80, 24, true, "new", "--name", "quick", "--cmd", e.script("echo quick-output; exit 7"))
+	err := c.cmd.Wait()
+	<-c.done
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if code != 7 {
+		t.Errorf("attached new exited %d, want the pane's 7", code)
+	}
+	screen := c.screen()
+	if !strings.Contains(screen, "quick-output") || !strings.Contains(screen, "[quick exited with code 7]") {
+		t.Errorf("the quick command's output and exit are not on the user's screen:\n%s", screen)
+	}
 }

@@ -28,6 +28,24 @@ type attachOptions struct {
 	Name      string
 	ReadOnly  bool
 	DetachKey string
+	// PaneExit makes an exit of the pane the command's exit code, as
+	// `muster new` (attached) does.
+	PaneExit bool
+}
+
+// paneExitError carries a pane's exit code out of `muster new`; it prints
+// nothing, the exit notice has said it.
+type paneExitError struct{ code int }
+
+func (e *paneExitError) Error() string { return fmt.Sprintf("pane exited with code %d", e.code) }
+
+// exitCode maps a pane's exit code to this process's: codes outside 1–255
+// (a signal, an unknown code) become 1.
+func (e *paneExitError) exitCode() int {
+	if e.code < 0 || e.code > 255 {
+		return ExitError
+	}
+	return e.code
 }
 
 func newAttachCmd(f *Factory) *cobra.Command {
@@ -277,6 +295,9 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		// that screen's text on the user's own screen, where it stays.
 		printFinalScreen(ctx, f, res.Name, out)
 		fmt.Fprintf(f.IO.ErrOut, "[%s exited with code %d]\n", termtext.Line(res.Name), *oc.exitCode)
+		if o.PaneExit && *oc.exitCode != 0 {
+			return &paneExitError{code: *oc.exitCode}
+		}
 	default:
 		fmt.Fprintf(f.IO.ErrOut, "[detached from %s]\n", termtext.Line(res.Name))
 	}

@@ -172,6 +172,9 @@ func reportError(f *Factory, err error) int {
 			fmt.Fprintf(w, "  %s\n", termtext.Strip(hint))
 		}
 	}
+	if pe, ok := errors.AsType[*paneExitError](err); ok {
+		return pe.exitCode()
+	}
 	if ue, ok := errors.AsType[*UserError](err); ok {
 		say(ue.Err.Error(), ue.Hint)
 		if ue.Code != 0 {

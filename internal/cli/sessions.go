@@ -144,7 +144,7 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 		}
 		return nil
 	}
-	return runAttach(cmd.Context(), f, attachOptions{Name: info.Name})
+	return runAttach(cmd.Context(), f, attachOptions{Name: info.Name, PaneExit: true})
 }
 
 // launcher finds a [[launcher]] entry of config.toml by name.

@@ -133,6 +133,9 @@ func (d *Daemon) newSessionArgv(rec *store.Session, a proto.NewArgs) ([]string, 
 		shell = "/bin/sh"
 	}
 	if a.Cmd != "" {
+		if err := checkCommand(context.Background(), shell, a.Cmd, rec.CWD, a.Env); err != nil {
+			return nil, err
+		}
 		return append([]string{shell, "-c", a.Cmd}, a.Args...), nil
 	}
 	if rec.Provider == provider.Shell {
