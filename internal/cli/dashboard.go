@@ -33,7 +33,7 @@ func runDashboard(f *Factory, cmd *cobra.Command) error {
 	b := &dashboardBackend{f: f, c: c}
 	defer b.Close()
 	home, _ := os.UserHomeDir()
-	opts := tui.Options{Backend: b, Home: home, DetachKey: config.DefaultDetachKey}
+	opts := tui.Options{Backend: b, Home: home, DetachKey: config.DefaultDetachKey, NoColor: os.Getenv("NO_COLOR") != ""}
 	if dirs, err := f.Dirs(); err == nil {
 		// A broken config.toml is reported by the attach itself.
 		if cfg, err := config.Load(dirs.ConfigFile()); err == nil && cfg.Keys.Detach != "" {
@@ -119,7 +119,7 @@ func (b *dashboardBackend) Sessions() ([]proto.SessionInfo, error) {
 
 func (b *dashboardBackend) Attention() ([]proto.AttentionItem, error) {
 	var items []proto.AttentionItem
-	return items, b.call(proto.OpAttention, proto.AttentionArgs{}, &items)
+	return items, b.call(proto.OpAttention, proto.AttentionArgs{All: true}, &items)
 }
 
 func (b *dashboardBackend) Ack(ids []int64, all bool) (proto.AckResult, error) {

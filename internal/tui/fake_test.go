@@ -128,6 +128,19 @@ func fixtureItems() []proto.AttentionItem {
 	}
 }
 
+// resolvedItems are items acknowledged or settled within the last day,
+// and one resolved too long ago to show.
+func resolvedItems() []proto.AttentionItem {
+	return []proto.AttentionItem{
+		{ID: 1, SessionID: "id-api", SessionName: "api", Provider: "claude", Reason: "approval-requested",
+			Message: "Allow Edit(main.go)?", OpenedAt: ago(3 * time.Hour), ResolvedAt: ptr(ago(2 * time.Hour)), Resolution: "acknowledged"},
+		{ID: 2, SessionID: "id-build", SessionName: "build", Provider: "custom", Reason: "failed",
+			Message: "exit status 2", OpenedAt: ago(50 * time.Minute), ResolvedAt: ptr(ago(40 * time.Minute)), Resolution: "superseded"},
+		{ID: 0, SessionID: "id-old", SessionName: "old", Reason: "failed",
+			Message: "too old to show", OpenedAt: ago(50 * time.Hour), ResolvedAt: ptr(ago(25 * time.Hour)), Resolution: "acknowledged"},
+	}
+}
+
 // loaded returns a model of size w×h that has received one refresh of the
 // backend's data.
 func loaded(t *testing.T, b *fakeBackend, w, h int, o Options) Model {
@@ -174,6 +187,8 @@ func press(k string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: tea.KeyHome}
 	case "end":
 		return tea.KeyPressMsg{Code: tea.KeyEnd}
+	case "backspace":
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
 	case "ctrl+c":
 		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
 	}

@@ -23,7 +23,8 @@ const RefreshInterval = time.Second
 type Backend interface {
 	// Sessions answers op "ls".
 	Sessions() ([]proto.SessionInfo, error)
-	// Attention answers op "attention": the open items, oldest first.
+	// Attention answers op "attention" with resolved items included: the
+	// open items and those resolved in the last 24 hours, oldest first.
 	Attention() ([]proto.AttentionItem, error)
 	// Ack resolves the items ids, or every open item when all is set.
 	Ack(ids []int64, all bool) (proto.AckResult, error)
@@ -55,6 +56,8 @@ type Options struct {
 	DetachKey string
 	// Now is the clock for ages; nil means time.Now.
 	Now func() time.Time
+	// NoColor draws without colours or other attributes, for NO_COLOR.
+	NoColor bool
 }
 
 // focus is the list that the cursor keys move in.
@@ -75,11 +78,19 @@ type Model struct {
 
 	width, height int
 
-	loaded   bool
-	sessions []proto.SessionInfo
-	items    []proto.AttentionItem
-	now      time.Time
-	err      error // the last refresh failed
+	loaded    bool
+	all       []proto.SessionInfo   // every session, in display order
+	sessions  []proto.SessionInfo   // those the filter lets through
+	items     []proto.AttentionItem // open items, oldest first
+	resolved  []proto.AttentionItem // items resolved in the last 24 hours, newest first
+	now       time.Time
+	err       error     // the last refresh failed
+	awaySince time.Time // when the daemon stopped answering
+
+	filter     string // the session filter, as typed
+	filtering  bool   // keys go to the filter
+	noColor    bool
+	confirmAll bool // A awaits y/n
 
 	focus    focus
 	selName  string // the selected session, by name: names are what users see
@@ -107,7 +118,7 @@ func New(o Options) Model {
 	}
 	return Model{
 		backend: o.Backend, home: o.Home, detachKey: o.DetachKey, nowFn: now,
-		selName: o.Select, status: o.Notice,
+		selName: o.Select, status: o.Notice, noColor: o.NoColor,
 		width: 80, height: 24,
 	}
 }
@@ -175,13 +186,24 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, cmd
 		}
 		m.applied = msg.seq
-		m.err = msg.err
-		if msg.err == nil {
-			oldSess, oldItem := m.selIndex(), m.itemIndex()
-			m.loaded = true
-			m.sessions, m.items, m.now = msg.sessions, msg.items, msg.at
-			m = m.clamp(oldSess, oldItem)
+		if msg.err != nil {
+			if m.err == nil {
+				m.awaySince = msg.at
+			}
+			m.err, m.now = msg.err, msg.at
+			return m, cmd
 		}
+		if m.err != nil && m.loaded {
+			m.status, m.statusOK = "reconnected to the daemon", true
+		}
+		m.err = nil
+		oldSess, oldItem := m.selIndex(), m.itemIndex()
+		m.loaded = true
+		m.now = msg.at
+		m.all = sortSessions(msg.sessions)
+		m.items, m.resolved = splitItems(msg.items, msg.at)
+		m.sessions = m.filtered()
+		m = m.clamp(oldSess, oldItem)
 		return m, cmd
 	case tickMsg:
 		m.ticking = false
@@ -202,6 +224,17 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // key handles one key press.
 func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := msg.String()
+	if m.filtering {
+		return m.filterKey(msg)
+	}
+	if m.confirmAll {
+		m.confirmAll = false
+		if k == "y" || k == "Y" {
+			return m.run("acknowledging all items…", ackCmd(m.backend, nil, true))
+		}
+		m.status, m.statusOK = "acknowledge all cancelled", true
+		return m, nil
+	}
 	if m.confirm != "" {
 		name := m.confirm
 		m.confirm = ""
@@ -226,6 +259,9 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.help = !m.help
 		return m, nil
 	case "esc":
+		if !m.help && m.filter != "" {
+			return m.setFilter(""), nil
+		}
 		m.help = false
 		return m, nil
 	}
@@ -243,6 +279,11 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m.move(-1 << 30), nil
 	case "G", "end":
 		return m.move(1 << 30), nil
+	case "/":
+		m.filtering, m.focus = true, focusSessions
+		return m.scroll(), nil
+	case "n":
+		return m.nextNeedy(), nil
 	case "tab", "shift+tab":
 		if m.focus == focusSessions && len(m.items) > 0 {
 			m.focus = focusAttention
@@ -259,7 +300,8 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.status, m.statusOK = "nothing needs your attention", true
 			return m, nil
 		}
-		return m.run("acknowledging all items…", ackCmd(m.backend, nil, true))
+		m.confirmAll = true
+		return m, nil
 	case "r":
 		s, ok := m.selected()
 		if !ok {
@@ -462,7 +504,7 @@ func (m Model) selectedItem() (proto.AttentionItem, bool) {
 }
 
 func (m Model) sessionByID(id string) (proto.SessionInfo, bool) {
-	for _, s := range m.sessions {
+	for _, s := range m.all {
 		if s.ID == id {
 			return s, true
 		}
@@ -472,7 +514,7 @@ func (m Model) sessionByID(id string) (proto.SessionInfo, bool) {
 
 func (m Model) countState(state string) int {
 	n := 0
-	for _, s := range m.sessions {
+	for _, s := range m.all {
 		if s.State == state {
 			n++
 		}

@@ -21,13 +21,16 @@ var (
 	styleConfirm   = ansi.NewStyle().Bold().ForegroundColor(ansi.Red)
 	styleAttention = ansi.NewStyle().Bold().ForegroundColor(ansi.BrightYellow)
 
-	styleRunning    = ansi.NewStyle().ForegroundColor(ansi.Cyan)
-	styleInput      = ansi.NewStyle().ForegroundColor(ansi.Yellow)
-	styleApproval   = ansi.NewStyle().Bold().ForegroundColor(ansi.BrightYellow)
-	styleSucceeded  = ansi.NewStyle().ForegroundColor(ansi.Green)
-	styleFailed     = ansi.NewStyle().ForegroundColor(ansi.Red)
-	styleQuiet      = ansi.NewStyle().ForegroundColor(ansi.BrightBlack)
-	styleRestorable = ansi.NewStyle().ForegroundColor(ansi.Magenta)
+	styleRunning     = ansi.NewStyle().ForegroundColor(ansi.Cyan)
+	styleInput       = ansi.NewStyle().Bold().ForegroundColor(ansi.Yellow)
+	styleApproval    = ansi.NewStyle().Bold().ForegroundColor(ansi.BrightYellow)
+	styleSucceeded   = ansi.NewStyle().ForegroundColor(ansi.Green)
+	styleFailed      = ansi.NewStyle().ForegroundColor(ansi.Red)
+	styleInterrupted = ansi.NewStyle().ForegroundColor(ansi.BrightRed)
+	styleDisconn     = ansi.NewStyle().ForegroundColor(ansi.Blue)
+	styleIdle        = ansi.NewStyle().ForegroundColor(ansi.White)
+	styleQuiet       = ansi.NewStyle().ForegroundColor(ansi.BrightBlack)
+	styleRestorable  = ansi.NewStyle().ForegroundColor(ansi.Magenta)
 )
 
 // badge is how a state shows: a one-cell glyph, a label and a colour.
@@ -39,16 +42,17 @@ type badge struct {
 
 func (b badge) render() string { return b.style.Styled(b.glyph + " " + b.label) }
 
-// runBadges covers every run state DESIGN §4 defines, plus idle.
+// runBadges covers every run state DESIGN §4 defines, plus idle, each
+// with a human word, its own glyph and its own colour.
 var runBadges = map[proto.RunState]badge{
-	proto.StateRunning:         {"●", "running", styleRunning},
-	proto.StateWaitingInput:    {"◐", "waitingInput", styleInput},
-	proto.StateWaitingApproval: {"▲", "waitingApproval", styleApproval},
-	proto.StateSucceeded:       {"✓", "succeeded", styleSucceeded},
+	proto.StateRunning:         {"●", "working", styleRunning},
+	proto.StateWaitingInput:    {"◐", "needs input", styleInput},
+	proto.StateWaitingApproval: {"▲", "needs approval", styleApproval},
+	proto.StateSucceeded:       {"✓", "done", styleSucceeded},
 	proto.StateFailed:          {"✗", "failed", styleFailed},
-	proto.StateInterrupted:     {"■", "interrupted", styleFailed},
-	proto.StateDisconnected:    {"◇", "disconnected", styleQuiet},
-	proto.StateIdle:            {"○", "idle", styleQuiet},
+	proto.StateInterrupted:     {"■", "interrupted", styleInterrupted},
+	proto.StateDisconnected:    {"◇", "disconnected", styleDisconn},
+	proto.StateIdle:            {"○", "idle", styleIdle},
 }
 
 // sessionBadge says what a session is doing. The process state wins over
@@ -63,11 +67,14 @@ func sessionBadge(s proto.SessionInfo) badge {
 		if s.ExitCode != nil {
 			label = fmt.Sprintf("exited %d", *s.ExitCode)
 		}
-		return badge{"○", label, styleQuiet}
+		return badge{"□", label, styleQuiet}
 	}
 	if s.RunState == nil {
 		// A live pane with no hook event yet: a shell, or an agent that has
-		// not reported anything.
+		// not reported anything. The terminal may still say it works.
+		if s.Activity == "working" {
+			return runBadges[proto.StateRunning]
+		}
 		return badge{"◌", "live", ansi.Style{}}
 	}
 	if b, ok := runBadges[proto.RunState(*s.RunState)]; ok {
@@ -81,7 +88,7 @@ var reasonBadges = map[string]badge{
 	"approval-requested": {"▲", "approval-requested", styleApproval},
 	"input-requested":    {"◐", "input-requested", styleInput},
 	"failed":             {"✗", "failed", styleFailed},
-	"disconnected":       {"◇", "disconnected", styleQuiet},
+	"disconnected":       {"◇", "disconnected", styleDisconn},
 	"succeeded":          {"✓", "succeeded", styleSucceeded},
 }
 
@@ -140,6 +147,18 @@ func age(ts string, now time.Time) string {
 	default:
 		return fmt.Sprintf("%dd", int(d.Hours()/24))
 	}
+}
+
+// lastEventAge is how long ago a session last did something: its last
+// hook event, else the terminal's last activity change, else its creation.
+func lastEventAge(s proto.SessionInfo, now time.Time) string {
+	switch {
+	case s.LastEventAt != nil && *s.LastEventAt != "":
+		return age(*s.LastEventAt, now)
+	case s.ActivitySince != nil && *s.ActivitySince != "":
+		return age(*s.ActivitySince, now)
+	}
+	return age(s.CreatedAt, now)
 }
 
 // tilde shortens a path under home.

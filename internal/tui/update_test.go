@@ -30,16 +30,21 @@ func TestKeys(t *testing.T) {
 		wantStatus  string
 		wantBusy    bool
 		wantCalls   []string // actions the last key's command performs
+
+		wantConfirmAll bool
+		wantFilter     string
+		wantFiltering  bool
+		wantShown      int // visible sessions; 0 means do not check unless a filter is wanted
 	}{
-		{name: "j moves down", keys: []string{"j"}, wantSel: "docs"},
-		{name: "down moves down", keys: []string{"down", "down"}, wantSel: "web"},
-		{name: "k at the top stays", keys: []string{"k"}, wantSel: "api"},
-		{name: "up moves up", selected: "docs", keys: []string{"up"}, wantSel: "api"},
-		{name: "j at the bottom stays", selected: "done", keys: []string{"j"}, wantSel: "done"},
-		{name: "G goes to the last row", keys: []string{"G"}, wantSel: "done"},
-		{name: "end goes to the last row", keys: []string{"end"}, wantSel: "done"},
-		{name: "g goes to the first row", selected: "tests", keys: []string{"g"}, wantSel: "api"},
-		{name: "an unknown selection starts at the top", selected: "nope", keys: []string{"j"}, wantSel: "docs"},
+		{name: "j moves down", keys: []string{"j"}, wantSel: "web"},
+		{name: "down moves down", keys: []string{"down", "down"}, wantSel: "tests"},
+		{name: "k at the top stays", keys: []string{"k"}, wantSel: "docs"},
+		{name: "up moves up", selected: "web", keys: []string{"up"}, wantSel: "docs"},
+		{name: "j at the bottom stays", selected: "gone", keys: []string{"j"}, wantSel: "gone"},
+		{name: "G goes to the last row", keys: []string{"G"}, wantSel: "gone"},
+		{name: "end goes to the last row", keys: []string{"end"}, wantSel: "gone"},
+		{name: "g goes to the first row", selected: "tests", keys: []string{"g"}, wantSel: "docs"},
+		{name: "an unknown selection starts at the top", selected: "nope", keys: []string{"j"}, wantSel: "web"},
 		{name: "enter attaches to a live session", selected: "web", keys: []string{"enter"},
 			wantSel: "web", wantAttach: "web", wantQuit: true},
 		{name: "enter on a restorable session explains", selected: "old", keys: []string{"enter"},
@@ -47,30 +52,32 @@ func TestKeys(t *testing.T) {
 		{name: "enter on an exited session explains", selected: "done", keys: []string{"enter"},
 			wantSel: "done", wantStatus: "done has exited; r starts it again, x removes it"},
 		{name: "enter in the drawer attaches to the item's session", keys: []string{"tab", "j", "enter"},
-			wantSel: "api", wantFocus: focusAttention, wantAttach: "web", wantQuit: true},
-		{name: "tab goes back to the sessions", keys: []string{"tab", "tab", "j"}, wantSel: "docs"},
+			wantSel: "docs", wantFocus: focusAttention, wantAttach: "web", wantQuit: true},
+		{name: "tab goes back to the sessions", keys: []string{"tab", "tab", "j"}, wantSel: "web"},
 		{name: "tab with an empty drawer stays", backend: func() *fakeBackend { return &fakeBackend{sessions: fixtureSessions()} },
-			keys: []string{"tab", "j"}, wantSel: "docs"},
+			keys: []string{"tab", "j"}, wantSel: "web"},
 		{name: "j in the drawer leaves the session cursor", keys: []string{"tab", "j", "j", "j"},
-			wantSel: "api", wantFocus: focusAttention},
+			wantSel: "docs", wantFocus: focusAttention},
 		{name: "a acks the selected session's items", selected: "docs", keys: []string{"a"},
 			wantSel: "docs", wantBusy: true, wantCalls: []string{"ack 3"}},
-		{name: "a with nothing open for the session", keys: []string{"a"},
+		{name: "a with nothing open for the session", selected: "api", keys: []string{"a"},
 			wantSel: "api", wantStatus: "nothing to acknowledge for api"},
 		{name: "a in the drawer acks the selected item", keys: []string{"tab", "j", "j", "a"},
-			wantSel: "api", wantFocus: focusAttention, wantBusy: true, wantCalls: []string{"ack 12"}},
-		{name: "A acks every open item", keys: []string{"A"}, wantSel: "api", wantBusy: true, wantCalls: []string{"ack --all"}},
+			wantSel: "docs", wantFocus: focusAttention, wantBusy: true, wantCalls: []string{"ack 12"}},
+		{name: "A asks first", keys: []string{"A"}, wantSel: "docs", wantConfirmAll: true},
+		{name: "A then y acks every open item", keys: []string{"A", "y"}, wantSel: "docs", wantBusy: true, wantCalls: []string{"ack --all"}},
+		{name: "A then n cancels", keys: []string{"A", "n"}, wantSel: "docs", wantStatus: "acknowledge all cancelled"},
 		{name: "A with an empty drawer", backend: func() *fakeBackend { return &fakeBackend{sessions: fixtureSessions()} },
-			keys: []string{"A"}, wantSel: "api", wantStatus: "nothing needs your attention"},
+			keys: []string{"A"}, wantSel: "docs", wantStatus: "nothing needs your attention"},
 		{name: "r resumes the selected session", selected: "old", keys: []string{"r"},
 			wantSel: "old", wantBusy: true, wantCalls: []string{"resume old"}},
 		{name: "r restarts an exited session", selected: "done", keys: []string{"r"},
 			wantSel: "done", wantBusy: true, wantCalls: []string{"resume done"}},
-		{name: "r on a live session refuses", keys: []string{"r"}, wantSel: "api", wantStatus: "api is already running"},
+		{name: "r on a live session refuses", selected: "api", keys: []string{"r"}, wantSel: "api", wantStatus: "api is already running"},
 		{name: "R resumes every restorable session", keys: []string{"R"},
-			wantSel: "api", wantBusy: true, wantCalls: []string{"resume --all"}},
+			wantSel: "docs", wantBusy: true, wantCalls: []string{"resume --all"}},
 		{name: "R with nothing to restore", backend: func() *fakeBackend { return &fakeBackend{sessions: fixtureSessions()[:3]} },
-			keys: []string{"R"}, wantSel: "api", wantStatus: "no session to restore"},
+			keys: []string{"R"}, wantSel: "docs", wantStatus: "no session to restore"},
 		{name: "a second action while one runs is refused", selected: "old", keys: []string{"r", "R"},
 			wantSel: "old", wantBusy: true, wantStatus: "busy: resuming old…"},
 		{name: "x asks first", selected: "tests", keys: []string{"x"}, wantSel: "tests", wantConfirm: "tests"},
@@ -79,12 +86,26 @@ func TestKeys(t *testing.T) {
 		{name: "x then n cancels", selected: "tests", keys: []string{"x", "n"}, wantSel: "tests", wantStatus: "kill cancelled"},
 		{name: "x then q cancels and stays", selected: "tests", keys: []string{"x", "q"}, wantSel: "tests", wantStatus: "kill cancelled"},
 		{name: "x with no sessions does nothing", backend: func() *fakeBackend { return &fakeBackend{} }, keys: []string{"x", "y"}},
-		{name: "q quits", keys: []string{"q"}, wantSel: "api", wantQuit: true},
-		{name: "ctrl+c quits", keys: []string{"ctrl+c"}, wantSel: "api", wantQuit: true},
-		{name: "? opens help and the lists ignore keys", keys: []string{"?", "j", "x", "enter"}, wantSel: "api", wantHelp: true},
-		{name: "? closes help", keys: []string{"?", "?", "j"}, wantSel: "docs"},
-		{name: "esc closes help", keys: []string{"?", "esc", "j"}, wantSel: "docs"},
-		{name: "q quits from help", keys: []string{"?", "q"}, wantSel: "api", wantHelp: true, wantQuit: true},
+		{name: "q quits", keys: []string{"q"}, wantSel: "docs", wantQuit: true},
+		{name: "ctrl+c quits", keys: []string{"ctrl+c"}, wantSel: "docs", wantQuit: true},
+		{name: "? opens help and the lists ignore keys", keys: []string{"?", "j", "x", "enter", "/", "n"}, wantSel: "docs", wantHelp: true},
+		{name: "? closes help", keys: []string{"?", "?", "j"}, wantSel: "web"},
+		{name: "esc closes help", keys: []string{"?", "esc", "j"}, wantSel: "web"},
+		{name: "q quits from help", keys: []string{"?", "q"}, wantSel: "docs", wantHelp: true, wantQuit: true},
+		{name: "/ filters by name", keys: []string{"/", "b", "u"}, wantSel: "build", wantFilter: "bu", wantFiltering: true, wantShown: 1},
+		{name: "/ filters by provider", keys: []string{"/", "g", "e", "m"}, wantSel: "web", wantFilter: "gem", wantFiltering: true, wantShown: 1},
+		{name: "/ filters by directory", keys: []string{"/", "s", "r", "v", "enter"}, wantSel: "build", wantFilter: "srv", wantShown: 1},
+		{name: "/ filters by the shortened directory", keys: []string{"/", "~", "/", "s", "r", "c", "/", "a", "p", "i"}, wantSel: "tests", wantFilter: "~/src/api", wantFiltering: true, wantShown: 2},
+		{name: "the filter takes q and j as text", keys: []string{"/", "q", "j"}, wantSel: "", wantFilter: "qj", wantFiltering: true, wantShown: 0},
+		{name: "backspace edits the filter", keys: []string{"/", "x", "backspace", "o"}, wantSel: "docs", wantFilter: "o", wantFiltering: true, wantShown: 10},
+		{name: "esc clears the filter while typing", keys: []string{"/", "b", "u", "esc", "j"}, wantSel: "notes", wantShown: 10},
+		{name: "esc clears a kept filter", keys: []string{"/", "b", "u", "enter", "esc"}, wantSel: "build", wantShown: 10},
+		{name: "enter keeps the filter and keys act again", keys: []string{"/", "c", "l", "a", "u", "enter", "j"}, wantSel: "api", wantFilter: "clau", wantShown: 3},
+		{name: "n jumps to the next session needing you", keys: []string{"n", "n"}, wantSel: "tests"},
+		{name: "n wraps around", selected: "sleepy", keys: []string{"n"}, wantSel: "docs"},
+		{name: "n from the drawer returns to the sessions", keys: []string{"tab", "n"}, wantSel: "web"},
+		{name: "n with nobody waiting", backend: func() *fakeBackend { return &fakeBackend{sessions: fixtureSessions()[3:4]} },
+			keys: []string{"n"}, wantSel: "build", wantStatus: "no session needs you"},
 		{name: "keys with no sessions are harmless", backend: func() *fakeBackend { return &fakeBackend{} },
 			keys: []string{"j", "k", "G", "enter", "a", "r", "tab"}},
 	}
@@ -113,6 +134,15 @@ func TestKeys(t *testing.T) {
 			}
 			if m.confirm != tt.wantConfirm {
 				t.Errorf("confirm %q, want %q", m.confirm, tt.wantConfirm)
+			}
+			if m.confirmAll != tt.wantConfirmAll {
+				t.Errorf("confirmAll %v, want %v", m.confirmAll, tt.wantConfirmAll)
+			}
+			if m.filter != tt.wantFilter || m.filtering != tt.wantFiltering {
+				t.Errorf("filter %q (typing %v), want %q (typing %v)", m.filter, m.filtering, tt.wantFilter, tt.wantFiltering)
+			}
+			if (tt.wantShown != 0 || tt.wantFilter != "") && len(m.sessions) != tt.wantShown {
+				t.Errorf("%d sessions shown, want %d", len(m.sessions), tt.wantShown)
 			}
 			if m.Attach() != tt.wantAttach {
 				t.Errorf("attach %q, want %q", m.Attach(), tt.wantAttach)
@@ -170,8 +200,8 @@ func TestKillRefreshesAndMovesTheCursor(t *testing.T) {
 		t.Errorf("after the kill: status %q ok=%v busy %q", m.status, m.statusOK, m.busy)
 	}
 	m, _ = run(t, m, cmd) // refreshMsg
-	if s, _ := m.selected(); s.Name != "notes" {
-		t.Errorf("selected %q after the kill, want the row that took its place, notes", s.Name)
+	if s, _ := m.selected(); s.Name != "api" {
+		t.Errorf("selected %q after the kill, want the row that took its place, api", s.Name)
 	}
 	if len(m.sessions) != 9 || len(m.items) != 2 {
 		t.Errorf("after the refresh: %d sessions, %d items", len(m.sessions), len(m.items))

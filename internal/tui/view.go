@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +16,11 @@ import (
 // View draws the whole screen: exactly height lines of at most width
 // columns, so that the help line stays at the bottom.
 func (m Model) View() tea.View {
-	v := tea.NewView(m.render())
+	content := m.render()
+	if m.noColor {
+		content = ansi.Strip(content)
+	}
+	v := tea.NewView(content)
 	v.AltScreen = true
 	return v
 }
@@ -27,20 +32,23 @@ type layout struct {
 	restoreRows int
 }
 
-// Fixed lines: the title bar and the blank line under it, the status line
-// and the help line.
+// Fixed lines: the title bar and the filter line under it, the status
+// line and the help line.
 const chromeLines = 4
+
+// The smallest screen the dashboard draws; below it, it says so.
+const minWidth, minHeight = 40, 10
 
 func (m Model) layout() layout {
 	restorable := m.countState("restorable")
 	avail := m.height - chromeLines - 1 // the table header
-	if len(m.items) > 0 {
+	if len(m.items)+len(m.resolved) > 0 {
 		avail -= 2 // a blank line and the section title
 	}
 	if restorable > 0 {
 		avail -= 2
 	}
-	s, a, r := max(len(m.sessions), 1), len(m.items), restorable
+	s, a, r := max(len(m.sessions), 1), len(m.items)+len(m.resolved), restorable
 	if s+a+r <= avail {
 		return layout{s, a, r}
 	}
@@ -60,24 +68,36 @@ func (m Model) render() string {
 	if w <= 0 || h <= 0 {
 		return ""
 	}
+	if w < minWidth || h < minHeight {
+		return m.tooSmall()
+	}
 	l := m.layout()
-	body := []string{titleBar{sessions: m.sessions, items: m.items, loaded: m.loaded}.Render(w), ""}
+	title := titleBar{sessions: m.all, items: m.items, loaded: m.loaded}.Render(w)
+	if m.err != nil && m.loaded {
+		away := ""
+		if d := m.now.Sub(m.awaySince); d >= time.Second {
+			away = " for " + age(m.awaySince.Format(time.RFC3339Nano), m.now)
+		}
+		title = fit(styleTitle.Styled(" muster ")+"  "+styleError.Styled("daemon away"+away+" · reconnecting…"), w)
+	}
+	body := []string{title, m.filterLine(w)}
 	if m.help {
 		body = append(body, helpPage{detachKey: m.detachKey}.Render(w))
 	} else {
 		body = append(body, sessionTable{
 			loaded: m.loaded, sessions: m.sessions, sel: m.selIndex(), off: m.sessOff,
 			rows: l.sessionRows, focused: m.focus == focusSessions, now: m.now, home: m.home,
+			stale: m.err != nil, filtered: m.filter != "",
 		}.Render(w))
-		if len(m.items) > 0 {
+		if len(m.items)+len(m.resolved) > 0 {
 			body = append(body, "", drawer{
-				items: m.items, sel: m.itemIndex(), off: m.itemOff, rows: l.itemRows,
+				items: m.items, resolved: m.resolved, sel: m.itemIndex(), off: m.itemOff, rows: l.itemRows,
 				focused: m.focus == focusAttention, now: m.now,
 			}.Render(w))
 		}
 		if l.restoreRows > 0 {
 			var rs []proto.SessionInfo
-			for _, s := range m.sessions {
+			for _, s := range m.all {
 				if s.State == "restorable" {
 					rs = append(rs, s)
 				}
@@ -93,7 +113,7 @@ func (m Model) render() string {
 	for len(lines) < room {
 		lines = append(lines, "")
 	}
-	lines = append(lines, m.statusLine(w), helpLine{focus: m.focus, help: m.help}.Render(w))
+	lines = append(lines, m.statusLine(w), helpLine{focus: m.focus, help: m.help, filtering: m.filtering}.Render(w))
 	if len(lines) > h {
 		lines = lines[len(lines)-h:]
 	}
@@ -103,8 +123,47 @@ func (m Model) render() string {
 	return strings.Join(lines, "\n")
 }
 
+// tooSmall is the whole frame on a screen smaller than the dashboard
+// needs.
+func (m Model) tooSmall() string {
+	msg := []string{
+		"Terminal too small",
+		fmt.Sprintf("%d×%d; need %d×%d", m.width, m.height, minWidth, minHeight),
+		"q quits",
+	}
+	lines := make([]string, m.height)
+	top := max(0, (m.height-len(msg))/2)
+	for i, t := range msg {
+		if top+i < m.height {
+			t = fit(t, m.width)
+			pad := max(0, (m.width-ansi.StringWidth(t))/2)
+			lines[top+i] = strings.Repeat(" ", pad) + t
+		}
+	}
+	if m.height == 1 {
+		lines[0] = fit("too small", m.width)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// filterLine is the line under the title: the filter while it is typed or
+// set, blank otherwise.
+func (m Model) filterLine(w int) string {
+	if !m.filtering && m.filter == "" {
+		return ""
+	}
+	cursor := ""
+	if m.filtering {
+		cursor = "▏"
+	}
+	count := styleFaint.Styled(fmt.Sprintf("  %d of %d", len(m.sessions), len(m.all)))
+	return fit(styleBold.Styled("/")+" "+termtext.Line(m.filter)+cursor+count, w)
+}
+
 func (m Model) statusLine(w int) string {
 	switch {
+	case m.confirmAll:
+		return styleConfirm.Styled(fit(fmt.Sprintf("acknowledge all %s? y/n", plural(len(m.items), "open item")), w))
 	case m.confirm != "":
 		return styleConfirm.Styled(fit("kill "+termtext.Line(m.confirm)+" and remove the session? y/n", w))
 	case m.busy != "":
@@ -166,13 +225,16 @@ type sessionTable struct {
 	focused  bool
 	now      time.Time
 	home     string
+	stale    bool // the daemon is away: the states may be wrong
+	filtered bool
 }
 
 // Fixed column widths; NAME and PROVIDER follow their content within
 // bounds, and CWD takes what is left.
 const (
-	stateCol = 17 // "▲ waitingApproval"
+	stateCol = 16 // "▲ needs approval"
 	attnCol  = 3  // "!12"
+	actCol   = 9  // "attention"
 	ageCol   = 4
 	gap      = "  "
 )
@@ -182,6 +244,9 @@ func (t sessionTable) Render(w int) string {
 		return styleFaint.Styled("  loading…")
 	}
 	if len(t.sessions) == 0 {
+		if t.filtered {
+			return "  No session matches the filter; esc clears it."
+		}
 		return "  No sessions. Start one with `muster new` in a shell."
 	}
 	nameW, provW := 4, 8
@@ -190,12 +255,28 @@ func (t sessionTable) Render(w int) string {
 		provW = max(provW, ansi.StringWidth(termtext.Line(s.Provider)))
 	}
 	nameW, provW = min(nameW, 24), min(provW, 10)
-	cwdW := max(w-(2+nameW+len(gap)+provW+len(gap)+stateCol+len(gap)+attnCol+len(gap)+ageCol+len(gap)), 3)
-	row := func(mark, name, prov, state, attn, age, cwd string) string {
-		return mark + cell(name, nameW) + gap + cell(prov, provW) + gap + cell(state, stateCol) + gap +
-			cell(attn, attnCol) + gap + cell(age, ageCol) + gap + cellLeft(cwd, cwdW)
+	// Narrow screens drop the columns that matter least.
+	showProv, showAct := w >= 60, w >= 100
+	fixed := 2 + nameW + len(gap) + stateCol + len(gap) + attnCol + len(gap) + ageCol + len(gap)
+	if showProv {
+		fixed += provW + len(gap)
 	}
-	lines := []string{styleFaint.Styled(strings.TrimRight(row("  ", "NAME", "PROVIDER", "STATE", "!", "AGE", "CWD"), " "))}
+	if showAct {
+		fixed += actCol + len(gap)
+	}
+	cwdW := max(w-fixed, 3)
+	row := func(mark, name, prov, state, attn, act, age, cwd string) string {
+		out := mark + cell(name, nameW) + gap
+		if showProv {
+			out += cell(prov, provW) + gap
+		}
+		out += cell(state, stateCol) + gap + cell(attn, attnCol) + gap
+		if showAct {
+			out += cell(act, actCol) + gap
+		}
+		return out + cell(age, ageCol) + gap + cellLeft(cwd, cwdW)
+	}
+	lines := []string{styleFaint.Styled(strings.TrimRight(row("  ", "NAME", "PROVIDER", "STATE", "!", "ACTIVITY", "AGE", "DIRECTORY"), " "))}
 	end := min(t.off+t.rows, len(t.sessions))
 	for i := t.off; i < end; i++ {
 		s := t.sessions[i]
@@ -215,8 +296,20 @@ func (t sessionTable) Render(w int) string {
 		if prov == "" {
 			prov = "-"
 		}
-		line := row(mark, name, prov, sessionBadge(s).render(), attn, age(s.CreatedAt, t.now), tilde(termtext.Line(s.CWD), t.home))
-		lines = append(lines, strings.TrimRight(line, " "))
+		act := termtext.Line(s.Activity)
+		if act == "" {
+			act = "-"
+		}
+		state := sessionBadge(s).render()
+		if t.stale && s.State == "running" {
+			state = styleQuiet.Styled("? unknown")
+		}
+		line := row(mark, name, prov, state, attn, act, lastEventAge(s, t.now), tilde(termtext.Line(s.CWD), t.home))
+		line = strings.TrimRight(line, " ")
+		if s.State != "running" || t.stale {
+			line = styleFaint.Styled(line)
+		}
+		lines = append(lines, line)
 	}
 	if hidden := len(t.sessions) - (end - t.off); hidden > 0 && t.rows > 0 {
 		lines[0] += styleFaint.Styled(fmt.Sprintf("   (%d–%d of %d)", t.off+1, end, len(t.sessions)))
@@ -227,6 +320,7 @@ func (t sessionTable) Render(w int) string {
 // drawer is the attention drawer: open items, oldest first.
 type drawer struct {
 	items    []proto.AttentionItem
+	resolved []proto.AttentionItem
 	sel, off int
 	rows     int
 	focused  bool
@@ -237,6 +331,9 @@ const reasonCol = 20 // "▲ approval-requested"
 
 func (d drawer) Render(w int) string {
 	title := fmt.Sprintf("Attention (%d)", len(d.items))
+	if len(d.resolved) > 0 {
+		title += fmt.Sprintf(" · %d resolved today", len(d.resolved))
+	}
 	if d.focused {
 		title = styleBold.Styled(title) + styleFaint.Styled("  a acknowledges · enter attaches · tab returns")
 	} else {
@@ -244,7 +341,7 @@ func (d drawer) Render(w int) string {
 	}
 	lines := []string{title}
 	idW, nameW := 2, 4
-	for _, it := range d.items {
+	for _, it := range append(slices.Clone(d.items), d.resolved...) {
 		idW = max(idW, len(fmt.Sprint(it.ID))+1)
 		nameW = max(nameW, ansi.StringWidth(termtext.Line(itemSession(it))))
 	}
@@ -261,6 +358,18 @@ func (d drawer) Render(w int) string {
 			cell(reasonBadge(it.Reason).render(), reasonCol) + gap + cell(age(it.OpenedAt, d.now), ageCol) + gap +
 			cell(termtext.Line(it.Message), msgW)
 		lines = append(lines, strings.TrimRight(line, " "))
+	}
+	// Resolved items fill the room the open ones leave, greyed, with the
+	// time they were resolved.
+	for _, it := range d.resolved[:min(len(d.resolved), max(0, d.rows-(end-d.off)))] {
+		how := "✓ " + termtext.Line(it.Resolution)
+		if it.Resolution == "" {
+			how = "✓ resolved"
+		}
+		line := "  " + cell(fmt.Sprintf("#%d", it.ID), idW) + gap + cell(termtext.Line(itemSession(it)), nameW) + gap +
+			cell(how, reasonCol) + gap + cell(age(*it.ResolvedAt, d.now), ageCol) + gap +
+			cell(termtext.Line(it.Message), msgW)
+		lines = append(lines, styleQuiet.Styled(strings.TrimRight(line, " ")))
 	}
 	if hidden := len(d.items) - (end - d.off); hidden > 0 && d.rows > 0 {
 		lines[0] += styleFaint.Styled(fmt.Sprintf("   (%d–%d of %d)", d.off+1, end, len(d.items)))
@@ -302,8 +411,9 @@ func (r restoreList) Render(w int) string {
 
 // helpLine is the bottom line: the keys that matter where the cursor is.
 type helpLine struct {
-	focus focus
-	help  bool
+	focus     focus
+	help      bool
+	filtering bool
 }
 
 func (h helpLine) Render(w int) string {
@@ -318,11 +428,13 @@ func (h helpLine) Render(w int) string {
 	switch {
 	case h.help:
 		keys = []hint{{"?/esc", "close help", 9}, {"q", "quit", 9}}
+	case h.filtering:
+		keys = []hint{{"type", "to filter", 3}, {"enter", "keep", 9}, {"esc", "clear", 9}, {"↑/↓", "move", 2}}
 	case h.focus == focusAttention:
 		keys = []hint{{"j/k", "move", 1}, {"enter", "attach", 8}, {"a", "ack", 8}, {"A", "ack all", 3},
 			{"tab", "sessions", 2}, {"?", "help", 9}, {"q", "quit", 9}}
 	default:
-		keys = []hint{{"j/k", "move", 1}, {"enter", "attach", 8}, {"a", "ack", 7}, {"r", "resume", 6},
+		keys = []hint{{"j/k", "move", 1}, {"enter", "attach", 8}, {"/", "filter", 6}, {"n", "next needing you", 5}, {"a", "ack", 7}, {"r", "resume", 6},
 			{"R", "resume all", 4}, {"x", "kill", 5}, {"tab", "drawer", 2}, {"?", "help", 9}, {"q", "quit", 9}}
 	}
 	for rank := 0; ; rank++ {
@@ -348,13 +460,16 @@ var helpKeys = [][2]string{
 	{"j ↓ / k ↑", "move down / up in the focused list"},
 	{"g / G", "first / last row"},
 	{"tab", "switch between the sessions and the attention drawer"},
+	{"/", "filter by name, directory or provider; enter keeps, esc clears"},
+	{"n", "jump to the next session that needs you"},
 	{"enter", "attach to the session; the detach key (%s) comes back here"},
 	{"a", "ack the selected item, or every item of the selected session"},
-	{"A", "acknowledge every open item"},
+	{"A", "acknowledge every open item (asks y/n)"},
 	{"r", "resume the selected session in the same conversation"},
 	{"R", "resume every restorable session"},
 	{"x", "kill the selected session and remove it (asks y/n)"},
 	{"?", "show or hide this help"},
+	{"esc", "close help, or clear the filter"},
 	{"q ctrl+c", "quit; sessions keep running"},
 }
 

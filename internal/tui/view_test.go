@@ -75,6 +75,37 @@ func TestView(t *testing.T) {
 			m, cmd := m.refresh()
 			return step(t, m, cmd())
 		}},
+		{"wide", func(t *testing.T, w, h int) Model {
+			sessions := fixtureSessions()[:4]
+			sessions[0].Name, sessions[1].Name = "数据库迁移", "🚀launch"
+			sessions[2].CWD = "/home/u/项目/前端"
+			sessions[3].Activity = "working"
+			return loaded(t, &fakeBackend{sessions: sessions}, w, h, Options{})
+		}},
+		{"filter", func(t *testing.T, w, h int) Model {
+			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{})
+			return keys(t, m, "/", "c", "l")
+		}},
+		{"resolved", func(t *testing.T, w, h int) Model {
+			items := append(fixtureItems()[:1], resolvedItems()...)
+			return loaded(t, &fakeBackend{sessions: fixtureSessions(), items: items}, w, h, Options{})
+		}},
+		{"ackall", func(t *testing.T, w, h int) Model {
+			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{})
+			return keys(t, m, "A")
+		}},
+		{"away", func(t *testing.T, w, h int) Model {
+			b := &fakeBackend{sessions: fixtureSessions()}
+			m := loaded(t, b, w, h, Options{})
+			b.err = errors.New("dial unix control.sock: connect: connection refused")
+			m, cmd := m.refresh()
+			m = step(t, m, cmd())
+			m.now = m.now.Add(5 * time.Second)
+			return m
+		}},
+		{"nocolor", func(t *testing.T, w, h int) Model {
+			return loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{NoColor: true})
+		}},
 		{"overflow", func(t *testing.T, w, h int) Model {
 			sessions := manySessions(60)
 			for i := 50; i < 60; i++ {
@@ -85,7 +116,7 @@ func TestView(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		for _, size := range [][2]int{{40, 10}, {80, 24}, {160, 48}} {
 			w, h := size[0], size[1]
 			t.Run(fmt.Sprintf("%s_%dx%d", tt.name, w, h), func(t *testing.T) {
 				m := tt.setup(t, w, h)
@@ -138,17 +169,18 @@ func TestStateBadges(t *testing.T) {
 		want      string
 		wantColor ansi.Style
 	}{
-		{"running", proto.SessionInfo{State: "running", RunState: ptr("running")}, "● running", styleRunning},
-		{"waitingInput", proto.SessionInfo{State: "running", RunState: ptr("waitingInput")}, "◐ waitingInput", styleInput},
-		{"waitingApproval", proto.SessionInfo{State: "running", RunState: ptr("waitingApproval")}, "▲ waitingApproval", styleApproval},
-		{"succeeded", proto.SessionInfo{State: "running", RunState: ptr("succeeded")}, "✓ succeeded", styleSucceeded},
+		{"running", proto.SessionInfo{State: "running", RunState: ptr("running")}, "● working", styleRunning},
+		{"waitingInput", proto.SessionInfo{State: "running", RunState: ptr("waitingInput")}, "◐ needs input", styleInput},
+		{"waitingApproval", proto.SessionInfo{State: "running", RunState: ptr("waitingApproval")}, "▲ needs approval", styleApproval},
+		{"succeeded", proto.SessionInfo{State: "running", RunState: ptr("succeeded")}, "✓ done", styleSucceeded},
 		{"failed", proto.SessionInfo{State: "running", RunState: ptr("failed")}, "✗ failed", styleFailed},
-		{"interrupted", proto.SessionInfo{State: "running", RunState: ptr("interrupted")}, "■ interrupted", styleFailed},
-		{"disconnected", proto.SessionInfo{State: "running", RunState: ptr("disconnected")}, "◇ disconnected", styleQuiet},
-		{"idle", proto.SessionInfo{State: "running", RunState: ptr("idle")}, "○ idle", styleQuiet},
+		{"interrupted", proto.SessionInfo{State: "running", RunState: ptr("interrupted")}, "■ interrupted", styleInterrupted},
+		{"disconnected", proto.SessionInfo{State: "running", RunState: ptr("disconnected")}, "◇ disconnected", styleDisconn},
+		{"idle", proto.SessionInfo{State: "running", RunState: ptr("idle")}, "○ idle", styleIdle},
 		{"live without a run", proto.SessionInfo{State: "running"}, "◌ live", nil},
+		{"live, the terminal says it works", proto.SessionInfo{State: "running", Activity: "working"}, "● working", styleRunning},
 		{"restorable wins over the run state", proto.SessionInfo{State: "restorable", RunState: ptr("running")}, "⟲ restorable", styleRestorable},
-		{"exited with a code", proto.SessionInfo{State: "exited", ExitCode: ptr(137), RunState: ptr("running")}, "○ exited 137", styleQuiet},
+		{"exited with a code", proto.SessionInfo{State: "exited", ExitCode: ptr(137), RunState: ptr("running")}, "□ exited 137", styleQuiet},
 		{"a future run state", proto.SessionInfo{State: "running", RunState: ptr("pondering")}, "· pondering", nil},
 	}
 	for _, tt := range tests {
