@@ -314,7 +314,7 @@ func printFinalScreen(ctx context.Context, f *Factory, name string, out io.Write
 	}
 	defer c.Close()
 	var res proto.CaptureResult
-	if err := c.Call("capture", proto.CaptureArgs{Name: name}, &res); err != nil {
+	if err := c.Call(proto.OpCapture, proto.CaptureArgs{Name: name}, &res); err != nil {
 		return
 	}
 	text := strings.TrimRight(res.Text, " \n")
