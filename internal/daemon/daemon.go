@@ -146,8 +146,12 @@ func Run(ctx context.Context, opts Options) error {
 		home, _ = os.UserHomeDir()
 	}
 	tenv := transcript.Env{Home: home, Getenv: opts.Getenv}
+	quota, err := events.ParseQuota(opts.Getenv("MUSTER_EVENT_QUOTA"))
+	if err != nil {
+		d.logger.Warn("event quota ignored", "err", err)
+	}
 	eng, err := events.New(events.Config{
-		Store: st, Logger: d.logger.With("component", "events"), Resolver: d,
+		Store: st, Logger: d.logger.With("component", "events"), Resolver: d, Quota: quota,
 		CodexHome: codexHome, NotifyCommand: opts.NotifyCommand,
 		OnHookEvent: func(surfaceID, provider string) {
 			if d.native != nil {

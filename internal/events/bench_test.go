@@ -99,7 +99,7 @@ func (g *benchEvents) next() []byte {
 }
 
 func benchHarness(b *testing.B) *benchEvents {
-	h := startHarness(b, "")
+	h := startHarness(b, "", func(c *Config) { c.Quota = Quota{Off: true} })
 	for i := range 16 {
 		h.surface(fmt.Sprintf("sf%d", i), fmt.Sprintf("s%d", i), fmt.Sprintf("n%d", i), "claude")
 	}

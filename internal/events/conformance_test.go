@@ -171,7 +171,9 @@ func TestConformance(t *testing.T) {
 	t.Run("many concurrent connections", func(t *testing.T) {
 		// Its own engine, with a budget that a slow machine cannot exhaust
 		// for the clients that do send at once.
-		h := startHarness(t, "", func(c *Config) { c.ReadTimeout = 3 * time.Second })
+		// One process sends them all: the per-peer cap is the hostile
+		// suite's (TestHostileClients).
+		h := startHarness(t, "", func(c *Config) { c.ReadTimeout, c.MaxConnsPerPeer = 3*time.Second, 1024 })
 		h.surface("sfA", "sessA", "alpha", "claude")
 		capB := h.surface("sfB", "sessB", "beta", "gemini")
 		line := func(e evt) string { return string(h.line(e)) }
@@ -228,6 +230,12 @@ func sendSlow(t *testing.T, sock, req string, gap time.Duration) string {
 		t.Error(err)
 		return ""
 	}
+	return dribble(t, c, req, gap)
+}
+
+// dribble writes req on c one byte every gap and returns whatever the
+// server answers.
+func dribble(t *testing.T, c net.Conn, req string, gap time.Duration) string {
 	defer c.Close()
 	done := make(chan struct{})
 	defer close(done)

@@ -9,18 +9,42 @@
 //   - One request per connection: UTF-8 JSON terminated by '\n', at most
 //     64 KiB newline included (larger: too_large). A request that ends at
 //     EOF without a newline is accepted when it is complete JSON. The whole
-//     request must arrive within Config.ReadTimeout (5 s) of the accept,
-//     however it is dribbled, or the answer is `timeout`. Anything after the
-//     newline is ignored. A peer of another uid is answered `unauthorized`.
-//   - Codes are checked in the order invalid_json, unsupported_version,
+//     request must arrive within Config.ReadTimeout (500 ms, well under the
+//     hook helper's 1 s) of the accept, however it is dribbled, or the
+//     answer is `timeout`. Anything after the newline is ignored. A peer of
+//     another uid is answered `unauthorized`.
+//   - Load: connections are accepted as fast as they come. At most
+//     Config.MaxConns (1024) are open at once, and Config.MaxConnsPerPeer
+//     (64) from one process (SO_PEERCRED pid). At a cap, the oldest
+//     connection whose request has not arrived yet (of that process, or of
+//     anyone) is closed without an answer to make room; when every one is
+//     past that point, the new connection is closed instead. So thousands of
+//     idle or slow clients cannot keep a real hook out: its connection is
+//     the newest.
+//   - Quota: each surface may record Config.Quota (DefaultQuota: 10 events
+//     a second with bursts of 300, and 8 KiB of requests a second with
+//     bursts of 512 KiB). A request beyond it is answered `rate_limited`
+//     and records nothing; it is not charged. Duplicates are charged like
+//     new events; events the daemon synthesizes are not. A Codex event
+//     counts against the surface it is routed to. MUSTER_EVENT_QUOTA=off
+//     turns the quota off (benchmarks).
+//   - Codes: DESIGN §4's nine (invalid_json, too_large, unsupported_version,
 //     invalid_event, unknown_kind, reserved_hook_name, unauthorized,
-//     storage_failure. A missing or null schemaVersion is invalid_event; any
-//     value but the number 1 is unsupported_version. A top-level value that
-//     is not an object is invalid_json; a field of the wrong JSON type is
+//     storage_failure, timeout) and rate_limited. They are checked in the
+//     order invalid_json, unsupported_version, invalid_event, unknown_kind,
+//     reserved_hook_name, unauthorized, rate_limited, storage_failure. A
+//     missing or null schemaVersion is invalid_event; any value but the
+//     number 1 is unsupported_version. A top-level value that is not an
+//     object is invalid_json; a field of the wrong JSON type is
 //     invalid_event.
 //   - Dates: ISO 8601 with or without fractional seconds and offsets; no
 //     offset means UTC. occurredAt more than Config.MaxFutureSkew (1 min)
-//     ahead of the daemon's clock, or before 2000, is invalid_event.
+//     ahead of the daemon's clock, or before 2000, is invalid_event. The
+//     client's date is kept as the event's evidence, but the reducer orders
+//     events by it only up to the moment the daemon received the event
+//     (runstate.Event.At): a date in the future counts as the time of
+//     receipt, so it cannot pin a run as current or make the next real
+//     event late.
 //   - Identifiers (id, runID, surfaceID, sessionID) are non-empty strings of
 //     at most 256 bytes without control characters or surrounding spaces;
 //     provider matches [a-z0-9][a-z0-9._-]{0,31}. sessionID may be null.

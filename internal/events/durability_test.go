@@ -27,6 +27,10 @@ func TestMain(m *testing.M) {
 		runChild(spec)
 		return
 	}
+	if spec := os.Getenv(idleEnv); spec != "" {
+		holdIdle(spec)
+		return
+	}
 	os.Exit(m.Run())
 }
 
@@ -39,7 +43,7 @@ func runChild(spec string) {
 	if err != nil {
 		fail(err)
 	}
-	e, err := New(Config{Store: st, NotifyCommand: []string{}, Logger: slog.New(slog.DiscardHandler)})
+	e, err := New(Config{Store: st, NotifyCommand: []string{}, Logger: slog.New(slog.DiscardHandler), Quota: Quota{Off: true}})
 	if err != nil {
 		fail(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
 
 	"github.com/musterhq/muster/internal/capability"
 	"github.com/musterhq/muster/internal/codexroute"
@@ -60,8 +61,11 @@ type Config struct {
 	// Linux, osascript on macOS); an empty non-nil slice disables it.
 	NotifyCommand []string
 
-	ReadTimeout    time.Duration      // whole-request budget on events.sock (5 s)
-	MaxConns       int                // concurrent events.sock connections (256)
+	ReadTimeout     time.Duration // whole-request budget on events.sock (500 ms)
+	MaxConns        int           // events.sock connections open at once (1024, or a quarter of the file limit when lower)
+	MaxConnsPerPeer int           // of them, from one process (64)
+	// Quota bounds each surface's events (zero: DefaultQuota).
+	Quota          Quota
 	MaxFutureSkew  time.Duration      // how far occurredAt may lead the clock (1 min)
 	EventRetention time.Duration      // stored events older than this are pruned at start (30 days)
 	PeerAllowed    func(uid int) bool // default: the daemon's own uid only
@@ -116,6 +120,10 @@ type Engine struct {
 	// dirtyN mirrors how many runs and items changed since the last
 	// snapshot, for the maintenance goroutine.
 	dirtyN atomic.Int64
+
+	conns                                *conns  // events.sock connections
+	quotas                               *quotas // per surface
+	acceptLog, peerLog, capLog, quotaLog rateLog
 }
 
 // Stats are counters for benchmarks and diagnostics.
@@ -141,10 +149,16 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.ReadTimeout <= 0 {
-		cfg.ReadTimeout = 5 * time.Second
+		cfg.ReadTimeout = 500 * time.Millisecond
 	}
 	if cfg.MaxConns <= 0 {
-		cfg.MaxConns = 256
+		cfg.MaxConns = defaultMaxConns()
+	}
+	if cfg.MaxConnsPerPeer <= 0 {
+		cfg.MaxConnsPerPeer = 64
+	}
+	if cfg.Quota == (Quota{}) {
+		cfg.Quota = DefaultQuota
 	}
 	if cfg.MaxFutureSkew <= 0 {
 		cfg.MaxFutureSkew = time.Minute
@@ -171,7 +185,20 @@ func New(cfg Config) (*Engine, error) {
 		changed:  make(chan struct{}),
 		removed:  map[string]bool{},
 		notes:    make(chan runstate.Item, 64),
+		conns:    newConns(cfg.MaxConns, cfg.MaxConnsPerPeer),
+		quotas:   newQuotas(cfg.Quota),
 	}, nil
+}
+
+// defaultMaxConns is 1024 connections, or a quarter of the file limit
+// when that is lower, so that events.sock cannot use up the daemon's file
+// descriptors.
+func defaultMaxConns() int {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err == nil && rl.Cur > 0 && rl.Cur/4 < 1024 {
+		return max(int(rl.Cur/4), 16)
+	}
+	return 1024
 }
 
 // ErrNotStarted is returned by calls that need Start first.
@@ -321,6 +348,7 @@ func (e *Engine) SurfaceStarted(id string, pid int) {
 // the writer after this call returns.
 func (e *Engine) CloseSurface(id string, exitCode *int) {
 	e.caps.Revoke(id)
+	e.quotas.forget(id)
 	e.smu.Lock()
 	_, known := e.surfaces[id]
 	delete(e.surfaces, id)

@@ -26,7 +26,7 @@ var (
 func init() {
 	for _, c := range []string{proto.ErrInvalidJSON, proto.ErrTooLarge, proto.ErrUnsupportedVersion,
 		proto.ErrInvalidEvent, proto.ErrUnknownKind, proto.ErrReservedHookName, proto.ErrUnauthorized,
-		proto.ErrStorageFailure, proto.ErrTimeout} {
+		proto.ErrStorageFailure, proto.ErrTimeout, proto.ErrRateLimited} {
 		respErr[c] = []byte(`{"ok":false,"error":"` + c + `"}` + "\n")
 	}
 }
@@ -65,29 +65,27 @@ func (e *Engine) Serve(ctx context.Context, ln *net.UnixListener) error {
 // connection before it exits.
 const workerIdle = 10 * time.Second
 
-// accept hands connections to a pool of at most MaxConns worker
-// goroutines. Workers live across connections so that the stacks that
-// decoding and committing grow are reused rather than grown again for
-// every request; when all are busy, accepting waits (the kernel's backlog
-// queues new clients) until one frees.
+// accept accepts connections as fast as they come and hands each to a
+// worker goroutine. Workers live across connections so that the stacks
+// that decoding grows are reused rather than grown again for every
+// request; a connection that finds no idle worker starts a new one. The
+// number of connections, hence of busy workers, is held to the caps by
+// conns, which drops the oldest idle connection to make room.
 func (e *Engine) accept(ctx context.Context, ln *net.UnixListener) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
-	work := make(chan *net.UnixConn)
+	work := make(chan *conn)
 	var workers sync.WaitGroup
 	defer workers.Wait()
-	live := 0
-	exited := make(chan struct{}, e.cfg.MaxConns)
-	worker := func(c *net.UnixConn) {
-		defer func() { exited <- struct{}{} }()
+	worker := func(cn *conn) {
 		w := &connWorker{buf: make([]byte, 4096)}
 		idle := time.NewTimer(workerIdle)
 		defer idle.Stop()
 		for {
-			e.handle(ctx, c, w)
+			e.handle(ctx, cn, w)
 			idle.Reset(workerIdle)
 			select {
-			case c = <-work:
+			case cn = <-work:
 			case <-idle.C:
 				return
 			case <-ctx.Done():
@@ -104,8 +102,10 @@ func (e *Engine) accept(ctx context.Context, ln *net.UnixListener) error {
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) || isTemporary(err) {
+				// Out of file descriptors, typically: back off, and log
+				// once in a while rather than at every retry.
 				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
-				e.log.Warn("accept on events.sock", "err", err)
+				e.logEvery(&e.acceptLog, "accept on events.sock", "err", err)
 				select {
 				case <-time.After(delay):
 				case <-ctx.Done():
@@ -116,33 +116,27 @@ func (e *Engine) accept(ctx context.Context, ln *net.UnixListener) error {
 			return fmt.Errorf("serve events: %w", err)
 		}
 		delay = 0
-	hand:
-		for {
-			select {
-			case <-exited:
-				live--
-				continue
-			default:
-			}
-			select {
-			case work <- c:
-				break hand
-			default:
-			}
-			if live < e.cfg.MaxConns {
-				live++
-				workers.Go(func() { worker(c) })
-				break hand
-			}
-			select {
-			case work <- c:
-				break hand
-			case <-exited:
-				live--
-			case <-ctx.Done():
-				c.Close()
-				return nil
-			}
+		cred, err := unixsock.PeerCred(c)
+		if err != nil || !e.cfg.PeerAllowed(cred.UID) {
+			e.logEvery(&e.peerLog, "refused events.sock peer", "uid", cred.UID, "err", err)
+			c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+			c.Write(respErr[proto.ErrUnauthorized])
+			c.Close()
+			continue
+		}
+		c.SetReadDeadline(time.Now().Add(e.cfg.ReadTimeout))
+		cn, dropped, ok := e.conns.admit(c, cred.PID)
+		if dropped > 0 || !ok {
+			e.logEvery(&e.capLog, "events.sock connection cap reached; dropped the oldest idle connections", "pid", cred.PID, "refused", !ok)
+		}
+		if !ok {
+			c.Close()
+			continue
+		}
+		select {
+		case work <- cn:
+		default:
+			workers.Go(func() { worker(cn) })
 		}
 	}
 }
@@ -157,18 +151,14 @@ func isTemporary(err error) bool {
 	return errors.As(err, &t) && t.Temporary()
 }
 
-// handle answers one connection: one request, one response, close.
-func (e *Engine) handle(ctx context.Context, c *net.UnixConn, w *connWorker) {
+// handle answers one connection: one request, one response, close. The
+// whole request must arrive within Config.ReadTimeout of the accept.
+func (e *Engine) handle(ctx context.Context, cn *conn, w *connWorker) {
+	c := cn.c
 	defer c.Close()
+	defer e.conns.done(cn)
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	start := time.Now()
-	c.SetDeadline(start.Add(e.cfg.ReadTimeout))
-	if uid, err := unixsock.PeerUID(c); err != nil || !e.cfg.PeerAllowed(uid) {
-		e.log.Warn("refused events.sock peer", "uid", uid, "err", err)
-		c.Write(respErr[proto.ErrUnauthorized])
-		return
-	}
 	buf := w.buf
 	n := 0
 	var line []byte
@@ -185,7 +175,7 @@ func (e *Engine) handle(ctx context.Context, c *net.UnixConn, w *connWorker) {
 			}
 			n += m
 			if n == proto.MaxEventRequest {
-				c.Write(respErr[proto.ErrTooLarge])
+				e.answer(cn, respErr[proto.ErrTooLarge])
 				return
 			}
 		}
@@ -195,24 +185,63 @@ func (e *Engine) handle(ctx context.Context, c *net.UnixConn, w *connWorker) {
 				if ctx.Err() != nil {
 					return // shutting down
 				}
-				c.SetWriteDeadline(time.Now().Add(time.Second))
-				c.Write(respErr[proto.ErrTimeout])
+				e.answer(cn, respErr[proto.ErrTimeout])
 				return
 			case errors.Is(err, io.EOF) && n > 0:
 				line = buf[:n] // complete at EOF without a newline
 			default:
-				return
+				return // dropped, or the client went away
 			}
 		}
 	}
-	resp := e.ingest(ctx, line)
+	if !e.conns.busy(cn) {
+		return // dropped for a newer connection
+	}
+	resp := e.ingest(ctx, line, len(line)+1)
 	c.SetWriteDeadline(time.Now().Add(time.Second))
 	c.Write(resp)
 }
 
-// ingest decodes, authorizes and records one request and returns the
-// response line.
-func (e *Engine) ingest(ctx context.Context, line []byte) []byte {
+// answer writes an error response to a connection still being read,
+// unless it was dropped meanwhile.
+func (e *Engine) answer(cn *conn, resp []byte) {
+	if e.conns.busy(cn) {
+		cn.c.SetWriteDeadline(time.Now().Add(time.Second))
+		cn.c.Write(resp)
+	}
+}
+
+// logEvery logs at most once every logInterval per kind, with how many it
+// left out meanwhile.
+func (e *Engine) logEvery(l *rateLog, msg string, args ...any) {
+	now := time.Now()
+	l.mu.Lock()
+	if now.Before(l.next) {
+		l.skipped++
+		l.mu.Unlock()
+		return
+	}
+	skipped := l.skipped
+	l.next, l.skipped = now.Add(logInterval), 0
+	l.mu.Unlock()
+	if skipped > 0 {
+		args = append(args, "not logged since", skipped)
+	}
+	e.log.Warn(msg, args...)
+}
+
+// rateLog is the state of one logEvery kind.
+type rateLog struct {
+	mu      sync.Mutex
+	next    time.Time
+	skipped int
+}
+
+const logInterval = 10 * time.Second
+
+// ingest decodes, authorizes and records one request of size bytes and
+// returns the response line.
+func (e *Engine) ingest(ctx context.Context, line []byte, size int) []byte {
 	now := e.now()
 	req, code := Decode(line, now, e.cfg.MaxFutureSkew)
 	if code != "" {
@@ -222,6 +251,10 @@ func (e *Engine) ingest(ctx context.Context, line []byte) []byte {
 	if surf == nil {
 		e.log.Debug("unauthorized event", "provider", req.Event.Provider, "why", why)
 		return respErr[proto.ErrUnauthorized]
+	}
+	if !e.quotas.take(surf.ID, size, now) {
+		e.logEvery(&e.quotaLog, "a surface is over its event quota", "surface_id", surf.ID)
+		return respErr[proto.ErrRateLimited]
 	}
 	rev := e.reducerEvent(req.Event, surf, now, runstate.SourceHook)
 	if e.cfg.OnHookEvent != nil {

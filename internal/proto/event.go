@@ -98,7 +98,8 @@ type EventResponse struct {
 	Error    string `json:"error,omitempty"`
 }
 
-// Stable error codes of events.sock (DESIGN §4).
+// Stable error codes of events.sock: the nine of DESIGN §4, and
+// ErrRateLimited for a surface over its quota (internal/events).
 const (
 	ErrInvalidJSON        = "invalid_json"
 	ErrTooLarge           = "too_large"
@@ -109,6 +110,7 @@ const (
 	ErrUnauthorized       = "unauthorized"
 	ErrStorageFailure     = "storage_failure"
 	ErrTimeout            = "timeout"
+	ErrRateLimited        = "rate_limited"
 )
 
 // ParseTime parses an ISO 8601 date and time as events carry it:
