@@ -158,6 +158,8 @@ func main() {
 	// alternate between the floor and the daemons.
 	wall := make([]time.Duration, targets)
 	cpu := make([]time.Duration, targets)
+	sysr := make([]int64, targets)
+	sysw := make([]int64, targets)
 	for r := range *bursts {
 		for j := range targets {
 			t := (r + j) % targets
@@ -169,16 +171,21 @@ func main() {
 			}
 			d := ds[t-1]
 			c0 := cpuTime(d.cmd.Process.Pid)
+			r0, w0 := syscalls(d.cmd.Process.Pid)
 			wall[t] += runBurst(d.sock, d.gen, true)
 			cpu[t] += cpuTime(d.cmd.Process.Pid) - c0
+			r1, w1 := syscalls(d.cmd.Process.Pid)
+			sysr[t] += r1 - r0
+			sysw[t] += w1 - w0
 		}
 	}
 	n := *burst * *bursts
 	fmt.Printf("\nthroughput, %d clients, one connection per event, %d events each:\n", *clients, n)
 	fmt.Printf("  %-8s %9.0f requests/s, server CPU %.1f µs per request\n", "echo", float64(n)/wall[0].Seconds(), us(cpu[0])/float64(n))
 	for i, d := range ds {
-		fmt.Printf("  %-8s %9.0f durable events/s = %.2fx floor, server CPU %.1f µs per request\n",
-			d.name, float64(n)/wall[i+1].Seconds(), wall[0].Seconds()/wall[i+1].Seconds(), us(cpu[i+1])/float64(n))
+		fmt.Printf("  %-8s %9.0f durable events/s = %.2fx floor, server CPU %.1f µs and %.1f read + %.1f write syscalls per request\n",
+			d.name, float64(n)/wall[i+1].Seconds(), wall[0].Seconds()/wall[i+1].Seconds(), us(cpu[i+1])/float64(n),
+			float64(sysr[i+1])/float64(n), float64(sysw[i+1])/float64(n))
 	}
 	if len(ds) == 2 {
 		fmt.Printf("  muster/baseline: events/s %.3f, CPU per request %.3f\n",
@@ -358,13 +365,18 @@ func idleClients(sock, count string) {
 	fmt.Printf("%d opened, %d refused\n", len(conns), failed)
 	bufio.NewReader(os.Stdin).ReadString('\n')
 	open := 0
-	var b [64]byte
+	var b [1]byte
 	for _, c := range conns {
-		c.SetReadDeadline(time.Now().Add(time.Millisecond))
-		_, err := c.Read(b[:])
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			open++
+		// A peek that would block: neither answered nor closed.
+		raw, err := c.SyscallConn()
+		if err != nil {
+			continue
 		}
+		raw.Control(func(fd uintptr) {
+			if _, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT); err == syscall.EAGAIN {
+				open++
+			}
+		})
 	}
 	fmt.Printf("%d still open\n", open)
 }
@@ -492,6 +504,26 @@ func cpuTime(pid int) time.Duration {
 	fmt.Sscan(f[11], &ut)
 	fmt.Sscan(f[12], &st)
 	return time.Duration(ut+st) * (time.Second / 100) // USER_HZ
+}
+
+// syscalls is a process's read and write system calls so far (Linux
+// /proc/PID/io: read, pread, recv, write, pwrite, send and the like).
+func syscalls(pid int) (r, w int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(l, ": ")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "syscr":
+			r = n
+		case "syscw":
+			w = n
+		}
+	}
+	return r, w
 }
 
 func pct(d []time.Duration, p float64) time.Duration {
