@@ -119,6 +119,9 @@ func startHarness(t testing.TB, dbPath string, opts ...harnessOpt) *harness {
 	cfg := Config{
 		Store: st, Logger: testLogger(t), Resolver: h.res, Now: h.clock.Now,
 		NotifyCommand: []string{}, CodexHome: filepath.Join(t.TempDir(), "codex"),
+		// Far above the default, so that a loaded machine cannot time out
+		// a test's own requests; the tests of timeouts set their own.
+		ReadTimeout: 5 * time.Second,
 	}
 	for _, o := range opts {
 		o(&cfg)
