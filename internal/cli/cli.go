@@ -47,13 +47,6 @@ func Userf(format string, args ...any) *UserError {
 	return &UserError{Err: fmt.Errorf(format, args...), Code: ExitError}
 }
 
-// usageError marks flag and argument mistakes (exit 2).
-type usageError struct{ error }
-
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
-
 // Factory carries what commands need, created lazily so that flag errors need
 // no daemon.
 type Factory struct {
@@ -139,6 +132,11 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	for _, b := range commandBuilders {
 		root.AddCommand(b(f))
 	}
+	// cobra adds help and completion when it executes; added now, their
+	// argument errors are typed like every other command's.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	typeArgErrors(root)
 	return root
 }
 
@@ -152,11 +150,20 @@ func Main(ctx context.Context, args []string) int {
 
 // Run executes args against f and maps the outcome to an exit code.
 func Run(ctx context.Context, f *Factory, args []string) int {
-	root := NewRootCmd(f)
+	return execute(ctx, f, NewRootCmd(f), args)
+}
+
+func execute(ctx context.Context, f *Factory, root *cobra.Command, args []string) int {
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	if cmd != nil && cmd.Name() == cobra.ShellCompRequestCmd {
+		// cobra creates __complete (what completion scripts call) inside
+		// Execute, after typeArgErrors ran; its Run returns no errors, so
+		// what it fails with is its argument check.
+		err = usageError{err}
 	}
 	return reportError(f, err)
 }
@@ -196,10 +203,6 @@ func reportError(f *Factory, err error) int {
 	}
 	if errors.Is(err, context.Canceled) {
 		return ExitInterrupted
-	}
-	if isCobraUsage(err) {
-		say(err.Error(), "run `muster --help` for usage")
-		return ExitUsage
 	}
 	say(err.Error(), "")
 	return ExitError

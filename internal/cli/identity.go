@@ -38,7 +38,13 @@ func newHookCaptureCmd(f *Factory) *cobra.Command {
 			"providers, their native hook payload with session_id/sessionId) on stdin and records\n" +
 			"the id for the Muster session in MUSTER_AGENT_SESSION_ID. Outside Muster, or when the\n" +
 			"daemon is down, it does nothing and exits 0.",
-		Args: cobra.NoArgs,
+		// Like a flag mistake, an argument must not exit 2 either.
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &UserError{Err: fmt.Errorf("capture: unexpected argument %q", args[0]), Code: ExitError}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sid, ok := capture.SessionIDFromEnv(f.Getenv)
 			if !ok {
