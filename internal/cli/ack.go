@@ -10,8 +10,6 @@ import (
 	"github.com/musterhq/muster/internal/proto"
 )
 
-func init() { register(newAckCmd) }
-
 type ackOptions struct {
 	IDs  []int64
 	All  bool

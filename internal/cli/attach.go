@@ -22,8 +22,6 @@ import (
 	"github.com/musterhq/muster/internal/termtext"
 )
 
-func init() { register(newAttachCmd) }
-
 type attachOptions struct {
 	Name      string
 	ReadOnly  bool

@@ -12,8 +12,6 @@ import (
 	"github.com/musterhq/muster/internal/termtext"
 )
 
-func init() { register(newAttentionCmd) }
-
 type attentionOptions struct {
 	All  bool
 	JSON bool

@@ -98,16 +98,6 @@ func (f *Factory) RunningClient() (*client.Client, error) {
 	return client.Dial(d)
 }
 
-// commandBuilders are registered by each command file's init, so that
-// commands can be added without touching a central list.
-var commandBuilders []func(f *Factory) *cobra.Command
-
-func register(b func(f *Factory) *cobra.Command) { commandBuilders = append(commandBuilders, b) }
-
-// rootRunE runs when muster is called with no command (the dashboard sets
-// it); nil prints help.
-var rootRunE func(f *Factory, cmd *cobra.Command) error
-
 // NewRootCmd builds the command tree.
 func NewRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
@@ -123,15 +113,35 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.SetErr(f.IO.ErrOut)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.Args = cobra.NoArgs
-	root.RunE = func(cmd *cobra.Command, args []string) error {
-		if rootRunE == nil {
-			return cmd.Help()
-		}
-		return rootRunE(f, cmd)
-	}
-	for _, b := range commandBuilders {
-		root.AddCommand(b(f))
-	}
+	// With no command, muster opens the dashboard (on a terminal).
+	root.RunE = func(cmd *cobra.Command, args []string) error { return runDashboard(f, cmd) }
+	// Every command is listed here, and only here.
+	root.AddCommand(
+		// sessions and their panes
+		newNewCmd(f),
+		newLsCmd(f),
+		newAttachCmd(f),
+		newSendCmd(f),
+		newCaptureCmd(f),
+		newRenameCmd(f),
+		newKillCmd(f),
+		newResumeCmd(f),
+		// run states and the attention drawer
+		newWaitCmd(f),
+		newAttentionCmd(f),
+		newAckCmd(f),
+		newExplainCmd(f),
+		// transcripts on disk
+		newHistoryCmd(f),
+		newShowCmd(f),
+		newReplayCmd(f),
+		newStatsCmd(f),
+		newServeCmd(f),
+		// the daemon and the agents' hooks
+		newDaemonCmd(f),
+		newHooksCmd(f),
+		newHookCmd(f),
+	)
 	// cobra adds help and completion when it executes; added now, their
 	// argument errors are typed like every other command's.
 	root.InitDefaultHelpCmd()

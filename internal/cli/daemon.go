@@ -17,8 +17,6 @@ import (
 	"github.com/musterhq/muster/internal/proto"
 )
 
-func init() { register(newDaemonCmd) }
-
 func newDaemonCmd(f *Factory) *cobra.Command {
 	var foreground, quiet bool
 	cmd := &cobra.Command{

@@ -14,8 +14,6 @@ import (
 	"github.com/musterhq/muster/internal/tui"
 )
 
-func init() { rootRunE = runDashboard }
-
 // runDashboard is `muster` with no command: the dashboard on a terminal,
 // the help otherwise. Attaching leaves the dashboard, runs the attach, and
 // comes back to it on detach.

@@ -11,8 +11,6 @@ import (
 	"github.com/musterhq/muster/internal/termtext"
 )
 
-func init() { register(newExplainCmd) }
-
 type explainOptions struct {
 	Name string
 	JSON bool

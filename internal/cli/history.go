@@ -20,8 +20,6 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-func init() { register(newHistoryCmd) }
-
 type historyOptions struct {
 	JSON     bool
 	Provider string

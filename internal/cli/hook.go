@@ -9,17 +9,6 @@ import (
 	"github.com/musterhq/muster/internal/hookevent"
 )
 
-func init() { register(newHookCmd) }
-
-// hookSubcommands are the children of `muster hook`; each file that adds one
-// registers it from its init with registerHook, like register does for the
-// top-level commands.
-var hookSubcommands []func(f *Factory) *cobra.Command
-
-func registerHook(b func(f *Factory) *cobra.Command) { hookSubcommands = append(hookSubcommands, b) }
-
-func init() { registerHook(newHookEventCmd) }
-
 // newHookCmd builds `muster hook`, the commands that provider hooks run.
 func newHookCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
@@ -29,9 +18,7 @@ func newHookCmd(f *Factory) *cobra.Command {
 			"exit 0 quickly in every case, and print nothing unless the provider requires JSON.",
 		Args: cobra.NoArgs,
 	}
-	for _, b := range hookSubcommands {
-		cmd.AddCommand(b(f))
-	}
+	cmd.AddCommand(newHookEventCmd(f), newHookCaptureCmd(f))
 	return cmd
 }
 

@@ -13,8 +13,6 @@ import (
 	"github.com/musterhq/muster/internal/termtext"
 )
 
-func init() { register(newHooksCmd) }
-
 func newHooksCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",

@@ -16,11 +16,6 @@ import (
 	"github.com/musterhq/muster/internal/termtext"
 )
 
-func init() {
-	registerHook(newHookCaptureCmd)
-	register(newResumeCmd)
-}
-
 // newHookCaptureCmd builds `muster hook capture`, the seed-000 contract: the
 // provider's session id on stdin, recorded for the pane's Muster session.
 // Silent on success; outside Muster (no MUSTER_AGENT_SESSION_ID) a no-op;

@@ -13,8 +13,6 @@ import (
 	"github.com/musterhq/muster/internal/replay"
 )
 
-func init() { register(newReplayCmd) }
-
 type replayOptions struct {
 	Session  string
 	Output   string

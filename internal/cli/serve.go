@@ -18,8 +18,6 @@ import (
 	"github.com/musterhq/muster/internal/web"
 )
 
-func init() { register(newServeCmd) }
-
 type serveOptions struct {
 	Addr   string
 	Public bool

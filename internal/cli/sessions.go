@@ -16,15 +16,6 @@ import (
 	"github.com/musterhq/muster/internal/termtext"
 )
 
-func init() {
-	register(newNewCmd)
-	register(newLsCmd)
-	register(newSendCmd)
-	register(newCaptureCmd)
-	register(newKillCmd)
-	register(newRenameCmd)
-}
-
 type newOptions struct {
 	Provider  string
 	Name      string

@@ -16,8 +16,6 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-func init() { register(newShowCmd) }
-
 type showOptions struct {
 	Session string
 	JSON    bool

@@ -18,8 +18,6 @@ import (
 	"github.com/musterhq/muster/internal/termtext"
 )
 
-func init() { register(newStatsCmd) }
-
 type statsOptions struct {
 	JSON     bool
 	By       string

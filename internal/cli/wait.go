@@ -13,8 +13,6 @@ import (
 	"github.com/musterhq/muster/internal/termtext"
 )
 
-func init() { register(newWaitCmd) }
-
 type waitOptions struct {
 	Names   []string
 	Until   []string
