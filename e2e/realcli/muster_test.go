@@ -20,6 +20,7 @@ import (
 	"github.com/musterhq/muster/internal/hookevent"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/testing/fakemodel"
+	"github.com/musterhq/muster/internal/testing/testbin"
 )
 
 // musterBin is the muster binary the scenarios drive, built once by
@@ -30,22 +31,13 @@ func TestMain(m *testing.M) {
 	if os.Getenv(realcli.SkipEnv) == "1" {
 		os.Exit(m.Run())
 	}
-	dir, err := os.MkdirTemp("", "muster-bin")
+	bin, err := testbin.BuildMuster()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "realcli: temp dir for the muster binary:", err)
+		fmt.Fprintln(os.Stderr, "realcli:", err)
 		os.Exit(1)
 	}
-	musterBin = filepath.Join(dir, "muster")
-	build := exec.Command("go", "build", "-o", musterBin, "../../cmd/muster")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "realcli: build muster:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	musterBin = bin
+	os.Exit(m.Run())
 }
 
 // musterRun is one hermetic Muster installation driving one CLI: every
