@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/testing/poll"
 	"github.com/musterhq/muster/internal/testing/testbin"
 )
 
@@ -177,12 +178,5 @@ func (e *env) waitScreen(name, want string) string {
 // eventually polls cond until it holds or a generous deadline passes; the
 // deadline only bounds a failing test, it is not a performance assertion.
 func eventually(cond func() bool) bool {
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if cond() {
-			return true
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	return cond()
+	return poll.Until(20*time.Second, cond)
 }

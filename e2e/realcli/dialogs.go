@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/musterhq/muster/internal/testing/poll"
 )
 
 // Key is a key a test presses in a CLI's terminal: Name is how tmux
@@ -180,13 +182,7 @@ func (s *Setup) AnswerDialog(t testing.TB, screen string, term Terminal) bool {
 		t.Logf("realcli: press %s: %v", st.key.Name, err)
 		return false
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if now, err := term.Screen(); err != nil || now != screen {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	poll.Until(5*time.Second, func() bool { now, err := term.Screen(); return err != nil || now != screen })
 	return true
 }
 

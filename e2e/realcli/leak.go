@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/musterhq/muster/internal/testing/poll"
 )
 
 // Process is a running process.
@@ -61,10 +63,8 @@ func processesWithEnv(kv string) []Process {
 func (s *Setup) reap(t testing.TB) {
 	// A hook the CLI started as it exited (SessionEnd) may still be
 	// finishing; give short-lived processes a moment to end by themselves.
-	left := s.Processes()
-	for grace := time.Now().Add(3 * time.Second); len(left) > 0 && time.Now().Before(grace); left = s.Processes() {
-		time.Sleep(50 * time.Millisecond)
-	}
+	var left []Process
+	poll.Until(3*time.Second, func() bool { left = s.Processes(); return len(left) == 0 })
 	if len(left) == 0 {
 		return
 	}
@@ -74,10 +74,7 @@ func (s *Setup) reap(t testing.TB) {
 		syscall.Kill(p.PID, syscall.SIGKILL)
 	}
 	t.Errorf("realcli: %d processes were left running with HOME=%s (killed now):\n%s", len(left), s.Home, strings.Join(lines, "\n"))
-	deadline := time.Now().Add(5 * time.Second)
-	for len(s.Processes()) > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Until(5*time.Second, func() bool { return len(s.Processes()) == 0 })
 }
 
 // checkOutside fails the test if the CLI wrote its state for this run where

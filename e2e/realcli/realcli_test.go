@@ -13,6 +13,7 @@ import (
 
 	"github.com/musterhq/muster/e2e/realcli"
 	"github.com/musterhq/muster/internal/testing/fakemodel"
+	testpoll "github.com/musterhq/muster/internal/testing/poll"
 )
 
 // profile is what a scenario needs to know to drive one CLI by keys.
@@ -167,14 +168,7 @@ func (sc *scenario) submit(prompt string) {
 }
 
 func poll(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return true
+	return testpoll.Until(timeout, cond)
 }
 
 // lastTurn returns the newest model turn request the server received.

@@ -208,10 +208,7 @@ func (p *pane) hangUp() []string {
 	p.ts.t.Helper()
 	p.ts.must("kill-session", "-t", p.name)
 	sids := map[int]bool{p.pid: true}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(sessionMembers(sids)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll(10*time.Second, func() bool { return len(sessionMembers(sids)) == 0 })
 	var left []string
 	for _, pid := range sessionMembers(sids) {
 		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
@@ -226,11 +223,8 @@ func (p *pane) hangUp() []string {
 func (p *pane) waitFor(what string, timeout time.Duration, cond func() bool) time.Duration {
 	p.ts.t.Helper()
 	start := time.Now()
-	for !cond() {
-		if time.Since(start) > timeout {
-			p.ts.t.Fatalf("%s: gave up after %s waiting for %s; screen:\n%s", p.ts.s.CLI, timeout, what, p.visible())
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !poll(timeout, cond) {
+		p.ts.t.Fatalf("%s: gave up after %s waiting for %s; screen:\n%s", p.ts.s.CLI, timeout, what, p.visible())
 	}
 	return time.Since(start)
 }

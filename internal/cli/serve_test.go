@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/internal/iostreams"
+	"github.com/musterhq/muster/internal/testing/poll"
 )
 
 // serveSecrets are written into a Claude transcript; the part after the
@@ -145,16 +147,15 @@ func writeSecretSession(t *testing.T, e *cliEnv) {
 // serve indexes in the background as it starts.
 func waitIndexed(t *testing.T, base string, hdr map[string]string) string {
 	t.Helper()
-	for i := 0; ; i++ {
-		resp, body := serveGet(t, base+"/api/v1/history?q=eeeeeeee", hdr)
-		if resp.StatusCode == 200 && strings.Contains(body, "eeeeeeee-0000") {
-			return body
-		}
-		if i == 300 {
-			t.Fatalf("the session was never listed: %d %s", resp.StatusCode, body)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var code int
+	var body string
+	poll.Wait(t, 30*time.Second, func() bool {
+		var resp *http.Response
+		resp, body = serveGet(t, base+"/api/v1/history?q=eeeeeeee", hdr)
+		code = resp.StatusCode
+		return code == 200 && strings.Contains(body, "eeeeeeee-0000")
+	}, func() string { return fmt.Sprintf("the session to be listed: %d %s", code, body) })
+	return body
 }
 
 func TestServeLoopback(t *testing.T) {

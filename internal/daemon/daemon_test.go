@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/testing/poll"
 )
 
 // TestMain checks that no test leaves a goroutine behind: every daemon a
@@ -51,23 +53,27 @@ func startDaemon(t *testing.T) *testDaemon {
 			t.Error("daemon did not stop")
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	var dialErr, exitErr error
+	exited := false
+	poll.Wait(t, 20*time.Second, func() bool {
 		c, err := net.Dial("unix", dirs.ControlSocket())
 		if err == nil {
 			c.Close()
-			return d
+			return true
 		}
+		dialErr = err
 		select {
-		case err := <-d.done:
-			t.Fatalf("daemon exited at start: %v", err)
+		case exitErr = <-d.done:
+			d.done <- exitErr // for the cleanup
+			exited = true
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("control socket never answered: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return exited
+	}, func() string { return fmt.Sprintf("the control socket to answer: %v", dialErr) })
+	if exited {
+		t.Fatalf("daemon exited at start: %v", exitErr)
 	}
+	return d
 }
 
 // conn is one control connection speaking raw JSON lines.
@@ -180,14 +186,10 @@ func TestRequestHandling(t *testing.T) {
 
 	c.must("send", proto.SendArgs{Name: "cat", Text: "hello-daemon", Enter: true}, nil)
 	var screen proto.CaptureResult
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(screen.Text, "hello-daemon\nhello-daemon") {
-		if time.Now().After(deadline) {
-			t.Fatalf("capture never showed the echo:\n%s", screen.Text)
-		}
-		time.Sleep(20 * time.Millisecond)
+	poll.Wait(t, 20*time.Second, func() bool {
 		c.must("capture", proto.CaptureArgs{Name: "cat"}, &screen)
-	}
+		return strings.Contains(screen.Text, "hello-daemon\nhello-daemon")
+	}, func() string { return "capture to show the echo:\n" + screen.Text })
 	c.wantCode(proto.CodeBadRequest, "capture", proto.CaptureArgs{Name: "cat", Scrollback: -1})
 	c.wantCode(proto.CodeNotFound, "send", proto.SendArgs{Name: "nosuch", Text: "x"})
 

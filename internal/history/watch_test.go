@@ -9,19 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musterhq/muster/internal/testing/poll"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
 // eventually polls cond; the deadline only bounds a broken watcher.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Wait(t, 15*time.Second, cond, func() string { return what })
 }
 
 func TestWatch(t *testing.T) {

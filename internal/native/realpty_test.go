@@ -18,6 +18,7 @@ import (
 
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termsignal"
+	"github.com/musterhq/muster/internal/testing/poll"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -91,14 +92,13 @@ func TestRealPane(t *testing.T) {
 
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s; events:\n%s", what, strings.Join(rec.lines(nil), "\n"))
+		poll.Wait(t, 20*time.Second, func() bool {
+			if cond() {
+				return true
 			}
 			e.pollOnce(t.Context())
-			time.Sleep(10 * time.Millisecond)
-		}
+			return false
+		}, func() string { return what + "; events:\n" + strings.Join(rec.lines(nil), "\n") })
 	}
 	// running waits until the foreground job has exec'd name and returns
 	// its process group.

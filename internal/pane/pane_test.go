@@ -2,26 +2,21 @@ package pane
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/testing/poll"
 )
 
 func waitCapture(t *testing.T, p *Pane, want string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	var got string
-	for time.Now().Before(deadline) {
-		got, _ = p.Capture(t.Context(), 0, false)
-		if strings.Contains(got, want) {
-			return got
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("screen never showed %q; last screen:\n%s", want, got)
-	return ""
+	return poll.Value(t, 10*time.Second,
+		func() string { got, _ := p.Capture(t.Context(), 0, false); return got },
+		func(got string) bool { return strings.Contains(got, want) },
+		func(got string) string { return fmt.Sprintf("the screen to show %q; last screen:\n%s", want, got) })
 }
 
 func TestPaneRunsAndCaptures(t *testing.T) {

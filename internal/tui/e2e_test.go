@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musterhq/muster/internal/testing/poll"
 	"github.com/musterhq/muster/internal/testing/testbin"
 )
 
@@ -68,12 +69,9 @@ func TestDashboardInTmux(t *testing.T) {
 	muster("new", "--name", "beta", "--detach", "--cmd", "bash --norc")
 	// Something to recognise alpha's screen by once attached.
 	muster("send", "alpha", "echo alpha-$((40+2))", "--enter")
-	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(muster("capture", "alpha"), "alpha-42"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("alpha never ran the echo:\n%s", muster("capture", "alpha"))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var alpha string
+	poll.Wait(t, 15*time.Second, func() bool { alpha = muster("capture", "alpha"); return strings.Contains(alpha, "alpha-42") },
+		func() string { return "alpha to run the echo:\n" + alpha })
 
 	sock := "muster-tui-" + filepath.Base(home)
 	tmux := func(args ...string) string {
@@ -91,17 +89,7 @@ func TestDashboardInTmux(t *testing.T) {
 	screen := func() string { return tmux("capture-pane", "-p", "-t", "m") }
 	waitFor := func(what string, ok func(string) bool) string {
 		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			s := screen()
-			if ok(s) {
-				return s
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the screen never showed %s:\n%s", what, s)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		return poll.Value(t, 15*time.Second, screen, ok, func(s string) string { return "the screen to show " + what + ":\n" + s })
 	}
 	waitText := func(want ...string) string {
 		t.Helper()

@@ -18,6 +18,7 @@ import (
 	"github.com/creack/pty"
 
 	"github.com/musterhq/muster/internal/testing/fakeagent/fakeagenttest"
+	"github.com/musterhq/muster/internal/testing/poll"
 )
 
 // guard bounds every wait: a broken fake fails the test instead of hanging
@@ -262,33 +263,19 @@ func events(ps []map[string]any) []string {
 // waitEvents waits until the hooks have received at least n payloads.
 func (w *world) waitEvents(n int) []map[string]any {
 	w.t.Helper()
-	deadline := time.Now().Add(guard)
-	for {
-		ps := w.payloads()
-		if len(ps) >= n {
-			return ps
-		}
-		if time.Now().After(deadline) {
-			w.t.Fatalf("the hooks got %d payloads, want %d: %v", len(ps), n, events(ps))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	return poll.Value(w.t, guard, w.payloads, func(ps []map[string]any) bool { return len(ps) >= n },
+		func(ps []map[string]any) string {
+			return fmt.Sprintf("%d hook payloads; they got %d: %v", n, len(ps), events(ps))
+		})
 }
 
 // waitEvent waits until the last payload is event.
 func (w *world) waitEvent(event string) []map[string]any {
 	w.t.Helper()
-	deadline := time.Now().Add(guard)
-	for {
-		ps := w.payloads()
-		if len(ps) > 0 && events(ps)[len(ps)-1] == event {
-			return ps
-		}
-		if time.Now().After(deadline) {
-			w.t.Fatalf("the last hook payload is not %s: %v", event, events(ps))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	return poll.Value(w.t, guard, w.payloads, func(ps []map[string]any) bool { return len(ps) > 0 && events(ps)[len(ps)-1] == event },
+		func(ps []map[string]any) string {
+			return fmt.Sprintf("the last hook payload to be %s: %v", event, events(ps))
+		})
 }
 
 func (w *world) invocations() []fakeagenttest.Invocation {
