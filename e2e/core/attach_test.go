@@ -317,3 +317,20 @@ func TestAttachKeepsProgramScreensOffTheUserScreen(t *testing.T) {
 		t.Fatalf("pane output left on the user's screen:\n%s", screen)
 	}
 }
+
+// TestFirstAttachShowsDetachHintOnce: the first attach says how to detach;
+// later attaches by the same user do not.
+func TestFirstAttachShowsDetachHintOnce(t *testing.T) {
+	e := newEnv(t)
+	e.must("new", "--name", "hint", "--detach", "--cmd", "bash --norc --noprofile")
+	for i, want := range []bool{true, false} {
+		c := e.attach("hint", 80, 24, true)
+		c.waitScreen("#")
+		c.typeText("echo ready-" + string(rune('a'+i)) + "\r")
+		c.waitScreen("ready-" + string(rune('a'+i)))
+		raw := c.detach()
+		if got := strings.Contains(raw, "detach with ctrl-\\"); got != want {
+			t.Errorf("attach %d: hint shown %v, want %v", i+1, got, want)
+		}
+	}
+}

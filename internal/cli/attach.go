@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -130,12 +131,12 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	if !f.IO.IsStdinTTY() || !f.IO.IsStdoutTTY() {
 		return Userf("attach needs a terminal; use `muster capture %s` to read the screen", o.Name)
 	}
+	dirs, err := f.Dirs()
+	if err != nil {
+		return err
+	}
 	keyName := o.DetachKey
 	if keyName == "" {
-		dirs, err := f.Dirs()
-		if err != nil {
-			return err
-		}
 		cfg, err := config.Load(dirs.ConfigFile())
 		if err != nil {
 			return Userf("%v", err)
@@ -213,6 +214,9 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 				if _, err := pane.Write(alt.filter(payload)); err != nil {
 					done <- outcome{err: err}
 					return
+				}
+				if typ == proto.FrameSnapshot && !res.ReadOnly {
+					showHintOnce(pane, dirs.State, res.Name, key.Name)
 				}
 			case proto.FrameExit:
 				var e struct {
@@ -322,4 +326,23 @@ func printFinalScreen(ctx context.Context, f *Factory, name string, out io.Write
 	for _, line := range strings.Split(text, "\n") {
 		fmt.Fprintf(out, "%s\r\n", termtext.Strip(strings.TrimRight(line, " ")))
 	}
+}
+
+// showHintOnce tells a first-time user, once per state dir, how to leave:
+// one line over the bottom row of the repainted screen, which the
+// program's next redraw replaces. Cursor and colours are saved around it.
+func showHintOnce(w io.Writer, stateDir, name, key string) {
+	mark := filepath.Join(stateDir, "attach-hint-shown")
+	if _, err := os.Stat(mark); err == nil {
+		return
+	}
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return
+	}
+	if err := os.WriteFile(mark, nil, 0o600); err != nil {
+		return
+	}
+	_, rows := termSize()
+	fmt.Fprintf(w, "\x1b7\x1b[%d;1H\x1b[0;7m\x1b[2K muster: attached to %s; detach with %s (it keeps running) \x1b[0m\x1b8",
+		rows, termtext.Line(name), key)
 }
