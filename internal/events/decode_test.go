@@ -1,11 +1,15 @@
 package events
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/musterhq/muster/internal/proto"
 )
@@ -200,9 +204,12 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
-// FuzzDecodeAgrees holds the fast path of Decode to the answers of
-// encoding/json (decodeSlow) on every input.
-func FuzzDecodeAgrees(f *testing.F) {
+// FuzzDecodeIgnoresFormatting is a differential test: a request and the
+// same JSON re-encoded (whitespace gone, escapes undone, keys sorted,
+// numbers as written) get the same answer. It began as the check that held
+// a hand-written scanner to encoding/json; Decode has none now, and the
+// test holds any future fast path to the same rule.
+func FuzzDecodeIgnoresFormatting(f *testing.F) {
 	for _, s := range []string{
 		goodLine,
 		strings.Replace(goodLine, `"Approve the dependency update."`, `"a\nb\t\"c\" \\ \/ \u00e9 \ud83d\ude00"`, 1),
@@ -212,7 +219,9 @@ func FuzzDecodeAgrees(f *testing.F) {
 		strings.Replace(goodLine, `"message"`, `"extra":[1,{"a":[true,false,null,-1.5e3]},"s"],"message"`, 1),
 		strings.Replace(goodLine, `{"rawValue":"sf"}`, `{"rawValue":"sf","x":{}}`, 1),
 		strings.Replace(goodLine, `"schemaVersion":1,"capability"`, `"schemaVersion":1.0,"capability"`, 1),
+		strings.Replace(goodLine, `"schemaVersion":1,"capability"`, `"schemaVersion":1e0,"capability"`, 1),
 		strings.Replace(goodLine, `"hookName":"PermissionRequest"`, `"hookName":null`, 1),
+		strings.Replace(goodLine, `"PermissionRequest"`, `"Perm\u0000ission"`, 1),
 		` ` + goodLine + "\r\n\t ",
 		`{"schemaVersion":1,"event":{}}`,
 		`{}`,
@@ -220,42 +229,73 @@ func FuzzDecodeAgrees(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		fast, fcode := Decode(line, decodeNow, time.Minute)
-		slow, scode := decodeSlow(line, decodeNow, time.Minute)
-		if fcode != scode {
-			t.Fatalf("Decode = %q, encoding/json = %q for %q", fcode, scode, line)
+		canon, ok := reencode(line)
+		if !ok {
+			return
 		}
-		if !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("Decode = %+v\nencoding/json = %+v\nfor %q", fast, slow, line)
+		req, code := Decode(line, decodeNow, time.Minute)
+		again, code2 := Decode(canon, decodeNow, time.Minute)
+		if code != code2 || !reflect.DeepEqual(req, again) {
+			t.Fatalf("%q: %q %+v\nre-encoded %q: %q %+v", line, code, req, canon, code2, again)
 		}
 	})
 }
 
-func BenchmarkDecodeSlow(b *testing.B) {
-	line := []byte(goodLine)
-	for b.Loop() {
-		if _, code := decodeSlow(line, decodeNow, time.Minute); code != "" {
-			b.Fatal(code)
+// reencode decodes a JSON object generically and encodes it again. It
+// reports false for what has no single re-encoding: invalid UTF-8 (the
+// generic decoder would replace it), anything but one object, and keys
+// that differ only in letter case (their order decides which one a field
+// takes, and sorting changes the order).
+func reencode(line []byte) ([]byte, bool) {
+	if !utf8.Valid(line) {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	if _, ok := v.(map[string]any); !ok || caseVariants(v) {
+		return nil, false
+	}
+	b, err := json.Marshal(v)
+	return b, err == nil
+}
+
+// foldKey maps every rune of k to the least of its case folds (ſ, s and S
+// are one), as encoding/json matches keys.
+func foldKey(k string) string {
+	var b strings.Builder
+	for _, r := range k {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
+}
+
+func caseVariants(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		seen := map[string]bool{}
+		for k, x := range v {
+			if seen[foldKey(k)] || caseVariants(x) {
+				return true
+			}
+			seen[foldKey(k)] = true
+		}
+	case []any:
+		for _, x := range v {
+			if caseVariants(x) {
+				return true
+			}
 		}
 	}
-}
-
-func TestFastPathTakesTheUsualShape(t *testing.T) {
-	var w wireEnvelope
-	if !fastParse([]byte(goodLine), &w) {
-		t.Fatal("the seed's own example falls back to encoding/json")
-	}
-	msg := strings.Replace(goodLine, `"Approve the dependency update."`, `"line one\nline \"two\""`, 1)
-	if !fastParse([]byte(msg), &wireEnvelope{}) {
-		t.Fatal("a message with common escapes falls back to encoding/json")
-	}
-}
-
-// TestDecodeKeepsMessageText: a message is stored as sent; terminals get
-// it through termtext, --json outputs escaped.
-func TestDecodeKeepsMessageText(t *testing.T) {
-	req, code := Decode([]byte(mutate(t, `"Approve the dependency update."`, `"a\u001b]52;c;eA==\u0007\n\tb\u009b2J"`)), decodeNow, time.Minute)
-	if want := "a\x1b]52;c;eA==\x07\n\tb\u009b2J"; code != "" || req.Event.Message != want {
-		t.Fatalf("Decode = %q %q, want message %q", code, req.Event.Message, want)
-	}
+	return false
 }
