@@ -2,8 +2,9 @@
 // on disk: which files exist, and a summary of each session in them, stored
 // in the SQLite store (tables of migration 003). A refresh lists every
 // provider's files, compares their size and mtime with the index in one
-// query, parses only what changed (summary parses, in parallel) and drops
-// files that vanished. The daemon keeps the index fresh with Watch; the CLI
+// query, parses only what changed (in parallel) and drops files that
+// vanished. Each session also gets a full-text row (migration 006, Search)
+// with what was said in it, replaced with its file and dropped with it. The daemon keeps the index fresh with Watch; the CLI
 // refreshes it itself, so history works without a daemon.
 //
 // It knows no provider: callers pass the transcript.Sources (internal/provider/all).
@@ -34,6 +35,9 @@ type Index struct {
 	owned   bool
 	version string
 	mu      sync.Mutex
+	// noText skips the full-text rows (and so the full parse) for
+	// benchmarks that compare cold indexing with and without them.
+	noText bool
 }
 
 // New uses an open store. version identifies the parsers (the muster
@@ -120,6 +124,7 @@ type row struct {
 	summary       []byte
 	detail        []byte
 	detailVersion int
+	text          *doc // nil: no full-text row
 }
 
 // Refresh brings the index up to date with what the sources find on disk.
@@ -299,7 +304,7 @@ func (x *Index) parseAll(ctx context.Context, jobs []job, env transcript.Env, op
 	for range workers {
 		wg.Go(func() {
 			for j := range in {
-				r := parseOne(ctx, j, env, opts.Analyzer)
+				r := parseOne(ctx, j, env, opts.Analyzer, !x.noText)
 				select {
 				case out <- r:
 				case <-ctx.Done():
@@ -323,7 +328,7 @@ func (x *Index) parseAll(ctx context.Context, jobs []job, env transcript.Env, op
 	return out
 }
 
-func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer) (r result) {
+func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer, text bool) (r result) {
 	r.job = j
 	defer func() {
 		// A parser bug must not take the index (or the daemon) down.
@@ -331,7 +336,7 @@ func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer) (r r
 			r.sessions, r.err = nil, fmt.Errorf("parser panicked: %v", p)
 		}
 	}()
-	ts, err := j.src.Parse(ctx, env, j.file.Path, transcript.ParseOptions{SummaryOnly: an == nil})
+	ts, err := j.src.Parse(ctx, env, j.file.Path, transcript.ParseOptions{SummaryOnly: an == nil && !text})
 	if err != nil {
 		r.err = err
 		return r
@@ -353,6 +358,10 @@ func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer) (r r
 			return r
 		}
 		rw := row{s: s, summary: summary}
+		if text {
+			d := searchDoc(t)
+			rw.text = &d
+		}
 		if an != nil {
 			d, err := an.Analyze(t)
 			if err != nil {
@@ -467,7 +476,7 @@ func (x *Index) write(ctx context.Context, results <-chan result, gone []string,
 }
 
 type writeStmts struct {
-	delSessions, upsertFile, insSession, delFile, putDigest *sql.Stmt
+	delSessions, upsertFile, insSession, insText, delFile, putDigest *sql.Stmt
 }
 
 func prepare(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
@@ -482,6 +491,7 @@ func prepare(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
 			ON CONFLICT(path) DO UPDATE SET provider = excluded.provider, size = excluded.size, mtime_ns = excluded.mtime_ns, version = excluded.version`},
 		{&s.insSession, `INSERT INTO history_sessions(path, ord, provider, native_id, title, cwd, model, started_ms, last_ms,
 			prompt_count, tool_call_count, search, summary, detail, detail_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.insText, `INSERT INTO history_fts(rowid, meta, said, tools) VALUES (?, ?, ?, ?)`},
 		{&s.delFile, `DELETE FROM history_files WHERE path = ?`},
 		{&s.putDigest, `INSERT INTO history_digests(provider, digest) VALUES (?, ?)
 			ON CONFLICT(provider) DO UPDATE SET digest = excluded.digest`},
@@ -495,7 +505,7 @@ func prepare(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
 }
 
 func (s *writeStmts) close() {
-	for _, st := range []*sql.Stmt{s.delSessions, s.upsertFile, s.insSession, s.delFile, s.putDigest} {
+	for _, st := range []*sql.Stmt{s.delSessions, s.upsertFile, s.insSession, s.insText, s.delFile, s.putDigest} {
 		if st != nil {
 			st.Close()
 		}
@@ -518,10 +528,20 @@ func (s *writeStmts) put(ctx context.Context, r result, version string) error {
 			detail = string(rw.detail)
 			detailVersion = rw.detailVersion
 		}
-		if _, err := s.insSession.ExecContext(ctx, f.Path, i, ss.Provider, ss.ID, ss.Title, ss.CWD, ss.Model,
+		res, err := s.insSession.ExecContext(ctx, f.Path, i, ss.Provider, ss.ID, ss.Title, ss.CWD, ss.Model,
 			unixMS(ss.StartedAt), lastMS(ss), ss.PromptCount, ss.ToolCallCount, searchText(ss), string(rw.summary),
-			detail, detailVersion); err != nil {
+			detail, detailVersion)
+		if err != nil {
 			return err
+		}
+		if rw.text != nil {
+			id, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			if _, err := s.insText.ExecContext(ctx, id, rw.text.meta, rw.text.said, rw.text.tools); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -93,8 +93,14 @@ func (s *testSource) Parse(ctx context.Context, env transcript.Env, path string,
 		}}
 		if !opts.SummaryOnly {
 			t.Items = append(t.Items, transcript.Item{Kind: transcript.UserPrompt, Text: ts.Title})
-			for _, tool := range ts.Tools {
+			for _, r := range ts.Replies {
+				t.Items = append(t.Items, transcript.Item{Kind: transcript.AssistantText, Text: r})
+			}
+			for i, tool := range ts.Tools {
 				t.Items = append(t.Items, transcript.Item{Kind: transcript.ToolUse, Tool: tool})
+				if i < len(ts.Outputs) {
+					t.Items = append(t.Items, transcript.Item{Kind: transcript.ToolResult, Tool: tool, Text: ts.Outputs[i]})
+				}
 			}
 		}
 		out = append(out, t)
@@ -110,6 +116,9 @@ type testSession struct {
 	Tools   []string  `json:"tools,omitempty"`
 	Model   string    `json:"model,omitempty"`
 	Started time.Time `json:"started"`
+	// Replies and Outputs (one per tool) are items of a full parse.
+	Replies []string `json:"replies,omitempty"`
+	Outputs []string `json:"outputs,omitempty"`
 }
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
