@@ -6,16 +6,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/iostreams"
 	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/redact"
 	"github.com/musterhq/muster/internal/termtext"
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -25,6 +28,8 @@ type historyOptions struct {
 	Provider string
 	Search   string
 	Since    string
+	Until    string
+	Dir      string
 	Limit    int
 	Rescan   bool
 	Now      func() time.Time
@@ -37,11 +42,15 @@ func newHistoryCmd(f *Factory) *cobra.Command {
 func newHistoryCmdWith(f *Factory, runF func(*historyOptions) error) *cobra.Command {
 	o := historyOptions{Now: time.Now}
 	cmd := &cobra.Command{
-		Use:   "history [--json] [--provider P] [--search TEXT] [--since D] [--limit N]",
+		Use:   "history [--json] [--provider P] [--search TEXT] [--dir DIR] [--since D] [--until D] [--limit N]",
 		Short: "List past agent sessions found on disk",
 		Long: "List the conversations that coding agents left on disk, newest first. The first run indexes\n" +
 			"every transcript (progress is shown on a terminal); later runs re-read only files that changed.\n" +
-			"Works without the daemon. --since takes a duration (30m, 24h, 7d, 2w) or a date (2026-01-31).\n" +
+			"Works without the daemon. --since and --until take a duration (30m, 24h, 7d, 2w) or a date\n" +
+			"(2026-01-31; --until includes that day).\n" +
+			"--search is a full-text search of everything said (prompts, replies, tool calls and the head of\n" +
+			"their outputs): every word must start a word of the session; best matches first, with a snippet.\n" +
+			"Titles and snippets are redacted (credential-shaped text shown as [REDACTED:kind]).\n" +
 			"Sessions are named PROVIDER:ID; `muster show`, `replay` accept that, a unique id prefix or a path.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -54,6 +63,9 @@ func newHistoryCmdWith(f *Factory, runF func(*historyOptions) error) *cobra.Comm
 			if _, err := parseSince(o.Since, o.Now()); err != nil {
 				return usagef("--since: %v", err)
 			}
+			if _, err := parseUntil(o.Until, o.Now()); err != nil {
+				return usagef("--until: %v", err)
+			}
 			if runF != nil {
 				return runF(&o)
 			}
@@ -62,22 +74,36 @@ func newHistoryCmdWith(f *Factory, runF func(*historyOptions) error) *cobra.Comm
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print a JSON array of sessions")
 	cmd.Flags().StringVar(&o.Provider, "provider", "", "only this provider ("+strings.Join(all.Names(), ", ")+")")
-	cmd.Flags().StringVar(&o.Search, "search", "", "only sessions whose title, first prompt, folder, id or model contains TEXT (any case)")
+	cmd.Flags().StringVar(&o.Search, "search", "", "full-text search of everything said; best matches first, with snippets")
+	cmd.Flags().StringVar(&o.Dir, "dir", "", "only sessions run in DIR or below it")
 	cmd.Flags().StringVar(&o.Since, "since", "", "only sessions active since a duration ago (7d, 24h) or a date (2026-01-31)")
+	cmd.Flags().StringVar(&o.Until, "until", "", "only sessions started before a duration ago or by the end of a date")
 	cmd.Flags().IntVar(&o.Limit, "limit", 50, "show at most N sessions (0: all)")
 	cmd.Flags().BoolVar(&o.Rescan, "rescan", false, "compare every transcript file with the index, not only changed folders")
 	return cmd
 }
 
 // historyEntry is one element of `muster history --json`: the session
-// summary plus the reference other commands accept.
+// summary (full id) plus the reference other commands accept and, for a
+// search, the redacted snippet with the [start, end) byte offsets of its
+// highlighted words and the bm25 rank (lower is better).
 type historyEntry struct {
 	Ref string `json:"ref"`
 	transcript.Session
+	Snippet    string   `json:"snippet,omitempty"`
+	Highlights [][2]int `json:"highlights,omitempty"`
+	Rank       *float64 `json:"rank,omitempty"`
 }
 
 func runHistory(ctx context.Context, f *Factory, o *historyOptions) error {
 	since, _ := parseSince(o.Since, o.Now())
+	until, _ := parseUntil(o.Until, o.Now())
+	dir := o.Dir
+	if dir != "" {
+		if abs, err := filepath.Abs(dir); err == nil {
+			dir = abs
+		}
+	}
 	idx, err := openHistory(ctx, f)
 	if err != nil {
 		return err
@@ -87,35 +113,63 @@ func runHistory(ctx context.Context, f *Factory, o *historyOptions) error {
 	if err := refreshHistory(ctx, f, idx, sources, history.RefreshOptions{Rescan: o.Rescan}); err != nil {
 		return err
 	}
-	q := history.Query{Provider: o.Provider, Search: o.Search, Since: since, Limit: o.Limit}
-	list, err := idx.List(ctx, q)
-	if err != nil {
-		return err
-	}
-	if o.JSON {
-		out := make([]historyEntry, 0, len(list))
+	var hits []history.Hit
+	if strings.TrimSpace(o.Search) != "" {
+		hits, err = idx.Search(ctx, history.SearchQuery{Text: o.Search, Provider: o.Provider, Dir: dir, Since: since, Until: until, Limit: o.Limit})
+		if err != nil {
+			return err
+		}
+	} else {
+		q := history.Query{Provider: o.Provider, Since: since, Until: until, Dir: dir, Limit: o.Limit}
+		list, err := idx.List(ctx, q)
+		if err != nil {
+			return err
+		}
 		for _, s := range list {
-			out = append(out, historyEntry{Ref: s.Provider + ":" + s.ID, Session: s})
+			hits = append(hits, history.Hit{Session: s})
+		}
+	}
+	searching := strings.TrimSpace(o.Search) != ""
+	if o.JSON {
+		out := make([]historyEntry, 0, len(hits))
+		for _, h := range hits {
+			e := historyEntry{Ref: h.Session.Provider + ":" + h.Session.ID, Session: h.Session}
+			if searching {
+				rank := h.Rank
+				e.Rank = &rank
+			}
+			e, _ = redact.Value(e)
+			// The snippet is redacted already, and its offsets refer to it.
+			e.Snippet, e.Highlights = h.Snippet, h.Highlights
+			out = append(out, e)
 		}
 		return writeJSON(f.IO.Out, out)
 	}
-	if len(list) == 0 {
+	if len(hits) == 0 {
 		fmt.Fprintln(f.IO.Out, "No sessions found.")
 		return nil
 	}
-	printHistory(f.IO.Out, list, o.Now())
-	if o.Limit > 0 && len(list) == o.Limit {
-		if n, err := idx.Count(ctx, history.Query{Provider: o.Provider, Search: o.Search, Since: since}); err == nil && n > len(list) {
-			fmt.Fprintf(f.IO.ErrOut, "%d more; use --limit 0 to list all\n", n-len(list))
+	ids, err := idx.IDs(ctx)
+	if err != nil {
+		return err
+	}
+	home := f.Getenv("HOME")
+	printHistory(f.IO.Out, hits, ids, home, searching, f.IO.IsStdoutTTY(), o.Now())
+	if !searching && o.Limit > 0 && len(hits) == o.Limit {
+		if n, err := idx.Count(ctx, history.Query{Provider: o.Provider, Since: since, Until: until, Dir: dir}); err == nil && n > len(hits) {
+			fmt.Fprintf(f.IO.ErrOut, "%d more; use --limit 0 to list all\n", n-len(hits))
 		}
 	}
 	return nil
 }
 
-func printHistory(w io.Writer, list []transcript.Session, now time.Time) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACTIVE\tSESSION\tPROMPTS\tTOOLS\tTITLE")
-	for _, s := range list {
+// printHistory prints the table: a unique prefix of each id, the directory
+// (home as ~), and the redacted title; for a search, each row is followed
+// by its snippet, the matches in reverse video on a terminal.
+func printHistory(w io.Writer, hits []history.Hit, allIDs []string, home string, searching, tty bool, now time.Time) {
+	rows := [][]string{{"ACTIVE", "SESSION", "DIR", "PROMPTS", "TOOLS", "TITLE"}}
+	for _, h := range hits {
+		s := h.Session
 		when := s.EndedAt
 		if when.IsZero() {
 			when = s.StartedAt
@@ -124,24 +178,110 @@ func printHistory(w io.Writer, list []transcript.Session, now time.Time) {
 		if title == "" {
 			title = transcript.Headline(s.FirstPrompt)
 		}
+		title, _ = redact.String(title)
 		if s.ParentID != "" {
 			title = "↳ " + title
 		}
-		fmt.Fprintf(tw, "%s\t%s:%s\t%d\t%d\t%s\n", historyAge(when, now), s.Provider, shortID(s.ID), s.PromptCount, s.ToolCallCount,
-			termtext.Clip(title, 70))
+		rows = append(rows, []string{historyAge(when, now), s.Provider + ":" + uniquePrefix(s.ID, allIDs), displayDir(s.CWD, home),
+			strconv.Itoa(s.PromptCount), strconv.Itoa(s.ToolCallCount), termtext.Clip(title, 70)})
 	}
-	tw.Flush()
-}
-
-// shortID keeps enough of an id to be a usable, usually unique, prefix.
-func shortID(id string) string {
-	id = termtext.Line(id)
-	for i := range id {
-		if i >= 12 {
-			return id[:i]
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
-	return id
+	for i, r := range rows {
+		var b strings.Builder
+		for j, c := range r {
+			b.WriteString(c)
+			if j < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[j]-utf8.RuneCountInString(c)+2))
+			}
+		}
+		fmt.Fprintln(w, b.String())
+		if i > 0 && searching && hits[i-1].Snippet != "" {
+			fmt.Fprintln(w, "    "+highlight(hits[i-1], tty))
+		}
+	}
+}
+
+// highlight renders a snippet on one line, its matches in reverse video
+// when the output is a terminal. The snippet is redacted and one line; its
+// escapes and controls are removed (termtext), so only our SGR sequences
+// reach the screen.
+func highlight(h history.Hit, tty bool) string {
+	s := h.Snippet
+	if !tty {
+		return termtext.Line(s)
+	}
+	var b strings.Builder
+	at := 0
+	for _, sp := range h.Highlights {
+		if sp[0] < at || sp[1] > len(s) || sp[0] > sp[1] {
+			continue
+		}
+		b.WriteString(termtext.Strip(s[at:sp[0]]))
+		b.WriteString("\x1b[1;7m")
+		b.WriteString(termtext.Strip(s[sp[0]:sp[1]]))
+		b.WriteString("\x1b[22;27m")
+		at = sp[1]
+	}
+	b.WriteString(termtext.Strip(s[at:]))
+	return b.String()
+}
+
+// uniquePrefix is the shortest prefix of id, at least 8 characters, that
+// no other id in sorted starts with (as git abbreviates hashes); the whole
+// id when another id equals it or extends it.
+func uniquePrefix(id string, sorted []string) string {
+	i, _ := slices.BinarySearch(sorted, id) // the first equal, or where id would go
+	k := i
+	for k < len(sorted) && sorted[k] == id {
+		k++
+	}
+	need := 8
+	if k-i > 1 {
+		need = len(id)
+	}
+	if i > 0 {
+		need = max(need, commonPrefix(sorted[i-1], id)+1)
+	}
+	if k < len(sorted) {
+		need = max(need, commonPrefix(sorted[k], id)+1)
+	}
+	if need >= len(id) {
+		return termtext.Line(id)
+	}
+	for need < len(id) && !utf8.RuneStart(id[need]) {
+		need++
+	}
+	return termtext.Line(id[:need])
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// displayDir shows a directory with the home directory as ~, cut from the
+// left to keep its last components.
+func displayDir(dir, home string) string {
+	dir = termtext.Line(dir)
+	if home != "" && (dir == home || strings.HasPrefix(dir, strings.TrimSuffix(home, "/")+"/")) {
+		dir = "~" + dir[len(strings.TrimSuffix(home, "/")):]
+	}
+	if dir == "" {
+		return "-"
+	}
+	const width = 32
+	if r := []rune(dir); len(r) > width {
+		return "…" + string(r[len(r)-width+1:])
+	}
+	return dir
 }
 
 func historyAge(t, now time.Time) string {
@@ -162,6 +302,19 @@ func historyAge(t, now time.Time) string {
 		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 	}
 	return t.Local().Format("2006-01-02")
+}
+
+// parseUntil reads --until as parseSince does, except that a date means
+// the end of that day.
+func parseUntil(s string, now time.Time) (time.Time, error) {
+	t, err := parseSince(s, now)
+	if err != nil || t.IsZero() {
+		return t, err
+	}
+	if _, err := time.ParseInLocation(time.DateOnly, strings.TrimSpace(s), now.Location()); err == nil {
+		t = t.AddDate(0, 0, 1)
+	}
+	return t, nil
 }
 
 // parseSince reads --since: "" (no bound), a duration with an s/m/h/d/w

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/internal/blob"
+	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/iostreams"
 	"github.com/musterhq/muster/internal/stats"
 	"github.com/musterhq/muster/internal/transcript"
@@ -111,7 +112,7 @@ func TestHistoryCommand(t *testing.T) {
 	}
 
 	_, out, _ = e.run("history", "--search", "PROMPT 1 OF CCCC")
-	if !strings.Contains(out, "claude:cccccccc-000") || strings.Contains(out, "aaaa") {
+	if !strings.Contains(out, "claude:cccccccc ") || strings.Contains(out, "aaaa") {
 		t.Errorf("search:\n%s", out)
 	}
 	_, out, _ = e.run("history", "--json", "--since", "2026-03-02", "--provider", "claude")
@@ -307,6 +308,89 @@ func TestProgress(t *testing.T) {
 
 // TestJSONFields lists the keys of the --json outputs: keys may be added,
 // never renamed or removed.
+func TestHistorySearch(t *testing.T) {
+	e := newCLIEnv(t)
+	key := "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefgh"
+	// A session whose title holds a key, and whose tool output holds a word
+	// said nowhere else.
+	lines := claudeLines("dddddddd-0000-4000-8000-000000000004", "/src/secret", time.Date(2026, 3, 5, 10, 0, 0, 0, time.UTC), 1, false)
+	lines = strings.Replace(lines, "prompt 1 of dddddddd", "deploy with "+key, 1)
+	lines = strings.Replace(lines, `"content":"done"`, `"content":"frobnicated the quuxlet"`, 1)
+	p := filepath.Join(e.dir, "-src-secret", "dddddddd-0000-4000-8000-000000000004.jsonl")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := e.run("history")
+	if code != 0 || strings.Contains(out, "AbCdEf") || !strings.Contains(out, "[REDACTED") {
+		t.Errorf("history shows the key (%d %s):\n%s", code, errOut, out)
+	}
+	// Ids share 4 characters at most: 8 are shown, and the directory.
+	if !strings.Contains(out, "claude:aaaaaaaa ") || !strings.Contains(out, "claude:aaaabbbb ") || !strings.Contains(out, "/src/-src-app") {
+		t.Errorf("ids or directories:\n%s", out)
+	}
+
+	_, out, _ = e.run("history", "--search", "quuxlet")
+	if !strings.Contains(out, "claude:dddddddd") || strings.Contains(out, "aaaa") || !strings.Contains(out, "frobnicated the quuxlet") || strings.Contains(out, "\x1b[") {
+		t.Errorf("search a tool output:\n%s", out)
+	}
+	code, out, _ = e.run("history", "--search", "quuxlet", "--json")
+	var list []historyEntry
+	if err := json.Unmarshal([]byte(out), &list); err != nil || code != 0 || len(list) != 1 {
+		t.Fatalf("search --json (%d, %v):\n%s", code, err, out)
+	}
+	h := list[0]
+	if h.ID != "dddddddd-0000-4000-8000-000000000004" || len(h.Highlights) != 1 || h.Snippet[h.Highlights[0][0]:h.Highlights[0][1]] != "quuxlet" || h.Rank == nil {
+		t.Errorf("search --json entry: %+v", h)
+	}
+	_, out, _ = e.run("history", "--search", "deploy", "--json")
+	if strings.Contains(out, "AbCdEf") || !strings.Contains(out, "dddddddd") {
+		t.Errorf("search --json shows the key:\n%s", out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+		not  string
+	}{
+		{[]string{"--search", "prompt", "--dir", "/src/-src-web"}, "cccccccc", "aaaa"},
+		{[]string{"--dir", "/src/-src-app"}, "aaaabbbb", "cccc"},
+		{[]string{"--search", "prompt", "--until", "2026-03-01"}, "aaaaaaaa", "cccc"},
+		{[]string{"--search", `"NEAR(-*`}, "No sessions found.", "claude:"},
+	} {
+		code, out, errOut := e.run(append([]string{"history"}, c.args...)...)
+		if code != 0 || !strings.Contains(out, c.want) || strings.Contains(out, c.not) {
+			t.Errorf("history %v (%d %s):\n%s", c.args, code, errOut, out)
+		}
+	}
+}
+
+func TestHighlight(t *testing.T) {
+	h := history.Hit{Snippet: "the \x1b[31mred quuxlet", Highlights: [][2]int{{13, 20}}}
+	if got := highlight(h, true); got != "the red \x1b[1;7mquuxlet\x1b[22;27m" {
+		t.Errorf("tty: %q", got)
+	}
+	if got := highlight(h, false); got != "the red quuxlet" {
+		t.Errorf("not a tty: %q", got)
+	}
+}
+
+func TestUniquePrefix(t *testing.T) {
+	ids := []string{"0198a1b2-aaaa", "0198a1b2-aaab", "0198ffff", "abc", "dup", "dup"}
+	for id, want := range map[string]string{"0198a1b2-aaaa": "0198a1b2-aaaa", "0198ffff": "0198ffff", "abc": "abc", "dup": "dup",
+		"12345678901234": "12345678"} {
+		if got := uniquePrefix(id, ids); got != want {
+			t.Errorf("uniquePrefix(%q) = %q, want %q", id, got, want)
+		}
+	}
+	if got := uniquePrefix("0198a1b2-aaab", append(ids[:1:1], "0198a1b2-aaab", "0198a1b3")); got != "0198a1b2-aaab" {
+		t.Errorf("got %q", got)
+	}
+	if got := uniquePrefix("0198a1b3ffff", []string{"0198a1b2", "0198a1b3ffff"}); got != "0198a1b3" {
+		t.Errorf("got %q", got)
+	}
+}
+
 func TestJSONFields(t *testing.T) {
 	e := newCLIEnv(t)
 	keys := func(raw json.RawMessage) []string {

@@ -21,6 +21,10 @@ type Query struct {
 	Search string
 	// Since keeps sessions whose last activity is at or after it.
 	Since time.Time
+	// Until keeps sessions that started before it.
+	Until time.Time
+	// Dir keeps sessions whose directory is Dir or below it.
+	Dir string
 	// Limit caps the result; 0 means no cap.
 	Limit int
 	// IncludeEmpty keeps sessions with neither prompts nor tool calls,
@@ -43,6 +47,14 @@ func (q Query) where() (string, []any) {
 	if !q.Since.IsZero() {
 		conds = append(conds, "last_ms >= ?")
 		args = append(args, q.Since.UnixMilli())
+	}
+	if !q.Until.IsZero() {
+		conds = append(conds, untilCond)
+		args = append(args, q.Until.UnixMilli())
+	}
+	if q.Dir != "" {
+		conds = append(conds, dirCond)
+		args = append(args, dirArgs(q.Dir)...)
 	}
 	if !q.IncludeEmpty {
 		conds = append(conds, "(prompt_count > 0 OR tool_call_count > 0)")
@@ -191,6 +203,25 @@ func (x *Index) query(ctx context.Context, q string, args ...any) ([]transcript.
 			return nil, fmt.Errorf("decode history summary: %w", err)
 		}
 		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// IDs returns the native id of every indexed session, sorted: what a
+// shortest unique prefix must be unique among.
+func (x *Index) IDs(ctx context.Context) ([]string, error) {
+	rows, err := x.st.R.QueryContext(ctx, `SELECT native_id FROM history_sessions ORDER BY native_id`)
+	if err != nil {
+		return nil, fmt.Errorf("query history: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("query history: %w", err)
+		}
+		out = append(out, id)
 	}
 	return out, rows.Err()
 }

@@ -16,11 +16,10 @@ import (
 // SearchQuery is a full-text search over everything said in the indexed
 // sessions, with the filters of a listing.
 type SearchQuery struct {
-	// Text is what the user typed: words, all of which must occur in a
-	// session (in any column, any order). Any input is a valid query:
-	// each word is matched as a phrase of its tokens, FTS5 syntax
-	// (quotes, -, NEAR, AND, column filters) has no meaning, and a word
-	// ending in * matches as a prefix.
+	// Text is what the user typed: words, all of which must start words
+	// of a session (in any column, any order). Any input is a valid
+	// query: FTS5 syntax (quotes, -, *, NEAR, AND, column filters) has no
+	// meaning (see MatchExpr).
 	Text     string
 	Provider string
 	// Dir keeps sessions whose directory is Dir or below it.
@@ -52,9 +51,11 @@ const (
 )
 
 // MatchExpr turns user input into an FTS5 query that cannot be a syntax
-// error: every word becomes a quoted phrase (quotes doubled), words
-// without a letter or digit (which match nothing) are dropped, and a
-// trailing * makes a prefix match. It returns "" when nothing is left.
+// error: every word becomes a quoted phrase of its tokens (quotes doubled)
+// matched as a prefix, so that "deploy" finds "deployment" and the start of
+// an id finds the id, as the substring search before it did; words without
+// a letter or digit (which match nothing) are dropped, and so is a
+// trailing *. It returns "" when nothing is left.
 func MatchExpr(text string) string {
 	var parts []string
 	// NUL would end the query string early in SQLite; other control
@@ -66,18 +67,11 @@ func MatchExpr(text string) string {
 		return r
 	}, strings.ToValidUTF8(text, " "))
 	for _, w := range strings.Fields(text) {
-		prefix := false
-		if t := strings.TrimRight(w, "*"); t != w {
-			w, prefix = t, true
-		}
+		w = strings.TrimRight(w, "*")
 		if strings.IndexFunc(w, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }) < 0 {
 			continue
 		}
-		p := `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
-		if prefix {
-			p += "*"
-		}
-		parts = append(parts, p)
+		parts = append(parts, `"`+strings.ReplaceAll(w, `"`, `""`)+`"*`)
 	}
 	return strings.Join(parts, " ")
 }
@@ -90,26 +84,37 @@ func (q SearchQuery) filters() (string, []any) {
 		args = append(args, q.Provider)
 	}
 	if q.Dir != "" {
-		d := strings.TrimRight(q.Dir, "/")
-		if d == "" {
-			d = "/"
-		}
-		// substr, not LIKE: a directory may hold % or _.
-		conds = append(conds, "(s.cwd = ? OR substr(s.cwd, 1, ?) = ?)")
-		prefix := strings.TrimSuffix(d, "/") + "/"
-		args = append(args, d, len(prefix), prefix)
+		conds = append(conds, dirCond)
+		args = append(args, dirArgs(q.Dir)...)
 	}
 	if !q.Since.IsZero() {
 		conds = append(conds, "s.last_ms >= ?")
 		args = append(args, q.Since.UnixMilli())
 	}
 	if !q.Until.IsZero() {
-		conds = append(conds, "CASE WHEN s.started_ms > 0 THEN s.started_ms ELSE s.last_ms END < ?")
+		conds = append(conds, untilCond)
 		args = append(args, q.Until.UnixMilli())
 	}
 	conds = append(conds, "(s.prompt_count > 0 OR s.tool_call_count > 0)")
 	return " AND " + strings.Join(conds, " AND "), args
 }
+
+// dirCond keeps a directory and what is below it; substr, not LIKE: a
+// directory may hold % or _. Columns are unqualified: history_fts has
+// none of these names.
+const dirCond = "(cwd IN (?, ?) OR substr(cwd, 1, ?) = ?)"
+
+func dirArgs(dir string) []any {
+	d := strings.TrimRight(dir, "/")
+	prefix := d + "/"
+	if d == "" {
+		d = "/"
+	}
+	return []any{d, prefix, len(prefix), prefix}
+}
+
+// untilCond keeps sessions that started (else were last active) before ?.
+const untilCond = "CASE WHEN started_ms > 0 THEN started_ms ELSE last_ms END < ?"
 
 // Search runs a full-text query, best match first (bm25, with matches in
 // the title, first prompt, directory or id weighing most, then prompts and
