@@ -138,8 +138,16 @@ func runHistory(ctx context.Context, f *Factory, o *historyOptions) error {
 				rank := h.Rank
 				e.Rank = &rank
 			}
-			e, _ = redact.Value(e)
-			// The snippet is redacted already, and its offsets refer to it.
+			// The text stays as the transcript has it (JSON escapes
+			// controls) unless it holds a secret; the snippet is
+			// redacted already, and its offsets refer to it.
+			s := &e.Session
+			for _, p := range []*string{&s.Title, &s.FirstPrompt, &s.CWD, &s.Model, &s.Path} {
+				*p = redactSecrets(*p)
+			}
+			for i := range s.Warnings {
+				s.Warnings[i] = redactSecrets(s.Warnings[i])
+			}
 			e.Snippet, e.Highlights = h.Snippet, h.Highlights
 			out = append(out, e)
 		}
@@ -161,6 +169,15 @@ func runHistory(ctx context.Context, f *Factory, o *historyOptions) error {
 		}
 	}
 	return nil
+}
+
+// redactSecrets is s with its secrets redacted, or s unchanged (escapes
+// included) when it holds none.
+func redactSecrets(s string) string {
+	if r, n := redact.String(s); n > 0 {
+		return r
+	}
+	return s
 }
 
 // printHistory prints the table: a unique prefix of each id, the directory

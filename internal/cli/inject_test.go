@@ -162,7 +162,7 @@ func TestTranscriptTextIsStripped(t *testing.T) {
 	code, out, errOut := e.run("history", "--search", "Approve")
 	checkTerminalSafe(t, "history", out+errOut)
 	rows := strings.Split(out, "\n")
-	if code != 0 || len(rows) < 2 || !strings.HasSuffix(rows[1], "  claude:eeeeeeee-000  1        1      "+evilShown) {
+	if code != 0 || len(rows) < 2 || !strings.HasSuffix(rows[1], "  claude:eeeeeeee  /src/evil  1        1      "+evilShown) {
 		t.Errorf("history: exit %d\n%q", code, out)
 	}
 	_, out, _ = e.run("history", "--json", "--search", "Approve")

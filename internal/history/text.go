@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/musterhq/muster/internal/termtext"
+
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -104,19 +106,8 @@ func clip(s string, n int) string {
 	return s[:n]
 }
 
-// ftsClean replaces control characters other than newline and tab with
-// spaces: the snippet markers (markOpen, markClose) must not occur in the
-// stored text.
-func ftsClean(s string) string {
-	if strings.IndexFunc(s, isCtl) < 0 {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if isCtl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-}
-
-func isCtl(r rune) bool { return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f }
+// ftsClean removes escape sequences and control characters other than
+// newline and tab (termtext.Strip): a colored log is searched and shown as
+// its text, and the snippet markers (markOpen, markClose) never occur in
+// the stored text.
+func ftsClean(s string) string { return termtext.Strip(s) }
