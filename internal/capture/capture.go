@@ -7,10 +7,10 @@
 //
 //	{"version":1,"event":"session_started","session_id":"…"}
 //
-// from any provider, and, for the built-in providers with hooks (claude,
-// codex, gemini, cursor, opencode), the provider's native hook payload: any
-// JSON object without a top-level "version" key that carries the id as
-// "session_id" or "sessionId". A top-level "version" key makes a payload
+// from any provider, and, for the providers with provider.NativeCapturer
+// (those with hooks: claude, codex, gemini, cursor, opencode), the
+// provider's native hook payload: any JSON object without a top-level
+// "version" key that carries the id as "session_id" or "sessionId". A top-level "version" key makes a payload
 // versioned, and a versioned payload fails closed unless it is exactly
 // version 1 with event "session_started". Unknown additional fields are
 // ignored in both forms.
@@ -30,6 +30,9 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all"
 )
 
 const (
@@ -47,24 +50,18 @@ const (
 	MaxSessionIDLen = 512
 )
 
-// Provider names known to Muster.
-const (
-	Claude   = "claude"
-	Codex    = "codex"
-	Gemini   = "gemini"
-	Cursor   = "cursor"
-	OpenCode = "opencode"
-	Muse     = "muse"
-	Custom   = "custom"
-)
-
-// nativeProviders are the built-in providers whose own hook payloads may be
-// piped to capture unchanged.
-var nativeProviders = map[string]bool{Claude: true, Codex: true, Gemini: true, Cursor: true, OpenCode: true}
-
-// KnownProvider reports whether name is a provider Muster knows.
+// KnownProvider reports whether name is a provider Muster knows: a
+// registered one, or a user-defined command.
 func KnownProvider(name string) bool {
-	return nativeProviders[name] || name == Muse || name == Custom
+	_, ok := all.Lookup(name)
+	return ok || name == provider.Custom
+}
+
+// acceptsNative reports whether the provider's own hook payloads may be
+// piped to capture unchanged.
+func acceptsNative(name string) bool {
+	_, ok := all.As[provider.NativeCapturer](name)
+	return ok
 }
 
 // Errors returned by Decode, CheckProvider and CheckProcess; match them with
@@ -166,7 +163,7 @@ func Decode(provider string, stdin []byte) (Capture, error) {
 		c.Format, c.Event, c.SessionID = Canonical, name, id
 		return c, nil
 	}
-	if !nativeProviders[provider] {
+	if !acceptsNative(provider) {
 		return Capture{}, fmt.Errorf("decode capture: %w %q; send {\"version\":1,\"event\":\"session_started\",\"session_id\":\"…\"}", ErrNativeNotAllowed, provider)
 	}
 	var id string

@@ -28,49 +28,49 @@ func TestDecode(t *testing.T) {
 		want     Capture
 	}{
 		{
-			name: "canonical v1", provider: Custom,
+			name: "canonical v1", provider: "custom",
 			stdin: `{"version":1,"event":"session_started","session_id":"provider-owned-session-id"}`,
-			want:  Capture{Provider: Custom, SessionID: "provider-owned-session-id", Format: Canonical, Event: EventSessionStarted},
+			want:  Capture{Provider: "custom", SessionID: "provider-owned-session-id", Format: Canonical, Event: EventSessionStarted},
 		},
 		{
-			name: "canonical v1 pretty with additive fields", provider: OpenCode,
+			name: "canonical v1 pretty with additive fields", provider: "opencode",
 			stdin: "{\n  \"version\": 1,\n  \"event\": \"session_started\",\n  \"session_id\": \"ses_dd3ef6bbdffe5SLE0xMEI2bxBZ\",\n  \"future\": {\"x\": [1,2]}\n}\n",
-			want:  Capture{Provider: OpenCode, SessionID: "ses_dd3ef6bbdffe5SLE0xMEI2bxBZ", Format: Canonical, Event: EventSessionStarted},
+			want:  Capture{Provider: "opencode", SessionID: "ses_dd3ef6bbdffe5SLE0xMEI2bxBZ", Format: Canonical, Event: EventSessionStarted},
 		},
 		{
-			name: "claude native SessionStart startup", provider: Claude, file: "claude-sessionstart-startup.json",
-			want: Capture{Provider: Claude, SessionID: "d374eff7-6681-449d-ac7d-e8ad01a2744d", Format: Native, Event: "SessionStart", Source: "startup"},
+			name: "claude native SessionStart startup", provider: "claude", file: "claude-sessionstart-startup.json",
+			want: Capture{Provider: "claude", SessionID: "d374eff7-6681-449d-ac7d-e8ad01a2744d", Format: Native, Event: "SessionStart", Source: "startup"},
 		},
 		{
-			name: "claude native SessionStart resume", provider: Claude, file: "claude-sessionstart-resume.json",
-			want: Capture{Provider: Claude, SessionID: "d374eff7-6681-449d-ac7d-e8ad01a2744d", Format: Native, Event: "SessionStart", Source: "resume"},
+			name: "claude native SessionStart resume", provider: "claude", file: "claude-sessionstart-resume.json",
+			want: Capture{Provider: "claude", SessionID: "d374eff7-6681-449d-ac7d-e8ad01a2744d", Format: Native, Event: "SessionStart", Source: "resume"},
 		},
 		{
-			name: "codex native SessionStart", provider: Codex, file: "codex-sessionstart-startup.json",
-			want: Capture{Provider: Codex, SessionID: "01a22c0e-d041-74f3-b87b-104fada8e2f6", Format: Native, Event: "SessionStart", Source: "startup"},
+			name: "codex native SessionStart", provider: "codex", file: "codex-sessionstart-startup.json",
+			want: Capture{Provider: "codex", SessionID: "01a22c0e-d041-74f3-b87b-104fada8e2f6", Format: Native, Event: "SessionStart", Source: "startup"},
 		},
 		{
-			name: "gemini native SessionStart", provider: Gemini, file: "gemini-sessionstart-resume.json",
-			want: Capture{Provider: Gemini, SessionID: "33333333-2222-4333-8444-555555555555", Format: Native, Event: "SessionStart", Source: "resume"},
+			name: "gemini native SessionStart", provider: "gemini", file: "gemini-sessionstart-resume.json",
+			want: Capture{Provider: "gemini", SessionID: "33333333-2222-4333-8444-555555555555", Format: Native, Event: "SessionStart", Source: "resume"},
 		},
 		{
-			name: "cursor native sessionStart", provider: Cursor,
+			name: "cursor native sessionStart", provider: "cursor",
 			stdin: `{"conversation_id":"c0ffee00-0000-4000-8000-000000000001","generation_id":"g1","hook_event_name":"sessionStart","session_id":"c0ffee00-0000-4000-8000-000000000001","is_background_agent":false,"workspace_roots":["/repo"],"transcript_path":null}`,
-			want:  Capture{Provider: Cursor, SessionID: "c0ffee00-0000-4000-8000-000000000001", Format: Native, Event: "sessionStart"},
+			want:  Capture{Provider: "cursor", SessionID: "c0ffee00-0000-4000-8000-000000000001", Format: Native, Event: "sessionStart"},
 		},
 		{
-			name: "native camelCase sessionId", provider: Gemini,
+			name: "native camelCase sessionId", provider: "gemini",
 			stdin: `{"sessionId":"a1b2c3d4-0000-4000-8000-000000000000","hookEventName":"SessionStart"}`,
-			want:  Capture{Provider: Gemini, SessionID: "a1b2c3d4-0000-4000-8000-000000000000", Format: Native, Event: "SessionStart"},
+			want:  Capture{Provider: "gemini", SessionID: "a1b2c3d4-0000-4000-8000-000000000000", Format: Native, Event: "SessionStart"},
 		},
 		{
-			name: "native with both spellings agreeing", provider: Claude,
+			name: "native with both spellings agreeing", provider: "claude",
 			stdin: `{"session_id":"same","sessionId":"same"}`,
-			want:  Capture{Provider: Claude, SessionID: "same", Format: Native},
+			want:  Capture{Provider: "claude", SessionID: "same", Format: Native},
 		},
 		{
-			name: "native non-start event still carries an id", provider: Claude, file: "claude-sessionend.json",
-			want: Capture{Provider: Claude, SessionID: "d374eff7-6681-449d-ac7d-e8ad01a2744d", Format: Native, Event: "SessionEnd"},
+			name: "native non-start event still carries an id", provider: "claude", file: "claude-sessionend.json",
+			want: Capture{Provider: "claude", SessionID: "d374eff7-6681-449d-ac7d-e8ad01a2744d", Format: Native, Event: "SessionEnd"},
 		},
 	}
 	for _, tt := range tests {
@@ -98,37 +98,37 @@ func TestDecodeErrors(t *testing.T) {
 		file     string
 		want     error
 	}{
-		{"unknown version 2", Claude, `{"version":2,"event":"session_started","session_id":"x"}`, "", ErrUnknownVersion},
-		{"version as string", Custom, `{"version":"1","event":"session_started","session_id":"x"}`, "", ErrUnknownVersion},
-		{"version 1.0", Custom, `{"version":1.0,"event":"session_started","session_id":"x"}`, "", ErrUnknownVersion},
-		{"version null", Custom, `{"version":null,"event":"session_started","session_id":"x"}`, "", ErrUnknownVersion},
-		{"unknown event", Custom, `{"version":1,"event":"session_ended","session_id":"x"}`, "", ErrUnknownEvent},
-		{"missing event", Custom, `{"version":1,"session_id":"x"}`, "", ErrUnknownEvent},
-		{"event not a string", Custom, `{"version":1,"event":7,"session_id":"x"}`, "", ErrUnknownEvent},
-		{"canonical needs snake_case id", Custom, `{"version":1,"event":"session_started","sessionId":"x"}`, "", ErrMissingSessionID},
-		{"canonical missing id", Claude, `{"version":1,"event":"session_started"}`, "", ErrMissingSessionID},
-		{"canonical empty id", Custom, `{"version":1,"event":"session_started","session_id":""}`, "", ErrEmptySessionID},
-		{"canonical numeric id", Custom, `{"version":1,"event":"session_started","session_id":42}`, "", ErrSessionIDType},
-		{"canonical null id", Custom, `{"version":1,"event":"session_started","session_id":null}`, "", ErrSessionIDType},
-		{"native missing id", Claude, `{"hook_event_name":"SessionStart"}`, "", ErrMissingSessionID},
-		{"opencode raw bus event has no top-level id", OpenCode, "", "opencode-session-created-event.json", ErrMissingSessionID},
-		{"native empty id", Codex, `{"session_id":""}`, "", ErrEmptySessionID},
-		{"native object id", Gemini, `{"session_id":{"id":"x"}}`, "", ErrSessionIDType},
-		{"native conflicting ids", Claude, `{"session_id":"a","sessionId":"b"}`, "", ErrAmbiguousSessionID},
-		{"id with newline", Claude, `{"session_id":"a\nb"}`, "", ErrInvalidSessionID},
-		{"id with NUL", Claude, `{"session_id":"a\u0000b"}`, "", ErrInvalidSessionID},
-		{"id with surrounding space", Claude, `{"session_id":" a "}`, "", ErrInvalidSessionID},
-		{"id too long", Claude, `{"session_id":"` + strings.Repeat("x", MaxSessionIDLen+1) + `"}`, "", ErrInvalidSessionID},
-		{"native for custom", Custom, "", "claude-sessionstart-startup.json", ErrNativeNotAllowed},
-		{"native for muse", Muse, `{"session_id":"x"}`, "", ErrNativeNotAllowed},
-		{"malformed", Claude, `{"session_id":`, "", ErrMalformed},
-		{"trailing garbage", Claude, `{"session_id":"x"} {}`, "", ErrMalformed},
-		{"array", Claude, `[{"session_id":"x"}]`, "", ErrMalformed},
-		{"empty stdin", Claude, "", "", ErrMalformed},
-		{"blank stdin", Claude, " \n", "", ErrMalformed},
-		{"invalid utf-8", Claude, "{\"session_id\":\"\xff\"}", "", ErrMalformed},
+		{"unknown version 2", "claude", `{"version":2,"event":"session_started","session_id":"x"}`, "", ErrUnknownVersion},
+		{"version as string", "custom", `{"version":"1","event":"session_started","session_id":"x"}`, "", ErrUnknownVersion},
+		{"version 1.0", "custom", `{"version":1.0,"event":"session_started","session_id":"x"}`, "", ErrUnknownVersion},
+		{"version null", "custom", `{"version":null,"event":"session_started","session_id":"x"}`, "", ErrUnknownVersion},
+		{"unknown event", "custom", `{"version":1,"event":"session_ended","session_id":"x"}`, "", ErrUnknownEvent},
+		{"missing event", "custom", `{"version":1,"session_id":"x"}`, "", ErrUnknownEvent},
+		{"event not a string", "custom", `{"version":1,"event":7,"session_id":"x"}`, "", ErrUnknownEvent},
+		{"canonical needs snake_case id", "custom", `{"version":1,"event":"session_started","sessionId":"x"}`, "", ErrMissingSessionID},
+		{"canonical missing id", "claude", `{"version":1,"event":"session_started"}`, "", ErrMissingSessionID},
+		{"canonical empty id", "custom", `{"version":1,"event":"session_started","session_id":""}`, "", ErrEmptySessionID},
+		{"canonical numeric id", "custom", `{"version":1,"event":"session_started","session_id":42}`, "", ErrSessionIDType},
+		{"canonical null id", "custom", `{"version":1,"event":"session_started","session_id":null}`, "", ErrSessionIDType},
+		{"native missing id", "claude", `{"hook_event_name":"SessionStart"}`, "", ErrMissingSessionID},
+		{"opencode raw bus event has no top-level id", "opencode", "", "opencode-session-created-event.json", ErrMissingSessionID},
+		{"native empty id", "codex", `{"session_id":""}`, "", ErrEmptySessionID},
+		{"native object id", "gemini", `{"session_id":{"id":"x"}}`, "", ErrSessionIDType},
+		{"native conflicting ids", "claude", `{"session_id":"a","sessionId":"b"}`, "", ErrAmbiguousSessionID},
+		{"id with newline", "claude", `{"session_id":"a\nb"}`, "", ErrInvalidSessionID},
+		{"id with NUL", "claude", `{"session_id":"a\u0000b"}`, "", ErrInvalidSessionID},
+		{"id with surrounding space", "claude", `{"session_id":" a "}`, "", ErrInvalidSessionID},
+		{"id too long", "claude", `{"session_id":"` + strings.Repeat("x", MaxSessionIDLen+1) + `"}`, "", ErrInvalidSessionID},
+		{"native for custom", "custom", "", "claude-sessionstart-startup.json", ErrNativeNotAllowed},
+		{"native for muse", "muse", `{"session_id":"x"}`, "", ErrNativeNotAllowed},
+		{"malformed", "claude", `{"session_id":`, "", ErrMalformed},
+		{"trailing garbage", "claude", `{"session_id":"x"} {}`, "", ErrMalformed},
+		{"array", "claude", `[{"session_id":"x"}]`, "", ErrMalformed},
+		{"empty stdin", "claude", "", "", ErrMalformed},
+		{"blank stdin", "claude", " \n", "", ErrMalformed},
+		{"invalid utf-8", "claude", "{\"session_id\":\"\xff\"}", "", ErrMalformed},
 		{"unknown provider", "aider", `{"version":1,"event":"session_started","session_id":"x"}`, "", ErrUnknownProvider},
-		{"too large", Claude, `{"session_id":"x","pad":"` + strings.Repeat("p", MaxPayload) + `"}`, "", ErrTooLarge},
+		{"too large", "claude", `{"session_id":"x","pad":"` + strings.Repeat("p", MaxPayload) + `"}`, "", ErrTooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,14 +148,14 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestCheckProvider(t *testing.T) {
-	if err := CheckProvider(Claude, Claude); err != nil {
+	if err := CheckProvider("claude", "claude"); err != nil {
 		t.Errorf("CheckProvider(claude, claude) = %v", err)
 	}
 	// A Codex agent nested in a Claude pane claims its own provider.
-	if err := CheckProvider(Claude, Codex); !errors.Is(err, ErrProviderMismatch) {
+	if err := CheckProvider("claude", "codex"); !errors.Is(err, ErrProviderMismatch) {
 		t.Errorf("CheckProvider(claude, codex) = %v, want ErrProviderMismatch", err)
 	}
-	if err := CheckProvider(Custom, Claude); !errors.Is(err, ErrProviderMismatch) {
+	if err := CheckProvider("custom", "claude"); !errors.Is(err, ErrProviderMismatch) {
 		t.Errorf("CheckProvider(custom, claude) = %v, want ErrProviderMismatch", err)
 	}
 }
@@ -209,7 +209,7 @@ func FuzzDecode(f *testing.F) {
 		if c.Format != Canonical && c.Format != Native {
 			t.Fatalf("bad format %v", c.Format)
 		}
-		if c.Format == Native && !nativeProviders[provider] {
+		if c.Format == Native && !acceptsNative(provider) {
 			t.Fatalf("native payload accepted for %q", provider)
 		}
 		canon := `{"version":1,"event":"session_started","session_id":` + jsonString(c.SessionID) + `}`

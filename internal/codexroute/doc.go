@@ -1,6 +1,10 @@
 // Package codexroute finds the pane a Codex hook event belongs to (seed 004,
-// "Codex routing"). Codex runs hooks from a process that may have been started
-// by another pane, so a Codex event's capability and surface id prove nothing;
+// "Codex routing"), and the same for any provider with the
+// provider.SessionRouter capability: one Router per such provider, whose
+// hints (which processes are the agent, which file a session holds open and
+// what it says, which launch resumes a session) come from the provider's
+// package. Codex runs hooks from a process that may have been started by
+// another pane, so a Codex event's capability and surface id prove nothing;
 // the pane is worked out from the event's session id alone, by five ordered
 // rules:
 //
@@ -9,7 +13,8 @@
 //  3. a pane started with `codex resume <session-id>`;
 //  4. the only Codex pane without a binding whose working directory equals
 //     the `cwd` of the rollout's session_meta, for interactive sessions only
-//     (Meta.Interactive: not `codex exec`, sub-agents or desktop-app threads);
+//     (provider.SessionInfo.Interactive: not `codex exec`, sub-agents or
+//     desktop-app threads);
 //  5. on SessionStart or UserPromptSubmit only: the only Codex pane in that
 //     directory, when it is held by a binding that may be out of date (after
 //     /new or a resume inside the Codex screen). Interactive sessions only,
@@ -20,13 +25,13 @@
 // Nothing is ever guessed.
 //
 // A "Codex pane" is a pane whose process, or one of its descendants, is a
-// running Codex process (executable or command name "codex" or "codex-…").
+// running Codex process (provider.SessionRouter.IsAgentProcess).
 // A binding ends when its pane closes, when the pane's Codex process is
 // replaced (its pid changes), or when rule 5 moves the pane to another
 // session. Bindings live in memory only: panes do not survive the daemon.
 //
-// The rollout of a session is
-// $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<timestamp>-<session-id>.jsonl.
-// Codex writes it when the first prompt is submitted, so events before that
-// (the SessionStart of a fresh session) can match only rules 2 and 3.
+// The rollout of a session (found by the codex package, the one lookup of a
+// rollout by id) is written when the first prompt is submitted, so events
+// before that (the SessionStart of a fresh session) can match only rules 2
+// and 3.
 package codexroute

@@ -130,22 +130,12 @@ func (p ProcFS) OpenFiles(pid int) ([]string, error) {
 	return out, nil
 }
 
-// IsCodex reports whether a command name or executable path is Codex's.
-func IsCodex(comm, exe string) bool {
-	for _, n := range []string{comm, filepath.Base(exe)} {
-		if n == "codex" || strings.HasPrefix(n, "codex-") {
-			return true
-		}
-	}
-	return false
-}
-
 // maxTree bounds the processes examined under one pane.
 const maxTree = 512
 
-// CodexPIDs returns the Codex processes in the tree rooted at root (root
-// included), shallowest first.
-func CodexPIDs(procs Procs, root int) []int {
+// AgentPIDs returns the processes in the tree rooted at root (root
+// included) that isAgent accepts, shallowest first.
+func AgentPIDs(procs Procs, root int, isAgent func(comm, exe string) bool) []int {
 	if root <= 0 {
 		return nil
 	}
@@ -159,7 +149,7 @@ func CodexPIDs(procs Procs, root int) []int {
 			continue
 		}
 		seen[pid] = true
-		if comm, exe, err := procs.Name(pid); err == nil && IsCodex(comm, exe) {
+		if comm, exe, err := procs.Name(pid); err == nil && isAgent(comm, exe) {
 			out = append(out, pid)
 		}
 		kids, _ := procs.Children(pid)

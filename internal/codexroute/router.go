@@ -3,15 +3,18 @@ package codexroute
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
-	"strings"
 	"sync"
+
+	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/transcript"
 )
 
 // Refusals. Both mean the event is answered `unauthorized`.
 var (
-	ErrNoPane    = errors.New("no Codex pane matches the session")
-	ErrAmbiguous = errors.New("more than one Codex pane matches the session")
+	ErrNoPane    = errors.New("no agent pane matches the session")
+	ErrAmbiguous = errors.New("more than one agent pane matches the session")
 )
 
 // Pane is one live pane as the router sees it.
@@ -36,11 +39,11 @@ const (
 func (r Rule) String() string {
 	switch r {
 	case RuleOpenRollout:
-		return "open rollout"
+		return "open session file"
 	case RuleBinding:
 		return "earlier binding"
 	case RuleResumeArgs:
-		return "codex resume launch"
+		return "resume launch"
 	case RuleUnboundCwd:
 		return "only unbound pane in the session's directory"
 	case RuleRebind:
@@ -57,53 +60,81 @@ type Decision struct {
 
 type binding struct {
 	surface  string
-	codexPID int
+	agentPID int
 }
 
-// Router holds the bindings between Codex sessions and panes. It is safe for
-// concurrent use; routes are decided one at a time.
+// Router holds the bindings between one provider's sessions and panes. It
+// is safe for concurrent use; routes are decided one at a time.
 type Router struct {
-	procs  Procs
-	finder *Finder
+	prov  provider.SessionRouter
+	env   transcript.Env
+	procs Procs
 
 	mu        sync.Mutex
+	files     map[string]string // session → its file, as last found
 	bySession map[string]binding
 	byPane    map[string]string // surface → session
 }
 
-// NewRouter returns a router reading rollouts under codexHome and processes
-// through procs (ProcFS{} when nil).
-func NewRouter(codexHome string, procs Procs) *Router {
+// NewRouter returns a router for the sessions of p, whose files it finds
+// under env, reading processes through procs (ProcFS{} when nil).
+func NewRouter(p provider.SessionRouter, env transcript.Env, procs Procs) *Router {
 	if procs == nil {
 		procs = ProcFS{}
 	}
 	return &Router{
+		prov:      p,
+		env:       env,
 		procs:     procs,
-		finder:    &Finder{Home: codexHome},
+		files:     map[string]string{},
 		bySession: map[string]binding{},
 		byPane:    map[string]string{},
 	}
 }
 
-// paneInfo is a pane's live Codex facts, gathered once per route.
+// Provider returns the name of the provider whose events r routes.
+func (r *Router) Provider() string { return r.prov.Name() }
+
+// ErrNoSessionFile means no file exists (yet) for the session.
+var ErrNoSessionFile = errors.New("no session file (rollout) for the session")
+
+// sessionFile returns the session's file, remembered while it exists.
+func (r *Router) sessionFile(sessionID string) (string, error) {
+	if p, ok := r.files[sessionID]; ok {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	p, err := r.prov.SessionFile(r.env, sessionID)
+	if err != nil {
+		return "", err
+	}
+	if p == "" {
+		return "", fmt.Errorf("find the file of %s: %w", sessionID, ErrNoSessionFile)
+	}
+	r.files[sessionID] = p
+	return p, nil
+}
+
+// paneInfo is a pane's live agent facts, gathered once per route.
 type paneInfo struct {
 	Pane
-	codex []int // Codex processes, shallowest first
+	agent []int // the agent's processes, shallowest first
 	cwd   string
 }
 
 func (r *Router) inspect(panes []Pane) []paneInfo {
 	var out []paneInfo
 	for _, p := range panes {
-		pids := CodexPIDs(r.procs, p.PID)
+		pids := AgentPIDs(r.procs, p.PID, r.prov.IsAgentProcess)
 		if len(pids) == 0 {
-			continue // not (or no longer) a Codex pane
+			continue // not (or no longer) an agent pane
 		}
 		cwd, err := r.procs.Cwd(pids[0])
 		if err != nil || cwd == "" {
 			cwd = p.CWD
 		}
-		out = append(out, paneInfo{Pane: p, codex: pids, cwd: canonical(cwd)})
+		out = append(out, paneInfo{Pane: p, agent: pids, cwd: canonical(cwd)})
 	}
 	return out
 }
@@ -119,14 +150,14 @@ func canonical(dir string) string {
 	return filepath.Clean(dir)
 }
 
-// expire drops bindings whose pane is gone or whose Codex process changed.
+// expire drops bindings whose pane is gone or whose agent process changed.
 func (r *Router) expire(infos []paneInfo) {
 	live := map[string]int{}
 	for _, in := range infos {
-		live[in.SurfaceID] = in.codex[0]
+		live[in.SurfaceID] = in.agent[0]
 	}
 	for sid, b := range r.bySession {
-		if pid, ok := live[b.surface]; !ok || pid != b.codexPID {
+		if pid, ok := live[b.surface]; !ok || pid != b.agentPID {
 			r.unbind(sid)
 		}
 	}
@@ -146,29 +177,48 @@ func (r *Router) bind(sessionID string, in paneInfo) {
 		r.unbind(old)
 	}
 	r.unbind(sessionID)
-	r.bySession[sessionID] = binding{surface: in.SurfaceID, codexPID: in.codex[0]}
+	r.bySession[sessionID] = binding{surface: in.SurfaceID, agentPID: in.agent[0]}
 	r.byPane[in.SurfaceID] = sessionID
 }
 
-// Route finds the pane of a Codex event among the live panes. hookName is
+// ValidSessionID reports whether id can name a session file: letters, digits, '-'
+// and '_' only, so it can never escape the sessions directory or act as a
+// glob.
+func ValidSessionID(id string) bool {
+	// By hand rather than a package-level regexp: every muster command
+	// would pay for compiling it at start-up.
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Route finds the pane of an event among the live panes. hookName is
 // the provider hook that fired (rule 5 applies to SessionStart and
 // UserPromptSubmit only).
 func (r *Router) Route(sessionID, hookName string, panes []Pane) (Decision, error) {
 	if !ValidSessionID(sessionID) {
-		return Decision{}, fmt.Errorf("route codex event: invalid session id: %w", ErrNoPane)
+		return Decision{}, fmt.Errorf("route event: invalid session id: %w", ErrNoPane)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	infos := r.inspect(panes)
 	r.expire(infos)
 
-	rollout, rerr := r.finder.Find(sessionID)
+	file, rerr := r.sessionFile(sessionID)
 	if rerr == nil {
-		// Rule 1: a pane whose own Codex process has the rollout open.
-		want := canonical(rollout)
+		// Rule 1: a pane whose own agent process has the session file open.
+		want := canonical(file)
 		var hits []paneInfo
 		for _, in := range infos {
-			if r.holds(in.codex, want) {
+			if r.holds(in.agent, want) {
 				hits = append(hits, in)
 			}
 		}
@@ -182,10 +232,10 @@ func (r *Router) Route(sessionID, hookName string, panes []Pane) (Decision, erro
 		return Decision{SurfaceID: b.surface, Rule: RuleBinding}, nil
 	}
 
-	// Rule 3: a pane launched with `codex resume <id>`.
+	// Rule 3: a pane launched to resume the session.
 	var hits []paneInfo
 	for _, in := range infos {
-		if resumes(in.LaunchArgs, sessionID) {
+		if r.prov.Resumes(in.LaunchArgs, sessionID) {
 			hits = append(hits, in)
 		}
 	}
@@ -194,19 +244,19 @@ func (r *Router) Route(sessionID, hookName string, panes []Pane) (Decision, erro
 	}
 
 	if rerr != nil {
-		return Decision{}, fmt.Errorf("route codex session %s: %w: %w", sessionID, ErrNoPane, rerr)
+		return Decision{}, fmt.Errorf("route %s session %s: %w: %w", r.prov.Name(), sessionID, ErrNoPane, rerr)
 	}
-	meta, err := ReadMeta(rollout)
+	meta, err := r.prov.SessionInfo(file)
 	if err != nil {
-		return Decision{}, fmt.Errorf("route codex session %s: %w: %w", sessionID, ErrNoPane, err)
+		return Decision{}, fmt.Errorf("route %s session %s: %w: %w", r.prov.Name(), sessionID, ErrNoPane, err)
 	}
-	if !meta.Interactive() {
-		return Decision{}, fmt.Errorf("route codex session %s: not an interactive session (originator %q, source %q): %w",
-			sessionID, meta.Originator, meta.Source, ErrNoPane)
+	if !meta.Interactive {
+		return Decision{}, fmt.Errorf("route %s session %s: not an interactive session (originator %q, source %q): %w",
+			r.prov.Name(), sessionID, meta.Originator, meta.Source, ErrNoPane)
 	}
 	dir := canonical(meta.CWD)
 
-	// Rule 4: the only unbound Codex pane in the session's directory.
+	// Rule 4: the only unbound agent pane in the session's directory.
 	hits = hits[:0]
 	var held []paneInfo
 	for _, in := range infos {
@@ -230,7 +280,7 @@ func (r *Router) Route(sessionID, hookName string, panes []Pane) (Decision, erro
 			return d, err
 		}
 	}
-	return Decision{}, fmt.Errorf("route codex session %s: %w", sessionID, ErrNoPane)
+	return Decision{}, fmt.Errorf("route %s session %s: %w", r.prov.Name(), sessionID, ErrNoPane)
 }
 
 // pick applies one rule's matches: one binds, several refuse, none passes.
@@ -242,7 +292,7 @@ func (r *Router) pick(sessionID string, hits []paneInfo, rule Rule) (Decision, e
 		r.bind(sessionID, hits[0])
 		return Decision{SurfaceID: hits[0].SurfaceID, Rule: rule}, nil, true
 	}
-	return Decision{}, fmt.Errorf("route codex session %s by %s: %d panes: %w", sessionID, rule, len(hits), ErrAmbiguous), true
+	return Decision{}, fmt.Errorf("route %s session %s by %s: %d panes: %w", r.prov.Name(), sessionID, rule, len(hits), ErrAmbiguous), true
 }
 
 func (r *Router) holds(pids []int, path string) bool {
@@ -256,27 +306,6 @@ func (r *Router) holds(pids []int, path string) bool {
 				return true
 			}
 		}
-	}
-	return false
-}
-
-// resumes reports whether argv runs `codex … resume … <id>`; a shell
-// command line among the arguments is split into words.
-func resumes(argv []string, id string) bool {
-	var words []string
-	for _, a := range argv {
-		words = append(words, strings.Fields(a)...)
-	}
-	for i, a := range words {
-		if a != "resume" {
-			continue
-		}
-		for _, b := range words[i+1:] {
-			if b == id {
-				return true
-			}
-		}
-		return false
 	}
 	return false
 }

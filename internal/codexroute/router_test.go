@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/musterhq/muster/internal/provider/codex"
+	"github.com/musterhq/muster/internal/transcript"
 )
 
 // fakeCodex is a shell script named codex: it holds the file named by
@@ -42,6 +45,16 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// router returns a router for Codex sessions under the env's CODEX_HOME.
+func (e *env) router() *Router {
+	return NewRouter(codex.Provider{}, transcript.Env{Getenv: func(k string) string {
+		if k == "CODEX_HOME" {
+			return e.home
+		}
+		return ""
+	}}, e.procs)
 }
 
 // dir makes a working directory.
@@ -150,7 +163,7 @@ func TestRuleOpenRollout(t *testing.T) {
 	// its shell) holds the rollout open. Rule 4 alone would be ambiguous.
 	p1 := e.pane("p1", w, "", false)
 	p2 := e.pane("p2", w, ra, true)
-	r := NewRouter(e.home, e.procs)
+	r := e.router()
 	wantRoute(t, r, sidA, "PreToolUse", []Pane{p1, p2}, "p2", RuleOpenRollout)
 	// The binding it made now answers without the open file.
 	if s, ok := r.Binding(sidA); !ok || s != "p2" {
@@ -164,7 +177,7 @@ func TestRuleOpenRolloutAmbiguous(t *testing.T) {
 	ra := e.rollout(sidA, w, "codex-tui", `"cli"`)
 	p1 := e.pane("p1", w, ra, false)
 	p2 := e.pane("p2", e.dir("other"), ra, false)
-	wantRefused(t, NewRouter(e.home, e.procs), sidA, "Stop", []Pane{p1, p2}, ErrAmbiguous)
+	wantRefused(t, e.router(), sidA, "Stop", []Pane{p1, p2}, ErrAmbiguous)
 }
 
 func TestRuleBindingAndItsEnd(t *testing.T) {
@@ -172,7 +185,7 @@ func TestRuleBindingAndItsEnd(t *testing.T) {
 	w := e.dir("repo")
 	e.rollout(sidA, w, "codex-tui", `"cli"`)
 	p1 := e.pane("p1", w, "", false)
-	r := NewRouter(e.home, e.procs)
+	r := e.router()
 	wantRoute(t, r, sidA, "UserPromptSubmit", []Pane{p1}, "p1", RuleUnboundCwd)
 	// A second Codex pane in the same directory appears; the binding still
 	// routes, where rule 4 would now be ambiguous.
@@ -185,7 +198,7 @@ func TestRuleBindingAndItsEnd(t *testing.T) {
 	wantRefused(t, r, sidA, "Stop", []Pane{p1b, p2}, ErrAmbiguous)
 
 	// A closed pane loses its binding too.
-	r2 := NewRouter(e.home, e.procs)
+	r2 := e.router()
 	wantRoute(t, r2, sidA, "UserPromptSubmit", []Pane{p2}, "p2", RuleUnboundCwd)
 	r2.PaneClosed("p2")
 	if _, ok := r2.Binding(sidA); ok {
@@ -201,15 +214,15 @@ func TestRuleResumeArgs(t *testing.T) {
 	// The pane runs elsewhere than the rollout says and holds nothing open.
 	p1 := e.pane("p1", e.dir("elsewhere"), "", false, "resume", sidA)
 	p2 := e.pane("p2", e.dir("elsewhere"), "", false)
-	r := NewRouter(e.home, e.procs)
+	r := e.router()
 	wantRoute(t, r, sidA, "SessionStart", []Pane{p1, p2}, "p1", RuleResumeArgs)
 	// Before the rollout exists, the resume launch still routes.
-	wantRoute(t, NewRouter(e.home, e.procs), sidB, "SessionStart",
+	wantRoute(t, e.router(), sidB, "SessionStart",
 		[]Pane{e.pane("p3", e.dir("x"), "", false, "-c", "a=b", "resume", sidB)}, "p3", RuleResumeArgs)
 	// Two panes resuming the same session are ambiguous.
 	p4 := e.pane("p4", e.dir("y"), "", false, "resume", sidC)
 	p5 := e.pane("p5", e.dir("y"), "", false, "resume", sidC)
-	wantRefused(t, NewRouter(e.home, e.procs), sidC, "SessionStart", []Pane{p4, p5}, ErrAmbiguous)
+	wantRefused(t, e.router(), sidC, "SessionStart", []Pane{p4, p5}, ErrAmbiguous)
 }
 
 func TestRuleUnboundCwd(t *testing.T) {
@@ -222,7 +235,7 @@ func TestRuleUnboundCwd(t *testing.T) {
 	other := e.pane("p2", e.dir("other"), "", false)
 	shell := e.shellPane("p3", w) // same directory, but no Codex in it
 	panes := []Pane{p1, other, shell}
-	r := NewRouter(e.home, e.procs)
+	r := e.router()
 	wantRefused(t, r, sidB, "UserPromptSubmit", panes, ErrNoPane) // codex exec
 	wantRefused(t, r, sidC, "UserPromptSubmit", panes, ErrNoPane) // sub-agent
 	wantRoute(t, r, sidA, "UserPromptSubmit", panes, "p1", RuleUnboundCwd)
@@ -235,7 +248,7 @@ func TestTwoUnboundPanesInOneDirectoryRefuse(t *testing.T) {
 	e.rollout(sidB, w, "codex-tui", `"cli"`)
 	p1 := e.pane("p1", w, "", false)
 	p2 := e.pane("p2", w, "", false)
-	r := NewRouter(e.home, e.procs)
+	r := e.router()
 	wantRefused(t, r, sidA, "UserPromptSubmit", []Pane{p1, p2}, ErrAmbiguous)
 	// Once one of them is bound (here by its open rollout), the other is the
 	// only unbound pane in the directory.
@@ -250,7 +263,7 @@ func TestRuleRebind(t *testing.T) {
 	e.rollout(sidA, w, "codex-tui", `"cli"`)
 	e.rollout(sidB, w, "codex-tui", `"cli"`) // after /new in the same Codex
 	p1 := e.pane("p1", w, "", false)
-	r := NewRouter(e.home, e.procs)
+	r := e.router()
 	wantRoute(t, r, sidA, "UserPromptSubmit", []Pane{p1}, "p1", RuleUnboundCwd)
 	// Only the session's first hooks may move a binding.
 	wantRefused(t, r, sidB, "PreToolUse", []Pane{p1}, ErrNoPane)
@@ -271,35 +284,15 @@ func TestNoRolloutYet(t *testing.T) {
 	w := e.dir("repo")
 	p1 := e.pane("p1", w, "", false)
 	// Codex writes the rollout at the first prompt: its SessionStart is refused.
-	wantRefused(t, NewRouter(e.home, e.procs), sidA, "SessionStart", []Pane{p1}, ErrNoPane)
+	wantRefused(t, e.router(), sidA, "SessionStart", []Pane{p1}, ErrNoPane)
 }
 
 func TestHostileSessionIDs(t *testing.T) {
 	e := newEnv(t)
 	w := e.dir("repo")
 	p1 := e.pane("p1", w, "", false)
-	r := NewRouter(e.home, e.procs)
+	r := e.router()
 	for _, id := range []string{"", "../../etc/passwd", "*", "a/b", "a b", "-rf", "x\x00y", string(make([]byte, 200))} {
 		wantRefused(t, r, id, "SessionStart", []Pane{p1}, ErrNoPane)
-	}
-}
-
-func TestResumes(t *testing.T) {
-	tests := []struct {
-		argv []string
-		want bool
-	}{
-		{[]string{"codex", "resume", sidA}, true},
-		{[]string{"codex", "--no-daemon", "resume", "--all", sidA}, true},
-		{[]string{"sh", "-c", "codex resume " + sidA}, true},
-		{[]string{"codex", sidA}, false},
-		{[]string{"codex", "fork", sidA}, false},
-		{[]string{"codex", "resume", sidB}, false},
-		{nil, false},
-	}
-	for _, tt := range tests {
-		if got := resumes(tt.argv, sidA); got != tt.want {
-			t.Errorf("resumes(%q) = %v, want %v", tt.argv, got, tt.want)
-		}
 	}
 }

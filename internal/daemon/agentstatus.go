@@ -8,6 +8,8 @@ import (
 
 	"github.com/musterhq/muster/internal/events"
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/termsignal"
 )
 
@@ -18,21 +20,15 @@ const hookTurnCompleted = proto.ReservedHookPrefix + "native.turnCompleted"
 // agentStatusNS is the UUIDv5 namespace of the event ids below.
 var agentStatusNS = uuid.MustParse("4d1f5d3e-8c2a-4b7e-9a61-2f0c7b5e9d13")
 
-// agentStatusEvent turns an OSC 7501 agent status of a pane into the event
-// it proves, if any. Codex 0.169 fires no hook when a turn fails (no Stop,
-// no StopFailure: the run would stay "running" until the next prompt), but
-// it reports `ESC]7501;state=error:app=codex` on the failed turn, after
-// the UserPromptSubmit hook that started it. So for a Codex pane, state
-// error fails the run that is open on this surface. Every other status is
-// left to the hooks: `done` is followed by Stop, `blocked` by
-// PermissionRequest. Without an open run (hooks not installed, or the
-// turn already ended) it proves nothing. The event id depends on the run
-// only, so a repeated status changes nothing.
-func agentStatusEvent(provider string, sig termsignal.Signal, cur events.Summary, surfaceID, nativeID string, now time.Time) (proto.Event, bool) {
-	if provider != "codex" || sig.Kind != termsignal.KindAgentStatus || sig.State != "error" {
-		return proto.Event{}, false
-	}
-	if app := sig.Param("app"); app != "" && app != "codex" {
+// agentStatusEvent turns an agent status signal of a pane (OSC 7501) into
+// the event it proves, if any: a failed turn, when the provider says the
+// signal proves one (provider.SignalReader; Codex fires no hook when a turn
+// fails), for the run that is open on this surface. Without an open run
+// (hooks not installed, or the turn already ended) it proves nothing. The
+// event id depends on the run only, so a repeated status changes nothing.
+func agentStatusEvent(prov string, sig termsignal.Signal, cur events.Summary, surfaceID, nativeID string, now time.Time) (proto.Event, bool) {
+	r, ok := all.As[provider.SignalReader](prov)
+	if !ok || !r.TurnFailed(sig) {
 		return proto.Event{}, false
 	}
 	switch proto.RunState(cur.RunState) {
@@ -48,7 +44,7 @@ func agentStatusEvent(provider string, sig termsignal.Signal, cur events.Summary
 		ID:            proto.RawID{RawValue: uuid.NewSHA1(agentStatusNS, []byte("failed\x00"+cur.RunID)).String()},
 		RunID:         proto.RawID{RawValue: cur.RunID},
 		SurfaceID:     proto.RawID{RawValue: surfaceID},
-		Provider:      provider,
+		Provider:      prov,
 		Kind:          proto.KindFailed,
 		OccurredAt:    now,
 		Message:       "the turn ended with an error (OSC " + sig.Raw + ")",

@@ -135,12 +135,6 @@ func Run(ctx context.Context, opts Options) error {
 		d.logger.Warn("find a stable muster binary for hooks", "err", err)
 		d.musterPath = exe
 	}
-	codexHome := opts.Getenv("CODEX_HOME")
-	if codexHome == "" {
-		if h := opts.Getenv("HOME"); h != "" {
-			codexHome = filepath.Join(h, ".codex")
-		}
-	}
 	home := opts.Getenv("HOME")
 	if home == "" {
 		home, _ = os.UserHomeDir()
@@ -152,7 +146,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	eng, err := events.New(events.Config{
 		Store: st, Logger: d.logger.With("component", "events"), Resolver: d, Quota: quota,
-		CodexHome: codexHome, NotifyCommand: opts.NotifyCommand,
+		Routers: sessionRouters(tenv), NotifyCommand: opts.NotifyCommand,
 		OnHookEvent: func(surfaceID, provider string) {
 			if d.native != nil {
 				d.native.HookEventSeen(surfaceID, provider)

@@ -9,12 +9,23 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/internal/capture"
+	"github.com/musterhq/muster/internal/codexroute"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/store"
 	"github.com/musterhq/muster/internal/transcript"
 )
+
+// sessionRouters makes one router per provider whose events are routed by
+// session id (Codex), for events.sock.
+func sessionRouters(env transcript.Env) []*codexroute.Router {
+	var out []*codexroute.Router
+	for _, r := range all.Capable[provider.SessionRouter]() {
+		out = append(out, codexroute.NewRouter(r, env, nil))
+	}
+	return out
+}
 
 // agentIsRoot reports whether the pane's first process is the agent itself
 // rather than a managed shell.

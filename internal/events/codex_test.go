@@ -42,7 +42,7 @@ func TestCodexEventsAreRoutedBySession(t *testing.T) {
 		t.Fatalf("fake codex: %q", l)
 	}
 
-	h := startHarness(t, "", func(c *Config) { c.CodexHome = home })
+	h := startHarness(t, "", func(c *Config) { c.Routers = codexRouters(home) })
 	capOther := h.surface("sf-claude", "s-claude", "claude-pane", "claude")
 	h.surface("sf-codex", "s-codex", "codex-pane", "codex")
 	h.e.SurfaceStarted("sf-codex", cmd.Process.Pid)

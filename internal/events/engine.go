@@ -50,10 +50,10 @@ type Config struct {
 	// items visible 24 h, ended runs kept 7 days).
 	Rules runstate.Rules
 
-	// CodexHome is $CODEX_HOME (default ~/.codex, resolved by the daemon).
-	CodexHome string
-	// Procs inspects processes for Codex routing (default: /proc).
-	Procs codexroute.Procs
+	// Routers route the events of the providers whose hooks may run
+	// outside their pane (Codex), by session id; the daemon makes one per
+	// provider.SessionRouter of the registry.
+	Routers []*codexroute.Router
 
 	// NotifyCommand runs for each new attention item. Arguments may hold
 	// {title}, {body}, {session}, {reason} and {id}; when none does, the
@@ -89,12 +89,12 @@ type Surface struct {
 // Engine is the event engine. Create it with New, call Start before
 // anything reads run state, then run Serve.
 type Engine struct {
-	cfg    Config
-	log    *slog.Logger
-	now    func() time.Time
-	store  *store.Store
-	caps   *capability.Set
-	router *codexroute.Router
+	cfg     Config
+	log     *slog.Logger
+	now     func() time.Time
+	store   *store.Store
+	caps    *capability.Set
+	routers map[string]*codexroute.Router // by provider
 
 	smu      sync.RWMutex
 	surfaces map[string]*Surface
@@ -173,13 +173,17 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.NotifyCommand == nil {
 		cfg.NotifyCommand = DefaultNotifyCommand(runtime.GOOS)
 	}
+	routers := map[string]*codexroute.Router{}
+	for _, r := range cfg.Routers {
+		routers[r.Provider()] = r
+	}
 	return &Engine{
 		cfg:      cfg,
 		log:      cfg.Logger,
 		now:      cfg.Now,
 		store:    cfg.Store,
 		caps:     capability.NewSet(),
-		router:   codexroute.NewRouter(cfg.CodexHome, cfg.Procs),
+		routers:  routers,
 		surfaces: map[string]*Surface{},
 		board:    runstate.NewBoard(cfg.Rules),
 		changed:  make(chan struct{}),
@@ -353,7 +357,9 @@ func (e *Engine) CloseSurface(id string, exitCode *int) {
 	_, known := e.surfaces[id]
 	delete(e.surfaces, id)
 	e.smu.Unlock()
-	e.router.PaneClosed(id)
+	for _, r := range e.routers {
+		r.PaneClosed(id)
+	}
 	if !known {
 		return
 	}
@@ -445,7 +451,7 @@ func (e *Engine) surfaceLive(id string) bool {
 	return ok
 }
 
-func (e *Engine) codexPanes() []codexroute.Pane {
+func (e *Engine) routedPanes() []codexroute.Pane {
 	e.smu.RLock()
 	defer e.smu.RUnlock()
 	out := make([]codexroute.Pane, 0, len(e.surfaces))

@@ -14,8 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musterhq/muster/internal/codexroute"
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider/codex"
 	"github.com/musterhq/muster/internal/store"
+	"github.com/musterhq/muster/internal/transcript"
 )
 
 // fakeResolver maps session names to ids like the daemon does.
@@ -118,7 +121,7 @@ func startHarness(t testing.TB, dbPath string, opts ...harnessOpt) *harness {
 	h := &harness{t: t, st: st, res: &fakeResolver{}, clock: &clock{t: time.Now().UTC()}, caps: map[string]string{}}
 	cfg := Config{
 		Store: st, Logger: testLogger(t), Resolver: h.res, Now: h.clock.Now,
-		NotifyCommand: []string{}, CodexHome: filepath.Join(t.TempDir(), "codex"),
+		NotifyCommand: []string{}, Routers: codexRouters(filepath.Join(t.TempDir(), "codex")),
 		// Far above the default, so that a loaded machine cannot time out
 		// a test's own requests; the tests of timeouts set their own.
 		ReadTimeout: 5 * time.Second,
@@ -270,4 +273,16 @@ func (h *harness) dump() string {
 
 func dialUnix(sock string) (*net.UnixConn, error) {
 	return net.DialUnix("unix", nil, &net.UnixAddr{Name: sock, Net: "unix"})
+}
+
+// codexRouters routes Codex events by the rollouts under home
+// ($CODEX_HOME), as the daemon does.
+func codexRouters(home string) []*codexroute.Router {
+	env := transcript.Env{Getenv: func(k string) string {
+		if k == "CODEX_HOME" {
+			return home
+		}
+		return ""
+	}}
+	return []*codexroute.Router{codexroute.NewRouter(codex.Provider{}, env, nil)}
 }

@@ -272,15 +272,16 @@ func (e *Engine) ingest(ctx context.Context, line []byte, size int) []byte {
 	return respDuplicate
 }
 
-// authorize finds the surface an event may be recorded for. Codex events
-// are routed by session id (their capability and surfaceID are ignored);
-// every other event needs the live capability of the surface it names.
+// authorize finds the surface an event may be recorded for. Events of a
+// provider with a router (Codex) are routed by session id (their
+// capability and surfaceID are ignored); every other event needs the live
+// capability of the surface it names.
 func (e *Engine) authorize(ev *proto.Event, capToken string) (*Surface, string) {
-	if ev.Provider == "codex" {
+	if r := e.routers[ev.Provider]; r != nil {
 		if ev.SessionID == nil {
-			return nil, "codex event without a session id"
+			return nil, ev.Provider + " event without a session id"
 		}
-		d, err := e.router.Route(*ev.SessionID, ev.HookName, e.codexPanes())
+		d, err := r.Route(*ev.SessionID, ev.HookName, e.routedPanes())
 		if err != nil {
 			return nil, err.Error()
 		}

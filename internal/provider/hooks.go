@@ -85,3 +85,12 @@ type HookMapper interface {
 	Provider
 	HookMapping() *hookmap.Mapping
 }
+
+// NativeCapturer is a provider whose own session-start hook payload may be
+// piped to `muster hook capture` unchanged: its session id is the
+// payload's "session_id" or "sessionId" (internal/capture). Every provider
+// may send the canonical event.
+type NativeCapturer interface {
+	Provider
+	CapturesNativePayload()
+}

@@ -10,6 +10,7 @@ package provider
 import (
 	"github.com/google/uuid"
 
+	"github.com/musterhq/muster/internal/termsignal"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -73,3 +74,40 @@ const (
 	Shell  = "shell"
 	Custom = "custom"
 )
+
+// SessionRouter is a provider whose hooks may run in a process another pane
+// started (Codex's shared app-server), so that an event's pane environment
+// proves nothing: internal/codexroute finds its pane from the session id,
+// with these hints. Its hook mapping says RoutedBySession.
+type SessionRouter interface {
+	Provider
+	// IsAgentProcess reports whether a process (its command name, its
+	// executable's path) is the provider's CLI.
+	IsAgentProcess(comm, exe string) bool
+	// SessionFile returns the file the CLI holds open while the session
+	// runs (Codex's rollout); "" when there is none (yet).
+	SessionFile(env transcript.Env, sessionID string) (string, error)
+	// SessionInfo reads what routing needs from that file.
+	SessionInfo(path string) (SessionInfo, error)
+	// Resumes reports whether a pane launched with argv resumes sessionID.
+	Resumes(argv []string, sessionID string) bool
+}
+
+// SessionInfo is what routing knows of a session from its file.
+type SessionInfo struct {
+	CWD string // the session's working directory; never empty
+	// Interactive: a session the user started in the CLI's own interface,
+	// not a batch run, a sub-agent or another client's thread; only those
+	// are routed by working directory.
+	Interactive bool
+	// Originator and Source say what started it, for the refusal message.
+	Originator, Source string
+}
+
+// SignalReader is a provider whose CLI reports in terminal signals what its
+// hooks do not.
+type SignalReader interface {
+	Provider
+	// TurnFailed reports whether sig proves that the current turn failed.
+	TurnFailed(sig termsignal.Signal) bool
+}

@@ -102,6 +102,9 @@ func TestHookRegistryAgrees(t *testing.T) {
 		if _, ok := h.(provider.HookInstaller); !ok {
 			t.Errorf("%s maps hooks but installs none", h.Name())
 		}
+		if _, routed := h.(provider.SessionRouter); routed != h.HookMapping().RoutedBySession {
+			t.Errorf("%s: the hook helper's RoutedBySession is %t, but SessionRouter is %t", h.Name(), h.HookMapping().RoutedBySession, routed)
+		}
 	}
 	got := hooks.Names()
 	slices.Sort(got)

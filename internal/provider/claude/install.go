@@ -9,7 +9,14 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-var _ provider.HookInstaller = Provider{}
+var (
+	_ provider.HookInstaller  = Provider{}
+	_ provider.NativeCapturer = Provider{}
+)
+
+// CapturesNativePayload implements provider.NativeCapturer: the capture
+// command setup installs gets the session-start hook's own payload.
+func (Provider) CapturesNativePayload() {}
 
 // HookInstall implements provider.HookInstaller: settings.json "hooks",
 // groups of {matcher, hooks[]}, timeouts in seconds. The events are the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,22 +154,41 @@ const metaLines = 16
 // ReadSessionMeta reads just the session_meta record at the top of a
 // rollout (or the legacy header), without parsing the rest.
 func ReadSessionMeta(path string) (SessionMeta, error) {
+	m, _, err := readMeta(path)
+	return m, err
+}
+
+// metaExtra is what routing reads of session_meta beside SessionMeta.
+type metaExtra struct {
+	threadSource string
+	subagent     bool // source is an object with a "subagent" member
+	otherSource  bool // source is neither a string, null nor a sub-agent
+}
+
+// readMeta is ReadSessionMeta, with the extra fields routing reads.
+func readMeta(path string) (SessionMeta, metaExtra, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return SessionMeta{}, fmt.Errorf("read codex session meta: %w", err)
+		return SessionMeta{}, metaExtra{}, fmt.Errorf("read codex session meta: %w", err)
 	}
 	defer f.Close()
 	if strings.HasSuffix(path, ".json") {
 		p := newParser(path, transcript.ParseOptions{SummaryOnly: true})
 		if err := p.legacyDocument(f); err != nil {
-			return SessionMeta{}, err
+			return SessionMeta{}, metaExtra{}, err
 		}
 		if p.meta.ID == "" {
-			return SessionMeta{}, fmt.Errorf("read codex session meta %s: no session id", path)
+			return SessionMeta{}, metaExtra{}, fmt.Errorf("read codex session meta %s: no session id", path)
 		}
-		return p.meta, nil
+		return p.meta, metaExtra{}, nil
 	}
-	sc := transcript.NewLineScanner(f, 0)
+	return scanMeta(f, path)
+}
+
+// scanMeta finds session_meta (or the legacy header) among the first lines
+// of a JSON-lines rollout.
+func scanMeta(r io.Reader, path string) (SessionMeta, metaExtra, error) {
+	sc := transcript.NewLineScanner(r, 0)
 	var top []transcript.Member
 	for sc.Scan() && sc.Line() <= metaLines {
 		var ok bool
@@ -183,19 +203,23 @@ func ReadSessionMeta(path string) (SessionMeta, error) {
 			if !ok {
 				continue
 			}
-			return metaFrom(payload, parseTime(transcript.Lookup(top, "timestamp"))), nil
+			m, x := metaFrom(payload, parseTime(transcript.Lookup(top, "timestamp")))
+			return m, x, nil
 		case typ == nil && transcript.Lookup(top, "payload") == nil && transcript.IsString(transcript.Lookup(top, "id")):
-			return metaFrom(top, time.Time{}), nil
+			m, x := metaFrom(top, time.Time{})
+			return m, x, nil
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return SessionMeta{}, fmt.Errorf("read codex session meta: %w", err)
+		return SessionMeta{}, metaExtra{}, fmt.Errorf("read codex session meta: %w", err)
 	}
-	return SessionMeta{}, fmt.Errorf("read codex session meta %s: no session_meta record in the first %d lines", path, metaLines)
+	return SessionMeta{}, metaExtra{}, fmt.Errorf("read codex session meta %s: no session_meta record in the first %d lines", path, metaLines)
 }
 
+func metaOnly(m SessionMeta, _ metaExtra) SessionMeta { return m }
+
 // metaFrom reads a session_meta payload (or a legacy header).
-func metaFrom(payload []transcript.Member, recordTime time.Time) SessionMeta {
+func metaFrom(payload []transcript.Member, recordTime time.Time) (SessionMeta, metaExtra) {
 	m := SessionMeta{
 		ID:         transcript.Str(transcript.Lookup(payload, "id")),
 		CWD:        transcript.Str(transcript.Lookup(payload, "cwd")),
@@ -209,7 +233,7 @@ func metaFrom(payload []transcript.Member, recordTime time.Time) SessionMeta {
 	if m.StartedAt.IsZero() {
 		m.StartedAt = recordTime
 	}
-	subagent := false
+	x := metaExtra{threadSource: transcript.Str(transcript.Lookup(payload, "thread_source"))}
 	switch src := transcript.Lookup(payload, "source"); {
 	case transcript.IsString(src):
 		m.Source = transcript.Str(src)
@@ -219,12 +243,16 @@ func metaFrom(payload []transcript.Member, recordTime time.Time) SessionMeta {
 			m.Source = transcript.Str(append(append([]byte{'"'}, obj[0].Key...), '"'))
 		}
 		if sub := transcript.Lookup(obj, "subagent"); sub != nil {
-			subagent = true
+			x.subagent = true
 			m.ParentID = findString(sub, "parent_thread_id", 4)
+		} else {
+			x.otherSource = true
 		}
+	case len(src) > 0 && string(src) != "null":
+		x.otherSource = true
 	}
-	m.Interactive = isInteractive(m.Originator, m.Source, subagent)
-	return m
+	m.Interactive = isInteractive(m.Originator, m.Source, x.subagent)
+	return m, x
 }
 
 // isInteractive applies the rule in the package doc.
@@ -295,7 +323,7 @@ func (p *parser) legacyDocument(f *os.File) error {
 		return nil
 	}
 	if sess, ok := transcript.Members(transcript.Lookup(top, "session"), nil); ok {
-		p.setMeta(metaFrom(sess, time.Time{}))
+		p.setMeta(metaOnly(metaFrom(sess, time.Time{})))
 	}
 	items, ok := transcript.Elements(transcript.Lookup(top, "items"), nil)
 	if !ok {

@@ -12,7 +12,14 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-var _ provider.HookInstaller = Provider{}
+var (
+	_ provider.HookInstaller  = Provider{}
+	_ provider.NativeCapturer = Provider{}
+)
+
+// CapturesNativePayload implements provider.NativeCapturer: the capture
+// command setup installs gets the session-start hook's own payload.
+func (Provider) CapturesNativePayload() {}
 
 // HookTrustNote tells the user about Codex's one-time hook review.
 const HookTrustNote = "Codex asks you to trust new or changed hooks once: start codex and review them in /hooks"

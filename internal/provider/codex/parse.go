@@ -202,7 +202,7 @@ func (p *parser) line(n int, raw []byte) {
 	if payload == nil {
 		switch t := transcript.Str(typ); {
 		case typ == nil && transcript.IsString(transcript.Lookup(p.top, "id")):
-			p.setMeta(metaFrom(p.top, ts)) // legacy header {id, timestamp}
+			p.setMeta(metaOnly(metaFrom(p.top, ts))) // legacy header {id, timestamp}
 		case responseItemTypes[t]:
 			p.seen(ts)
 			p.responseItem(p.top, ts)
@@ -212,7 +212,7 @@ func (p *parser) line(n int, raw []byte) {
 	typStr := transcript.Str(typ)
 	if typStr == "session_meta" {
 		if pl, ok := transcript.Members(payload, nil); ok && !p.haveMeta {
-			p.setMeta(metaFrom(pl, ts))
+			p.setMeta(metaOnly(metaFrom(pl, ts)))
 			p.fork = p.meta.ParentID != "" || transcript.Lookup(pl, "forked_from_id") != nil || bytes.Contains(transcript.Lookup(pl, "source"), []byte(`"subagent"`))
 		}
 		return

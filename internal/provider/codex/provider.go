@@ -1,8 +1,6 @@
 package codex
 
 import (
-	"path/filepath"
-
 	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/provider/codex/codexhook"
 	"github.com/musterhq/muster/internal/provider/hookmap"
@@ -46,14 +44,6 @@ func (Provider) Transcripts() transcript.Source { return New() }
 // HasTranscript implements provider.TranscriptChecker: the rollout named
 // with the id, in a date folder or flat under sessions/.
 func (Provider) HasTranscript(env transcript.Env, id string) bool {
-	root := filepath.Join(Home(env), "sessions")
-	for _, p := range []string{
-		filepath.Join(root, "*", "*", "*", "rollout-*-"+id+".jsonl"),
-		filepath.Join(root, "rollout-*-"+id+".jsonl"),
-	} {
-		if m, _ := filepath.Glob(p); len(m) > 0 {
-			return true
-		}
-	}
-	return false
+	p, _ := FindRollout(env, id)
+	return p != ""
 }

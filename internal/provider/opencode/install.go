@@ -11,7 +11,15 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-var _ provider.HookInstaller = Provider{}
+var (
+	_ provider.HookInstaller  = Provider{}
+	_ provider.NativeCapturer = Provider{}
+)
+
+// CapturesNativePayload implements provider.NativeCapturer. The plugin
+// sends the canonical event, but a session.created payload piped as it is
+// carries the id as sessionId too.
+func (Provider) CapturesNativePayload() {}
 
 // HookCreateNote tells the user about OpenCode's first-plugin install.
 const HookCreateNote = "OpenCode installs @opencode-ai/plugin with npm into its config directory the first time a plugin exists (network needed once)"
