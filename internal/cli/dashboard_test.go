@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/musterhq/muster/internal/iostreams"
+	"github.com/musterhq/muster/internal/testing/testbin"
+	"github.com/musterhq/muster/internal/tui"
+)
+
+// TestDashboardReconnects runs the dashboard's model over the real
+// backend against a real daemon, kills the daemon with SIGKILL and starts
+// another: the open dashboard says the daemon is away, then shows what the
+// new daemon reports, without being restarted.
+func TestDashboardReconnects(t *testing.T) {
+	bin := testbin.Muster(t)
+	// Socket paths must stay short, so not t.TempDir().
+	home, err := os.MkdirTemp("/tmp", "mr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	userHome := t.TempDir()
+	env := map[string]string{
+		"MUSTER_HOME":     home,
+		"HOME":            userHome,
+		"XDG_CONFIG_HOME": filepath.Join(userHome, ".config"),
+		"XDG_STATE_HOME":  filepath.Join(userHome, ".state"),
+		"XDG_DATA_HOME":   filepath.Join(userHome, ".local", "share"),
+		"SHELL":           "/bin/sh",
+		"PATH":            os.Getenv("PATH"),
+	}
+	var envList []string
+	for k, v := range env {
+		envList = append(envList, k+"="+v)
+	}
+	muster := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env, cmd.Dir = envList, userHome
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("muster %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	t.Cleanup(func() {
+		cmd := exec.Command(bin, "daemon", "stop")
+		cmd.Env = envList
+		cmd.Run()
+		os.RemoveAll(home)
+	})
+	muster("new", "--name", "alpha", "--detach", "--cmd", "sh")
+
+	ios, _, _, _ := iostreams.Test()
+	f := &Factory{IO: ios, Getenv: func(k string) string { return env[k] }}
+	b := &dashboardBackend{f: f}
+	defer b.Close()
+	var m tea.Model = tui.New(tui.Options{Backend: b, Home: userHome})
+	m, _ = m.Update(tea.WindowSizeMsg{Width: 100, Height: 20})
+	cmd := m.Init()
+	// waitFor runs the dashboard's command chain (refresh, tick, refresh…)
+	// as the program would, until the frame shows every want.
+	waitFor := func(want ...string) string {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if cmd == nil {
+				t.Fatal("the dashboard stopped refreshing")
+			}
+			m, cmd = m.Update(cmd())
+			frame := ansi.Strip(m.View().Content)
+			ok := true
+			for _, w := range want {
+				ok = ok && strings.Contains(frame, w)
+			}
+			if ok {
+				return frame
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the dashboard never showed %q:\n%s", want, frame)
+			}
+		}
+	}
+	waitFor("alpha", "◌ live", "1 live")
+
+	var st struct {
+		PID int `json:"pid"`
+	}
+	if err := json.Unmarshal([]byte(muster("daemon", "status", "--json")), &st); err != nil || st.PID == 0 {
+		t.Fatalf("daemon status: %v %+v", err, st)
+	}
+	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	frame := waitFor("daemon away", "reconnecting")
+	if strings.Contains(frame, "◌ live") {
+		t.Errorf("a session still shows live while the daemon is away:\n%s", frame)
+	}
+
+	// Any command starts a new daemon; the dashboard finds it by itself.
+	muster("ls")
+	frame = waitFor("reconnected to the daemon", "alpha", "⟲ restorable")
+	if strings.Contains(frame, "daemon away") || strings.Contains(frame, "1 live") {
+		t.Errorf("stale rows after the daemon came back:\n%s", frame)
+	}
+}

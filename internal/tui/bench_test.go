@@ -1,0 +1,28 @@
+package tui
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkView renders one frame of 100 sessions and 50 open attention
+// items at 160×48: go test -run '^$' -bench View ./internal/tui
+func BenchmarkView(b *testing.B) {
+	sessions := manySessions(100)
+	for i := range sessions {
+		switch i % 5 {
+		case 0:
+			sessions[i].RunState = ptr("waitingApproval")
+			sessions[i].Attention = 1
+		case 1:
+			sessions[i].Name = fmt.Sprintf("数据库-%02d", i)
+		case 4:
+			sessions[i].State = "exited"
+		}
+	}
+	t := &testing.T{}
+	m := loaded(t, &fakeBackend{sessions: sessions, items: manyItems(50)}, 160, 48, Options{Select: "agent-50"})
+	for b.Loop() {
+		_ = m.View()
+	}
+}
