@@ -173,7 +173,7 @@ func TestTranscriptTextCannotDriveTheTerminal(t *testing.T) {
 	out := e.must("history", "--provider", "claude")
 	terminalSafe(t, "history", out)
 	rows := strings.Split(out, "\n")
-	if len(rows) != 3 || !strings.HasSuffix(rows[1], "  claude:eeeeeeee-000  1        1      "+evilShown) {
+	if len(rows) != 3 || !strings.HasSuffix(rows[1], "  claude:eeeeeeee  /src/evil  1        1      "+evilShown) {
 		t.Errorf("muster history wrote\n%q", out)
 	}
 	if out := e.must("history", "--json"); !strings.Contains(out, `"title": "Approve\u001b]52;c;`) && !strings.Contains(out, `"first_prompt": "Approve\u001b]52;c;`) {
