@@ -48,7 +48,7 @@ func newAttentionCmdWith(f *Factory, runF func(*attentionOptions) error) *cobra.
 				}
 				return writeJSON(f.IO.Out, items)
 			}
-			printAttention(f.IO.Out, items, o.All, time.Now())
+			printAttention(f.IO.Out, items, o.All, f.now())
 			return nil
 		},
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -52,7 +53,18 @@ func Userf(format string, args ...any) *UserError {
 type Factory struct {
 	IO     *iostreams.IOStreams
 	Getenv func(string) string
-	dirs   *paths.Dirs
+	// Now is the clock that ages and dates are shown against (ls,
+	// attention, history, stats) and --since is read from; nil means
+	// time.Now. Tests fix it.
+	Now  func() time.Time
+	dirs *paths.Dirs
+}
+
+func (f *Factory) now() time.Time {
+	if f.Now == nil {
+		return time.Now()
+	}
+	return f.Now()
 }
 
 // Dirs resolves Muster's directories.

@@ -40,7 +40,7 @@ func newHistoryCmd(f *Factory) *cobra.Command {
 }
 
 func newHistoryCmdWith(f *Factory, runF func(*historyOptions) error) *cobra.Command {
-	o := historyOptions{Now: time.Now}
+	o := historyOptions{Now: f.now}
 	cmd := &cobra.Command{
 		Use:   "history [--json] [--provider P] [--search TEXT] [--dir DIR] [--since D] [--until D] [--limit N]",
 		Short: "List past agent sessions found on disk",

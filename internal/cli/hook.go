@@ -2,7 +2,6 @@ package cli
 
 import (
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -49,7 +48,7 @@ func newHookEventCmd(f *Factory) *cobra.Command {
 				Stdout: f.IO.Out,
 				Stderr: f.IO.ErrOut,
 				Getenv: f.Getenv,
-				Now:    time.Now,
+				Now:    f.now,
 			})
 			return nil
 		},

@@ -114,7 +114,7 @@ func (f *Factory) hookLog(format string, args ...any) {
 		return
 	}
 	defer lf.Close()
-	fmt.Fprintf(lf, "%s %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
+	fmt.Fprintf(lf, "%s %s\n", f.now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
 }
 
 func newResumeCmd(f *Factory) *cobra.Command {

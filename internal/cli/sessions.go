@@ -179,7 +179,7 @@ func newLsCmd(f *Factory) *cobra.Command {
 			if asJSON {
 				return writeJSON(f.IO.Out, list)
 			}
-			printSessions(f, list, time.Now())
+			printSessions(f, list, f.now())
 			return nil
 		},
 	}

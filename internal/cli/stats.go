@@ -32,7 +32,7 @@ func newStatsCmd(f *Factory) *cobra.Command {
 }
 
 func newStatsCmdWith(f *Factory, runF func(*statsOptions) error) *cobra.Command {
-	o := statsOptions{Now: time.Now}
+	o := statsOptions{Now: f.now}
 	cmd := &cobra.Command{
 		Use:   "stats [--json] [--by day|provider|model]",
 		Short: "Summarise past sessions: prompts, tools, edited files, tokens and cost",
