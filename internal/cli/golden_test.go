@@ -12,11 +12,20 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// testdata is absolute, resolved before any test changes directory.
+var testdata = func() string {
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		panic(err)
+	}
+	return dir
+}()
+
 // checkGolden compares got with testdata/<TestName>.golden; -update
 // rewrites the file.
 func checkGolden(t *testing.T, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", t.Name()+".golden")
+	path := filepath.Join(testdata, t.Name()+".golden")
 	if *update {
 		err := errors.Join(os.MkdirAll(filepath.Dir(path), 0o755), os.WriteFile(path, []byte(got), 0o644))
 		if err != nil {
