@@ -160,11 +160,14 @@ func timeMusterSocket(payload string) time.Duration {
 	conn, err := net.Dial("unix", filepath.Join(os.Getenv("MUSTER_HOME"), "run", "control.sock"))
 	must(err)
 	defer conn.Close()
-	req, _ := json.Marshal(proto.Request{Op: "attach", Args: json.RawMessage(`{"name":"tp","cols":200,"rows":50}`)})
-	conn.Write(append(req, '\n'))
+	hello, _ := json.Marshal(proto.Request{Op: proto.OpHello, Args: json.RawMessage(fmt.Sprintf(`{"protocol":%d,"version":"corebench"}`, proto.ControlVersion))})
+	req, _ := json.Marshal(proto.Request{Op: proto.OpAttach, Args: json.RawMessage(`{"name":"tp","cols":200,"rows":50}`)})
+	conn.Write(append(append(append(hello, '\n'), req...), '\n'))
 	br := bufio.NewReaderSize(conn, 1<<20)
-	if _, err := br.ReadBytes('\n'); err != nil {
-		must(err)
+	for range 2 { // hello's response, then attach's
+		if _, err := br.ReadBytes('\n'); err != nil {
+			must(err)
+		}
 	}
 	start := openGate(fifo)
 	var tail []byte

@@ -208,8 +208,12 @@ func TestMalformedControlRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 		conn.SetDeadline(time.Now().Add(10 * time.Second))
-		go conn.Write([]byte(tc.req))
-		line, err := bufio.NewReader(conn).ReadString('\n')
+		go conn.Write([]byte(helloLine + "\n" + tc.req))
+		br := bufio.NewReader(conn)
+		if hello, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(hello, `{"ok":true`) {
+			t.Fatalf("hello: %q, %v", hello, err)
+		}
+		line, err := br.ReadString('\n')
 		conn.Close()
 		if err != nil {
 			t.Errorf("request %.40q: no response: %v", tc.req, err)

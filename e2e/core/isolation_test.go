@@ -70,6 +70,11 @@ func rawHelper(args []string) int {
 	return 0
 }
 
+// helloLine opens every raw control connection: the version exchange.
+var helloLine = fmt.Sprintf(`{"op":"hello","args":{"protocol":%d,"version":"e2e"}}`, proto.ControlVersion)
+
+// roundTrip sends one request on a fresh connection, after hello, and
+// returns the response line.
 func roundTrip(sock, line string) string {
 	c, err := net.Dial("unix", sock)
 	if err != nil {
@@ -77,10 +82,14 @@ func roundTrip(sock, line string) string {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(20 * time.Second))
-	if _, err := c.Write([]byte(line + "\n")); err != nil {
+	if _, err := c.Write([]byte(helloLine + "\n" + line + "\n")); err != nil {
 		return `{"ok":false,"error":{"code":"write_failed"}}` + "\n"
 	}
-	resp, err := bufio.NewReader(c).ReadString('\n')
+	br := bufio.NewReader(c)
+	if hello, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(hello, `{"ok":true`) {
+		return `{"ok":false,"error":{"code":"hello_failed"}}` + "\n"
+	}
+	resp, err := br.ReadString('\n')
 	if err != nil {
 		return `{"ok":false,"error":{"code":"closed"}}` + "\n"
 	}

@@ -39,7 +39,8 @@ func (e *env) paneSize(name string) string {
 	return m[1]
 }
 
-// control opens a raw connection to control.sock.
+// control opens a raw connection to control.sock, past the version
+// exchange.
 func (e *env) control(t *testing.T) (net.Conn, *bufio.Reader) {
 	t.Helper()
 	conn, err := net.Dial("unix", filepath.Join(e.home, "run", "control.sock"))
@@ -48,7 +49,11 @@ func (e *env) control(t *testing.T) (net.Conn, *bufio.Reader) {
 	}
 	t.Cleanup(func() { conn.Close() })
 	conn.SetDeadline(time.Now().Add(30 * time.Second))
-	return conn, bufio.NewReader(conn)
+	br := bufio.NewReader(conn)
+	if code, msg := request(t, conn, br, helloLine); code != "" {
+		t.Fatalf("hello: %s %s", code, msg)
+	}
+	return conn, br
 }
 
 // request sends one raw request line and returns the error code of the

@@ -44,7 +44,7 @@ func newAckCmdWith(f *Factory, runF func(*ackOptions) error) *cobra.Command {
 			}
 			defer c.Close()
 			var res proto.AckResult
-			if err := c.Call(proto.OpAck, proto.AckArgs{IDs: o.IDs, All: o.All}, &res); err != nil {
+			if err := c.Call(cmd.Context(), proto.OpAck, proto.AckArgs{IDs: o.IDs, All: o.All}, &res); err != nil {
 				return err
 			}
 			if o.JSON {

@@ -172,7 +172,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	defer restore()
 	cols, rows := termSize()
 	var res proto.AttachResult
-	if err := c.Call(proto.OpAttach, proto.AttachArgs{Name: o.Name, Cols: cols, Rows: rows, ReadOnly: o.ReadOnly}, &res); err != nil {
+	if err := c.Call(ctx, proto.OpAttach, proto.AttachArgs{Name: o.Name, Cols: cols, Rows: rows, ReadOnly: o.ReadOnly}, &res); err != nil {
 		return err
 	}
 
@@ -316,7 +316,7 @@ func printFinalScreen(ctx context.Context, f *Factory, name string, out io.Write
 	}
 	defer c.Close()
 	var res proto.CaptureResult
-	if err := c.Call(proto.OpCapture, proto.CaptureArgs{Name: name}, &res); err != nil {
+	if err := c.Call(ctx, proto.OpCapture, proto.CaptureArgs{Name: name}, &res); err != nil {
 		return
 	}
 	text := strings.TrimRight(res.Text, " \n")

@@ -39,7 +39,7 @@ func newAttentionCmdWith(f *Factory, runF func(*attentionOptions) error) *cobra.
 			}
 			defer c.Close()
 			var items []proto.AttentionItem
-			if err := c.Call(proto.OpAttention, proto.AttentionArgs{All: o.All}, &items); err != nil {
+			if err := c.Call(cmd.Context(), proto.OpAttention, proto.AttentionArgs{All: o.All}, &items); err != nil {
 				return err
 			}
 			if o.JSON {

@@ -142,6 +142,11 @@ func (d *eventDaemon) serveControl(ctx context.Context, c net.Conn) {
 		if json.Unmarshal(line, &req) != nil {
 			return
 		}
+		if req.Op == proto.OpHello {
+			res, _ := json.Marshal(proto.HelloResult{Protocol: proto.ControlVersion, Version: "stand-in"})
+			w.WriteResponse(proto.Response{OK: true, Result: res})
+			continue
+		}
 		w.WriteResponse(m.Serve(ctx, req))
 	}
 }

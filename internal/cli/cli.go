@@ -86,7 +86,7 @@ func (f *Factory) Client(ctx context.Context) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.Ensure(ctx, d)
+	return client.Ensure(ctx, d, Version)
 }
 
 // insidePane reports whether this process runs in a pane of this Muster
@@ -102,12 +102,22 @@ func (f *Factory) insidePane() bool {
 }
 
 // RunningClient connects only to an already running daemon.
-func (f *Factory) RunningClient() (*client.Client, error) {
+func (f *Factory) RunningClient(ctx context.Context) (*client.Client, error) {
 	d, err := f.Dirs()
 	if err != nil {
 		return nil, err
 	}
-	return client.Dial(d)
+	return client.Dial(ctx, d, Version)
+}
+
+// frozenClient connects to a running daemon of any version, for the frozen
+// ops (status, stop) only.
+func (f *Factory) frozenClient(ctx context.Context) (*client.Client, error) {
+	d, err := f.Dirs()
+	if err != nil {
+		return nil, err
+	}
+	return client.DialFrozen(ctx, d)
 }
 
 // NewRootCmd builds the command tree.

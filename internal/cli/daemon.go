@@ -31,7 +31,7 @@ func newDaemonCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			if !foreground {
-				if c, err := client.Dial(dirs); err == nil {
+				if c, err := client.DialFrozen(cmd.Context(), dirs); err == nil {
 					c.Close()
 					return Userf("a muster daemon is already running for this home")
 				}
@@ -102,7 +102,9 @@ func newDaemonStopCmd(f *Factory) *cobra.Command {
 		Short: "Stop the daemon and every pane it runs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.RunningClient()
+			// Any version's daemon serves stop the same way, so that a
+			// daemon this binary cannot otherwise talk to can be replaced.
+			c, err := f.frozenClient(cmd.Context())
 			if err != nil {
 				if errors.Is(err, client.ErrDaemonNotRunning) {
 					fmt.Fprintln(f.IO.ErrOut, "muster daemon is not running")
@@ -111,7 +113,7 @@ func newDaemonStopCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			if err := c.Call(proto.OpStop, nil, nil); err != nil {
+			if err := c.Call(cmd.Context(), proto.OpStop, nil, nil); err != nil {
 				return err
 			}
 			// The daemon closes the connection once every pane is down.
@@ -131,7 +133,8 @@ func newDaemonStatusCmd(f *Factory) *cobra.Command {
 		Short: "Show whether the daemon runs, and its pid and sessions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.RunningClient()
+			// status is frozen too: it shows a daemon of any version.
+			c, err := f.frozenClient(cmd.Context())
 			if err != nil {
 				if errors.Is(err, client.ErrDaemonNotRunning) {
 					if asJSON {
@@ -145,13 +148,17 @@ func newDaemonStatusCmd(f *Factory) *cobra.Command {
 			}
 			defer c.Close()
 			var st proto.DaemonStatus
-			if err := c.Call(proto.OpStatus, nil, &st); err != nil {
+			if err := c.Call(cmd.Context(), proto.OpStatus, nil, &st); err != nil {
 				return err
 			}
+			protocol := max(st.Protocol, 1) // protocol 1 did not report it
 			if asJSON {
-				return writeJSON(f.IO.Out, map[string]any{"running": true, "pid": st.PID, "version": st.Version, "started_at": st.StartedAt, "home": st.Home, "sessions": st.Sessions, "panes": st.Panes})
+				return writeJSON(f.IO.Out, map[string]any{"running": true, "pid": st.PID, "version": st.Version, "started_at": st.StartedAt, "home": st.Home, "sessions": st.Sessions, "panes": st.Panes, "protocol": protocol})
 			}
 			fmt.Fprintf(f.IO.Out, "muster daemon %s running, pid %d, since %s\n%d sessions, %d live panes\nstate: %s\n", st.Version, st.PID, st.StartedAt, st.Sessions, st.Panes, st.Home)
+			if protocol != proto.ControlVersion {
+				fmt.Fprintf(f.IO.Out, "it speaks control protocol %d and this muster %d: run `muster daemon stop` to replace it\n", protocol, proto.ControlVersion)
+			}
 			return nil
 		},
 	}

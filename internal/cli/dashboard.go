@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strings"
@@ -72,20 +73,24 @@ type dashboardBackend struct {
 	c  *client.Client
 }
 
-func (b *dashboardBackend) call(op string, args, out any) error {
+func (b *dashboardBackend) call(ctx context.Context, op string, args, out any) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	reused := b.c != nil
 	for {
 		if b.c == nil {
-			c, err := b.f.RunningClient()
+			c, err := b.f.RunningClient(ctx)
 			if err != nil {
 				return err
 			}
 			b.c = c
 		}
-		err := b.c.Call(op, args, out)
-		if _, refused := errors.AsType[*proto.Error](err); err == nil || refused {
+		err := b.c.Call(ctx, op, args, out)
+		if _, refused := errors.AsType[*proto.Error](err); err == nil || refused || ctx.Err() != nil {
+			if ctx.Err() != nil {
+				b.c.Close()
+				b.c = nil
+			}
 			return err
 		}
 		// The connection is in an unknown state: drop it. The daemon
@@ -110,22 +115,22 @@ func (b *dashboardBackend) Close() {
 	}
 }
 
-func (b *dashboardBackend) Sessions() ([]proto.SessionInfo, error) {
+func (b *dashboardBackend) Sessions(ctx context.Context) ([]proto.SessionInfo, error) {
 	var list []proto.SessionInfo
-	return list, b.call(proto.OpList, nil, &list)
+	return list, b.call(ctx, proto.OpList, nil, &list)
 }
 
-func (b *dashboardBackend) Attention() ([]proto.AttentionItem, error) {
+func (b *dashboardBackend) Attention(ctx context.Context) ([]proto.AttentionItem, error) {
 	var items []proto.AttentionItem
-	return items, b.call(proto.OpAttention, proto.AttentionArgs{All: true}, &items)
+	return items, b.call(ctx, proto.OpAttention, proto.AttentionArgs{All: true}, &items)
 }
 
-func (b *dashboardBackend) Ack(ids []int64, all bool) (proto.AckResult, error) {
+func (b *dashboardBackend) Ack(ctx context.Context, ids []int64, all bool) (proto.AckResult, error) {
 	var res proto.AckResult
-	return res, b.call(proto.OpAck, proto.AckArgs{IDs: ids, All: all}, &res)
+	return res, b.call(ctx, proto.OpAck, proto.AckArgs{IDs: ids, All: all}, &res)
 }
 
-func (b *dashboardBackend) Resume(names []string, all bool) ([]tui.ResumeOutcome, error) {
+func (b *dashboardBackend) Resume(ctx context.Context, names []string, all bool) ([]tui.ResumeOutcome, error) {
 	env := map[string]string{}
 	for _, kv := range os.Environ() {
 		if k, v, ok := strings.Cut(kv, "="); ok {
@@ -134,7 +139,7 @@ func (b *dashboardBackend) Resume(names []string, all bool) ([]tui.ResumeOutcome
 	}
 	cols, rows := termSize()
 	var out []proto.ResumeOutcome
-	if err := b.call(proto.OpResume, proto.ResumeArgs{Names: names, All: all, Env: env, Cols: cols, Rows: rows}, &out); err != nil {
+	if err := b.call(ctx, proto.OpResume, proto.ResumeArgs{Names: names, All: all, Env: env, Cols: cols, Rows: rows}, &out); err != nil {
 		return nil, err
 	}
 	res := make([]tui.ResumeOutcome, len(out))
@@ -144,6 +149,6 @@ func (b *dashboardBackend) Resume(names []string, all bool) ([]tui.ResumeOutcome
 	return res, nil
 }
 
-func (b *dashboardBackend) Kill(name string) error {
-	return b.call(proto.OpKill, proto.Target{Name: name}, nil)
+func (b *dashboardBackend) Kill(ctx context.Context, name string) error {
+	return b.call(ctx, proto.OpKill, proto.Target{Name: name}, nil)
 }

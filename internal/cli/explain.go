@@ -38,7 +38,7 @@ func newExplainCmdWith(f *Factory, runF func(*explainOptions) error) *cobra.Comm
 			}
 			defer c.Close()
 			var x proto.Explanation
-			if err := c.Call(proto.OpExplain, proto.Target{Name: o.Name}, &x); err != nil {
+			if err := c.Call(cmd.Context(), proto.OpExplain, proto.Target{Name: o.Name}, &x); err != nil {
 				return err
 			}
 			if o.JSON {

@@ -62,13 +62,13 @@ func newHookCaptureCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return fail(err)
 			}
-			cl, err := f.RunningClient()
+			cl, err := f.RunningClient(cmd.Context())
 			if err != nil {
 				f.hookLog("capture: daemon unreachable, %s id not recorded for session %s: %v", c.Provider, sid, err)
 				return nil
 			}
 			defer cl.Close()
-			err = cl.Call(proto.OpNativeCapture, proto.NativeCaptureArgs{
+			err = cl.Call(cmd.Context(), proto.OpNativeCapture, proto.NativeCaptureArgs{
 				SessionID: sid, Capability: f.Getenv("MUSTER_EVENT_CAPABILITY"),
 				Provider: c.Provider, NativeID: c.SessionID,
 				PID: pid, PPID: ppid, Event: c.Event, Source: c.Source,
@@ -140,7 +140,7 @@ func newResumeCmd(f *Factory) *cobra.Command {
 			}
 			defer c.Close()
 			var out []proto.ResumeOutcome
-			if err := c.Call(proto.OpResume, proto.ResumeArgs{Names: args, All: all, Env: env}, &out); err != nil {
+			if err := c.Call(cmd.Context(), proto.OpResume, proto.ResumeArgs{Names: args, All: all, Env: env}, &out); err != nil {
 				return err
 			}
 			if out == nil {

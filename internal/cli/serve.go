@@ -88,16 +88,13 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 		Index: idx, Sources: sources, Env: env, Blobs: blob.New(dirs.Blobs()), Version: Version,
 		Addr: ln.Addr().String(), Hosts: hosts, Public: o.Public,
 		Live: func(ctx context.Context) ([]proto.SessionInfo, error) {
-			c, err := client.Dial(dirs)
+			c, err := client.Dial(ctx, dirs, Version)
 			if err != nil {
 				return nil, err
 			}
 			defer c.Close()
-			if d, ok := ctx.Deadline(); ok {
-				c.Conn().SetDeadline(d)
-			}
 			var list []proto.SessionInfo
-			if err := c.Call(proto.OpList, nil, &list); err != nil {
+			if err := c.Call(ctx, proto.OpList, nil, &list); err != nil {
 				return nil, err
 			}
 			return list, nil

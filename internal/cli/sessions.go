@@ -120,7 +120,7 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 		return err
 	}
 	var info proto.SessionInfo
-	err = c.Call(proto.OpNew, proto.NewArgs{
+	err = c.Call(cmd.Context(), proto.OpNew, proto.NewArgs{
 		Name: o.Name, Provider: o.Provider, Dir: abs, Cmd: o.Cmd, ResumeCmd: o.ResumeCmd,
 		Args: o.Args, Env: env, Cols: cols, Rows: rows,
 	}, &info)
@@ -170,7 +170,7 @@ func newLsCmd(f *Factory) *cobra.Command {
 			}
 			defer c.Close()
 			var list []proto.SessionInfo
-			if err := c.Call(proto.OpList, nil, &list); err != nil {
+			if err := c.Call(cmd.Context(), proto.OpList, nil, &list); err != nil {
 				return err
 			}
 			if list == nil {
@@ -265,7 +265,7 @@ func newSendCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			return c.Call(proto.OpSend, proto.SendArgs{Name: args[0], Text: args[1], Enter: enter}, nil)
+			return c.Call(cmd.Context(), proto.OpSend, proto.SendArgs{Name: args[0], Text: args[1], Enter: enter}, nil)
 		},
 		ValidArgsFunction: completeSessions(f),
 	}
@@ -290,7 +290,7 @@ func newCaptureCmd(f *Factory) *cobra.Command {
 			}
 			defer c.Close()
 			var res proto.CaptureResult
-			if err := c.Call(proto.OpCapture, a, &res); err != nil {
+			if err := c.Call(cmd.Context(), proto.OpCapture, a, &res); err != nil {
 				return err
 			}
 			_, err = fmt.Fprint(f.IO.Out, res.Text)
@@ -314,7 +314,7 @@ func newKillCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			return c.Call(proto.OpKill, proto.Target{Name: args[0]}, nil)
+			return c.Call(cmd.Context(), proto.OpKill, proto.Target{Name: args[0]}, nil)
 		},
 		ValidArgsFunction: completeSessions(f),
 	}
@@ -331,7 +331,7 @@ func newRenameCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			return c.Call(proto.OpRename, proto.RenameArgs{Name: args[0], NewName: args[1]}, nil)
+			return c.Call(cmd.Context(), proto.OpRename, proto.RenameArgs{Name: args[0], NewName: args[1]}, nil)
 		},
 		ValidArgsFunction: completeSessions(f),
 	}
@@ -343,13 +343,13 @@ func completeSessions(f *Factory) func(*cobra.Command, []string, string) ([]stri
 		if len(args) > 0 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		c, err := f.RunningClient()
+		c, err := f.RunningClient(cmd.Context())
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		defer c.Close()
 		var list []proto.SessionInfo
-		if c.Call(proto.OpList, nil, &list) != nil {
+		if c.Call(cmd.Context(), proto.OpList, nil, &list) != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var names []string

@@ -71,12 +71,11 @@ func runWait(ctx context.Context, f *Factory, o waitOptions) error {
 	if err != nil {
 		return err
 	}
+	// The daemon answers once; a cancelled command just hangs up (Call
+	// returns at once, and Close hangs up).
 	defer c.Close()
-	// The daemon answers once; a cancelled command just hangs up.
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
 	var res proto.WaitResult
-	err = c.Call(proto.OpWait, proto.WaitArgs{
+	err = c.Call(ctx, proto.OpWait, proto.WaitArgs{
 		Names: o.Names, Until: o.Until, TimeoutMS: o.Timeout.Milliseconds(), Any: o.Any,
 	}, &res)
 	if ctx.Err() != nil {

@@ -1,5 +1,5 @@
 // Package client dials the daemon's control socket, starting the daemon on
-// demand, and speaks the proto control API.
+// demand, exchanges versions with it, and speaks the proto control API.
 package client
 
 import (
@@ -27,11 +27,41 @@ var ErrDaemonNotRunning = errors.New("the muster daemon is not running")
 type Client struct {
 	conn net.Conn
 	r    *bufio.Reader
+	// hello is set once the versions matched; before, only the frozen ops
+	// may be called.
+	hello bool
+	// broken is why the connection cannot carry another call: a call was
+	// cancelled with its response still on the way.
+	broken error
 }
 
-// Dial connects to a running daemon.
-func Dial(dirs paths.Dirs) (*Client, error) {
-	conn, err := net.DialTimeout("unix", dirs.ControlSocket(), 2*time.Second)
+// Dial connects to a running daemon and exchanges versions with it;
+// version is this binary's, for the daemon's log and the mismatch message.
+// A daemon of another control protocol gives a *proto.Error with
+// proto.CodeVersion, saying to run `muster daemon stop`.
+func Dial(ctx context.Context, dirs paths.Dirs, version string) (*Client, error) {
+	c, err := connect(ctx, dirs)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.exchangeVersions(ctx, version); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// DialFrozen connects to a running daemon without the version exchange.
+// Only the frozen ops (proto.Op.Frozen: status and stop) may be called on
+// the connection; every daemon, of any version, serves them the same way,
+// so that `muster daemon stop` stops a daemon this binary cannot talk to.
+func DialFrozen(ctx context.Context, dirs paths.Dirs) (*Client, error) {
+	return connect(ctx, dirs)
+}
+
+func connect(ctx context.Context, dirs paths.Dirs) (*Client, error) {
+	dialer := net.Dialer{Timeout: 2 * time.Second}
+	conn, err := dialer.DialContext(ctx, "unix", dirs.ControlSocket())
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, ErrDaemonNotRunning
@@ -41,10 +71,33 @@ func Dial(dirs paths.Dirs) (*Client, error) {
 	return &Client{conn: conn, r: bufio.NewReaderSize(conn, 64<<10)}, nil
 }
 
+// exchangeVersions sends hello. A daemon from before hello (control
+// protocol 1) answers it as an unknown op (or, to a process inside a
+// pane, as a refused one); its status still says its version.
+func (c *Client) exchangeVersions(ctx context.Context, version string) error {
+	var res proto.HelloResult
+	err := c.Call(ctx, proto.OpHello, proto.Hello{Protocol: proto.ControlVersion, Version: version}, &res)
+	pe, refused := errors.AsType[*proto.Error](err)
+	switch {
+	case err == nil && res.Protocol == proto.ControlVersion:
+		c.hello = true
+		return nil
+	case err == nil:
+		return proto.VersionMismatch(res.Version, res.Protocol, version, proto.ControlVersion)
+	case !refused || pe.Code == proto.CodeVersion || pe.Code == proto.CodeBusy:
+		return err
+	}
+	var st proto.DaemonStatus
+	if c.Call(ctx, proto.OpStatus, nil, &st) != nil {
+		st = proto.DaemonStatus{}
+	}
+	return proto.VersionMismatch(st.Version, max(st.Protocol, 1), version, proto.ControlVersion)
+}
+
 // Ensure connects to the daemon, starting it in the background first when
 // none is running.
-func Ensure(ctx context.Context, dirs paths.Dirs) (*Client, error) {
-	c, err := Dial(dirs)
+func Ensure(ctx context.Context, dirs paths.Dirs, version string) (*Client, error) {
+	c, err := Dial(ctx, dirs, version)
 	if err == nil {
 		return c, nil
 	}
@@ -56,9 +109,12 @@ func Ensure(ctx context.Context, dirs paths.Dirs) (*Client, error) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := Dial(dirs)
+		c, err := Dial(ctx, dirs, version)
 		if err == nil {
 			return c, nil
+		}
+		if !errors.Is(err, ErrDaemonNotRunning) {
+			return nil, err
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("daemon did not start; see %s", filepath.Join(dirs.State, "daemon.log"))
@@ -108,16 +164,39 @@ func (c *Client) Conn() net.Conn { return c.conn }
 // because it may already hold bytes.
 func (c *Client) Reader() *bufio.Reader { return c.r }
 
-// Call sends one request and decodes the result into out (which may be nil).
-func (c *Client) Call(op string, args, out any) error {
-	if err := c.Send(op, args); err != nil {
+// Call sends one request and decodes the result into out (which may be
+// nil); a daemon-side failure comes back as *proto.Error. op must be in
+// proto.Ops. When ctx ends first, Call returns ctx's error at once and the
+// connection can carry no further call (close it).
+func (c *Client) Call(ctx context.Context, op string, args, out any) error {
+	if c.broken != nil {
+		return c.broken
+	}
+	o, ok := proto.Lookup(op)
+	if !ok {
+		return fmt.Errorf("call daemon: op %q is not in proto.Ops", op)
+	}
+	if !c.hello && !o.Frozen && op != proto.OpHello {
+		return fmt.Errorf("call daemon: op %q before the version exchange", op)
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return c.Recv(out)
+	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Now()) })
+	err := c.send(op, args)
+	if err == nil {
+		err = c.recv(out)
+	}
+	if !stop() || ctx.Err() != nil {
+		// The deadline may have cut the request or its response short.
+		c.broken = fmt.Errorf("call daemon: an earlier call was cancelled: %w", context.Cause(ctx))
+		return context.Cause(ctx)
+	}
+	return err
 }
 
-// Send writes one request.
-func (c *Client) Send(op string, args any) error {
+// send writes one request.
+func (c *Client) send(op string, args any) error {
 	req := proto.Request{Op: op}
 	if args != nil {
 		raw, err := json.Marshal(args)
@@ -137,8 +216,8 @@ func (c *Client) Send(op string, args any) error {
 	return nil
 }
 
-// Recv reads one response; a daemon-side failure comes back as *proto.Error.
-func (c *Client) Recv(out any) error {
+// recv reads one response.
+func (c *Client) recv(out any) error {
 	line, err := c.r.ReadBytes('\n')
 	if err != nil {
 		return fmt.Errorf("daemon closed the connection: %w", err)

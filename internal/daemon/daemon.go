@@ -397,6 +397,9 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 		}
 		return *where
 	}
+	// hello is set once the client's protocol matched ours; before, only
+	// the frozen ops are served.
+	hello := false
 	for {
 		d.ctl.setIdle(c, true)
 		conn.SetReadDeadline(time.Now().Add(controlIdleTimeout))
@@ -421,6 +424,14 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 			return
 		}
 		op, known := proto.Lookup(req.Op)
+		if known && !hello && !op.Frozen {
+			// A client from before hello (control protocol 1).
+			d.logger.Info("control client of another protocol", "op", req.Op, "pid", c.pid, "protocol", 1)
+			if rep.fail(proto.VersionMismatch(d.opts.Version, proto.ControlVersion, "", 1)) != nil {
+				return
+			}
+			continue
+		}
 		if err := d.gate(peer, op, known, req.Args); err != nil {
 			w := peer()
 			d.logger.Info("refused control request from inside a pane", "op", req.Op, "pid", c.pid, "session_id", w.sessionID, "how", w.how)
@@ -438,6 +449,19 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 		}
 		rctx := context.WithValue(ctx, peerKey{}, peer)
 		switch op.Flow {
+		case proto.Handshake:
+			res, err := d.hello(req.Args, c.pid)
+			if err != nil {
+				if rep.fail(err) != nil {
+					return
+				}
+				continue
+			}
+			hello = true
+			if rep.ok(res) != nil {
+				return
+			}
+			continue
 		case proto.Frames:
 			d.attach(rctx, conn, br, req.Args)
 			return
@@ -458,6 +482,19 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 			return
 		}
 	}
+}
+
+// hello answers the version exchange: the client's protocol must be ours.
+func (d *Daemon) hello(raw json.RawMessage, pid int) (proto.HelloResult, error) {
+	var h proto.Hello
+	if err := proto.DecodeArgs(raw, &h); err != nil {
+		return proto.HelloResult{}, err
+	}
+	if h.Protocol != proto.ControlVersion {
+		d.logger.Info("control client of another protocol", "pid", pid, "protocol", h.Protocol, "version", h.Version)
+		return proto.HelloResult{}, proto.VersionMismatch(d.opts.Version, proto.ControlVersion, h.Version, h.Protocol)
+	}
+	return proto.HelloResult{Protocol: proto.ControlVersion, Version: d.opts.Version, PID: os.Getpid()}, nil
 }
 
 // peerKey carries a request's peer (func() peerWhere) in its context, for
@@ -588,7 +625,8 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 }
 
 // routes registers every op the daemon serves through its one Mux: its own
-// and the event engine's. hello and attach are answered by the connection.
+// and the event engine's. hello and attach are answered by the connection
+// (handleConn).
 func (d *Daemon) routes() (*proto.Mux, error) {
 	m := proto.NewMux()
 	proto.Handle(m, proto.OpStatus, func(context.Context, proto.None) (proto.DaemonStatus, error) {
@@ -646,6 +684,7 @@ func (d *Daemon) status() proto.DaemonStatus {
 	return proto.DaemonStatus{
 		PID: os.Getpid(), Version: d.opts.Version, StartedAt: d.startedAt.UTC().Format(time.RFC3339),
 		Home: filepath.Dir(d.dirs.State), Sessions: len(d.sessions), Panes: panes,
+		Protocol: proto.ControlVersion,
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/musterhq/muster/internal/client"
 	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/testing/poll"
@@ -83,7 +84,21 @@ type conn struct {
 	br *bufio.Reader
 }
 
+// dial connects and exchanges versions, as every client does.
 func (d *testDaemon) dial() *conn {
+	d.t.Helper()
+	c := d.dialRaw()
+	var res proto.HelloResult
+	c.must(proto.OpHello, proto.Hello{Protocol: proto.ControlVersion, Version: "test-client"}, &res)
+	if res.Protocol != proto.ControlVersion || res.Version != "test" || res.PID != os.Getpid() {
+		d.t.Fatalf("hello = %+v", res)
+	}
+	return c
+}
+
+// dialRaw connects without the version exchange, like a client from
+// before it.
+func (d *testDaemon) dialRaw() *conn {
 	d.t.Helper()
 	c, err := net.Dial("unix", d.dirs.ControlSocket())
 	if err != nil {
@@ -252,5 +267,60 @@ func TestStopEndsRun(t *testing.T) {
 	}
 	if _, err := os.Stat(d.dirs.ControlSocket()); !os.IsNotExist(err) {
 		t.Errorf("control.sock still there after stop: %v", err)
+	}
+}
+
+// TestVersionExchange: a client from before hello, or of another protocol,
+// gets the one line that says what to do; the frozen ops still work for it.
+func TestVersionExchange(t *testing.T) {
+	d := startDaemon(t)
+
+	old := d.dialRaw() // control protocol 1: no hello
+	e := old.call(proto.OpList, nil, nil)
+	want := "the running daemon is version test (control protocol 2), this client is older (control protocol 1); run `muster daemon stop`"
+	if e == nil || e.Code != proto.CodeVersion || e.Message != want {
+		t.Fatalf("ls without hello = %+v\nwant %s", e, want)
+	}
+	var st proto.DaemonStatus
+	old.must(proto.OpStatus, nil, &st)
+	if st.Version != "test" || st.Protocol != proto.ControlVersion {
+		t.Errorf("status without hello = %+v", st)
+	}
+	old.wantCode(proto.CodeUnsupported, "reboot", nil)
+
+	other := d.dialRaw()
+	e = other.call(proto.OpHello, proto.Hello{Protocol: 1, Version: "0.1.0"}, nil)
+	want = "the running daemon is version test (control protocol 2), this client is version 0.1.0 (control protocol 1); run `muster daemon stop`"
+	if e == nil || e.Code != proto.CodeVersion || e.Message != want {
+		t.Fatalf("hello of protocol 1 = %+v\nwant %s", e, want)
+	}
+	other.wantCode(proto.CodeVersion, proto.OpCapture, proto.CaptureArgs{Name: "x"})
+	other.wantCode(proto.CodeBadRequest, proto.OpHello, "x")
+
+	// The real client.
+	c, err := client.Dial(t.Context(), d.dirs, "test-client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var list []proto.SessionInfo
+	if err := c.Call(t.Context(), proto.OpList, nil, &list); err != nil || len(list) != 0 {
+		t.Errorf("ls = %v, %v", list, err)
+	}
+}
+
+// TestOldClientCanStop: `muster daemon stop` of any version stops this
+// daemon: stop needs no hello.
+func TestOldClientCanStop(t *testing.T) {
+	d := startDaemon(t)
+	d.dialRaw().must(proto.OpStop, nil, nil)
+	select {
+	case err := <-d.done:
+		if err != nil {
+			t.Fatalf("Run after stop: %v", err)
+		}
+		d.done <- nil // for the cleanup
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after stop")
 	}
 }

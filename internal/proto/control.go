@@ -230,16 +230,25 @@ func Lookup(name string) (Op, bool) {
 
 // VersionMismatch is the one line shown when a client and the running
 // daemon speak different control protocols. An empty version is one the
-// other side did not say (a client or daemon from before hello).
+// other side did not say (a client from before hello, or a daemon that
+// did not answer status).
 func VersionMismatch(daemonVersion string, daemonProtocol int, clientVersion string, clientProtocol int) *Error {
 	return &Error{Code: CodeVersion, Message: fmt.Sprintf(
-		"the running daemon is version %s, this client is %s; run `muster daemon stop`",
-		describeVersion(daemonVersion, daemonProtocol), describeVersion(clientVersion, clientProtocol))}
+		"the running daemon is %s, this client is %s; run `muster daemon stop`",
+		describeVersion(daemonVersion, daemonProtocol, clientProtocol),
+		describeVersion(clientVersion, clientProtocol, daemonProtocol))}
 }
 
-func describeVersion(v string, protocol int) string {
-	if v == "" {
-		v = "unknown"
+func describeVersion(v string, protocol, other int) string {
+	switch {
+	case v != "":
+		v = "version " + v
+	case protocol < other:
+		v = "older"
+	case protocol > other:
+		v = "newer"
+	default:
+		v = "of an unknown version"
 	}
 	return fmt.Sprintf("%s (control protocol %d)", v, protocol)
 }

@@ -237,8 +237,13 @@ func TestHandleRefusesMistakes(t *testing.T) {
 
 func TestVersionMismatch(t *testing.T) {
 	e := VersionMismatch("0.1.0", 1, "0.2.0", 2)
-	want := "the running daemon is version 0.1.0 (control protocol 1), this client is 0.2.0 (control protocol 2); run `muster daemon stop`"
+	want := "the running daemon is version 0.1.0 (control protocol 1), this client is version 0.2.0 (control protocol 2); run `muster daemon stop`"
 	if e.Code != CodeVersion || e.Message != want || e.Hint != "" {
 		t.Errorf("VersionMismatch = %+v", e)
+	}
+	e = VersionMismatch("0.2.0", 2, "", 1)
+	want = "the running daemon is version 0.2.0 (control protocol 2), this client is older (control protocol 1); run `muster daemon stop`"
+	if e.Message != want {
+		t.Errorf("VersionMismatch without the client's version = %q", e.Message)
 	}
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,17 +42,17 @@ func (f *fakeBackend) Calls() []string {
 	return slices.Clone(f.calls)
 }
 
-func (f *fakeBackend) Sessions() ([]proto.SessionInfo, error) {
+func (f *fakeBackend) Sessions(context.Context) ([]proto.SessionInfo, error) {
 	f.record("ls")
 	return slices.Clone(f.sessions), f.err
 }
 
-func (f *fakeBackend) Attention() ([]proto.AttentionItem, error) {
+func (f *fakeBackend) Attention(context.Context) ([]proto.AttentionItem, error) {
 	f.record("attention")
 	return slices.Clone(f.items), f.err
 }
 
-func (f *fakeBackend) Ack(ids []int64, all bool) (proto.AckResult, error) {
+func (f *fakeBackend) Ack(_ context.Context, ids []int64, all bool) (proto.AckResult, error) {
 	f.record(fmtCall("ack", ids, all))
 	if f.err != nil {
 		return proto.AckResult{}, f.err
@@ -59,12 +60,12 @@ func (f *fakeBackend) Ack(ids []int64, all bool) (proto.AckResult, error) {
 	return proto.AckResult{Acknowledged: ids}, nil
 }
 
-func (f *fakeBackend) Resume(names []string, all bool) ([]ResumeOutcome, error) {
+func (f *fakeBackend) Resume(_ context.Context, names []string, all bool) ([]ResumeOutcome, error) {
 	f.record(fmtCall("resume", names, all))
 	return f.resume, f.err
 }
 
-func (f *fakeBackend) Kill(name string) error {
+func (f *fakeBackend) Kill(_ context.Context, name string) error {
 	f.record("kill " + name)
 	return f.err
 }

@@ -17,21 +17,22 @@ import (
 // polling buys nothing a human sees.
 const RefreshInterval = time.Second
 
-// Backend is the daemon as the dashboard sees it. Its methods block; they
-// run inside tea.Cmds, possibly concurrently, so an implementation must be
+// Backend is the daemon as the dashboard sees it. Its methods block until
+// the daemon answers or ctx ends (the dashboard's, from Run); they run
+// inside tea.Cmds, possibly concurrently, so an implementation must be
 // safe for concurrent use.
 type Backend interface {
 	// Sessions answers op "ls".
-	Sessions() ([]proto.SessionInfo, error)
+	Sessions(ctx context.Context) ([]proto.SessionInfo, error)
 	// Attention answers op "attention" with resolved items included: the
 	// open items and those resolved in the last 24 hours, oldest first.
-	Attention() ([]proto.AttentionItem, error)
+	Attention(ctx context.Context) ([]proto.AttentionItem, error)
 	// Ack resolves the items ids, or every open item when all is set.
-	Ack(ids []int64, all bool) (proto.AckResult, error)
+	Ack(ctx context.Context, ids []int64, all bool) (proto.AckResult, error)
 	// Resume relaunches the named sessions, or every restorable one.
-	Resume(names []string, all bool) ([]ResumeOutcome, error)
+	Resume(ctx context.Context, names []string, all bool) ([]ResumeOutcome, error)
 	// Kill ends a session's process and removes the session.
-	Kill(name string) error
+	Kill(ctx context.Context, name string) error
 }
 
 // ResumeOutcome is one session's result of op "resume".
@@ -71,6 +72,8 @@ const (
 // Model is the dashboard's whole state. It is a value: Update returns the
 // next one.
 type Model struct {
+	// ctx bounds the daemon calls: Run's.
+	ctx       context.Context
 	backend   Backend
 	home      string
 	detachKey string
@@ -117,7 +120,7 @@ func New(o Options) Model {
 		now = time.Now
 	}
 	return Model{
-		backend: o.Backend, home: o.Home, detachKey: o.DetachKey, nowFn: now,
+		ctx: context.Background(), backend: o.Backend, home: o.Home, detachKey: o.DetachKey, nowFn: now,
 		selName: o.Select, status: o.Notice, noColor: o.NoColor,
 		width: 80, height: 24,
 	}
@@ -148,12 +151,12 @@ func (m Model) Init() tea.Cmd { return m.fetchCmd(1) }
 
 // fetchCmd asks the daemon for the sessions and the attention drawer.
 func (m Model) fetchCmd(seq int) tea.Cmd {
-	b, now := m.backend, m.nowFn
+	ctx, b, now := m.ctx, m.backend, m.nowFn
 	return func() tea.Msg {
 		msg := refreshMsg{seq: seq}
-		msg.sessions, msg.err = b.Sessions()
+		msg.sessions, msg.err = b.Sessions(ctx)
 		if msg.err == nil {
-			msg.items, msg.err = b.Attention()
+			msg.items, msg.err = b.Attention(ctx)
 		}
 		msg.at = now()
 		return msg
@@ -230,7 +233,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if m.confirmAll {
 		m.confirmAll = false
 		if k == "y" || k == "Y" {
-			return m.run("acknowledging all items…", ackCmd(m.backend, nil, true))
+			return m.run("acknowledging all items…", ackCmd(m.ctx, m.backend, nil, true))
 		}
 		m.status, m.statusOK = "acknowledge all cancelled", true
 		return m, nil
@@ -240,9 +243,9 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.confirm = ""
 		if k == "y" || k == "Y" {
 			m.busy = "killing " + name + "…"
-			b := m.backend
+			ctx, b := m.ctx, m.backend
 			return m, func() tea.Msg {
-				if err := b.Kill(name); err != nil {
+				if err := b.Kill(ctx, name); err != nil {
 					return actionMsg{err: fmt.Errorf("kill %s: %w", name, err)}
 				}
 				return actionMsg{text: "killed " + name}
@@ -311,13 +314,13 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.status = s.Name + " is already running"
 			return m, nil
 		}
-		return m.run("resuming "+s.Name+"…", resumeCmd(m.backend, []string{s.Name}, false))
+		return m.run("resuming "+s.Name+"…", resumeCmd(m.ctx, m.backend, []string{s.Name}, false))
 	case "R":
 		if m.countState("restorable") == 0 {
 			m.status, m.statusOK = "no session to restore", true
 			return m, nil
 		}
-		return m.run("resuming all restorable sessions…", resumeCmd(m.backend, nil, true))
+		return m.run("resuming all restorable sessions…", resumeCmd(m.ctx, m.backend, nil, true))
 	case "x":
 		if s, ok := m.selected(); ok {
 			m.confirm = s.Name
@@ -395,12 +398,12 @@ func (m Model) ack() (tea.Model, tea.Cmd) {
 		}
 		what = s.Name
 	}
-	return m.run("acknowledging "+what+"…", ackCmd(m.backend, ids, false))
+	return m.run("acknowledging "+what+"…", ackCmd(m.ctx, m.backend, ids, false))
 }
 
-func ackCmd(b Backend, ids []int64, all bool) tea.Cmd {
+func ackCmd(ctx context.Context, b Backend, ids []int64, all bool) tea.Cmd {
 	return func() tea.Msg {
-		res, err := b.Ack(ids, all)
+		res, err := b.Ack(ctx, ids, all)
 		if err != nil {
 			return actionMsg{err: fmt.Errorf("acknowledge: %w", err)}
 		}
@@ -414,9 +417,9 @@ func ackCmd(b Backend, ids []int64, all bool) tea.Cmd {
 	}
 }
 
-func resumeCmd(b Backend, names []string, all bool) tea.Cmd {
+func resumeCmd(ctx context.Context, b Backend, names []string, all bool) tea.Cmd {
 	return func() tea.Msg {
-		out, err := b.Resume(names, all)
+		out, err := b.Resume(ctx, names, all)
 		if err != nil {
 			return actionMsg{err: fmt.Errorf("resume: %w", err)}
 		}

@@ -11,7 +11,9 @@ import (
 // the session the user chose to attach to ("" when they quit). The caller
 // attaches, then calls Run again with Select set to come back.
 func Run(ctx context.Context, o Options) (attach string, err error) {
-	final, err := tea.NewProgram(New(o), tea.WithContext(ctx)).Run()
+	m := New(o)
+	m.ctx = ctx
+	final, err := tea.NewProgram(m, tea.WithContext(ctx)).Run()
 	if err != nil {
 		return "", fmt.Errorf("run dashboard: %w", err)
 	}
