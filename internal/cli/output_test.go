@@ -117,7 +117,7 @@ func TestDaemonOutputs(t *testing.T) {
 		{"resume_json", []string{"resume", "docs", "old", "--json"}, ExitError, proto.OpResume, nil},
 		{"daemon_status", []string{"daemon", "status"}, ExitOK, "", nil},
 		// daemon status --json prints its own object (running and the
-		// status fields but the protocol), pinned by the golden alone.
+		// status fields), pinned by the golden alone.
 		{"daemon_status_json", []string{"daemon", "status", "--json"}, ExitOK, "", nil},
 	}
 	for _, tt := range tests {
