@@ -63,11 +63,40 @@ func isProviderImpl(path string) bool {
 }
 
 // providerDebt lists the imports of individual provider packages that are
-// left from before the provider interface existed. The list may only
-// shrink: a new entry is a design decision to make in the provider package
-// instead.
-var providerDebt = map[string][]string{
-	"internal/native": {"internal/provider/claude", "internal/provider/codex"},
+// left from before the provider interface existed. It is empty and may
+// stay so: a new entry is a design decision to make in the provider
+// package instead.
+var providerDebt = map[string][]string{}
+
+// providerFree are the packages that used to name providers and now reach
+// them only through the registry (issue 14); TestProviderFreePackages
+// keeps them so even if the general rule below is ever loosened.
+var providerFree = []string{
+	"internal/events", "internal/native", "internal/hookevent", "internal/hookinstall",
+	"internal/capture", "internal/codexroute", "internal/cli", "internal/tui", "internal/daemon",
+}
+
+// TestProviderFreePackages: none of providerFree imports an individual
+// provider package, and each still exists.
+func TestProviderFreePackages(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range listPackages(t) {
+		from := short(p.ImportPath)
+		if !slices.Contains(providerFree, from) {
+			continue
+		}
+		seen[from] = true
+		for _, imp := range p.Imports {
+			if isProviderImpl(imp) {
+				t.Errorf("%s imports %s; ask internal/provider/all for the capability", from, short(imp))
+			}
+		}
+	}
+	for _, name := range providerFree {
+		if !seen[name] {
+			t.Errorf("%s no longer exists; update providerFree", name)
+		}
+	}
 }
 
 // TestProviderKnowledgeStaysInProviders: the rest of Muster reaches a

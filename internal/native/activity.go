@@ -6,15 +6,17 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/termsignal"
 )
 
 // Activity states (seed 000, "Activity and attention"). The empty state
 // means nothing is known: no signal yet, or the agent cleared its status.
 const (
-	Working   = "working"   // OSC 9;4 progress shown, 7501 working, a working title
-	Waiting   = "waiting"   // OSC 9;4 progress removed, 7501 idle/done, a ready title
-	Attention = "attention" // OSC 9, 777, 99 notification, BEL, 7501 blocked, an action-required title
+	Working   = provider.ActivityWorking   // OSC 9;4 progress shown, 7501 working, a working title
+	Waiting   = provider.ActivityWaiting   // OSC 9;4 progress removed, 7501 idle/done, a ready title
+	Attention = provider.ActivityAttention // OSC 9, 777, 99 notification, BEL, 7501 blocked, an action-required title
 )
 
 // Activity is what a pane's terminal signals say its program is doing.
@@ -126,53 +128,16 @@ func agentStatusActivity(sig termsignal.Signal) (state, note string, ok bool) {
 }
 
 // TitleActivity reads a window title as the compatibility fallback of a
-// built-in provider (research/real-cli REPORT.md §5). ok is false when the
-// title says nothing for that provider, and always for providers whose
-// titles carry no state (Claude Code's is a static "✳ Claude Code").
-//
-//	gemini  "◇  Ready (dir)" → waiting, "✦  Working… (dir)" → working,
-//	        "✋  Action Required (dir)" → attention, "" (exit) → nothing known
-//	codex   "⠋ dir" (a braille spinner) → working, "[ ! ] Action Required |
-//	        dir" → attention, any other title → waiting, "" → nothing known
-func TitleActivity(provider, title string) (state string, ok bool) {
-	title = strings.TrimSpace(title)
-	switch provider {
-	case providerGemini:
-		if title == "" {
-			return "", true
-		}
-		r, size := utf8.DecodeRuneInString(title)
-		rest := strings.TrimSpace(title[size:])
-		switch {
-		case r == '◇' || strings.HasPrefix(title, "Ready"):
-			return Waiting, true
-		case r == '✦' || strings.HasPrefix(title, "Working"):
-			return Working, true
-		case r == '✋' || strings.HasPrefix(title, "Action Required"):
-			return Attention, true
-		}
-		switch {
-		case strings.HasPrefix(rest, "Ready"):
-			return Waiting, true
-		case strings.HasPrefix(rest, "Working"):
-			return Working, true
-		case strings.HasPrefix(rest, "Action Required"):
-			return Attention, true
-		}
+// provider (provider.TitleReader; research/real-cli REPORT.md §5). ok is
+// false when the title says nothing for that provider, and always for
+// providers whose titles carry no state (Claude Code's is a static "✳
+// Claude Code").
+func TitleActivity(prov, title string) (state string, ok bool) {
+	r, ok := all.As[provider.TitleReader](prov)
+	if !ok {
 		return "", false
-	case providerCodex:
-		if title == "" {
-			return "", true
-		}
-		if strings.Contains(title, "Action Required") {
-			return Attention, true
-		}
-		if r, size := utf8.DecodeRuneInString(title); r >= 0x2800 && r <= 0x28FF && (size == len(title) || title[size] == ' ') {
-			return Working, true
-		}
-		return Waiting, true
 	}
-	return "", false
+	return r.TitleActivity(title)
 }
 
 // notificationText joins a notification's title and body.

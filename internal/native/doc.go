@@ -1,10 +1,13 @@
 // Package native is what the daemon knows about a pane without any hook:
 // terminal activity (seed 000, "Activity and attention") and native run
 // estimation (seed 004, "Native run estimation"; DESIGN §5). It owns the
-// activity rules, the per-provider title fallbacks, foreground process
-// identification, and the reading of Claude Code and Codex transcripts into
-// prompt turns. It does not own the scanner (internal/termsignal), the run
-// states (internal/runstate, reached through Config.Emit), or the panes.
+// activity rules, foreground process identification, and the following of
+// an agent's transcript as it grows. What a provider's titles mean
+// (provider.TitleReader) and where its transcript is and what its lines
+// say about turns (provider.TurnReader, Claude Code and Codex) are the
+// provider packages'. It does not own the scanner (internal/termsignal),
+// the run states (internal/runstate, reached through Config.Emit), or the
+// panes.
 //
 // # Activity
 //
@@ -16,8 +19,8 @@
 //	                                          termsignal.BellLimiter)
 //	OSC 7501 state=working | idle, done |     working | waiting |
 //	  blocked | clear                         attention | "" (Codex)
-//	titles, per provider (TitleActivity)      Gemini CLI ◇ Ready / ✦ Working… /
-//	                                          ✋ Action Required; Codex spinner /
+//	titles, per provider (TitleActivity,      Gemini CLI ◇ Ready / ✦ Working… /
+//	  provider.TitleReader)                   ✋ Action Required; Codex spinner /
 //	                                          "[ ! ] Action Required" / plain
 //
 // Titles are a fallback: once the program in the foreground sent OSC 9;4 or
@@ -48,8 +51,9 @@
 //   - processExited: the agent's process group is gone without a D within
 //     2 s (or one poll, if longer), or the pane's process exited (SurfaceExited, with its exit
 //     status when the agent was the pane's own process).
-//   - turnStarted / turnCompleted, for Claude Code and Codex: the agent's
-//     transcript is split into one run per prompt turn whose id is
+//   - turnStarted / turnCompleted, for providers with a turn reader (Claude
+//     Code and Codex): the agent's transcript is split into one run per
+//     prompt turn whose id is
 //     hookevent.TurnRunID(provider, turn key) — the key is Claude Code's
 //     promptId and Codex's turn_id, exactly what the hook helper receives
 //     as prompt_id and turn_id — so a hook arriving mid-turn (or installed
@@ -57,8 +61,8 @@
 //     succeeded ("split into prompt turns"), one nanosecond before the
 //     turn's start so that the turn stays the current run. A new prompt
 //     while a turn is open ends that turn as interrupted; the agent exiting
-//     ends it as interrupted (or failed, by exit status). parse.go lists
-//     the records read. Records older than the launch are history.
+//     ends it as interrupted (or failed, by exit status). The turn readers'
+//     docs list the records read. Records older than the launch are history.
 //   - hooksTookOver: when the hooks start reporting (HookEventSeen, or
 //     HooksInstalled turning true) an open coarse run ends at its own last
 //     event time; an open turn is left to the hooks, which share its id.

@@ -15,8 +15,8 @@ import (
 
 	"github.com/musterhq/muster/internal/hookevent"
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/provider/all"
-	"github.com/musterhq/muster/internal/provider/codex"
 	"github.com/musterhq/muster/internal/termsignal"
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -441,7 +441,7 @@ func (e *Estimator) observe(ctx context.Context, s *surface, pgid int, now time.
 	}
 	a.coarse = uuid.NewSHA1(nativeNS, []byte("coarse\x00"+s.ID+"\x00"+strconv.Itoa(pgid)+"\x00"+strconv.FormatInt(now.UnixNano(), 10))).String()
 	a.coarseAt = now
-	a.tr = newTracker(prov)
+	a.tr = newTracker(prov, e.cfg.Env)
 	s.log.Info("agent observed in the foreground", "provider", prov, "pgid", pgid, "run_id", a.coarse)
 	e.emit(ctx, s, a, a.coarse, HookLaunchObserved, proto.KindStarted, now, prov+" started (process group "+strconv.Itoa(pgid)+")")
 }
@@ -567,22 +567,18 @@ func (e *Estimator) locate(ctx context.Context, s *surface, a *agentRun, id stri
 			a.cwd = s.CWD
 		}
 	}
-	l := locator{env: e.cfg.Env, taken: func(p string) bool {
-		e.mu.RLock()
-		defer e.mu.RUnlock()
-		owner := e.claims[p]
-		return owner != "" && owner != s.ID
-	}}
-	switch a.provider {
-	case providerClaude:
-		return l.claude(a.cwd, id, cutoff, walk, except)
-	case providerCodex:
-		if a.tr.metas == nil {
-			a.tr.metas = map[string]codex.SessionMeta{}
-		}
-		return l.codex(ctx, a.cwd, id, cutoff, now, walk, except, a.tr.metas)
+	if id != "" && !safeID(id) {
+		return ""
 	}
-	return ""
+	return a.tr.locator.Locate(ctx, provider.TurnQuery{
+		CWD: a.cwd, NativeID: id, Cutoff: cutoff, Now: now, Walk: walk, Except: except,
+		Taken: func(p string) bool {
+			e.mu.RLock()
+			defer e.mu.RUnlock()
+			owner := e.claims[p]
+			return owner != "" && owner != s.ID
+		},
+	})
 }
 
 // claim makes path the agent's transcript unless another surface follows it.
@@ -604,7 +600,6 @@ func (e *Estimator) claim(s *surface, a *agentRun, path, id string) {
 	}
 	s.log.Debug("following transcript", "provider", a.provider, "path", path)
 	t.follow(path, id)
-	t.metas = nil
 }
 
 // release gives up the agent's transcript claim.
@@ -634,7 +629,7 @@ func (e *Estimator) applyTurns(ctx context.Context, s *surface, a *agentRun, now
 // applyTurn applies one transcript record. The first turn ends the coarse
 // run: per-turn runs take over. Records written before the launch are
 // history and change nothing.
-func (e *Estimator) applyTurn(ctx context.Context, s *surface, a *agentRun, r turnRecord, cutoff, now time.Time) {
+func (e *Estimator) applyTurn(ctx context.Context, s *surface, a *agentRun, r provider.Turn, cutoff, now time.Time) {
 	if !r.At.IsZero() && r.At.Before(cutoff) {
 		return
 	}
@@ -643,7 +638,7 @@ func (e *Estimator) applyTurn(ctx context.Context, s *surface, a *agentRun, r tu
 		at = now
 	}
 	switch r.Op {
-	case opStart:
+	case provider.TurnStart:
 		if a.seen[r.Key] {
 			return
 		}
@@ -672,7 +667,7 @@ func (e *Estimator) applyTurn(ctx context.Context, s *surface, a *agentRun, r tu
 			e.emit(ctx, s, a, a.coarse, HookTurnStarted, proto.KindSucceeded, start.Add(-time.Nanosecond), "split into prompt turns")
 			a.coarse = ""
 		}
-	case opEnd:
+	case provider.TurnEnd:
 		if r.Key != a.turn || a.turn == "" {
 			return
 		}

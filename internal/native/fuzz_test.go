@@ -1,7 +1,6 @@
 package native
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,73 +10,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/termsignal"
+	"github.com/musterhq/muster/internal/testing/providertest"
+	"github.com/musterhq/muster/internal/transcript"
 )
-
-// checkRecords asserts what every turn record must satisfy.
-func checkRecords(t *testing.T, recs []turnRecord) {
-	t.Helper()
-	for _, r := range recs {
-		if r.Key == "" {
-			t.Fatalf("record without a key: %+v", r)
-		}
-		switch r.Op {
-		case opStart:
-			if r.Kind != "" {
-				t.Fatalf("start with a kind: %+v", r)
-			}
-		case opEnd:
-			if r.Kind != proto.KindSucceeded && r.Kind != proto.KindFailed && r.Kind != proto.KindInterrupted {
-				t.Fatalf("end with kind %q", r.Kind)
-			}
-		default:
-			t.Fatalf("record with op %d", r.Op)
-		}
-	}
-}
-
-// fuzzLines feeds the lines of data to a fresh parser, twice, and checks
-// that both passes agree and that the records are well formed.
-func fuzzLines(t *testing.T, provider string, data []byte) {
-	var runs [2][]turnRecord
-	for i := range runs {
-		p := newParser(provider)
-		for l := range bytes.SplitSeq(data, []byte{'\n'}) {
-			runs[i] = p.line(l, runs[i])
-		}
-	}
-	checkRecords(t, runs[0])
-	if diff := cmp.Diff(runs[0], runs[1]); diff != "" {
-		t.Fatalf("two passes differ:\n%s", diff)
-	}
-}
-
-func addTestdataSeeds(f *testing.F, files ...string) {
-	for _, file := range files {
-		data, err := os.ReadFile(filepath.Join("testdata", file))
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-		for l := range bytes.SplitSeq(data, []byte{'\n'}) {
-			if len(l) < 4096 {
-				f.Add(l)
-			}
-		}
-	}
-}
-
-func FuzzClaudeLines(f *testing.F) {
-	addTestdataSeeds(f, "claude-22222222.jsonl", "claude-d374eff7.jsonl")
-	f.Add([]byte(`{"promptId":"p","type":"user","message":{"content":"<command-name>/x</command-name>"}}` + "\n" + `{"type":"assistant","isApiErrorMessage":true}`))
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzLines(t, "claude", data) })
-}
-
-func FuzzCodexLines(f *testing.F) {
-	addTestdataSeeds(f, "codex-01a22c19.jsonl", "codex-01a22c0e.jsonl")
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzLines(t, "codex", data) })
-}
 
 // FuzzTrackerChunks checks that the records of a transcript do not depend
 // on where the reads split it.
@@ -87,17 +24,17 @@ func FuzzTrackerChunks(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		provider, _, _ := strings.Cut(file, "-")
-		f.Add(provider, data, uint16(len(data)/3), uint16(len(data)/2))
+		prov, _, _ := strings.Cut(file, "-")
+		f.Add(prov, data, uint16(len(data)/3), uint16(len(data)/2))
 	}
-	f.Fuzz(func(t *testing.T, provider string, data []byte, a, b uint16) {
-		if provider != "claude" && provider != "codex" {
+	f.Fuzz(func(t *testing.T, prov string, data []byte, a, b uint16) {
+		if prov != "claude" && prov != "codex" {
 			return
 		}
-		whole := newTracker(provider)
+		whole := newTracker(prov, transcript.Env{})
 		whole.consume(data)
-		want := append([]turnRecord(nil), whole.recs...)
-		split := newTracker(provider)
+		want := append([]provider.Turn(nil), whole.recs...)
+		split := newTracker(prov, transcript.Env{})
 		i, j := min(int(a), len(data)), min(int(b), len(data))
 		if i > j {
 			i, j = j, i
@@ -108,7 +45,7 @@ func FuzzTrackerChunks(f *testing.F) {
 		if diff := cmp.Diff(want, split.recs); diff != "" {
 			t.Fatalf("split at %d, %d (-whole +split):\n%s", i, j, diff)
 		}
-		checkRecords(t, want)
+		providertest.CheckTurns(t, want)
 	})
 }
 

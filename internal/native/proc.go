@@ -10,13 +10,6 @@ import (
 	"github.com/musterhq/muster/internal/provider/all"
 )
 
-// Provider names the estimator knows (the launch table's names).
-const (
-	providerClaude = "claude"
-	providerCodex  = "codex"
-	providerGemini = "gemini"
-)
-
 // procInfo is what the estimator reads of a foreground process group's
 // leader.
 type procInfo struct {

@@ -2,16 +2,14 @@ package native
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/musterhq/muster/internal/provider/claude"
-	"github.com/musterhq/muster/internal/provider/codex"
+	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -27,42 +25,48 @@ const (
 
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
 
-// tracker follows the transcript of one agent run of a surface.
+// tracker follows the transcript of one agent run of a surface, with the
+// provider's turn reader.
 type tracker struct {
-	provider string
-	parser   lineParser
-	path     string    // "" until located
-	byID     string    // the native id path was found by; "" when found by scanning
-	off      int64     // bytes of path consumed
-	partial  []byte    // an incomplete last line
-	skip     bool      // the line being read is over maxLine: drop it
-	modTime  time.Time // of path when last read
-	recs     []turnRecord
+	reader  provider.TurnReader
+	env     transcript.Env
+	parser  provider.TurnParser
+	locator provider.TurnLocator
+	path    string    // "" until located
+	byID    string    // the native id path was found by; "" when found by scanning
+	off     int64     // bytes of path consumed
+	partial []byte    // an incomplete last line
+	skip    bool      // the line being read is over maxLine: drop it
+	modTime time.Time // of path when last read
+	recs    []provider.Turn
 
 	nextLocate time.Time
 	nextSwitch time.Time
 	nextWalk   time.Time
-	metas      map[string]codex.SessionMeta // Codex candidates, by path
 }
 
-func newTracker(provider string) *tracker {
-	p := newParser(provider)
-	if p == nil {
+// newTracker returns a tracker for an agent of prov, or nil when the
+// provider has no turn reader.
+func newTracker(prov string, env transcript.Env) *tracker {
+	r, ok := all.As[provider.TurnReader](prov)
+	if !ok {
 		return nil
 	}
-	return &tracker{provider: provider, parser: p}
+	return &tracker{reader: r, env: env, parser: r.NewTurnParser(), locator: r.NewTurnLocator(env)}
 }
 
-// follow makes path the tracked transcript from its start.
+// follow makes path the tracked transcript from its start; the locator
+// starts afresh.
 func (t *tracker) follow(path, byID string) {
 	t.path, t.byID, t.off, t.partial, t.skip, t.modTime = path, byID, 0, nil, false, time.Time{}
-	t.parser = newParser(t.provider)
+	t.parser = t.reader.NewTurnParser()
+	t.locator = t.reader.NewTurnLocator(t.env)
 }
 
 // read consumes what was appended to the transcript since the last read,
 // at most readPerTick bytes, and returns the turn records of its complete
 // lines. A file that shrank was replaced: it is read again from its start.
-func (t *tracker) read() ([]turnRecord, error) {
+func (t *tracker) read() ([]provider.Turn, error) {
 	t.recs = t.recs[:0]
 	if t.path == "" {
 		return nil, nil
@@ -139,7 +143,7 @@ func (t *tracker) consume(data []byte) {
 			t.partial = append(t.partial, line...)
 			line = t.partial
 		}
-		t.recs = t.parser.line(bytes.TrimSuffix(line, []byte{'\r'}), t.recs)
+		t.recs = t.parser.Line(bytes.TrimSuffix(line, []byte{'\r'}), t.recs)
 		if cap(t.partial) > 1<<20 {
 			t.partial = nil
 		} else {
@@ -148,171 +152,7 @@ func (t *tracker) consume(data []byte) {
 	}
 }
 
-// locator finds an agent's transcript on disk.
-type locator struct {
-	env   transcript.Env
-	taken func(path string) bool // claimed by another surface
-}
-
 // safeID reports whether a native id can be part of a file name.
 func safeID(id string) bool {
 	return id != "" && len(id) <= 256 && !strings.ContainsAny(id, "/\\\x00") && id != "." && id != ".."
-}
-
-// claudeDirNames are the project folder names Claude Code may use for cwd:
-// every character but ASCII letters and digits replaced by '-' (2.1), and
-// only '/' and '.' replaced (the research capture's wording).
-func claudeDirNames(cwd string) []string {
-	if cwd == "" {
-		return nil
-	}
-	all := []byte(cwd)
-	some := []byte(cwd)
-	for i, c := range all {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
-			all[i] = '-'
-		}
-		if c == '/' || c == '.' {
-			some[i] = '-'
-		}
-	}
-	if string(all) == string(some) {
-		return []string{string(all)}
-	}
-	return []string{string(all), string(some)}
-}
-
-// claude finds a Claude Code transcript: projects/<enc-cwd>/<id>.jsonl
-// when the native id is known (any project folder when walk is set);
-// otherwise the single unclaimed main transcript of the cwd's project
-// folder modified at or after cutoff, other than except.
-func (l locator) claude(cwd, id string, cutoff time.Time, walk bool, except string) string {
-	root := claude.ProjectsDir(l.env)
-	if root == "" {
-		return ""
-	}
-	if id != "" {
-		if !safeID(id) {
-			return ""
-		}
-		for _, d := range claudeDirNames(cwd) {
-			if p := filepath.Join(root, d, id+".jsonl"); isRegular(p) {
-				return p
-			}
-		}
-		if walk {
-			entries, _ := os.ReadDir(root)
-			for _, e := range entries {
-				if p := filepath.Join(root, e.Name(), id+".jsonl"); e.IsDir() && isRegular(p) {
-					return p
-				}
-			}
-		}
-		return ""
-	}
-	var found []string
-	for _, d := range claudeDirNames(cwd) {
-		dir := filepath.Join(root, d)
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			name := e.Name()
-			if !strings.HasSuffix(name, ".jsonl") || strings.HasPrefix(name, "agent-") || !e.Type().IsRegular() {
-				continue
-			}
-			p := filepath.Join(dir, name)
-			if p == except || l.taken(p) {
-				continue
-			}
-			if fi, err := e.Info(); err == nil && !fi.ModTime().Before(cutoff) {
-				found = append(found, p)
-			}
-		}
-	}
-	if len(found) == 1 {
-		return found[0]
-	}
-	return ""
-}
-
-// codex finds a Codex rollout: the rollout whose name carries the native id
-// (today's and yesterday's date folders, or every folder when walk is set);
-// otherwise the single unclaimed rollout of an interactive session in cwd
-// modified at or after cutoff, other than except.
-func (l locator) codex(ctx context.Context, cwd, id string, cutoff, now time.Time, walk bool, except string, metas map[string]codex.SessionMeta) string {
-	home := codex.Home(l.env)
-	if home == "" {
-		return ""
-	}
-	sessions := filepath.Join(home, "sessions")
-	var dirs []string
-	for _, d := range []time.Time{now.Local(), now.Local().Add(-24 * time.Hour)} {
-		dir := filepath.Join(sessions, d.Format("2006"), d.Format("01"), d.Format("02"))
-		if len(dirs) == 0 || dirs[len(dirs)-1] != dir {
-			dirs = append(dirs, dir)
-		}
-	}
-	dirs = append(dirs, sessions)
-	if id != "" {
-		if !safeID(id) {
-			return ""
-		}
-		for _, dir := range dirs {
-			entries, _ := os.ReadDir(dir)
-			for _, e := range entries {
-				if name := e.Name(); codex.IsRollout(name) && strings.Contains(name, id) && e.Type().IsRegular() {
-					return filepath.Join(dir, name)
-				}
-			}
-		}
-		if walk {
-			files, _ := (&codex.Source{}).Discover(ctx, l.env)
-			for _, f := range files {
-				if strings.Contains(filepath.Base(f.Path), id) {
-					return f.Path
-				}
-			}
-		}
-		return ""
-	}
-	var found []string
-	for _, dir := range dirs {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			name := e.Name()
-			if !codex.IsRollout(name) || !strings.HasSuffix(name, ".jsonl") || !e.Type().IsRegular() {
-				continue
-			}
-			p := filepath.Join(dir, name)
-			if p == except || l.taken(p) {
-				continue
-			}
-			fi, err := e.Info()
-			if err != nil || fi.ModTime().Before(cutoff) {
-				continue
-			}
-			meta, ok := metas[p]
-			if !ok {
-				if meta, err = codex.ReadSessionMeta(p); err != nil {
-					continue // not written yet: try again next time
-				}
-				metas[p] = meta
-			}
-			if meta.Interactive && samePath(meta.CWD, cwd) {
-				found = append(found, p)
-			}
-		}
-	}
-	if len(found) == 1 {
-		return found[0]
-	}
-	return ""
-}
-
-func samePath(a, b string) bool {
-	return a != "" && b != "" && filepath.Clean(a) == filepath.Clean(b)
-}
-
-func isRegular(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
 }

@@ -39,9 +39,10 @@ type parser struct {
 	assistantN int // assistant records with content or usage
 	budget     *transcript.ImageBudget
 
+	dec decoder
 	// scratch slices reused across lines
-	top, msg, blk []transcript.Member
-	els           [][]byte
+	msg, blk []transcript.Member
+	els      [][]byte
 }
 
 func newParser(env transcript.Env, path string, opts transcript.ParseOptions) *parser {
@@ -80,41 +81,47 @@ func leadingType(raw []byte) (string, bool) {
 	return string(rest[:end]), true
 }
 
-// record holds the top-level fields of one line the parser uses; values
-// are raw JSON aliasing the line.
+// record holds the top-level fields of one line that the history parser
+// and the turn reader use; values are raw JSON aliasing the line.
 type record struct {
 	typ, subtype, timestamp  []byte
 	cwd, sessionID, agentID  []byte
 	requestID, uuid          []byte
 	summary, customTitle     []byte
 	aiTitle, message, origin []byte
-	compactMeta              []byte
+	compactMeta, promptID    []byte
 	isMeta, isCompactSummary bool
-	isSidechain              bool
+	isSidechain, isAPIError  bool
 }
 
-func (p *parser) line(n int, raw []byte) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return
-	}
+// lineStatus says what decode made of a line.
+type lineStatus uint8
+
+const (
+	lineRecord    lineStatus = iota // r holds the record
+	lineSkipped                     // a record type no reader reads, not parsed
+	lineNotObject                   // not a JSON object
+)
+
+// decoder reads the records of a transcript, one line at a time, for both
+// the history parser and the turn reader; its scratch is reused.
+type decoder struct {
+	top []transcript.Member
+}
+
+// decode reads one trimmed, non-empty line into r. Lines of record types
+// that no reader reads are skipped by their leading type without parsing
+// (api-request records run to hundreds of kilobytes).
+func (d *decoder) decode(raw []byte, r *record) lineStatus {
 	if typ, ok := leadingType(raw); ok && !handled[typ] {
-		if raw[len(raw)-1] != '}' {
-			p.warnf(n, "malformed JSON; skipped")
-		}
-		return
+		return lineSkipped
 	}
 	var ok bool
-	if p.top, ok = transcript.Members(raw, p.top); !ok {
-		if transcript.ValidJSON(raw) {
-			p.warnf(n, "not a JSON object; skipped")
-		} else {
-			p.warnf(n, "malformed JSON; skipped")
-		}
-		return
+	if d.top, ok = transcript.Members(raw, d.top); !ok {
+		return lineNotObject
 	}
-	var r record
-	for _, m := range p.top {
+	*r = record{}
+	for _, m := range d.top {
 		switch string(m.Key) {
 		case "type":
 			r.typ = m.Value
@@ -144,13 +151,40 @@ func (p *parser) line(n int, raw []byte) {
 			r.compactMeta = m.Value
 		case "origin":
 			r.origin = m.Value
+		case "promptId":
+			r.promptID = m.Value
 		case "isMeta":
 			r.isMeta = transcript.Bool(m.Value)
 		case "isCompactSummary":
 			r.isCompactSummary = transcript.Bool(m.Value)
 		case "isSidechain":
 			r.isSidechain = transcript.Bool(m.Value)
+		case "isApiErrorMessage":
+			r.isAPIError = transcript.Bool(m.Value)
 		}
+	}
+	return lineRecord
+}
+
+func (p *parser) line(n int, raw []byte) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return
+	}
+	var r record
+	switch p.dec.decode(raw, &r) {
+	case lineSkipped:
+		if raw[len(raw)-1] != '}' {
+			p.warnf(n, "malformed JSON; skipped")
+		}
+		return
+	case lineNotObject:
+		if transcript.ValidJSON(raw) {
+			p.warnf(n, "not a JSON object; skipped")
+		} else {
+			p.warnf(n, "malformed JSON; skipped")
+		}
+		return
 	}
 	typ := transcript.Str(r.typ)
 	switch typ {

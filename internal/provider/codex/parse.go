@@ -172,6 +172,22 @@ var responseItemTypes = map[string]bool{
 	"custom_tool_call": true, "custom_tool_call_output": true, "local_shell_call": true, "web_search_call": true,
 }
 
+// envelope returns the members of a record's {timestamp, type, payload}
+// envelope, for the history parser and the turn reader alike.
+func envelope(top []transcript.Member) (typ, payload, ts []byte) {
+	for _, m := range top {
+		switch string(m.Key) {
+		case "type":
+			typ = m.Value
+		case "payload":
+			payload = m.Value
+		case "timestamp":
+			ts = m.Value
+		}
+	}
+	return typ, payload, ts
+}
+
 func (p *parser) line(n int, raw []byte) {
 	p.n = n
 	raw = bytes.TrimSpace(raw)
@@ -187,17 +203,7 @@ func (p *parser) line(n int, raw []byte) {
 		}
 		return
 	}
-	var typ, payload, tsRaw []byte
-	for _, m := range p.top {
-		switch string(m.Key) {
-		case "type":
-			typ = m.Value
-		case "payload":
-			payload = m.Value
-		case "timestamp":
-			tsRaw = m.Value
-		}
-	}
+	typ, payload, tsRaw := envelope(p.top)
 	ts := parseTime(tsRaw)
 	if payload == nil {
 		switch t := transcript.Str(typ); {

@@ -1,50 +1,15 @@
-package native
+package claude
 
 import (
-	"bufio"
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/musterhq/muster/internal/testing/providertest"
 )
 
-// parseFile runs a provider's line parser over a testdata transcript and
-// renders its records one a line.
-func parseFile(t *testing.T, provider, file string) []string {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p := newParser(provider)
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, maxLine)
-	var recs []turnRecord
-	for sc.Scan() {
-		recs = p.line(sc.Bytes(), recs)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return renderRecords(recs)
-}
-
-func renderRecords(recs []turnRecord) []string {
-	var out []string
-	for _, r := range recs {
-		op := "start"
-		if r.Op == opEnd {
-			op = "end " + string(r.Kind)
-		}
-		out = append(out, fmt.Sprintf("%s %.8s %s %q", op, r.Key, r.At.Format("15:04:05.000"), r.Text))
-	}
-	return out
-}
-
-func TestParseTranscripts(t *testing.T) {
+func TestTurnsOfTranscripts(t *testing.T) {
 	tests := []struct {
 		provider, file string
 		want           []string
@@ -64,33 +29,18 @@ func TestParseTranscripts(t *testing.T) {
 			`start 1ae2655b 10:43:47.667 "say hi"`,
 			`end failed 1ae2655b 10:46:43.335 "API Error: Can't reach the API server — check your internet or DNS (ENOTFOUND)"`,
 		}},
-		{"codex", "codex-01a22c19.jsonl", []string{
-			`start 01a22c19 10:56:38.191 ""`,
-			`end succeeded 01a22c19 10:56:38.399 "hi"`,
-			`start 01a22c19 10:56:46.269 ""`,
-			`end succeeded 01a22c19 10:56:46.675 "hi"`,
-			`start 01a22c19 10:56:58.611 ""`,
-			`end interrupted 01a22c19 10:57:11.216 "interrupted"`,
-		}},
-		{"codex", "codex-01a22c0e.jsonl", []string{
-			`start 01a22c0f 10:45:18.638 ""`,
-			`end interrupted 01a22c0f 10:47:57.011 "interrupted"`,
-			`start 01a22c12 10:48:30.044 ""`,
-			`end interrupted 01a22c12 10:53:11.288 "interrupted"`,
-			`start 01a22c18 10:55:39.081 ""`,
-			`end interrupted 01a22c18 10:55:43.073 "interrupted"`,
-		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, parseFile(t, tt.provider, tt.file)); diff != "" {
-				t.Errorf("records (-want +got):\n%s", diff)
+			got := providertest.ParseTurns(t, Provider{}, filepath.Join("testdata", "turns", tt.file))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("turns (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-func TestClaudeLines(t *testing.T) {
+func TestTurnLines(t *testing.T) {
 	const ts = `"timestamp":"2026-11-30T10:00:00Z"`
 	prompt := func(id, content string) string {
 		return `{"promptId":"` + id + `","type":"user","message":{"role":"user","content":` + content + `},` + ts + `}`
@@ -127,46 +77,15 @@ func TestClaudeLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := newParser("claude")
-			var recs []turnRecord
-			for _, l := range tt.lines {
-				recs = p.line([]byte(l), recs)
-			}
-			if diff := cmp.Diff(tt.want, renderRecords(recs)); diff != "" {
-				t.Errorf("records (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tt.want, providertest.LineTurns(t, Provider{}, tt.lines...)); diff != "" {
+				t.Errorf("turns (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-func TestCodexLines(t *testing.T) {
-	ev := func(payload string) string {
-		return `{"timestamp":"2026-11-30T10:00:00Z","type":"event_msg","payload":` + payload + `}`
-	}
-	tests := []struct {
-		name  string
-		lines []string
-		want  []string
-	}{
-		{"turn", []string{ev(`{"type":"task_started","turn_id":"t1"}`), ev(`{"type":"task_complete","turn_id":"t1","last_agent_message":"ok\nmore"}`)},
-			[]string{`start t1 10:00:00.000 ""`, `end succeeded t1 10:00:00.000 "ok"`}},
-		{"aborted without reason", []string{ev(`{"type":"turn_aborted","turn_id":"t1"}`)},
-			[]string{`end interrupted t1 10:00:00.000 "aborted"`}},
-		{"nested turn", []string{ev(`{"type":"task_started","turn_id":"t2","root_turn_id":"t1"}`)}, nil},
-		{"no turn id (old versions)", []string{ev(`{"type":"task_started"}`)}, nil},
-		{"not an event", []string{`{"type":"response_item","payload":{"type":"task_started","turn_id":"t1"}}`}, nil},
-		{"bad payload", []string{`{"type":"event_msg","payload":"task_started"}`, `{"type":"event_msg","payload":{"type":"task_started"`}, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := newParser("codex")
-			var recs []turnRecord
-			for _, l := range tt.lines {
-				recs = p.line([]byte(l), recs)
-			}
-			if diff := cmp.Diff(tt.want, renderRecords(recs)); diff != "" {
-				t.Errorf("records (-want +got):\n%s", diff)
-			}
-		})
-	}
+func FuzzTurnLines(f *testing.F) {
+	providertest.AddLineSeeds(f, filepath.Join("testdata", "turns", "claude-22222222.jsonl"), filepath.Join("testdata", "turns", "claude-d374eff7.jsonl"))
+	f.Add([]byte(`{"promptId":"p","type":"user","message":{"content":"<command-name>/x</command-name>"}}` + "\n" + `{"type":"assistant","isApiErrorMessage":true}`))
+	f.Fuzz(func(t *testing.T, data []byte) { providertest.FuzzTurnLines(t, Provider{}, data) })
 }
