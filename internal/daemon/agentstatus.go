@@ -58,7 +58,8 @@ func agentStatusEvent(prov string, sig termsignal.Signal, cur events.Summary, su
 }
 
 // onAgentStatus records what a pane's OSC 7501 statuses prove. It runs on
-// the pane's output path, so the event is recorded in the background.
+// the pane's output path, so the event is recorded in the background, by a
+// goroutine Run waits for before it closes the engine and the store.
 func (d *Daemon) onAgentStatus(s *session, surfaceID string, sigs []termsignal.Signal) {
 	for _, sig := range sigs {
 		if sig.Kind != termsignal.KindAgentStatus {
@@ -71,12 +72,12 @@ func (d *Daemon) onAgentStatus(s *session, surfaceID string, sigs []termsignal.S
 		if !ok {
 			continue
 		}
-		go func() {
+		d.bg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			if _, err := d.events.Emit(ctx, ev); err != nil {
 				d.logger.Warn("record agent status", "session_id", s.rec.ID, "surface_id", surfaceID, "raw", sig.Raw, "err", err)
 			}
-		}()
+		})
 	}
 }

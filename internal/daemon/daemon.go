@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/musterhq/muster/internal/events"
 	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/hookinstall"
@@ -48,6 +50,19 @@ type Options struct {
 	// NotifyCommand runs for each new attention item (nil: the platform's
 	// desktop notification).
 	NotifyCommand []string
+
+	// hooks lets this package's tests reach into a running daemon.
+	hooks *testHooks
+}
+
+// testHooks are set by tests only.
+type testHooks struct {
+	// listening runs once both sockets listen, before anything is served.
+	listening func(d *Daemon, control, events *net.UnixListener)
+	// echoTimeout replaces echoTimeout.
+	echoTimeout time.Duration
+	// renameWrite runs when a rename is about to write the store.
+	renameWrite func()
 }
 
 // Daemon is a running server.
@@ -67,6 +82,8 @@ type Daemon struct {
 	// ghosts are the surfaces of sessions killed during this daemon's
 	// life, for placing processes that outlived their pane.
 	ghosts map[string]ghost
+	// reserved are the names renames in flight are giving.
+	reserved map[string]bool
 
 	// procs reads other processes to tell pane processes from the rest;
 	// nil where the system offers no way to.
@@ -75,9 +92,12 @@ type Daemon struct {
 	// mux serves every op of proto.Ops but hello and attach.
 	mux *proto.Mux
 
-	stop     context.CancelFunc
-	wg       sync.WaitGroup
+	stop context.CancelFunc
+	// conns are the control connections' handlers; bg the goroutines that
+	// record agent status events off the pane output path. Run waits for
+	// both before it closes the engine and the store.
 	conns    sync.WaitGroup
+	bg       sync.WaitGroup
 	shutting chan struct{}
 }
 
@@ -85,6 +105,8 @@ type session struct {
 	rec     store.Session
 	surface store.Surface
 	pane    *pane.Pane // nil when no process runs for it in this daemon
+	// renaming is set while a rename writes the store (one at a time).
+	renaming bool
 }
 
 // Run starts the daemon and blocks until ctx ends or a client asks it to
@@ -122,7 +144,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer cancel()
 	d := &Daemon{
 		opts: opts, dirs: dirs, logger: opts.Logger, store: st,
-		startedAt: time.Now(), sessions: map[string]*session{}, ghosts: map[string]ghost{},
+		startedAt: time.Now(), sessions: map[string]*session{}, ghosts: map[string]ghost{}, reserved: map[string]bool{},
 		stop: cancel, shutting: make(chan struct{}),
 		procs: systemProcs(), ctl: newConnTable(controlConnLimit(), maxControlConnsPerPID),
 	}
@@ -186,44 +208,68 @@ func Run(ctx context.Context, opts Options) error {
 		evln.Close()
 		return err
 	}
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		if err := eng.Serve(ctx, evln); err != nil && ctx.Err() == nil {
-			d.logger.Error("event socket stopped", "err", err)
-		}
-	}()
+	if h := opts.hooks; h != nil && h.listening != nil {
+		h.listening(d, ln, evln)
+	}
 	d.logger.Info("daemon started", "pid", os.Getpid(), "home", dirs.State)
+	err = d.serve(ctx, ln, evln, tenv)
+	// Agent status events still being recorded go in before the engine
+	// and the store close (deferred above).
+	d.bg.Wait()
+	if err != nil {
+		d.logger.Error("daemon stopped", "err", err)
+		return err
+	}
+	d.logger.Info("daemon stopped")
+	return nil
+}
 
-	// Keep the transcript history index fresh while the daemon runs.
-	d.wg.Add(2)
-	go func() {
-		defer d.wg.Done()
-		idx := history.New(st, opts.Version)
+// serve runs the daemon's goroutines under one errgroup until ctx ends, a
+// client asks it to stop, or one of them fails: a listener or the engine
+// that dies stops the daemon with its error rather than leaving it up
+// with a dead socket. It returns once every goroutine has, every pane is
+// closed and every control connection is done.
+func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv transcript.Env) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		err := d.events.Serve(ctx, evln)
+		if err == nil && ctx.Err() == nil {
+			// The engine ends quietly when its listener closes.
+			err = net.ErrClosed
+		}
+		if err != nil {
+			return fmt.Errorf("events.sock: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		if err := d.native.Run(ctx); err != nil {
+			return fmt.Errorf("native run estimator: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error { return d.serveControl(ctx, ln) })
+	// Keep the transcript history index fresh while the daemon runs. It is
+	// the one goroutine whose failure does not stop the daemon: without it
+	// panes, hooks and run states work on, and only history goes stale.
+	g.Go(func() error {
+		idx := history.New(d.store, d.opts.Version)
 		if err := history.Watch(ctx, idx, all.Sources(), tenv, d.logger.With("component", "history")); err != nil && ctx.Err() == nil {
 			d.logger.Warn("transcript watcher stopped", "err", err)
 		}
-	}()
-	go func() {
-		defer d.wg.Done()
-		if err := d.native.Run(ctx); err != nil && ctx.Err() == nil {
-			d.logger.Warn("native run estimator stopped", "err", err)
-		}
-	}()
-
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
-		d.serveControl(ctx, ln)
-	}()
-	<-ctx.Done()
-	close(d.shutting)
-	ln.Close()
-	d.closeAllPanes()
-	d.conns.Wait()
-	d.wg.Wait()
-	d.logger.Info("daemon stopped")
-	return nil
+		return nil
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		close(d.shutting)
+		ln.Close()
+		d.closeAllPanes()
+		d.conns.Wait()
+		// A new that raced the shutdown may have started a pane since.
+		d.closeAllPanes()
+		return nil
+	})
+	return g.Wait()
 }
 
 // load reads the session records a previous daemon left. Their processes
@@ -262,7 +308,9 @@ func (d *Daemon) closeAllPanes() {
 	wg.Wait()
 }
 
-func (d *Daemon) serveControl(ctx context.Context, ln *net.UnixListener) {
+// serveControl accepts control connections until ctx ends (nil) or the
+// listener dies (its error).
+func (d *Daemon) serveControl(ctx context.Context, ln *net.UnixListener) error {
 	limit := logLimiter{every: 10 * time.Second}
 	backoff := 5 * time.Millisecond
 	for {
@@ -270,11 +318,14 @@ func (d *Daemon) serveControl(ctx context.Context, ln *net.UnixListener) {
 		if err != nil {
 			select {
 			case <-ctx.Done():
-				return
+				return nil
 			default:
 			}
 			if ne, ok := err.(net.Error); ok && ne.Timeout() {
 				continue
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return fmt.Errorf("control.sock: %w", err)
 			}
 			// Out of file descriptors: an idle client gives one back, so
 			// the connection waiting in the backlog (a real command, most
@@ -289,7 +340,7 @@ func (d *Daemon) serveControl(ctx context.Context, ln *net.UnixListener) {
 			if !freed {
 				select {
 				case <-ctx.Done():
-					return
+					return nil
 				case <-time.After(backoff):
 				}
 				backoff = min(2*backoff, time.Second)
@@ -478,9 +529,40 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 			cancel()
 			return
 		}
-		if rep.write(d.mux.Serve(rctx, req)) != nil || op.Flow == proto.Last {
+		rctx, done := untilHangup(rctx, conn, br)
+		resp := d.mux.Serve(rctx, req)
+		done()
+		if rep.write(resp) != nil || op.Flow == proto.Last {
 			return
 		}
+	}
+}
+
+// errClientGone ends a request whose client hung up.
+var errClientGone = errors.New("the client hung up")
+
+// untilHangup returns a ctx for one request that also ends when the client
+// hangs up (or shuts its side) before the response, so that a send's
+// pauses or a resume's wait stop at once. done must be called when the
+// request is over and before br is read again.
+func untilHangup(ctx context.Context, conn *net.UnixConn, br *bufio.Reader) (context.Context, func()) {
+	if br.Buffered() > 0 {
+		// The client already sent its next request: it is still there.
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		if _, err := br.Peek(1); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			cancel(errClientGone)
+		}
+	}()
+	return ctx, func() {
+		conn.SetReadDeadline(time.Now()) // wakes the Peek
+		<-watched
+		conn.SetReadDeadline(time.Time{})
+		cancel(nil)
 	}
 }
 
@@ -648,7 +730,7 @@ func (d *Daemon) routes() (*proto.Mux, error) {
 		return d.newSession(ctx, a, parent)
 	})
 	proto.Handle(m, proto.OpSend, func(ctx context.Context, a proto.SendArgs) (proto.None, error) {
-		return proto.None{}, d.send(peerOf(ctx), a)
+		return proto.None{}, d.send(ctx, peerOf(ctx), a)
 	})
 	proto.Handle(m, proto.OpCapture, func(ctx context.Context, a proto.CaptureArgs) (proto.CaptureResult, error) {
 		return d.capture(ctx, peerOf(ctx), a)
@@ -787,7 +869,7 @@ func displayCommand(s *session) string {
 	return strings.Join(s.surface.Argv, " ")
 }
 
-func (d *Daemon) send(peer func() peerWhere, a proto.SendArgs) error {
+func (d *Daemon) send(ctx context.Context, peer func() peerWhere, a proto.SendArgs) error {
 	p0 := peer()
 	d.mu.Lock()
 	s, err := d.lookupLocked(a.Name)
@@ -807,7 +889,7 @@ func (d *Daemon) send(peer func() peerWhere, a proto.SendArgs) error {
 	var echo *echoWatch
 	if agent && a.Enter && a.Text != "" {
 		echo = newEchoWatch(func() (string, error) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			ctx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
 			return p.Capture(ctx, 0, false)
 		}, a.Text)
@@ -823,19 +905,41 @@ func (d *Daemon) send(peer func() peerWhere, a proto.SendArgs) error {
 			// a paste; a separate, later write makes it a key press. Agent
 			// TUIs need longer (Codex 0.169 still reads a CR 100 ms after
 			// the text as pasted), and only once they have read the text:
-			// see echoWatch.
+			// see echoWatch. A client that hangs up meanwhile gets no Enter.
 			pause := 30 * time.Millisecond
 			if echo != nil {
-				echo.wait(echoTimeout)
+				echo.wait(ctx, d.echoTimeout())
 				pause = 300 * time.Millisecond
 			}
-			time.Sleep(pause)
+			if err := sleep(ctx, pause); err != nil {
+				return err
+			}
 		}
 		if err := p.Write([]byte("\r")); err != nil {
 			return proto.Errorf(proto.CodeExited, "session %q: %v", s.rec.Name, err)
 		}
 	}
 	return nil
+}
+
+// echoTimeout bounds the wait for an agent's echo in send.
+func (d *Daemon) echoTimeout() time.Duration {
+	if h := d.opts.hooks; h != nil && h.echoTimeout > 0 {
+		return h.echoTimeout
+	}
+	return echoTimeout
+}
+
+// sleep waits for d, or returns ctx's error when it ends first.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 func (d *Daemon) capture(ctx context.Context, peer func() peerWhere, a proto.CaptureArgs) (proto.CaptureResult, error) {
@@ -897,33 +1001,66 @@ func (d *Daemon) kill(ctx context.Context, peer func() peerWhere, name string) e
 	return nil
 }
 
+// rename writes the store without d.mu, which the pane output path takes,
+// and swaps the name in memory afterwards. The new name is reserved while
+// the write runs, so that no new session or other rename takes it.
 func (d *Daemon) rename(ctx context.Context, peer func() peerWhere, a proto.RenameArgs) error {
 	if err := validateName(a.NewName); err != nil {
 		return err
 	}
 	p0 := peer()
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	s, err := d.lookupLocked(a.Name)
 	if err == nil {
 		err = d.mayDriveLocked(p0, s)
 	}
+	if err == nil && s.rec.Name != a.NewName && d.nameTakenLocked(a.NewName) {
+		err = proto.Errorf(proto.CodeConflict, "a session named %q already exists", a.NewName)
+	}
+	if err == nil && s.renaming {
+		err = proto.Errorf(proto.CodeConflict, "session %q is being renamed", s.rec.Name)
+	}
 	if err != nil {
+		d.mu.Unlock()
 		return err
 	}
-	for _, o := range d.sessions {
-		if o != s && o.rec.Name == a.NewName {
-			return proto.Errorf(proto.CodeConflict, "a session named %q already exists", a.NewName)
-		}
+	s.renaming = true
+	d.reserved[a.NewName] = true
+	id := s.rec.ID
+	d.mu.Unlock()
+	if h := d.opts.hooks; h != nil && h.renameWrite != nil {
+		h.renameWrite()
 	}
-	if err := d.store.RenameSession(ctx, s.rec.ID, a.NewName); err != nil {
-		if errors.Is(err, store.ErrNameTaken) {
-			return proto.Errorf(proto.CodeConflict, "a session named %q already exists", a.NewName)
-		}
+	err = d.store.RenameSession(ctx, id, a.NewName)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s.renaming = false
+	delete(d.reserved, a.NewName)
+	switch {
+	case errors.Is(err, store.ErrNameTaken):
+		return proto.Errorf(proto.CodeConflict, "a session named %q already exists", a.NewName)
+	case err != nil:
 		return proto.Errorf(proto.CodeInternal, "rename: %v", err)
+	case d.sessions[id] != s:
+		// Killed while the store was written: its row is gone too.
+		return proto.Errorf(proto.CodeNotFound, "session %q was killed while being renamed", s.rec.Name)
 	}
 	s.rec.Name = a.NewName
 	return nil
+}
+
+// nameTakenLocked reports whether a session has name, or a rename in
+// flight is giving it to one. d.mu is held.
+func (d *Daemon) nameTakenLocked(name string) bool {
+	if d.reserved[name] {
+		return true
+	}
+	for _, s := range d.sessions {
+		if s.rec.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func validateName(name string) error {

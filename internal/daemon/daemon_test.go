@@ -33,6 +33,12 @@ type testDaemon struct {
 
 func startDaemon(t *testing.T) *testDaemon {
 	t.Helper()
+	return startDaemonWith(t, nil)
+}
+
+// startDaemonWith starts a daemon with test hooks (nil for none).
+func startDaemonWith(t *testing.T, hooks *testHooks) *testDaemon {
+	t.Helper()
 	home := t.TempDir()
 	env := map[string]string{"MUSTER_HOME": home, "HOME": home, "PATH": os.Getenv("PATH"), "SHELL": "/bin/sh"}
 	getenv := func(k string) string { return env[k] }
@@ -42,7 +48,7 @@ func startDaemon(t *testing.T) *testDaemon {
 	}
 	d := &testDaemon{t: t, dirs: dirs, done: make(chan error, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { d.done <- Run(ctx, Options{Dirs: dirs, Getenv: getenv, Version: "test"}) }()
+	go func() { d.done <- Run(ctx, Options{Dirs: dirs, Getenv: getenv, Version: "test", hooks: hooks}) }()
 	t.Cleanup(func() {
 		cancel()
 		select {

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"strings"
 	"time"
 	"unicode"
@@ -34,9 +35,10 @@ func newEchoWatch(capture func() (string, error), text string) *echoWatch {
 	return w
 }
 
-// wait polls the screen until it shows the text once more, or timeout
-// passes (a program that does not echo); it reports whether the echo came.
-func (w *echoWatch) wait(timeout time.Duration) bool {
+// wait polls the screen until it shows the text once more, timeout passes
+// (a program that does not echo) or ctx ends; it reports whether the echo
+// came.
+func (w *echoWatch) wait(ctx context.Context, timeout time.Duration) bool {
 	if w.needle == "" {
 		return false
 	}
@@ -45,10 +47,9 @@ func (w *echoWatch) wait(timeout time.Duration) bool {
 		if screen, err := w.capture(); err == nil && strings.Count(squeezeSpace(screen), w.needle) > w.before {
 			return true
 		}
-		if !time.Now().Before(deadline) {
+		if !time.Now().Before(deadline) || sleep(ctx, 20*time.Millisecond) != nil {
 			return false
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

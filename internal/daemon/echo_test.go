@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -56,9 +57,29 @@ func TestEchoWatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newEchoWatch(screens(tt.screens...), tt.text)
-			if got := w.wait(200 * time.Millisecond); got != tt.want {
+			if got := w.wait(t.Context(), 200*time.Millisecond); got != tt.want {
 				t.Errorf("wait = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestEchoWatchStopsWithItsRequest: a wait whose request ended gives up at
+// once instead of polling on for its timeout.
+func TestEchoWatchStopsWithItsRequest(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	polls := 0
+	w := newEchoWatch(func() (string, error) {
+		polls++
+		if polls == 3 {
+			cancel()
+		}
+		return "Password: ", nil
+	}, "secret")
+	if w.wait(ctx, time.Hour) {
+		t.Error("an echo that never came was reported")
+	}
+	if polls != 3 {
+		t.Errorf("%d polls; want the wait to end at the first after its request ended", polls)
 	}
 }

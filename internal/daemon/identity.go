@@ -180,6 +180,9 @@ func (d *Daemon) resume(ctx context.Context, a proto.ResumeArgs) ([]proto.Resume
 	}
 	var out []proto.ResumeOutcome
 	for _, s := range targets {
+		if err := ctx.Err(); err != nil {
+			return out, context.Cause(ctx)
+		}
 		if a.All && s.rec.RestoreAttempts >= maxResumeAttempts {
 			out = append(out, proto.ResumeOutcome{Name: s.rec.Name, Reason: fmt.Sprintf("skipped after %d failed attempts: %s", s.rec.RestoreAttempts, s.rec.RestoreReason)})
 			continue
@@ -232,6 +235,10 @@ func (d *Daemon) resumeOne(ctx context.Context, s *session, a proto.ResumeArgs) 
 		_, code := p.Exited()
 		return fail(fmt.Sprintf("resume exited at once with code %d: %s", code, lastLine(p)))
 	case <-time.After(1500 * time.Millisecond):
+	case <-ctx.Done():
+		// The client hung up: the pane runs on, unconfirmed, and the
+		// sessions after this one are left for the next resume.
+		return proto.ResumeOutcome{Name: rec.Name, Argv: argv, Reason: "the client left before the resume was confirmed"}
 	}
 	d.store.SetRestore(ctx, rec.ID, "", 0)
 	d.mu.Lock()

@@ -89,15 +89,11 @@ func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs, parent string)
 	d.mu.Lock()
 	if rec.Name == "" {
 		rec.Name = d.generateNameLocked(prov)
-	} else {
-		for _, s := range d.sessions {
-			if s.rec.Name == rec.Name {
-				d.mu.Unlock()
-				return proto.SessionInfo{}, &proto.Error{Code: proto.CodeConflict,
-					Message: fmt.Sprintf("a session named %q already exists", rec.Name),
-					Hint:    "choose another --name, or `muster kill " + rec.Name + "` first"}
-			}
-		}
+	} else if d.nameTakenLocked(rec.Name) {
+		d.mu.Unlock()
+		return proto.SessionInfo{}, &proto.Error{Code: proto.CodeConflict,
+			Message: fmt.Sprintf("a session named %q already exists", rec.Name),
+			Hint:    "choose another --name, or `muster kill " + rec.Name + "` first"}
 	}
 	// Reserve the name before releasing the lock so that two concurrent
 	// `new`s cannot both take it.
@@ -200,7 +196,7 @@ func (d *Daemon) generateNameLocked(prov string) string {
 	}
 	for i := 1; ; i++ {
 		name := fmt.Sprintf("%s-%d", prov, i)
-		if !taken[name] {
+		if !taken[name] && !d.reserved[name] {
 			return name
 		}
 	}

@@ -18,7 +18,9 @@ import (
 // frozen ops (hello, status, stop) are served: their shape never changes,
 // so that `muster daemon stop` of any version stops a daemon of any other.
 // After hello, each request gets one Response, and more requests may
-// follow, except where an op's Flow says otherwise.
+// follow, except where an op's Flow says otherwise. A client that hangs up
+// (or shuts its write side) before its response cancels its request: a
+// send types no Enter, a resume launches no further session.
 
 // ControlVersion is the control protocol this binary speaks; it is bumped
 // when control.sock changes incompatibly. Version 1 had no hello.
