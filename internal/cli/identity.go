@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/musterhq/muster/internal/capture"
+	"github.com/musterhq/muster/internal/nativeid"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termtext"
 )
@@ -41,7 +41,7 @@ func newHookCaptureCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sid, ok := capture.SessionIDFromEnv(f.Getenv)
+			sid, ok := nativeid.MusterSessionID(f.Getenv)
 			if !ok {
 				return nil
 			}
@@ -54,28 +54,28 @@ func newHookCaptureCmd(f *Factory) *cobra.Command {
 			if pid <= 0 {
 				return fail(errors.New("--process-id is required"))
 			}
-			data, err := io.ReadAll(io.LimitReader(f.IO.In, capture.MaxPayload+1))
+			data, err := io.ReadAll(io.LimitReader(f.IO.In, nativeid.MaxPayload+1))
 			if err != nil {
 				return fail(err)
 			}
-			c, err := capture.Decode(prov, data)
+			claim, err := nativeid.Decode(prov, data)
 			if err != nil {
 				return fail(err)
 			}
 			cl, err := f.RunningClient(cmd.Context())
 			if err != nil {
-				f.hookLog("capture: daemon unreachable, %s id not recorded for session %s: %v", c.Provider, sid, err)
+				f.hookLog("capture: daemon unreachable, %s id not recorded for session %s: %v", claim.Provider, sid, err)
 				return nil
 			}
 			defer cl.Close()
 			err = cl.Call(cmd.Context(), proto.OpNativeCapture, proto.NativeCaptureArgs{
 				SessionID: sid, Capability: f.Getenv("MUSTER_EVENT_CAPABILITY"),
-				Provider: c.Provider, NativeID: c.SessionID,
-				PID: pid, PPID: ppid, Event: c.Event, Source: c.Source,
+				Provider: claim.Provider, NativeID: claim.SessionID,
+				PID: pid, PPID: ppid, Event: claim.Event, Source: claim.Source,
 			}, nil)
 			if _, refused := errors.AsType[*proto.Error](err); err != nil && !refused {
 				// The daemon went away mid-request.
-				f.hookLog("capture: daemon unreachable, %s id not recorded for session %s: %v", c.Provider, sid, err)
+				f.hookLog("capture: daemon unreachable, %s id not recorded for session %s: %v", claim.Provider, sid, err)
 				return nil
 			}
 			if err != nil {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/musterhq/muster/internal/capture"
 	"github.com/musterhq/muster/internal/codexroute"
+	"github.com/musterhq/muster/internal/nativeid"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/provider/all"
@@ -42,7 +42,7 @@ func agentIsRoot(rec store.Session) bool {
 // run inside that pane, because a same-user process can read another's
 // capability from /proc/PID/environ.
 func (d *Daemon) nativeCapture(ctx context.Context, peer func() peerWhere, a proto.NativeCaptureArgs) error {
-	if err := capture.ValidSessionID(a.NativeID); err != nil {
+	if err := nativeid.ValidSessionID(a.NativeID); err != nil {
 		return proto.Errorf(proto.CodeInvalid, "%v", err)
 	}
 	d.mu.Lock()
@@ -81,7 +81,7 @@ func (d *Daemon) nativeCapture(ctx context.Context, peer func() peerWhere, a pro
 	if rec.Provider == provider.Shell {
 		// A managed shell may run any agent; the first capture names it.
 		adopt = true
-	} else if err := capture.CheckProvider(rec.Provider, a.Provider); err != nil {
+	} else if err := nativeid.CheckProvider(rec.Provider, a.Provider); err != nil {
 		return proto.Errorf(proto.CodeInvalid, "%v", err)
 	}
 	if p == nil {
@@ -90,7 +90,7 @@ func (d *Daemon) nativeCapture(ctx context.Context, peer func() peerWhere, a pro
 	if exited, _ := p.Exited(); exited {
 		return proto.Errorf(proto.CodeExited, "session %s has no running process", rec.Name)
 	}
-	if err := capture.CheckProcess(capture.ProcFS{}, p.PID(), a.PID, a.PPID, agentIsRoot(rec)); err != nil {
+	if err := nativeid.CheckProcess(nativeid.ProcFS{}, p.PID(), a.PID, a.PPID, agentIsRoot(rec)); err != nil {
 		return proto.Errorf(proto.CodeInvalid, "%v", err)
 	}
 	if adopt {

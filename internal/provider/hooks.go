@@ -88,7 +88,7 @@ type HookMapper interface {
 
 // NativeCapturer is a provider whose own session-start hook payload may be
 // piped to `muster hook capture` unchanged: its session id is the
-// payload's "session_id" or "sessionId" (internal/capture). Every provider
+// payload's "session_id" or "sessionId" (internal/nativeid). Every provider
 // may send the canonical event.
 type NativeCapturer interface {
 	Provider

@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/musterhq/muster/internal/capture"
 	"github.com/musterhq/muster/internal/hookevent"
 	"github.com/musterhq/muster/internal/hookinstall"
 	"github.com/musterhq/muster/internal/native"
+	"github.com/musterhq/muster/internal/nativeid"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/testing/poll"
@@ -151,10 +151,10 @@ func TestHookHelper(t *testing.T) {
 	}
 }
 
-func TestCapture(t *testing.T) {
+func TestNativeIDClaim(t *testing.T) {
 	register(t)
-	c, err := capture.Decode("testagent", []byte(`{"session_id":"abc","hook_event_name":"start"}`))
-	if err != nil || c.SessionID != "abc" || c.Format != capture.Native {
+	c, err := nativeid.Decode("testagent", []byte(`{"session_id":"abc","hook_event_name":"start"}`))
+	if err != nil || c.SessionID != "abc" || c.Format != nativeid.Native {
 		t.Errorf("Decode = %+v, %v", c, err)
 	}
 }

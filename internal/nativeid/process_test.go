@@ -1,4 +1,4 @@
-package capture
+package nativeid
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package capture
+package nativeid
 
 import (
 	"errors"
@@ -25,52 +25,52 @@ func TestDecode(t *testing.T) {
 		provider string
 		stdin    string
 		file     string // testdata file instead of stdin
-		want     Capture
+		want     Claim
 	}{
 		{
 			name: "canonical v1", provider: "custom",
 			stdin: `{"version":1,"event":"session_started","session_id":"provider-owned-session-id"}`,
-			want:  Capture{Provider: "custom", SessionID: "provider-owned-session-id", Format: Canonical, Event: EventSessionStarted},
+			want:  Claim{Provider: "custom", SessionID: "provider-owned-session-id", Format: Canonical, Event: EventSessionStarted},
 		},
 		{
 			name: "canonical v1 pretty with additive fields", provider: "opencode",
 			stdin: "{\n  \"version\": 1,\n  \"event\": \"session_started\",\n  \"session_id\": \"ses_dd3ef6bbdffe5SLE0xMEI2bxBZ\",\n  \"future\": {\"x\": [1,2]}\n}\n",
-			want:  Capture{Provider: "opencode", SessionID: "ses_dd3ef6bbdffe5SLE0xMEI2bxBZ", Format: Canonical, Event: EventSessionStarted},
+			want:  Claim{Provider: "opencode", SessionID: "ses_dd3ef6bbdffe5SLE0xMEI2bxBZ", Format: Canonical, Event: EventSessionStarted},
 		},
 		{
 			name: "claude native SessionStart startup", provider: "claude", file: "claude-sessionstart-startup.json",
-			want: Capture{Provider: "claude", SessionID: "d374eff7-6681-449d-ac7d-e8ad01a2744d", Format: Native, Event: "SessionStart", Source: "startup"},
+			want: Claim{Provider: "claude", SessionID: "d374eff7-6681-449d-ac7d-e8ad01a2744d", Format: Native, Event: "SessionStart", Source: "startup"},
 		},
 		{
 			name: "claude native SessionStart resume", provider: "claude", file: "claude-sessionstart-resume.json",
-			want: Capture{Provider: "claude", SessionID: "d374eff7-6681-449d-ac7d-e8ad01a2744d", Format: Native, Event: "SessionStart", Source: "resume"},
+			want: Claim{Provider: "claude", SessionID: "d374eff7-6681-449d-ac7d-e8ad01a2744d", Format: Native, Event: "SessionStart", Source: "resume"},
 		},
 		{
 			name: "codex native SessionStart", provider: "codex", file: "codex-sessionstart-startup.json",
-			want: Capture{Provider: "codex", SessionID: "01a22c0e-d041-74f3-b87b-104fada8e2f6", Format: Native, Event: "SessionStart", Source: "startup"},
+			want: Claim{Provider: "codex", SessionID: "01a22c0e-d041-74f3-b87b-104fada8e2f6", Format: Native, Event: "SessionStart", Source: "startup"},
 		},
 		{
 			name: "gemini native SessionStart", provider: "gemini", file: "gemini-sessionstart-resume.json",
-			want: Capture{Provider: "gemini", SessionID: "33333333-2222-4333-8444-555555555555", Format: Native, Event: "SessionStart", Source: "resume"},
+			want: Claim{Provider: "gemini", SessionID: "33333333-2222-4333-8444-555555555555", Format: Native, Event: "SessionStart", Source: "resume"},
 		},
 		{
 			name: "cursor native sessionStart", provider: "cursor",
 			stdin: `{"conversation_id":"c0ffee00-0000-4000-8000-000000000001","generation_id":"g1","hook_event_name":"sessionStart","session_id":"c0ffee00-0000-4000-8000-000000000001","is_background_agent":false,"workspace_roots":["/repo"],"transcript_path":null}`,
-			want:  Capture{Provider: "cursor", SessionID: "c0ffee00-0000-4000-8000-000000000001", Format: Native, Event: "sessionStart"},
+			want:  Claim{Provider: "cursor", SessionID: "c0ffee00-0000-4000-8000-000000000001", Format: Native, Event: "sessionStart"},
 		},
 		{
 			name: "native camelCase sessionId", provider: "gemini",
 			stdin: `{"sessionId":"a1b2c3d4-0000-4000-8000-000000000000","hookEventName":"SessionStart"}`,
-			want:  Capture{Provider: "gemini", SessionID: "a1b2c3d4-0000-4000-8000-000000000000", Format: Native, Event: "SessionStart"},
+			want:  Claim{Provider: "gemini", SessionID: "a1b2c3d4-0000-4000-8000-000000000000", Format: Native, Event: "SessionStart"},
 		},
 		{
 			name: "native with both spellings agreeing", provider: "claude",
 			stdin: `{"session_id":"same","sessionId":"same"}`,
-			want:  Capture{Provider: "claude", SessionID: "same", Format: Native},
+			want:  Claim{Provider: "claude", SessionID: "same", Format: Native},
 		},
 		{
 			name: "native non-start event still carries an id", provider: "claude", file: "claude-sessionend.json",
-			want: Capture{Provider: "claude", SessionID: "d374eff7-6681-449d-ac7d-e8ad01a2744d", Format: Native, Event: "SessionEnd"},
+			want: Claim{Provider: "claude", SessionID: "d374eff7-6681-449d-ac7d-e8ad01a2744d", Format: Native, Event: "SessionEnd"},
 		},
 	}
 	for _, tt := range tests {
@@ -160,7 +160,7 @@ func TestCheckProvider(t *testing.T) {
 	}
 }
 
-func TestSessionIDFromEnv(t *testing.T) {
+func TestMusterSessionID(t *testing.T) {
 	tests := []struct {
 		name   string
 		env    map[string]string
@@ -174,16 +174,16 @@ func TestSessionIDFromEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			id, ok := SessionIDFromEnv(func(k string) string { return tt.env[k] })
+			id, ok := MusterSessionID(func(k string) string { return tt.env[k] })
 			if id != tt.wantID || ok != tt.wantOK {
-				t.Errorf("SessionIDFromEnv = %q, %v; want %q, %v", id, ok, tt.wantID, tt.wantOK)
+				t.Errorf("MusterSessionID = %q, %v; want %q, %v", id, ok, tt.wantID, tt.wantOK)
 			}
 		})
 	}
 }
 
-// FuzzDecode checks that Decode never panics, that every accepted capture
-// has a valid id and a known format, and that re-encoding an accepted capture
+// FuzzDecode checks that Decode never panics, that every accepted claim
+// has a valid id and a known format, and that re-encoding an accepted claim
 // canonically decodes to the same id.
 func FuzzDecode(f *testing.F) {
 	entries, err := os.ReadDir("testdata")

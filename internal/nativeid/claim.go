@@ -1,7 +1,10 @@
-// Package capture decodes what `muster hook capture` reads on standard input
-// and holds the pure rules the daemon applies before it records a native
-// session id for a Muster session (seed 000, "Session identity";
-// DESIGN.md §6).
+// Package nativeid is the identity capture of `muster hook capture`: it
+// decodes what that command reads on standard input into a Claim, the
+// provider's own ("native") session id for the Muster session of the pane
+// the hook runs in, and holds the pure rules the daemon applies before it
+// records the id (op native_capture; seed 000, "Session identity";
+// DESIGN.md §6). It has nothing to do with `muster capture`, which prints
+// a pane's screen.
 //
 // Decode accepts the canonical version 1 event
 //
@@ -10,16 +13,16 @@
 // from any provider, and, for the providers with provider.NativeCapturer
 // (those with hooks: claude, codex, gemini, cursor, opencode), the
 // provider's native hook payload: any JSON object without a top-level
-// "version" key that carries the id as "session_id" or "sessionId". A top-level "version" key makes a payload
-// versioned, and a versioned payload fails closed unless it is exactly
-// version 1 with event "session_started". Unknown additional fields are
-// ignored in both forms.
+// "version" key that carries the id as "session_id" or "sessionId". A
+// top-level "version" key makes a payload versioned, and a versioned
+// payload fails closed unless it is exactly version 1 with event
+// "session_started". Unknown additional fields are ignored in both forms.
 //
-// CheckProvider and CheckProcess are the daemon's checks that the capture
-// comes from the session's own provider process; SessionIDFromEnv is the
+// CheckProvider and CheckProcess are the daemon's checks that the claim
+// comes from the session's own provider process; MusterSessionID is the
 // CLI's "outside Muster, do nothing" test. Replacing the stored native id,
 // reading stdin and printing errors belong to the daemon and the CLI.
-package capture
+package nativeid
 
 import (
 	"bytes"
@@ -43,8 +46,8 @@ const (
 	// EnvSessionID names the variable that carries the Muster session id
 	// into every first-class agent process.
 	EnvSessionID = "MUSTER_AGENT_SESSION_ID"
-	// MaxPayload bounds the stdin a capture reads. Session-start payloads
-	// are a few hundred bytes.
+	// MaxPayload bounds the stdin `muster hook capture` reads.
+	// Session-start payloads are a few hundred bytes.
 	MaxPayload = 1 << 20
 	// MaxSessionIDLen bounds a native session id in bytes.
 	MaxSessionIDLen = 512
@@ -58,7 +61,7 @@ func KnownProvider(name string) bool {
 }
 
 // acceptsNative reports whether the provider's own hook payloads may be
-// piped to capture unchanged.
+// piped to `muster hook capture` unchanged.
 func acceptsNative(name string) bool {
 	_, ok := all.As[provider.NativeCapturer](name)
 	return ok
@@ -82,7 +85,7 @@ var (
 	// ErrNativeNotAllowed means a provider without native hook payloads
 	// (custom, muse) sent something other than the canonical event.
 	ErrNativeNotAllowed = errors.New("native payload not accepted for this provider")
-	// ErrProviderMismatch means the capture is tagged with a provider other
+	// ErrProviderMismatch means the claim is tagged with a provider other
 	// than the session's: a nested agent must not redirect its parent's
 	// history.
 	ErrProviderMismatch = errors.New("provider does not match the session")
@@ -108,8 +111,9 @@ func (f Format) String() string {
 	return "format(" + strconv.Itoa(int(f)) + ")"
 }
 
-// Capture is a decoded capture request.
-type Capture struct {
+// Claim is what one `muster hook capture` reported: a native session id,
+// which the daemon records only after its checks.
+type Claim struct {
 	Provider  string // the provider the caller claimed (--provider)
 	SessionID string // the provider-owned native session id
 	Format    Format
@@ -122,49 +126,49 @@ type Capture struct {
 }
 
 // Decode parses the stdin of `muster hook capture --provider provider`.
-func Decode(provider string, stdin []byte) (Capture, error) {
+func Decode(provider string, stdin []byte) (Claim, error) {
 	if !KnownProvider(provider) {
-		return Capture{}, fmt.Errorf("decode capture: %w %q", ErrUnknownProvider, provider)
+		return Claim{}, fmt.Errorf("decode capture: %w %q", ErrUnknownProvider, provider)
 	}
 	if len(stdin) > MaxPayload {
-		return Capture{}, fmt.Errorf("decode capture: %w (%d bytes, limit %d)", ErrTooLarge, len(stdin), MaxPayload)
+		return Claim{}, fmt.Errorf("decode capture: %w (%d bytes, limit %d)", ErrTooLarge, len(stdin), MaxPayload)
 	}
 	trimmed := bytes.TrimSpace(stdin)
 	if len(trimmed) == 0 {
-		return Capture{}, fmt.Errorf("decode capture: %w: empty input", ErrMalformed)
+		return Claim{}, fmt.Errorf("decode capture: %w: empty input", ErrMalformed)
 	}
 	if trimmed[0] != '{' {
-		return Capture{}, fmt.Errorf("decode capture: %w: not a JSON object", ErrMalformed)
+		return Claim{}, fmt.Errorf("decode capture: %w: not a JSON object", ErrMalformed)
 	}
 	if !utf8.Valid(trimmed) {
-		return Capture{}, fmt.Errorf("decode capture: %w: invalid UTF-8", ErrMalformed)
+		return Claim{}, fmt.Errorf("decode capture: %w: invalid UTF-8", ErrMalformed)
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &obj); err != nil {
-		return Capture{}, fmt.Errorf("decode capture: %w: %s", ErrMalformed, jsonErr(err))
+		return Claim{}, fmt.Errorf("decode capture: %w: %s", ErrMalformed, jsonErr(err))
 	}
-	c := Capture{Provider: provider}
+	c := Claim{Provider: provider}
 	if v, ok := obj["version"]; ok {
 		if err := checkVersion(v); err != nil {
-			return Capture{}, err
+			return Claim{}, err
 		}
 		ev, ok := obj["event"]
 		if !ok {
-			return Capture{}, fmt.Errorf("decode capture: %w: no \"event\" field", ErrUnknownEvent)
+			return Claim{}, fmt.Errorf("decode capture: %w: no \"event\" field", ErrUnknownEvent)
 		}
 		var name string
 		if err := json.Unmarshal(ev, &name); err != nil || name != EventSessionStarted {
-			return Capture{}, fmt.Errorf("decode capture: %w %s in version %d", ErrUnknownEvent, shorten(ev), Version)
+			return Claim{}, fmt.Errorf("decode capture: %w %s in version %d", ErrUnknownEvent, shorten(ev), Version)
 		}
 		id, err := sessionID(obj, "session_id")
 		if err != nil {
-			return Capture{}, err
+			return Claim{}, err
 		}
 		c.Format, c.Event, c.SessionID = Canonical, name, id
 		return c, nil
 	}
 	if !acceptsNative(provider) {
-		return Capture{}, fmt.Errorf("decode capture: %w %q; send {\"version\":1,\"event\":\"session_started\",\"session_id\":\"…\"}", ErrNativeNotAllowed, provider)
+		return Claim{}, fmt.Errorf("decode capture: %w %q; send {\"version\":1,\"event\":\"session_started\",\"session_id\":\"…\"}", ErrNativeNotAllowed, provider)
 	}
 	var id string
 	var err error
@@ -175,13 +179,13 @@ func Decode(provider string, stdin []byte) (Capture, error) {
 		a, errA := sessionID(obj, "session_id")
 		b, errB := sessionID(obj, "sessionId")
 		if errA != nil {
-			return Capture{}, errA
+			return Claim{}, errA
 		}
 		if errB != nil {
-			return Capture{}, errB
+			return Claim{}, errB
 		}
 		if a != b {
-			return Capture{}, fmt.Errorf("decode capture: %w: session_id %q and sessionId %q", ErrAmbiguousSessionID, a, b)
+			return Claim{}, fmt.Errorf("decode capture: %w: session_id %q and sessionId %q", ErrAmbiguousSessionID, a, b)
 		}
 		id = a
 	case camel:
@@ -190,7 +194,7 @@ func Decode(provider string, stdin []byte) (Capture, error) {
 		id, err = sessionID(obj, "session_id")
 	}
 	if err != nil {
-		return Capture{}, err
+		return Claim{}, err
 	}
 	c.Format, c.SessionID = Native, id
 	c.Event = stringField(obj, "hook_event_name")
@@ -282,7 +286,7 @@ func jsonErr(err error) string {
 	return err.Error()
 }
 
-// CheckProvider reports whether a capture claimed for provider claimed may
+// CheckProvider reports whether a claim made for provider claimed may
 // touch a session of provider sessionProvider: the names must be equal.
 func CheckProvider(sessionProvider, claimed string) error {
 	if sessionProvider != claimed {
@@ -291,10 +295,10 @@ func CheckProvider(sessionProvider, claimed string) error {
 	return nil
 }
 
-// SessionIDFromEnv returns the Muster session id of the calling agent and
+// MusterSessionID returns the Muster session id of the calling agent and
 // whether it is set. When it is not, `muster hook capture` exits 0 and
 // records nothing, so a user-level hook is harmless outside Muster.
-func SessionIDFromEnv(getenv func(string) string) (string, bool) {
+func MusterSessionID(getenv func(string) string) (string, bool) {
 	id := strings.TrimSpace(getenv(EnvSessionID))
 	return id, id != ""
 }
