@@ -1,5 +1,9 @@
-// Package cli is the muster command tree (cobra): one file per command. Only
-// Main chooses error wording, hints and exit codes.
+// Package cli is the muster command tree (cobra). NewRootCmd lists every
+// command; each has its own file, named by its path (ls.go, hooks_status.go),
+// holding its builder and what only it uses. What several commands share
+// has a file named for it: transcripts.go (the history index behind
+// history, show, replay, stats and serve), complete.go, json.go and
+// usage.go. Only Main chooses error wording, hints and exit codes.
 package cli
 
 import (

@@ -14,7 +14,6 @@ import (
 	"github.com/musterhq/muster/internal/client"
 	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/daemon"
-	"github.com/musterhq/muster/internal/proto"
 )
 
 func newDaemonCmd(f *Factory) *cobra.Command {
@@ -94,74 +93,4 @@ func daemonLogger(path string, stderr io.Writer, quiet bool) (*slog.Logger, func
 		handlers = append(handlers, slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	return slog.New(slog.NewMultiHandler(handlers...)), func() { lf.Close() }, nil
-}
-
-func newDaemonStopCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:   "stop",
-		Short: "Stop the daemon and every pane it runs",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			// Any version's daemon serves stop the same way, so that a
-			// daemon this binary cannot otherwise talk to can be replaced.
-			c, err := f.frozenClient(cmd.Context())
-			if err != nil {
-				if errors.Is(err, client.ErrDaemonNotRunning) {
-					fmt.Fprintln(f.IO.ErrOut, "muster daemon is not running")
-					return nil
-				}
-				return err
-			}
-			defer c.Close()
-			if err := c.Call(cmd.Context(), proto.OpStop, nil, nil); err != nil {
-				return err
-			}
-			// The daemon closes the connection once every pane is down.
-			io.Copy(io.Discard, c.Reader())
-			dirs, _ := f.Dirs()
-			waitDaemonExit(dirs.Runtime)
-			fmt.Fprintln(f.IO.ErrOut, "muster daemon stopped")
-			return nil
-		},
-	}
-}
-
-func newDaemonStatusCmd(f *Factory) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Show whether the daemon runs, and its pid and sessions",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			// status is frozen too: it shows a daemon of any version.
-			c, err := f.frozenClient(cmd.Context())
-			if err != nil {
-				if errors.Is(err, client.ErrDaemonNotRunning) {
-					if asJSON {
-						writeJSON(f.IO.Out, map[string]any{"running": false})
-					} else {
-						fmt.Fprintln(f.IO.Out, "muster daemon is not running")
-					}
-					return &UserError{Err: errors.New("the daemon is not running"), Code: ExitUnreachable, Hint: "any muster command starts it; or run `muster daemon`"}
-				}
-				return err
-			}
-			defer c.Close()
-			var st proto.DaemonStatus
-			if err := c.Call(cmd.Context(), proto.OpStatus, nil, &st); err != nil {
-				return err
-			}
-			protocol := max(st.Protocol, 1) // protocol 1 did not report it
-			if asJSON {
-				return writeJSON(f.IO.Out, map[string]any{"running": true, "pid": st.PID, "version": st.Version, "started_at": st.StartedAt, "home": st.Home, "sessions": st.Sessions, "panes": st.Panes, "protocol": protocol})
-			}
-			fmt.Fprintf(f.IO.Out, "muster daemon %s running, pid %d, since %s\n%d sessions, %d live panes\nstate: %s\n", st.Version, st.PID, st.StartedAt, st.Sessions, st.Panes, st.Home)
-			if protocol != proto.ControlVersion {
-				fmt.Fprintf(f.IO.Out, "it speaks control protocol %d and this muster %d: run `muster daemon stop` to replace it\n", protocol, proto.ControlVersion)
-			}
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
 }

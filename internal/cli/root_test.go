@@ -95,3 +95,55 @@ func TestCommandsAreAddedInOnePlace(t *testing.T) {
 		}
 	}
 }
+
+// TestOneFilePerCommand: each command's builder is in the file named by
+// its path (`hooks status` in hooks_status.go), alone with its helpers.
+func TestOneFilePerCommand(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	builders := map[string]string{} // builder -> file
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var here []string
+		for _, d := range file.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "new") && strings.HasSuffix(fn.Name.Name, "Cmd") {
+				here = append(here, fn.Name.Name)
+				builders[fn.Name.Name] = name
+			}
+		}
+		if len(here) > 1 {
+			t.Errorf("%s builds %d commands (%s); give each its own file", name, len(here), strings.Join(here, ", "))
+		}
+	}
+	ios, _, _, _ := iostreams.Test()
+	root := NewRootCmd(&Factory{IO: ios, Getenv: func(string) string { return "" }})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if c == root && (sub.Name() == "help" || sub.Name() == "completion") {
+				continue // cobra's own
+			}
+			path := strings.Fields(sub.CommandPath())[1:]
+			want := strings.Join(path, "_") + ".go"
+			builder := "new"
+			for _, p := range path {
+				builder += strings.ToUpper(p[:1]) + p[1:]
+			}
+			builder += "Cmd"
+			if got, ok := builders[builder]; !ok || got != want {
+				t.Errorf("%s: %s is in %q, want %s", sub.CommandPath(), builder, got, want)
+			}
+			walk(sub)
+		}
+	}
+	walk(root)
+}

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/termtext"
+)
+
+func newLsCmd(f *Factory) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List sessions",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			var list []proto.SessionInfo
+			if err := c.Call(cmd.Context(), proto.OpList, nil, &list); err != nil {
+				return err
+			}
+			if list == nil {
+				list = []proto.SessionInfo{}
+			}
+			if asJSON {
+				return writeJSON(f.IO.Out, list)
+			}
+			printSessions(f, list, f.now())
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	return cmd
+}
+
+func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
+	if len(list) == 0 {
+		fmt.Fprintln(f.IO.ErrOut, "no sessions; start one with `muster new`")
+		return
+	}
+	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tID\tPROVIDER\tSTATE\tRUN\tPID\tCWD\tAGE")
+	line := termtext.Line
+	for _, s := range list {
+		state := line(s.State)
+		if s.State == "exited" && s.ExitCode != nil {
+			state = fmt.Sprintf("exited(%d)", *s.ExitCode)
+		}
+		run := "-"
+		if s.RunState != nil {
+			run = line(*s.RunState)
+			if s.Attention > 0 {
+				run += fmt.Sprintf(" !%d", s.Attention)
+			}
+		}
+		pid := "-"
+		if s.State == "running" {
+			pid = fmt.Sprint(s.PID)
+		}
+		created, _ := time.Parse(time.RFC3339, s.CreatedAt)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", line(s.Name), short(line(s.ID)), line(s.Provider), state, run, pid,
+			line(tildePath(s.CWD)), age(now.Sub(created)))
+	}
+	tw.Flush()
+	for _, s := range list {
+		if s.Reason != "" {
+			fmt.Fprintf(f.IO.Out, "%s: %s\n", line(s.Name), line(s.Reason))
+		}
+	}
+}
+
+// short cuts an id to its first 8 bytes, never inside a UTF-8 sequence.
+func short(id string) string {
+	for i := range id {
+		if i >= 8 {
+			return id[:i]
+		}
+	}
+	return id
+}
+
+func tildePath(p string) string {
+	if home, err := os.UserHomeDir(); err == nil && home != "/" && strings.HasPrefix(p, home) {
+		return "~" + strings.TrimPrefix(p, home)
+	}
+	return p
+}
+
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/musterhq/muster/internal/config"
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider/all"
+)
+
+type newOptions struct {
+	Provider  string
+	Name      string
+	Dir       string
+	Cmd       string
+	CmdSet    bool
+	ResumeCmd string
+	Detach    bool
+	Args      []string
+}
+
+func newNewCmd(f *Factory) *cobra.Command {
+	var o newOptions
+	cmd := &cobra.Command{
+		Use:   "new [PROVIDER] [--name NAME] [--dir DIR] [--cmd 'COMMAND'] [--detach] [-- ARGS...]",
+		Short: "Start a session in a new pane and attach to it",
+		Long: "Start a session in a new pane. PROVIDER is one of " + strings.Join(all.LaunchNames(), ", ") +
+			";\nwith neither PROVIDER nor --cmd the pane runs your $SHELL, or CMD ARGS... given after --.\nOn a terminal it attaches at once unless --detach is given; otherwise it prints the session name.",
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+			if len(args) > 0 || cmd.ArgsLenAtDash() >= 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return all.LaunchNames(), cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dash := cmd.ArgsLenAtDash()
+			pos := args
+			if dash >= 0 {
+				pos, o.Args = args[:dash], args[dash:]
+			}
+			if len(pos) > 1 {
+				return usagef("new takes at most one PROVIDER, got %q", pos)
+			}
+			if len(pos) == 1 {
+				o.Provider = pos[0]
+			}
+			o.CmdSet = cmd.Flags().Changed("cmd")
+			return runNew(cmd, f, o)
+		},
+	}
+	cmd.Flags().StringVarP(&o.Name, "name", "n", "", "session name (default: generated)")
+	cmd.Flags().StringVarP(&o.Dir, "dir", "C", "", "working directory (default: the current one)")
+	cmd.Flags().StringVar(&o.Cmd, "cmd", "", "run this shell command instead of a provider")
+	cmd.Flags().StringVar(&o.ResumeCmd, "resume-cmd", "", "resume template for --cmd, with {session_id}")
+	cmd.Flags().BoolVarP(&o.Detach, "detach", "d", false, "do not attach after creating the pane")
+	return cmd
+}
+
+func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
+	if o.CmdSet && strings.TrimSpace(o.Cmd) == "" {
+		return Userf("empty command: --cmd needs a command to run")
+	}
+	if o.Provider != "" && !all.Valid(o.Provider) {
+		// A [[launcher]] from config.toml stands in for a provider.
+		l, ok, err := f.launcher(o.Provider)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &UserError{Err: all.UnknownError(o.Provider), Code: ExitError, Hint: "or define a [[launcher]] named " + o.Provider + " in config.toml"}
+		}
+		if o.CmdSet {
+			return Userf("launcher %q already has a command; drop --cmd", o.Provider)
+		}
+		o.Provider, o.Cmd, o.CmdSet = "", l.Command, true
+		if o.ResumeCmd == "" {
+			o.ResumeCmd = l.Resume
+		}
+	}
+	dir := o.Dir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("find current directory: %w", err)
+		}
+		dir = wd
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Userf("bad directory %q: %v", dir, err)
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return Userf("directory %s does not exist", abs)
+	}
+	attach := !o.Detach && f.IO.IsStdinTTY() && f.IO.IsStdoutTTY()
+	// Inside a pane the session is created detached: attaching would nest
+	// muster clients (tmux refuses the same).
+	nested := attach && f.insidePane()
+	attach = attach && !nested
+	cols, rows := 0, 0
+	if attach {
+		cols, rows = termSize()
+	}
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	c, err := f.Client(cmd.Context())
+	if err != nil {
+		return err
+	}
+	var info proto.SessionInfo
+	err = c.Call(cmd.Context(), proto.OpNew, proto.NewArgs{
+		Name: o.Name, Provider: o.Provider, Dir: abs, Cmd: o.Cmd, ResumeCmd: o.ResumeCmd,
+		Args: o.Args, Env: env, Cols: cols, Rows: rows,
+	}, &info)
+	c.Close()
+	if err != nil {
+		return err
+	}
+	if !attach {
+		fmt.Fprintln(f.IO.Out, info.Name)
+		if nested {
+			fmt.Fprintf(f.IO.ErrOut, "created %s detached: this terminal is a muster pane\n  attach from a terminal outside muster with `muster attach %s`\n", info.Name, info.Name)
+		}
+		return nil
+	}
+	return runAttach(cmd.Context(), f, attachOptions{Name: info.Name, PaneExit: true})
+}
+
+// launcher finds a [[launcher]] entry of config.toml by name.
+func (f *Factory) launcher(name string) (config.Launcher, bool, error) {
+	dirs, err := f.Dirs()
+	if err != nil {
+		return config.Launcher{}, false, err
+	}
+	cfg, err := config.Load(dirs.ConfigFile())
+	if err != nil {
+		return config.Launcher{}, false, Userf("%v", err)
+	}
+	for _, l := range cfg.Launchers {
+		if l.Name == name {
+			return l, true, nil
+		}
+	}
+	return config.Launcher{}, false, nil
+}
