@@ -87,7 +87,8 @@ type Surface struct {
 }
 
 // Engine is the event engine. Create it with New, call Start before
-// anything reads run state, then run Serve.
+// anything reads run state (it starts the writer), then run Serve; Close
+// once Serve has returned and nothing submits events any more.
 type Engine struct {
 	cfg     Config
 	log     *slog.Logger

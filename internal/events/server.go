@@ -32,7 +32,7 @@ func init() {
 }
 
 // Serve answers events.sock on ln until ctx ends, and runs the engine's
-// writer, notifier and maintenance while it does. Start must have
+// notifier, runs snapshots and checkpoints while it does. Start must have
 // returned first. Serve closes ln, waits for the connections in flight and
 // for every goroutine it started, then returns nil (or the accept error
 // that stopped it).
