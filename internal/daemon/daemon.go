@@ -63,6 +63,8 @@ type testHooks struct {
 	echoTimeout time.Duration
 	// renameWrite runs when a rename is about to write the store.
 	renameWrite func()
+	// resumeSettle replaces how long a resumed pane must live to count.
+	resumeSettle time.Duration
 }
 
 // Daemon is a running server.
@@ -928,6 +930,15 @@ func (d *Daemon) echoTimeout() time.Duration {
 		return h.echoTimeout
 	}
 	return echoTimeout
+}
+
+// resumeSettle is how long a resumed pane must live for its resume to
+// count: one that dies sooner (a stale id, a broken install) is reported.
+func (d *Daemon) resumeSettle() time.Duration {
+	if h := d.opts.hooks; h != nil && h.resumeSettle > 0 {
+		return h.resumeSettle
+	}
+	return 1500 * time.Millisecond
 }
 
 // sleep waits for d, or returns ctx's error when it ends first.

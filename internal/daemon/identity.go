@@ -234,7 +234,7 @@ func (d *Daemon) resumeOne(ctx context.Context, s *session, a proto.ResumeArgs) 
 	case <-p.Done():
 		_, code := p.Exited()
 		return fail(fmt.Sprintf("resume exited at once with code %d: %s", code, lastLine(p)))
-	case <-time.After(1500 * time.Millisecond):
+	case <-time.After(d.resumeSettle()):
 	case <-ctx.Done():
 		// The client hung up: the pane runs on, unconfirmed, and the
 		// sessions after this one are left for the next resume.

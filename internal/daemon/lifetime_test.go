@@ -246,3 +246,37 @@ func script(t *testing.T, body string) string {
 	}
 	return path
 }
+
+// TestResumeEndsWithItsClient: a resume whose client hangs up while it
+// watches a relaunched pane ends at once; the pane runs on.
+func TestResumeEndsWithItsClient(t *testing.T) {
+	var l listeners
+	// Without the hang-up, this resume would watch the pane for an hour.
+	d := startDaemonWith(t, &testHooks{listening: l.hook, resumeSettle: time.Hour})
+	dmn, _, _ := l.get()
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	c := d.dial()
+	// The first run exits at once; the resumed one stays.
+	c.must(proto.OpNew, proto.NewArgs{Name: "s", Dir: dir,
+		Cmd: "sh " + script(t, "[ -e "+marker+" ] && exec sleep 600; touch "+marker)}, nil)
+	poll.Wait(t, 20*time.Second, func() bool { return c.sessions()[0].State == "exited" },
+		func() string { return "the first run to exit" })
+	c.c.Close()
+
+	r := d.dial()
+	r.c.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := r.c.Write([]byte(`{"op":"resume","args":{"names":["s"]}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	w := d.dial()
+	poll.Wait(t, 20*time.Second, func() bool { return w.sessions()[0].State == "running" },
+		func() string { return "the resumed pane to run" })
+	w.c.Close()
+	r.c.Close() // the client gives up while resume watches the pane
+	poll.Wait(t, 20*time.Second, func() bool { return dmn.ctl.count() == 0 },
+		func() string { return "the resume to end with its client" })
+	if s := d.dial().sessions()[0]; s.State != "running" {
+		t.Errorf("after the resume's client left, the session is %+v; want it running", s)
+	}
+}

@@ -296,9 +296,15 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 		return proto.Errorf(proto.CodeInternal, "record surface: %v", err)
 	}
 	d.mu.Lock()
+	old := s.pane
 	s.pane = p
 	s.surface = su
 	d.mu.Unlock()
+	if old != nil {
+		// The exited surface this one replaces (a resume) still holds its
+		// emulator and reader goroutines.
+		old.Close(0)
+	}
 	d.logger.Info("pane started", "session_id", s.rec.ID, "surface_id", surfaceID, "pid", p.PID(), "argv0", argv[0])
 	return nil
 }

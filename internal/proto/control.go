@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 )
 
 // This file is the control API of control.sock, the whole of it: the
@@ -175,20 +176,8 @@ type Op struct {
 
 // MayReturn reports whether the op can fail with code.
 func (o Op) MayReturn(code string) bool {
-	for _, c := range CommonCodes {
-		if c == code {
-			return true
-		}
-	}
-	if code == CodeForbidden && o.Access != ReadOnly {
-		return true
-	}
-	for _, c := range o.Codes {
-		if c == code {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(CommonCodes, code) || slices.Contains(o.Codes, code) ||
+		code == CodeForbidden && o.Access != ReadOnly
 }
 
 func t[T any]() reflect.Type { return reflect.TypeFor[T]() }
