@@ -2,17 +2,15 @@ package claude
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -70,33 +68,11 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 
 func (c *countingWriter) Len() int { return c.n }
 
-// cpuTime is the process's user+system CPU time: benchmarks report
-// throughput per CPU second too, which a loaded machine does not skew.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func benchParse(b *testing.B, opts transcript.ParseOptions) {
 	path := genTranscript(b, b.TempDir(), 64<<20, "11111111-2222-4333-8444-555555555555")
-	fi, _ := os.Stat(path)
-	env := transcript.Env{Home: b.TempDir()}
-	src := New()
-	b.SetBytes(fi.Size())
-	runtime.GC()
-	start := cpuTime()
-	for b.Loop() {
-		ts, err := src.Parse(context.Background(), env, path, opts)
-		if err != nil || len(ts) != 1 || ts[0].PromptCount == 0 || ts[0].Usage == nil {
-			b.Fatalf("parse: %v", err)
-		}
-	}
-	if cpu := cpuTime() - start; cpu > 0 {
-		b.ReportMetric(float64(fi.Size())*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
-	}
+	providertest.BenchParse(b, New(), transcript.Env{Home: b.TempDir()}, path, opts, func(ts []*transcript.Transcript) bool {
+		return len(ts) == 1 && ts[0].PromptCount > 0 && ts[0].Usage != nil
+	})
 }
 
 func BenchmarkSummaryScan(b *testing.B) { benchParse(b, transcript.ParseOptions{SummaryOnly: true}) }

@@ -1,74 +1,43 @@
 package claude
 
 import (
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
-
-// shared is ../shared beside the checkout, seen from this package.
-const shared = "../../../../shared"
 
 // TestConformance parses every Claude Code transcript in the third-party
 // fixtures and in what the real CLI wrote: no error, no panic, the summary
 // scan agrees with the full parse, and files inspected by hand give the
 // values below.
 func TestConformance(t *testing.T) {
-	roots := []string{
-		filepath.Join(shared, "fixtures", "claude"),
-		filepath.Join(shared, "research", "real-cli", "claude", "transcripts"),
-	}
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("no %s: %v", shared, err)
-	}
-	var paths []string
-	for _, root := range roots {
-		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
-				paths = append(paths, p)
+	parsed := providertest.Conformance{
+		Roots: []string{"fixtures/claude", "research/real-cli/claude/transcripts"},
+		Match: func(p string) bool { return strings.HasSuffix(p, ".jsonl") },
+		Min:   20,
+		Parse: parse,
+		Summary: func(s *transcript.Session) {
+			s.Warnings = slices.DeleteFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "image") })
+		},
+		Check: func(t *testing.T, _ string, full []*transcript.Transcript) {
+			if len(full) > 1 {
+				t.Fatalf("%d transcripts in one file", len(full))
 			}
-			return nil
-		})
-	}
-	if len(paths) < 20 {
-		t.Fatalf("found only %d transcripts under %v", len(paths), roots)
-	}
-	got := map[string]*transcript.Transcript{}
-	for _, p := range paths {
-		rel, _ := filepath.Rel(shared, p)
-		rel = filepath.ToSlash(rel)
-		t.Run(rel, func(t *testing.T) {
-			full := parse(t, p, transcript.ParseOptions{})
-			sum := parse(t, p, transcript.ParseOptions{SummaryOnly: true})
-			if len(full) != len(sum) || len(full) > 1 {
-				t.Fatalf("full %d, summary %d transcripts", len(full), len(sum))
-			}
-			if len(full) == 0 {
-				return
-			}
-			f := full[0].Session
-			f.Warnings = slices.DeleteFunc(slices.Clone(f.Warnings), func(w string) bool { return strings.Contains(w, "image") })
-			if diff := cmp.Diff(f, sum[0].Session); diff != "" {
-				t.Fatalf("summary differs (-full +summary):\n%s", diff)
-			}
-			if full[0].ID == "" || full[0].PromptCount < 0 {
-				t.Fatalf("bad session %+v", full[0].Session)
-			}
-			for _, it := range full[0].Items {
-				if it.Kind == transcript.ToolUse && it.Tool == "" && it.RawTool != "" {
-					t.Fatalf("tool use without canonical name: %+v", it)
+			for _, tr := range full {
+				if tr.ID == "" || tr.PromptCount < 0 {
+					t.Fatalf("bad session %+v", tr.Session)
+				}
+				for _, it := range tr.Items {
+					if it.Kind == transcript.ToolUse && it.Tool == "" && it.RawTool != "" {
+						t.Fatalf("tool use without canonical name: %+v", it)
+					}
 				}
 			}
-			got[rel] = full[0]
-		})
-	}
+		},
+	}.Run(t)
 
 	type want struct {
 		id, title, first, model, parent string
@@ -125,19 +94,15 @@ func TestConformance(t *testing.T) {
 			usage: &transcript.Usage{Input: 600, Output: 200},
 		},
 	}
-	for rel, w := range cases {
-		t.Run("expected/"+rel, func(t *testing.T) {
-			tr := got[rel]
-			if tr == nil {
-				t.Fatalf("%s not parsed", rel)
-			}
-			g := want{
+	got := map[string]want{}
+	for rel, ts := range parsed {
+		if len(ts) == 1 {
+			tr := ts[0]
+			got[rel] = want{
 				id: tr.ID, title: tr.Title, first: tr.FirstPrompt, model: tr.Model, parent: tr.ParentID,
 				prompts: tr.PromptCount, tools: tr.ToolCallCount, compactions: len(tr.Compactions), usage: tr.Usage, warnings: tr.Warnings,
 			}
-			if diff := cmp.Diff(w, g, cmp.AllowUnexported(want{})); diff != "" {
-				t.Fatalf("(-want +got):\n%s", diff)
-			}
-		})
+		}
 	}
+	providertest.Expect(t, cases, got)
 }

@@ -1,17 +1,16 @@
 package claude
 
 import (
-	"bytes"
 	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -25,7 +24,7 @@ func FuzzParse(f *testing.F) {
 	filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
 			b, _ := os.ReadFile(p)
-			addRecords(f, b)
+			providertest.SeedRecords(f, b)
 		}
 		return nil
 	})
@@ -35,38 +34,20 @@ func FuzzParse(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		first, err := New().Parse(context.Background(), env, path, transcript.ParseOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		again, err := New().Parse(context.Background(), env, path, transcript.ParseOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(first, again) {
-			t.Fatalf("second parse differs:\n%s", cmp.Diff(first, again))
-		}
-		sum, err := New().Parse(context.Background(), env, path, transcript.ParseOptions{SummaryOnly: true})
-		if err != nil || len(sum) != len(first) {
-			t.Fatalf("summary: %v, %d vs %d transcripts", err, len(sum), len(first))
-		}
-		for i := range first {
-			a, b := first[i].Session, sum[i].Session
-			if a.PromptCount != b.PromptCount || a.ToolCallCount != b.ToolCallCount || a.FirstPrompt != b.FirstPrompt || a.Title != b.Title || !cmp.Equal(a.Usage, b.Usage) {
-				t.Fatalf("summary disagrees:\n%+v\n%+v", a, b)
+		providertest.Repeatable(t, func(opts transcript.ParseOptions) []*transcript.Transcript {
+			ts, err := New().Parse(context.Background(), env, path, opts)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			return ts
+		}, func(full, sum *transcript.Transcript) string {
+			switch {
+			case full.Title != sum.Title:
+				return "Title"
+			case !cmp.Equal(full.Usage, sum.Usage):
+				return "Usage"
+			}
+			return providertest.Counts(full, sum)
+		})
 	})
-}
-
-// addRecords adds each line of a JSONL transcript, and each pair of
-// consecutive lines, as a seed.
-func addRecords(f *testing.F, b []byte) {
-	lines := bytes.SplitAfter(b, []byte("\n"))
-	for i := range lines {
-		f.Add(lines[i])
-		if i+1 < len(lines) {
-			f.Add(bytes.Join(lines[i:i+2], nil))
-		}
-	}
 }

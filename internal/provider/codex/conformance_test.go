@@ -1,8 +1,6 @@
 package codex
 
 import (
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,62 +9,35 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
-
-// shared is ../shared beside the checkout, seen from this package.
-const shared = "../../../../shared"
 
 // TestConformance parses every Codex rollout in the third-party fixtures
 // and what the real CLI wrote: no error, no panic, the summary scan agrees
 // with the full parse, and files inspected by hand give the values below.
 func TestConformance(t *testing.T) {
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("no %s: %v", shared, err)
-	}
-	var paths []string
-	for _, root := range []string{
-		filepath.Join(shared, "fixtures", "codex"),
-		filepath.Join(shared, "research", "real-cli", "codex", "transcripts", ".codex", "sessions"),
-	} {
-		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".jsonl") || strings.HasSuffix(p, ".json")) {
-				paths = append(paths, p)
+	parsed := providertest.Conformance{
+		Roots: []string{"fixtures/codex", "research/real-cli/codex/transcripts/.codex/sessions"},
+		Match: func(p string) bool { return strings.HasSuffix(p, ".jsonl") || strings.HasSuffix(p, ".json") },
+		Min:   15,
+		Parse: parse,
+		Summary: func(s *transcript.Session) {
+			s.Warnings = slices.DeleteFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "image") })
+		},
+		SummaryOptions: []cmp.Option{cmpopts.EquateEmpty()},
+		Check: func(t *testing.T, rel string, full []*transcript.Transcript) {
+			if len(full) > 1 {
+				t.Fatalf("%d transcripts in one file", len(full))
 			}
-			return nil
-		})
-	}
-	if len(paths) < 15 {
-		t.Fatalf("found only %d rollouts", len(paths))
-	}
-	got := map[string]*transcript.Transcript{}
-	for _, p := range paths {
-		rel, _ := filepath.Rel(shared, p)
-		rel = filepath.ToSlash(rel)
-		t.Run(rel, func(t *testing.T) {
-			full := parse(t, p, transcript.ParseOptions{})
-			sum := parse(t, p, transcript.ParseOptions{SummaryOnly: true})
-			if len(full) != len(sum) || len(full) > 1 {
-				t.Fatalf("full %d, summary %d transcripts", len(full), len(sum))
-			}
-			if _, err := ReadSessionMeta(p); err != nil && !strings.Contains(err.Error(), "no session_meta") {
+			if _, err := ReadSessionMeta(filepath.Join(providertest.Shared, rel)); err != nil && !strings.Contains(err.Error(), "no session_meta") {
 				t.Fatalf("ReadSessionMeta: %v", err)
 			}
-			if len(full) == 0 {
-				got[rel] = nil
-				return
-			}
-			f := full[0].Session
-			f.Warnings = slices.DeleteFunc(slices.Clone(f.Warnings), func(w string) bool { return strings.Contains(w, "image") })
-			if diff := cmp.Diff(f, sum[0].Session, cmpopts.EquateEmpty()); diff != "" {
-				t.Fatalf("summary differs (-full +summary):\n%s", diff)
-			}
-			if full[0].ID == "" {
+			if len(full) == 1 && full[0].ID == "" {
 				t.Fatal("no id")
 			}
-			got[rel] = full[0]
-		})
-	}
+		},
+	}.Run(t)
 
 	type want struct {
 		id, title, first, model, parent string
@@ -117,25 +88,13 @@ func TestConformance(t *testing.T) {
 			usage: &transcript.Usage{Input: 200},
 		},
 	}
-	for rel, w := range cases {
-		t.Run("expected/"+rel, func(t *testing.T) {
-			tr, ok := got[rel]
-			if !ok {
-				t.Fatalf("%s not parsed", rel)
-			}
-			if w == nil {
-				if tr != nil {
-					t.Fatalf("got a transcript: %+v", tr.Session)
-				}
-				return
-			}
-			if tr == nil {
-				t.Fatal("no transcript")
-			}
-			g := want{tr.ID, tr.Title, tr.FirstPrompt, tr.Model, tr.ParentID, tr.PromptCount, tr.ToolCallCount, tr.Usage, tr.Warnings}
-			if diff := cmp.Diff(*w, g, cmp.AllowUnexported(want{})); diff != "" {
-				t.Fatalf("(-want +got):\n%s", diff)
-			}
-		})
+	got := map[string]*want{}
+	for rel, ts := range parsed {
+		got[rel] = nil
+		if len(ts) == 1 {
+			tr := ts[0]
+			got[rel] = &want{tr.ID, tr.Title, tr.FirstPrompt, tr.Model, tr.ParentID, tr.PromptCount, tr.ToolCallCount, tr.Usage, tr.Warnings}
+		}
 	}
+	providertest.Expect(t, cases, got)
 }

@@ -2,22 +2,19 @@ package codex
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -35,13 +32,7 @@ func FuzzParse(f *testing.F) {
 		b, _ := os.ReadFile(p)
 		switch {
 		case strings.HasSuffix(p, ".jsonl"):
-			lines := bytes.SplitAfter(b, []byte("\n"))
-			for i := range lines {
-				f.Add(lines[i], false)
-				if i+1 < len(lines) {
-					f.Add(bytes.Join(lines[i:i+2], nil), false)
-				}
-			}
+			providertest.SeedRecords(f, b, false)
 		case strings.HasSuffix(p, ".json"):
 			f.Add(b, true)
 		}
@@ -57,27 +48,18 @@ func FuzzParse(f *testing.F) {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		first, err := New().Parse(context.Background(), env, path, transcript.ParseOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		again, err := New().Parse(context.Background(), env, path, transcript.ParseOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(first, again) {
-			t.Fatalf("second parse differs:\n%s", cmp.Diff(first, again))
-		}
-		sum, err := New().Parse(context.Background(), env, path, transcript.ParseOptions{SummaryOnly: true})
-		if err != nil || len(sum) != len(first) {
-			t.Fatalf("summary: %v, %d vs %d transcripts", err, len(sum), len(first))
-		}
-		for i := range first {
-			a, b := first[i].Session, sum[i].Session
-			if a.PromptCount != b.PromptCount || a.ToolCallCount != b.ToolCallCount || a.FirstPrompt != b.FirstPrompt || !cmp.Equal(a.Usage, b.Usage) {
-				t.Fatalf("summary disagrees:\n%+v\n%+v", a, b)
+		providertest.Repeatable(t, func(opts transcript.ParseOptions) []*transcript.Transcript {
+			ts, err := New().Parse(context.Background(), env, path, opts)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			return ts
+		}, func(full, sum *transcript.Transcript) string {
+			if !cmp.Equal(full.Usage, sum.Usage) {
+				return "Usage"
+			}
+			return providertest.Counts(full, sum)
+		})
 		ReadSessionMeta(path) // must not panic
 	})
 }
@@ -121,31 +103,11 @@ func genRollout(tb testing.TB, dir string, size int) string {
 	return path
 }
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func benchParse(b *testing.B, opts transcript.ParseOptions) {
 	path := genRollout(b, b.TempDir(), 64<<20)
-	fi, _ := os.Stat(path)
-	env := transcript.Env{Home: b.TempDir()}
-	src := New()
-	b.SetBytes(fi.Size())
-	runtime.GC()
-	start := cpuTime()
-	for b.Loop() {
-		ts, err := src.Parse(context.Background(), env, path, opts)
-		if err != nil || len(ts) != 1 || ts[0].PromptCount == 0 || ts[0].Usage == nil {
-			b.Fatalf("parse: %v", err)
-		}
-	}
-	if cpu := cpuTime() - start; cpu > 0 {
-		b.ReportMetric(float64(fi.Size())*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
-	}
+	providertest.BenchParse(b, New(), transcript.Env{Home: b.TempDir()}, path, opts, func(ts []*transcript.Transcript) bool {
+		return len(ts) == 1 && ts[0].PromptCount > 0 && ts[0].Usage != nil
+	})
 }
 
 func BenchmarkSummaryScan(b *testing.B) { benchParse(b, transcript.ParseOptions{SummaryOnly: true}) }

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -44,57 +42,11 @@ func bigLog(tb testing.TB, n int) string {
 }
 
 func BenchmarkSummaryScan(b *testing.B) {
-	path := bigLog(b, 2000)
-	fi, err := os.Stat(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	src := New()
-	b.SetBytes(fi.Size())
-	b.ReportAllocs()
-	runtime.GC()
-	cpu := cpuTime()
-	for b.Loop() {
-		ts, err := src.Parse(b.Context(), transcript.Env{}, path, transcript.ParseOptions{SummaryOnly: true})
-		if err != nil || ts[0].PromptCount != 2000 || ts[0].ToolCallCount != 4000 {
-			b.Fatalf("parse: %v", err)
-		}
-	}
-	reportPerCPU(b, fi.Size(), cpu)
-}
-
-// cpuTime is the CPU time the process has used so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// reportPerCPU reports throughput per CPU-second, which stays meaningful on
-// a loaded machine where wall-clock MB/s does not (GC work is included).
-func reportPerCPU(b *testing.B, size int64, start time.Duration) {
-	if used := cpuTime() - start; used > 0 {
-		b.ReportMetric(float64(size)*float64(b.N)/used.Seconds()/1e6, "MB/cpu-s")
-	}
+	providertest.BenchParse(b, New(), transcript.Env{}, bigLog(b, 2000), transcript.ParseOptions{SummaryOnly: true}, func(ts []*transcript.Transcript) bool {
+		return ts[0].PromptCount == 2000 && ts[0].ToolCallCount == 4000
+	})
 }
 
 func BenchmarkFullParse(b *testing.B) {
-	path := bigLog(b, 2000)
-	fi, err := os.Stat(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	src := New()
-	b.SetBytes(fi.Size())
-	b.ReportAllocs()
-	runtime.GC()
-	cpu := cpuTime()
-	for b.Loop() {
-		if _, err := src.Parse(b.Context(), transcript.Env{}, path, transcript.ParseOptions{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	reportPerCPU(b, fi.Size(), cpu)
+	providertest.BenchParse(b, New(), transcript.Env{}, bigLog(b, 2000), transcript.ParseOptions{}, func([]*transcript.Transcript) bool { return true })
 }

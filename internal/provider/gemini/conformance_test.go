@@ -1,48 +1,34 @@
 package gemini
 
 import (
-	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-// shared is ../shared beside the checkout (CI), seen from this package.
-const shared = "../../../../shared"
-
-// conformanceFiles lists the third-party fixtures and the transcripts the
-// real CLI wrote.
-func conformanceFiles(t *testing.T) []string {
-	t.Helper()
-	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("no %s beside the checkout: %v", shared, err)
-	}
-	var files []string
-	for _, root := range []string{
-		filepath.Join(shared, "fixtures", "gemini"),
-		filepath.Join(shared, "research", "real-cli", "gemini", "transcripts"),
-	} {
-		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return nil
-			}
-			if strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".jsonl") {
-				if strings.Contains(p, string(filepath.Separator)+"chats"+string(filepath.Separator)) || strings.Contains(p, "fixtures") {
-					files = append(files, p)
-				}
-			}
-			return nil
-		})
-	}
-	if len(files) == 0 {
-		t.Fatal("no conformance files found")
-	}
-	return files
+// conformance is the third-party fixtures and the chats the real CLI wrote.
+var conformance = providertest.Conformance{
+	Roots: []string{"fixtures/gemini", "research/real-cli/gemini/transcripts"},
+	Match: func(p string) bool {
+		sep := string(filepath.Separator)
+		return (strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".jsonl")) &&
+			(strings.Contains(p, sep+"chats"+sep) || strings.Contains(p, "fixtures"))
+	},
+	Min: 1,
+	Parse: func(t testing.TB, path string, opts transcript.ParseOptions) []*transcript.Transcript {
+		return []*transcript.Transcript{parseFile(t.(*testing.T), path, opts)}
+	},
+	Check: func(t *testing.T, _ string, full []*transcript.Transcript) {
+		if full[0].ID == "" || full[0].Provider != Name {
+			t.Errorf("id %q, provider %q", full[0].ID, full[0].Provider)
+		}
+		providertest.CheckTitled(t, full[0])
+	},
 }
 
 func TestConformance(t *testing.T) {
@@ -68,52 +54,29 @@ func TestConformance(t *testing.T) {
 		},
 		"chats/session-2026-11-30T10-52-33333333.jsonl": {id: "33333333-2222-4333-8444-555555555555", cwd: "$SCRATCH/repo-gemini"},
 	}
-	seen := 0
-	for _, f := range conformanceFiles(t) {
-		key := filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(f)), filepath.Base(f)))
-		t.Run(key, func(t *testing.T) {
-			full := parseFile(t, f, transcript.ParseOptions{})
-			sum := parseFile(t, f, transcript.ParseOptions{SummaryOnly: true})
-			if diff := cmp.Diff(full.Session, sum.Session); diff != "" {
-				t.Errorf("summary differs from full (-full +summary):\n%s", diff)
+	got := map[string]want{}
+	for rel, ts := range conformance.Run(t) {
+		full := ts[0]
+		var thinking, uses int
+		for _, it := range full.Items {
+			switch it.Kind {
+			case transcript.Thinking:
+				thinking++
+			case transcript.ToolUse:
+				uses++
 			}
-			if full.ID == "" || full.Provider != Name {
-				t.Errorf("id %q, provider %q", full.ID, full.Provider)
-			}
-			if full.PromptCount > 0 && (full.FirstPrompt == "" || full.Title == "") {
-				t.Errorf("%d prompts but first prompt %q, title %q", full.PromptCount, full.FirstPrompt, full.Title)
-			}
-			w, ok := expect[key]
-			if !ok {
-				return
-			}
-			seen++
-			var thinking, uses int
-			for _, it := range full.Items {
-				switch it.Kind {
-				case transcript.Thinking:
-					thinking++
-				case transcript.ToolUse:
-					uses++
-				}
-			}
-			got := want{
-				id: full.ID, title: full.Title, model: full.Model, prompts: full.PromptCount, tools: full.ToolCallCount,
-				usage: full.Usage, thinking: thinking, toolUses: uses, cwd: full.CWD,
-			}
-			if diff := cmp.Diff(w, got, cmp.AllowUnexported(want{})); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
+		}
+		got[path.Join(path.Base(path.Dir(rel)), path.Base(rel))] = want{
+			id: full.ID, title: full.Title, model: full.Model, prompts: full.PromptCount, tools: full.ToolCallCount,
+			usage: full.Usage, thinking: thinking, toolUses: uses, cwd: full.CWD,
+		}
 	}
-	if seen != len(expect) {
-		t.Errorf("checked %d of the %d files inspected by hand", seen, len(expect))
-	}
+	providertest.Expect(t, expect, got)
 }
 
 // A transcript cut off mid-line (the CLI was writing) parses with a warning.
 func TestConformanceTruncated(t *testing.T) {
-	for _, f := range conformanceFiles(t) {
+	for _, f := range conformance.Files(t) {
 		if !strings.HasSuffix(f, ".jsonl") {
 			continue
 		}

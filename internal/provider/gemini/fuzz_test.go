@@ -1,15 +1,12 @@
 package gemini
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -29,25 +26,13 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"$set":{"messages":[1,{"id":2},{"id":"b","type":"gemini","toolCalls":[{"args":[]}],"tokens":{"input":"x"}}]}}`), false)
 	f.Add([]byte(`{"messages":{"id":"x"},"sessionId":5}`), true)
 	f.Fuzz(func(t *testing.T, data []byte, legacy bool) {
-		parse := func(opts transcript.ParseOptions) *transcript.Transcript {
-			return load(string(data), legacy).build("chats/session.jsonl", opts)
-		}
-		a := parse(transcript.ParseOptions{})
-		b := parse(transcript.ParseOptions{})
-		if !reflect.DeepEqual(a, b) {
-			t.Fatalf("two parses differ:\n%s", cmp.Diff(a, b))
-		}
-		if _, err := json.Marshal(a); err != nil {
-			t.Fatalf("marshal: %v", err)
-		}
-		sum := parse(transcript.ParseOptions{SummaryOnly: true})
-		// Summary parses read no images, so image warnings may differ.
-		sum.Warnings = a.Warnings
-		if !reflect.DeepEqual(a.Session, sum.Session) {
-			t.Fatalf("summary differs from full:\n%s", cmp.Diff(a.Session, sum.Session))
-		}
-		if len(sum.Items) != 0 {
-			t.Fatalf("summary parse built %d items", len(sum.Items))
-		}
+		providertest.Repeatable(t, func(opts transcript.ParseOptions) []*transcript.Transcript {
+			return []*transcript.Transcript{load(string(data), legacy).build("chats/session.jsonl", opts)}
+		}, func(full, sum *transcript.Transcript) string {
+			if len(sum.Items) != 0 {
+				return "items (a summary parse builds none)"
+			}
+			return providertest.SameSession(full, sum)
+		})
 	})
 }

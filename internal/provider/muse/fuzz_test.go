@@ -6,15 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -37,13 +32,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		lines := bytes.SplitAfter(b, []byte("\n"))
-		for i := range lines {
-			f.Add(lines[i])
-			if i+1 < len(lines) {
-				f.Add(bytes.Join(lines[i:i+2], nil))
-			}
-		}
+		providertest.SeedRecords(f, b)
 	}
 	f.Add([]byte(partsItemFuzz))
 	env := testEnv(f, nil)
@@ -54,28 +43,13 @@ func FuzzParse(f *testing.F) {
 	path := filepath.Join(f.TempDir(), "agent", "sessions", "agent.jsonl")
 	ctx := context.Background()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		parse := func(opts transcript.ParseOptions) []*transcript.Transcript {
+		providertest.Repeatable(t, func(opts transcript.ParseOptions) []*transcript.Transcript {
 			ts, err := parseFrom(ctx, env, path, bytes.NewReader(data), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return ts
-		}
-		first := parse(transcript.ParseOptions{})
-		// reflect.DeepEqual, not cmp: it is much cheaper, and cmp only
-		// explains a difference once there is one.
-		if again := parse(transcript.ParseOptions{}); !reflect.DeepEqual(first, again) {
-			t.Fatalf("second parse differs:\n%s", cmp.Diff(first, again))
-		}
-		sum := parse(transcript.ParseOptions{SummaryOnly: true})
-		if len(sum) != len(first) {
-			t.Fatalf("summary has %d transcripts, full %d", len(sum), len(first))
-		}
-		for i := range first {
-			if first[i].PromptCount != sum[i].PromptCount || first[i].ToolCallCount != sum[i].ToolCallCount || first[i].FirstPrompt != sum[i].FirstPrompt {
-				t.Fatalf("summary disagrees with full parse: %+v vs %+v", sum[i].Session, first[i].Session)
-			}
-		}
+		}, providertest.Counts)
 	})
 }
 
@@ -104,31 +78,10 @@ func benchTranscript(b *testing.B, size int) string {
 	return path
 }
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func benchParse(b *testing.B, opts transcript.ParseOptions) {
-	path := benchTranscript(b, 32<<20)
-	fi, _ := os.Stat(path)
-	env := testEnv(b, nil)
-	src := New()
-	b.SetBytes(fi.Size())
-	runtime.GC()
-	start := cpuTime()
-	for b.Loop() {
-		ts, err := src.Parse(context.Background(), env, path, opts)
-		if err != nil || len(ts) != 1 || ts[0].PromptCount == 0 {
-			b.Fatalf("parse: %v", err)
-		}
-	}
-	if cpu := cpuTime() - start; cpu > 0 {
-		b.ReportMetric(float64(fi.Size())*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
-	}
+	providertest.BenchParse(b, New(), testEnv(b, nil), benchTranscript(b, 32<<20), opts, func(ts []*transcript.Transcript) bool {
+		return len(ts) == 1 && ts[0].PromptCount > 0
+	})
 }
 
 func BenchmarkSummaryScan(b *testing.B) { benchParse(b, transcript.ParseOptions{SummaryOnly: true}) }

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -68,36 +66,10 @@ func bigDB(tb testing.TB, sessions, turns int) string {
 }
 
 func benchParse(b *testing.B, opts transcript.ParseOptions) {
-	path := bigDB(b, 20, 200)
-	fi, err := os.Stat(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	src := New()
-	b.SetBytes(fi.Size())
-	b.ReportAllocs()
-	runtime.GC()
-	cpu := cpuTime()
-	for b.Loop() {
-		ts, err := src.Parse(b.Context(), transcript.Env{}, path, opts)
-		if err != nil || len(ts) != 20 || ts[0].PromptCount != 200 || ts[0].ToolCallCount != 400 {
-			b.Fatalf("parse: %v", err)
-		}
-	}
-	if used := cpuTime() - cpu; used > 0 {
-		b.ReportMetric(float64(fi.Size())*float64(b.N)/used.Seconds()/1e6, "MB/cpu-s")
-	}
+	providertest.BenchParse(b, New(), transcript.Env{}, bigDB(b, 20, 200), opts, func(ts []*transcript.Transcript) bool {
+		return len(ts) == 20 && ts[0].PromptCount == 200 && ts[0].ToolCallCount == 400
+	})
 }
 
 func BenchmarkSummaryScan(b *testing.B) { benchParse(b, transcript.ParseOptions{SummaryOnly: true}) }
 func BenchmarkFullParse(b *testing.B)   { benchParse(b, transcript.ParseOptions{}) }
-
-// cpuTime is the CPU time the process has used so far; per-CPU throughput
-// stays meaningful on a loaded machine where wall-clock MB/s does not.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}

@@ -1,14 +1,11 @@
 package opencode
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -32,17 +29,8 @@ func FuzzParse(f *testing.F) {
 		parse := func(opts transcript.ParseOptions) *transcript.Transcript {
 			return parseJSON("x/storage/session/p/ses.json", string(data), opts)
 		}
-		a, b := parse(transcript.ParseOptions{}), parse(transcript.ParseOptions{})
-		if !reflect.DeepEqual(a, b) {
-			t.Fatalf("two parses differ:\n%s", cmp.Diff(a, b))
-		}
-		if _, err := json.Marshal(a); err != nil {
-			t.Fatalf("marshal: %v", err)
-		}
-		sum := parse(transcript.ParseOptions{SummaryOnly: true})
-		sum.Warnings = a.Warnings // summary parses read no images
-		if !reflect.DeepEqual(a.Session, sum.Session) {
-			t.Fatalf("summary differs from full:\n%s", cmp.Diff(a.Session, sum.Session))
-		}
+		providertest.Repeatable(t, func(opts transcript.ParseOptions) []*transcript.Transcript {
+			return []*transcript.Transcript{parse(opts)}
+		}, providertest.SameSession)
 	})
 }

@@ -268,3 +268,34 @@ func TestNativeTurns(t *testing.T) {
 		t.Errorf("TitleActivity = %q, %t", a, ok)
 	}
 }
+
+// FuzzParse and FuzzTurnLines are the shared kit's checks, as every
+// provider runs them.
+func FuzzParse(f *testing.F) {
+	var seed strings.Builder
+	for _, l := range conversation {
+		fmt.Fprintf(&seed, `{"time":"2026-11-30T10:00:00Z",%s}`+"\n", l)
+	}
+	providertest.SeedRecords(f, []byte(seed.String()))
+	path := filepath.Join(f.TempDir(), "s1.jsonl")
+	src := testprovider.Provider{}.Transcripts()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		providertest.Repeatable(t, func(opts transcript.ParseOptions) []*transcript.Transcript {
+			ts, err := src.Parse(context.Background(), transcript.Env{}, path, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ts
+		}, providertest.SameSession)
+	})
+}
+
+func FuzzTurnLines(f *testing.F) {
+	for _, l := range conversation {
+		f.Add([]byte(`{"time":"2026-11-30T10:00:00Z",` + l + `}`))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { providertest.FuzzTurnLines(t, testprovider.Provider{}, data) })
+}
