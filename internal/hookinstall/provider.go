@@ -61,18 +61,11 @@ func markerVersion(command string) int {
 // Getenv to temporary values so that the real home is never touched.
 type Env = transcript.Env
 
-// ConfigPath returns the file the installer edits for provider (each
-// provider's doc says which):
-//
-//	claude    $CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json
-//	codex     $CODEX_HOME/hooks.json, else ~/.codex/hooks.json
-//	gemini    $GEMINI_CLI_HOME/.gemini/settings.json, else ~/.gemini/settings.json
-//	cursor    ~/.cursor/hooks.json
-//	opencode  $XDG_CONFIG_HOME/opencode/plugins/muster.js, else
-//	          ~/.config/opencode/plugins/muster.js
-//
-// A relative directory in the environment is refused rather than resolved
-// against whatever the current directory happens to be.
+// ConfigPath returns the file the installer edits for provider, as the
+// provider's HookInstall says (Claude Code's settings.json under
+// $CLAUDE_CONFIG_DIR, Codex's hooks.json under $CODEX_HOME, …). A relative
+// directory in the environment is refused rather than resolved against
+// whatever the current directory happens to be.
 func ConfigPath(env Env, provider string) (string, error) {
 	sp, err := spec(provider)
 	if err != nil {

@@ -72,9 +72,9 @@
 // id, so a turn run read from store.db could not share the hook's run id.
 // Gemini CLI and OpenCode have no turn identifier at all.
 //
-// Transcripts are found from the captured native id (Surface.NativeID:
-// projects/<enc-cwd>/<id>.jsonl, or the rollout named with the id) or, with
-// none, as the single transcript of the agent's working directory modified
+// Transcripts are found by the provider's locator (provider.TurnLocator)
+// from the captured native id (Surface.NativeID) or, with none, as the
+// single transcript of the agent's working directory modified
 // since the launch that no other surface follows (two agents started in
 // one directory without ids are left coarse rather than guessed). After
 // /clear a newer transcript there is followed. At most 4 MiB of a
