@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -220,6 +221,48 @@ func (c *Client) send(op string, args any) error {
 func (c *Client) recv(out any) error {
 	line, err := c.r.ReadBytes('\n')
 	if err != nil {
+		return fmt.Errorf("daemon closed the connection: %w", err)
+	}
+	var resp proto.Response
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return fmt.Errorf("bad response from daemon: %w", err)
+	}
+	if !resp.OK {
+		if resp.Error == nil {
+			return &proto.Error{Code: proto.CodeInternal, Message: "daemon failed without a reason"}
+		}
+		return resp.Error
+	}
+	if out != nil && len(resp.Result) > 0 {
+		if err := json.Unmarshal(resp.Result, out); err != nil {
+			return fmt.Errorf("bad response from daemon: %w", err)
+		}
+	}
+	return nil
+}
+
+// Open starts an op whose Flow is proto.Stream and decodes its first
+// result into out; Recv reads each next one. The connection then carries
+// nothing else: Close ends the stream (and wakes a blocked Recv).
+func (c *Client) Open(ctx context.Context, op string, args, out any) error {
+	if o, ok := proto.Lookup(op); ok && o.Flow != proto.Stream {
+		return fmt.Errorf("call daemon: op %q is not a stream", op)
+	}
+	if err := c.Call(ctx, op, args, out); err != nil {
+		return err
+	}
+	c.broken = fmt.Errorf("call daemon: the connection carries a %s stream", op)
+	return nil
+}
+
+// Recv waits for the next result of a stream started by Open and decodes
+// it into out. It returns io.EOF once the daemon ended the stream.
+func (c *Client) Recv(out any) error {
+	line, err := c.r.ReadBytes('\n')
+	if err != nil {
+		if errors.Is(err, io.EOF) && len(line) == 0 {
+			return io.EOF
+		}
 		return fmt.Errorf("daemon closed the connection: %w", err)
 	}
 	var resp proto.Response

@@ -109,6 +109,8 @@ type session struct {
 	pane    *pane.Pane // nil when no process runs for it in this daemon
 	// renaming is set while a rename writes the store (one at a time).
 	renaming bool
+	// bell rings when the pane prints, for preview streams (preview.go).
+	bell *outputBell
 }
 
 // Run starts the daemon and blocks until ctx ends or a client asks it to
@@ -493,7 +495,7 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 			}
 			continue
 		}
-		if op.Flow == proto.Blocking || op.Flow == proto.Frames {
+		if op.Flow == proto.Blocking || op.Flow == proto.Frames || op.Flow == proto.Stream {
 			if !d.ctl.longLived(c) {
 				rep.fail(&proto.Error{Code: proto.CodeBusy,
 					Message: "the daemon is serving too many waits and attaches", Hint: "retry shortly"})
@@ -517,6 +519,9 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 			continue
 		case proto.Frames:
 			d.attach(rctx, conn, br, req.Args)
+			return
+		case proto.Stream:
+			d.preview(rctx, conn, br, req.Args)
 			return
 		case proto.Blocking:
 			// A blocking op ends the connection's life: it is cancelled

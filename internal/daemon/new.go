@@ -260,6 +260,9 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 		"MUSTER_EVENT_SOCKET":     d.dirs.EventSocket(),
 		"MUSTER_EVENT_CAPABILITY": capTok,
 	}
+	d.mu.Lock()
+	bell := s.bellLocked()
+	d.mu.Unlock()
 	cfg := pane.Config{
 		Argv:       d.injectHooks(s.rec, argv),
 		Dir:        s.rec.CWD,
@@ -268,9 +271,9 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 		Rows:       rows,
 		Scrollback: d.opts.Scrollback,
 		Logger:     d.logger.With("session_id", s.rec.ID, "surface_id", surfaceID),
-		Scanner: newPaneScanner(func(sigs []termsignal.Signal) {
+		Scanner: bellScanner{newPaneScanner(func(sigs []termsignal.Signal) {
 			d.onSignals(s, surfaceID, sigs)
-		}),
+		}), bell},
 	}
 	cfg.OnExit = func(code int) { d.onExit(s, surfaceID, code) }
 	p, err := pane.Start(cfg)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"time"
 )
 
 // This file is the control API of control.sock, the whole of it: the
@@ -106,6 +107,7 @@ const (
 	OpAck           = "ack"            // resolve attention items
 	OpWait          = "wait"           // block until sessions reach run states
 	OpExplain       = "explain"        // why a session is in its run state
+	OpPreview       = "preview"        // a pane's screen, pushed again whenever it changes
 )
 
 // Access says who may call an op. Processes inside a Muster pane may not
@@ -152,6 +154,10 @@ const (
 	// Frames: after a successful response the connection carries attach
 	// frames both ways (frame.go) until either side leaves.
 	Frames
+	// Stream: after a successful response the daemon sends more
+	// Responses of the op's result type, one JSON line each, until either
+	// side leaves; the client sends nothing further (preview).
+	Stream
 	// Handshake: hello, which the connection itself answers.
 	Handshake
 )
@@ -203,6 +209,7 @@ var Ops = []Op{
 	{OpAck, t[AckArgs](), t[AckResult](), OwnPane, Reply, false, []string{CodeNotFound, CodeUnsupported}},
 	{OpWait, t[WaitArgs](), t[WaitResult](), ReadOnly, Blocking, false, []string{CodeInvalid, CodeNotFound, CodeUnsupported}},
 	{OpExplain, t[Target](), t[Explanation](), ReadOnly, Reply, false, []string{CodeNotFound, CodeUnsupported}},
+	{OpPreview, t[PreviewArgs](), t[PreviewScreen](), OwnPane, Stream, false, []string{CodeNotFound, CodeConflict, CodeUnsupported}},
 }
 
 var opIndex = func() map[string]Op {
@@ -500,3 +507,28 @@ type EventRecord struct {
 	Evidence
 	Effect string `json:"effect"` // applied | confirmed | late | final
 }
+
+// PreviewArgs are the arguments of op "preview".
+type PreviewArgs struct {
+	Name string `json:"name"`
+}
+
+// PreviewScreen is one push of op "preview": the pane's screen as its
+// emulator holds it, with SGR styling (text from the program: sanitize it
+// before printing), sent first at once and then whenever the screen
+// changes, at most every MinPreviewInterval. The stream ends after a push
+// with Exited set, or when the session goes away.
+type PreviewScreen struct {
+	Name      string   `json:"name"`
+	SurfaceID string   `json:"surface_id"`
+	Cols      int      `json:"cols"`
+	Rows      int      `json:"rows"`
+	Lines     []string `json:"lines"` // trailing blank rows left out
+	Exited    bool     `json:"exited,omitempty"`
+	ExitCode  *int     `json:"exit_code,omitempty"`
+}
+
+// MinPreviewInterval spaces the pushes of one preview stream: a human
+// reads no faster, and a pane streaming output would otherwise cost a
+// screen render per chunk.
+const MinPreviewInterval = 100 * time.Millisecond

@@ -23,7 +23,7 @@ func NewMux() *Mux {
 }
 
 // Handle registers fn as the handler of op. It panics when op is not in
-// Ops, is answered by the connection itself (hello, attach), already has a
+// Ops, is answered by the connection itself (hello, attach, preview), already has a
 // handler, or when A or R differ from the op's declared types: mistakes
 // that show the first time a daemon starts.
 func Handle[A, R any](m *Mux, op string, fn func(ctx context.Context, args A) (R, error)) {
@@ -31,7 +31,7 @@ func Handle[A, R any](m *Mux, op string, fn func(ctx context.Context, args A) (R
 	switch {
 	case !ok:
 		panic(fmt.Sprintf("proto: handler for op %q, which is not in Ops", op))
-	case o.Flow == Frames || o.Flow == Handshake:
+	case o.Flow == Frames || o.Flow == Stream || o.Flow == Handshake:
 		panic(fmt.Sprintf("proto: op %q is answered by the connection, not a handler", op))
 	case m.h[op] != nil:
 		panic(fmt.Sprintf("proto: op %q registered twice", op))
@@ -59,7 +59,7 @@ func Handle[A, R any](m *Mux, op string, fn func(ctx context.Context, args A) (R
 func (m *Mux) Missing() []string {
 	var out []string
 	for _, o := range Ops {
-		if o.Flow != Frames && o.Flow != Handshake && m.h[o.Name] == nil {
+		if o.Flow != Frames && o.Flow != Stream && o.Flow != Handshake && m.h[o.Name] == nil {
 			out = append(out, o.Name)
 		}
 	}
