@@ -95,7 +95,8 @@ func TestReplayInBrowser(t *testing.T) {
 	tr := loadSample(t)
 	tr.Items[0].Text += ` <img src="` + srv.URL + `/leak-img"><link rel="stylesheet" href="` + srv.URL + `/leak-css"><script src="` + srv.URL + `/leak-js"></script>`
 	tr.Items[0].Images = append(tr.Items[0].Images, transcript.Image{MIME: "image/png", DataURL: srv.URL + "/leak-image.png"})
-	tr.Items = append(tr.Items, transcript.Item{Kind: transcript.AssistantText, Text: `<iframe src="` + srv.URL + `/leak-frame"></iframe>`})
+	tr.Items = append(tr.Items, transcript.Item{Kind: transcript.AssistantText, Text: `<iframe src="` + srv.URL + `/leak-frame"></iframe>`},
+		transcript.Item{Kind: transcript.AssistantText, Text: hostileReply + "\n![leak](" + srv.URL + "/leak-md-img.png)\n"})
 	rendered, err := HTML(tr, Options{Version: "test"})
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +125,17 @@ func TestReplayInBrowser(t *testing.T) {
 		if attrs[k] != v {
 			t.Errorf("%s = %q, want %q", k, attrs[k], v)
 		}
+	}
+	// Markdown in a reply: no script scheme survives as a link, no raw
+	// HTML as an element, in the DOM the browser built.
+	if regexp.MustCompile(`(?i)<a [^>]*href="\s*(javascript|vbscript|data|file):`).MatchString(dom) {
+		t.Error("a script-scheme link is live in the browser")
+	}
+	if n := strings.Count(dom, "<script"); n != 1 {
+		t.Errorf("%d <script> elements in the DOM, want only the page's own", n)
+	}
+	if strings.Contains(dom, "onerror=") || strings.Contains(dom, "onclick=") || strings.Contains(dom, "<iframe") {
+		t.Error("raw HTML from a reply became live in the browser")
 	}
 	mu.Lock()
 	got := slices.Clone(requests)

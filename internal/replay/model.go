@@ -65,8 +65,10 @@ type image struct {
 }
 
 type block struct {
-	Kind   string // text, thinking, tool, compaction, orphan
-	Text   string
+	Kind string // text, thinking, tool, compaction, orphan
+	Text string
+	// HTML is Text rendered as markdown; empty when Text is shown as is.
+	HTML   template.HTML
 	Time   string
 	Model  string
 	Images []image
@@ -88,6 +90,17 @@ type toolView struct {
 	Error    bool
 	Long     bool
 	Pending  bool // no result recorded
+	// Todos is the list a TodoWrite or plan call set, shown as a checklist.
+	Todos []todo
+	// Note is what a plan call said besides its steps.
+	Note string
+	// Exit is the exit code a command wrapper reported ("" when none).
+	Exit string
+}
+
+type todo struct {
+	Text   string
+	Status string // pending, in_progress, completed, cancelled
 }
 
 type diffFile struct {
@@ -174,6 +187,18 @@ type toolInput struct {
 		OldString string `json:"old_string"`
 		NewString string `json:"new_string"`
 	} `json:"edits"`
+	// TodoWrite (Claude, Cursor, OpenCode, Gemini's write_todos) and
+	// Codex's update_plan.
+	Todos []struct {
+		Content     string `json:"content"`
+		Description string `json:"description"`
+		Status      string `json:"status"`
+	} `json:"todos"`
+	Plan []struct {
+		Step   string `json:"step"`
+		Status string `json:"status"`
+	} `json:"plan"`
+	Explanation string `json:"explanation"`
 }
 
 func buildTool(use transcript.Item, res *transcript.Item) *toolView {
@@ -224,6 +249,19 @@ func buildTool(use transcript.Item, res *transcript.Item) *toolView {
 			tv.Class = "generic"
 			tv.Args = argsText(use.Input)
 		}
+	case (use.Tool == transcript.ToolTodoWrite || use.RawTool == "update_plan") && decoded && (len(in.Todos) > 0 || len(in.Plan) > 0):
+		tv.Class = "todo"
+		for _, t := range in.Todos {
+			text := t.Content
+			if text == "" {
+				text = t.Description
+			}
+			tv.Todos = append(tv.Todos, todo{Text: termtext.Strip(text), Status: todoStatus(t.Status)})
+		}
+		for _, t := range in.Plan {
+			tv.Todos = append(tv.Todos, todo{Text: termtext.Strip(t.Step), Status: todoStatus(t.Status)})
+		}
+		tv.Note = termtext.Strip(in.Explanation)
 	default:
 		if decoded {
 			switch {
@@ -246,8 +284,16 @@ func buildTool(use transcript.Item, res *transcript.Item) *toolView {
 		return tv
 	}
 	tv.Error = tv.Error || res.IsError
-	tv.HasOut = res.Text != "" || tv.Error
-	tv.Output, tv.OutLines, tv.Clipped = clip(res.Text)
+	out := res.Text
+	if tv.Class == "bash" {
+		out, tv.Exit = unwrapExec(out)
+	}
+	tv.HasOut = out != "" || tv.Error
+	if tv.Class == "todo" && !tv.Error {
+		// The result only acknowledges the list ("Todos have been modified").
+		tv.HasOut = false
+	}
+	tv.Output, tv.OutLines, tv.Clipped = clip(out)
 	tv.Long = tv.OutLines > longOutput
 	return tv
 }
@@ -326,4 +372,52 @@ func hunkStart(h string) (old, new int, ok bool) {
 		return 0, 0, false
 	}
 	return max(a, 1), max(c, 1), true
+}
+
+// todoStatus maps the providers' item states onto the checklist's.
+func todoStatus(s string) string {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "completed", "complete", "done":
+		return "completed"
+	case "in_progress", "in-progress", "inprogress", "active":
+		return "in_progress"
+	case "cancelled", "canceled":
+		return "cancelled"
+	}
+	return "pending"
+}
+
+// execHeader matches the lines Codex puts before a command's output
+// ("Chunk ID: 4be1", "Wall time: 2.9 seconds", "Process exited with code
+// 1", "Exit code: 0", "Original token count: 12", "Process running with
+// session ID 3").
+var execHeader = regexp.MustCompile(`^(?:Chunk ID: \S+|Wall time: [0-9.]+ seconds?|Process exited with code (-?\d+)|Exit code: (-?\d+)|Original token count: \d+|Process running with session ID \d+|Total output lines: \d+)$`)
+
+// unwrapExec strips Codex's wrapper from a command's output: the header
+// lines up to "Output:", keeping the exit code they report. Text that does
+// not start with a header line is returned as is.
+func unwrapExec(s string) (out, exit string) {
+	rest := s
+	n := 0
+	for rest != "" {
+		line, after, _ := strings.Cut(rest, "\n")
+		line = strings.TrimSuffix(line, "\r")
+		if line == "Output:" && n > 0 {
+			return after, exit
+		}
+		m := execHeader.FindStringSubmatch(line)
+		if m == nil {
+			break
+		}
+		if m[1] != "" {
+			exit = m[1]
+		} else if m[2] != "" {
+			exit = m[2]
+		}
+		rest, n = after, n+1
+	}
+	if n == 0 {
+		return s, ""
+	}
+	return rest, exit
 }

@@ -2,8 +2,13 @@
 // network at all (a Content-Security-Policy meta tag allows only inline
 // styles, inline scripts and data: images), so it works from file:// and
 // can be published as an immutable blob. One scene per user prompt;
-// thinking collapses; Bash calls look like a terminal; Edit, MultiEdit,
-// Write and ApplyPatch calls show diffs; tool errors are marked; images the
+// replies and thinking are markdown (goldmark: raw HTML dropped, links
+// kept only with an http, https or mailto scheme, images turned into
+// links) with fenced code highlighted by chroma (markdown.go); thinking
+// collapses; Bash calls look like a terminal, with Codex's exec wrapper
+// (Chunk ID, Wall time, exit code) reduced to the output and its exit
+// code; TodoWrite and plan calls are checklists; Edit, MultiEdit, Write
+// and ApplyPatch calls show diffs; tool errors are marked; images the
 // provider embedded as data URLs are shown. Secrets are redacted unless the
 // caller opts out, and the page says which. Every transcript string goes
 // through html/template's contextual escaping.
@@ -94,6 +99,7 @@ func build(t *transcript.Transcript, opts Options) *page {
 			hasUse[it.CallID] = true
 		}
 	}
+	md := newMarkdown()
 	var cur *scene
 	newScene := func() *scene {
 		p.Scenes = append(p.Scenes, scene{N: len(p.Scenes) + 1})
@@ -124,8 +130,10 @@ func build(t *transcript.Transcript, opts Options) *page {
 		switch it.Kind {
 		case transcript.AssistantText:
 			b.Kind, b.Text = "text", termtext.Strip(it.Text)
+			b.HTML, _ = md.render(b.Text)
 		case transcript.Thinking:
 			b.Text = termtext.Strip(it.Text)
+			b.HTML, _ = md.render(b.Text)
 			p.Thinking++
 		case transcript.ToolUse:
 			res := results[it.CallID]
@@ -167,6 +175,7 @@ func build(t *transcript.Transcript, opts Options) *page {
 
 var pageTemplate = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("replay").Funcs(template.FuncMap{
-		"csp": func() string { return CSP },
+		"csp":     func() string { return CSP },
+		"codeCSS": codeCSS,
 	}).Parse(pageHTML))
 })

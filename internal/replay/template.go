@@ -68,6 +68,27 @@ tr.hunk{background:var(--hunk);color:var(--muted)}
 img.attachment{display:block;max-width:100%;max-height:480px;margin-top:8px;border-radius:6px;border:1px solid var(--line)}
 .imgnote{font-size:12px;color:var(--muted)}
 footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
+.md{overflow-wrap:anywhere}
+.md>:first-child{margin-top:0}.md>:last-child{margin-bottom:0}
+.md p,.md ul,.md ol,.md table,.md blockquote{margin:0 0 8px}
+.md h1,.md h2,.md h3,.md h4{margin:12px 0 6px;line-height:1.3}.md h1{font-size:19px}.md h2{font-size:17px}.md h3,.md h4{font-size:15px}
+.md code{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--hunk);padding:1px 4px;border-radius:4px}
+.md pre code{background:none;padding:0}
+.md table{border-collapse:collapse}.md th,.md td{border:1px solid var(--line);padding:3px 8px}
+.md blockquote{border-left:3px solid var(--line);padding-left:10px;color:var(--muted)}
+.code{margin:0 0 8px;border:1px solid var(--line);border-radius:6px;overflow:hidden}
+.code .lang{font-size:11px;color:var(--muted);padding:2px 10px;border-bottom:1px solid var(--line)}
+.code pre{margin:0}
+ul.todos{list-style:none;margin:0;padding:6px 12px}
+ul.todos li{padding:1px 0}
+ul.todos .box{display:inline-block;width:1.2em;color:var(--muted)}
+ul.todos li.completed{color:var(--muted);text-decoration:line-through}
+ul.todos li.in_progress{font-weight:600}
+ul.todos li.cancelled{color:var(--muted);text-decoration:line-through wavy}
+.todo-note{font-size:13px;color:var(--muted);padding:0 12px 6px}
+.tool-head .exit{color:var(--muted);font-size:12px;margin-left:auto}
+.tool-head .exit.bad{color:var(--err)}
+{{codeCSS}}
 </style>
 </head>
 <body data-scenes="{{len .Scenes}}" data-redacted="{{.Redacted}}" data-redactions="{{.Redactions}}">
@@ -106,8 +127,8 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 {{- end}}
 {{- range .Blocks}}
 <div class="block">
-{{- if eq .Kind "text"}}<div class="text">{{.Text}}</div>
-{{- else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking</summary><div class="body">{{.Text}}</div></details>
+{{- if eq .Kind "text"}}{{if .HTML}}<div class="md">{{.HTML}}</div>{{else}}<div class="text">{{.Text}}</div>{{end}}
+{{- else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking</summary>{{if .HTML}}<div class="body md">{{.HTML}}</div>{{else}}<div class="body">{{.Text}}</div>{{end}}</details>
 {{- else if eq .Kind "compaction"}}<div class="compaction">Context compacted{{if .Text}}: {{.Text}}{{end}}</div>
 {{- else if .Tool}}{{template "tool" .Tool}}
 {{- end}}
@@ -162,8 +183,9 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 </html>
 {{define "tool" -}}
 <div class="tool {{.Class}}{{if .Error}} error{{end}}">
-<div class="tool-head"><span class="name">{{.Name}}</span>{{if .Raw}}<span class="raw">{{.Raw}}</span>{{end}}{{if .Subject}}<span class="subject">{{.Subject}}</span>{{end}}{{if .Error}}<span class="err">error</span>{{end}}</div>
+<div class="tool-head"><span class="name">{{.Name}}</span>{{if .Raw}}<span class="raw">{{.Raw}}</span>{{end}}{{if .Subject}}<span class="subject">{{.Subject}}</span>{{end}}{{if .Exit}}<span class="exit{{if ne .Exit "0"}} bad{{end}}">exit {{.Exit}}</span>{{end}}{{if .Error}}<span class="err">error</span>{{end}}</div>
 {{- if eq .Class "bash"}}<pre class="term cmd"><span class="ps1">$ </span>{{.Command}}</pre>{{end}}
+{{- if .Todos}}<ul class="todos">{{range .Todos}}<li class="{{.Status}}"><span class="box">{{if eq .Status "completed"}}☑{{else if eq .Status "in_progress"}}◐{{else if eq .Status "cancelled"}}☒{{else}}☐{{end}}</span> {{.Text}}</li>{{end}}</ul>{{if .Note}}<div class="todo-note">{{.Note}}</div>{{end}}{{end}}
 {{- if .Args}}<pre class="args">{{.Args}}</pre>{{end}}
 {{- range .Files}}
 <div class="file-head">{{.Op}} {{.Path}}<span class="counts">+{{.Added}} −{{.Removed}}</span></div>
