@@ -16,8 +16,12 @@ type Config struct {
 	Term string `toml:"term"`
 	// Scrollback is each pane's history, in lines; a wide pane keeps
 	// fewer (emulator.ScrollbackCells bounds it in cells).
-	Scrollback int  `toml:"scrollback"`
-	Keys       Keys `toml:"keys"`
+	Scrollback int `toml:"scrollback"`
+	// WindowSize is how a pane's size follows several attached clients,
+	// as tmux's window-size option: "latest" (the default: the client that
+	// typed last), "smallest" or "largest" (of the writable clients).
+	WindowSize string `toml:"window_size"`
+	Keys       Keys   `toml:"keys"`
 	// NotifyCommand runs for each new attention item; empty means the
 	// platform's desktop notification, ["none"] turns it off.
 	NotifyCommand []string   `toml:"notify_command"`
@@ -43,7 +47,7 @@ const DefaultDetachKey = `ctrl-\`
 
 // Default returns the built-in configuration.
 func Default() Config {
-	return Config{Term: "xterm-256color", Scrollback: 10000, Keys: Keys{Detach: DefaultDetachKey}}
+	return Config{Term: "xterm-256color", Scrollback: 10000, WindowSize: "latest", Keys: Keys{Detach: DefaultDetachKey}}
 }
 
 // Load reads path; a missing file gives the defaults.
@@ -69,6 +73,13 @@ func Load(path string) (Config, error) {
 	}
 	if c.Scrollback <= 0 {
 		c.Scrollback = 10000
+	}
+	switch c.WindowSize {
+	case "":
+		c.WindowSize = "latest"
+	case "latest", "smallest", "largest":
+	default:
+		return Default(), fmt.Errorf("config %s: window_size %q: want latest, smallest or largest", path, c.WindowSize)
 	}
 	if c.Keys.Detach == "" {
 		c.Keys.Detach = DefaultDetachKey

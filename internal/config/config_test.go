@@ -63,4 +63,12 @@ func TestLoad(t *testing.T) {
 	if _, err := Load(path); err == nil {
 		t.Errorf("bad detach key accepted")
 	}
+	os.WriteFile(path, []byte("window_size = \"smallest\"\n"), 0o600)
+	if c, err := Load(path); err != nil || c.WindowSize != "smallest" {
+		t.Errorf("window_size smallest: %+v, %v", c, err)
+	}
+	os.WriteFile(path, []byte("window_size = \"widest\"\n"), 0o600)
+	if c, err := Load(path); err == nil || !strings.Contains(err.Error(), "window_size") || c.WindowSize != "latest" {
+		t.Errorf("bad window_size: %+v, %v", c, err)
+	}
 }

@@ -47,6 +47,8 @@ type Options struct {
 	Term string
 	// Scrollback is the emulator history of each pane, in lines.
 	Scrollback int
+	// WindowSize is the panes' window-size policy (pane.WindowLatest…).
+	WindowSize string
 	// NotifyCommand runs for each new attention item (nil: the platform's
 	// desktop notification).
 	NotifyCommand []string

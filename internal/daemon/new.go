@@ -270,6 +270,7 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 		Cols:       cols,
 		Rows:       rows,
 		Scrollback: d.opts.Scrollback,
+		WindowSize: d.opts.WindowSize,
 		Logger:     d.logger.With("session_id", s.rec.ID, "surface_id", surfaceID),
 		Scanner: bellScanner{newPaneScanner(func(sigs []termsignal.Signal) {
 			d.onSignals(s, surfaceID, sigs)

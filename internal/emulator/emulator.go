@@ -7,7 +7,6 @@
 package emulator
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -28,8 +27,10 @@ type Terminal interface {
 	// AltScreen reports whether the program is on its alternate screen.
 	AltScreen() bool
 	// Snapshot renders an escape sequence that repaints a client terminal
-	// of the emulator's size into the emulator's state.
-	Snapshot() []byte
+	// of cols×rows into the emulator's state: the screen (clipped to the
+	// client, the rest cleared), cursor position and style, margins and
+	// every mode a program can set. A size of 0 means the emulator's.
+	Snapshot(cols, rows int) []byte
 	// Text is the screen as plain text, optionally preceded by up to
 	// scrollback lines of history; ansi keeps colours.
 	Text(scrollback int, ansi bool) string
@@ -37,19 +38,6 @@ type Terminal interface {
 	// OSC 11…); it must be drained or Write blocks.
 	Replies() io.Reader
 	Close()
-}
-
-// modes tracked for snapshots: the ones a client must re-enable to behave
-// like the program expects.
-var trackedModes = []ansi.DECMode{
-	ansi.ModeCursorKeys,       // 1
-	ansi.ModeMouseX10,         // 9
-	ansi.ModeMouseNormal,      // 1000
-	ansi.ModeMouseButtonEvent, // 1002
-	ansi.ModeMouseAnyEvent,    // 1003
-	ansi.ModeFocusEvent,       // 1004
-	ansi.ModeMouseExtSgr,      // 1006
-	ansi.ModeBracketedPaste,   // 2004
 }
 
 // ScrollbackCells bounds a terminal's history in cells (columns × lines):
@@ -62,8 +50,8 @@ const ScrollbackCells = 1 << 20
 type vtTerminal struct {
 	emu        *vt.Emulator
 	title      string
-	modes      map[int]bool
 	scrollback int // configured lines, before ScrollbackCells
+	st         state
 }
 
 // New returns an x/vt-backed terminal of the given size keeping up to the
@@ -73,19 +61,11 @@ func New(cols, rows, scrollback int) Terminal {
 	if scrollback <= 0 {
 		scrollback = vt.DefaultScrollbackSize
 	}
-	t := &vtTerminal{emu: vt.NewEmulator(cols, rows), modes: map[int]bool{}, scrollback: scrollback}
+	t := &vtTerminal{emu: vt.NewEmulator(cols, rows), scrollback: scrollback}
 	t.emu.SetScrollbackSize(scrollbackLines(scrollback, cols))
-	t.emu.SetCallbacks(vt.Callbacks{
-		EnableMode:  func(m ansi.Mode) { t.setMode(m, true) },
-		DisableMode: func(m ansi.Mode) { t.setMode(m, false) },
-	})
+	t.st.reset()
+	t.track()
 	return t
-}
-
-func (t *vtTerminal) setMode(m ansi.Mode, on bool) {
-	if dm, ok := m.(ansi.DECMode); ok {
-		t.modes[int(dm)] = on
-	}
 }
 
 func (t *vtTerminal) Write(p []byte) { t.emu.Write(p) }
@@ -95,6 +75,8 @@ func (t *vtTerminal) Resize(cols, rows int) {
 		return
 	}
 	t.emu.Resize(cols, rows)
+	// x/vt gives both screens full-size margins on a resize.
+	t.st.margins = [2]margins{}
 	t.emu.SetScrollbackSize(scrollbackLines(t.scrollback, cols))
 }
 
@@ -123,41 +105,6 @@ func (t *vtTerminal) Close() {
 		return
 	}
 	t.emu.Close()
-}
-
-func (t *vtTerminal) Snapshot() []byte {
-	var b strings.Builder
-	alt := t.emu.IsAltScreen()
-	// Leave any alternate screen first so the main screen is what we clear
-	// when the program is not in one, then re-enter it if it is.
-	b.WriteString("\x1b[?1049l\x1b[0m\x1b[H\x1b[2J")
-	if alt {
-		b.WriteString("\x1b[?1049h\x1b[H\x1b[2J")
-	}
-	lines := strings.Split(t.emu.Render(), "\n")
-	for i, line := range lines {
-		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[0m", i+1)
-		b.WriteString(line)
-	}
-	b.WriteString("\x1b[0m")
-	for _, m := range trackedModes {
-		if t.modes[int(m)] {
-			fmt.Fprintf(&b, "\x1b[?%dh", int(m))
-		} else {
-			fmt.Fprintf(&b, "\x1b[?%dl", int(m))
-		}
-	}
-	if t.title != "" {
-		fmt.Fprintf(&b, "\x1b]2;%s\x1b\\", sanitizeTitle(t.title))
-	}
-	pos := t.emu.CursorPosition()
-	fmt.Fprintf(&b, "\x1b[%d;%dH", pos.Y+1, pos.X+1)
-	if t.emu.CursorHidden() {
-		b.WriteString("\x1b[?25l")
-	} else {
-		b.WriteString("\x1b[?25h")
-	}
-	return []byte(b.String())
 }
 
 // sanitizeTitle drops control bytes so a title cannot end our OSC early.

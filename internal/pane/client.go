@@ -53,6 +53,21 @@ type Client struct {
 	direct   DirectWriter
 	inflight bool // the writer holds frames taken by Next, not yet Sent
 	dbuf     []byte
+	// dirty: the pane wrote output that this client, being of another
+	// size than the pane, has not been repainted with yet.
+	dirty bool
+	// seen orders writable clients for the latest policy: the client
+	// that attached or typed last has the highest.
+	seen uint64
+}
+
+// mirrorsLocked reports whether raw output draws correctly on this client:
+// its terminal is the pane's size (or its size is unknown). A client of
+// any other size is painted from snapshots cut or padded to its size,
+// since the program's output assumes the pane's margins and line width.
+// c.mu and p.mu are held.
+func (c *Client) mirrorsLocked() bool {
+	return c.cols == 0 || (c.cols == c.p.cols && c.rows == c.p.rows)
 }
 
 // maxDirect bounds what the reader writes directly: echoes and small
@@ -81,11 +96,28 @@ func (c *Client) SetDirect(w DirectWriter) {
 	c.mu.Unlock()
 }
 
-// Sent tells the client that the frames of the last Next are written.
+// Sent tells the client that the frames of the last Next are written. A
+// client painted from snapshots gets its next one now if output came
+// meanwhile: one repaint in flight at a time is what paces it.
 func (c *Client) Sent() {
 	c.mu.Lock()
 	c.inflight = false
+	again := c.needsRepaintLocked()
 	c.mu.Unlock()
+	if !again {
+		return
+	}
+	c.p.mu.Lock()
+	c.mu.Lock()
+	if c.needsRepaintLocked() {
+		c.requestSnapshotLocked()
+	}
+	c.mu.Unlock()
+	c.p.mu.Unlock()
+}
+
+func (c *Client) needsRepaintLocked() bool {
+	return c.dirty && !c.closed && !c.waitingSnap && !c.inflight && len(c.frames) == 0
 }
 
 // Attach registers a client of the given size. A writable client becomes
@@ -102,8 +134,10 @@ func (p *Pane) Attach(cols, rows int, readOnly bool) *Client {
 	p.clients[c] = struct{}{}
 	p.attached.Add(1)
 	if !readOnly && !p.exited && cols > 0 {
+		p.seen++
+		c.seen = p.seen
 		p.leader = c
-		p.resizeLocked(cols, rows, true)
+		p.applySizeLocked(true)
 	}
 	c.mu.Lock()
 	c.requestSnapshotLocked()
@@ -122,12 +156,19 @@ func (c *Client) requestSnapshotLocked() {
 	c.gen++
 	c.frames, c.bytes = c.rawPrefix(), 0
 	c.pending, c.pendBytes = nil, 0
+	c.dirty = false
 	gen := c.gen
 	c.p.emu.pushFunc(func(t terminal) {
 		// Runs on the emulator goroutine, after every byte that preceded
 		// the request; the pane sequence number at that point is what the
-		// emulator has consumed.
-		c.deliverSnapshot(gen, t.Snapshot())
+		// emulator has consumed. The size is read here, not at the
+		// request, so that a resize queued meanwhile is honoured.
+		c.mu.Lock()
+		cols, rows := c.cols, c.rows
+		c.mu.Unlock()
+		tc, tr := t.Size()
+		mirror := cols == 0 || (cols == tc && rows == tr)
+		c.deliverSnapshot(gen, t.Snapshot(cols, rows), mirror)
 	})
 }
 
@@ -136,6 +177,14 @@ func (c *Client) pushOutput(start uint64, data []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
+		return
+	}
+	if !c.mirrorsLocked() {
+		if c.waitingSnap || c.inflight || len(c.frames) > 0 {
+			c.dirty = true
+			return
+		}
+		c.requestSnapshotLocked()
 		return
 	}
 	if c.waitingSnap {
@@ -173,17 +222,21 @@ func (c *Client) pushOutput(start uint64, data []byte) {
 	c.signal()
 }
 
+// pushExit is called with p.mu held.
 func (c *Client) pushExit(code int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.exitCode = &code
+	if c.needsRepaintLocked() {
+		c.requestSnapshotLocked() // the final screen, before the exit
+	}
 	c.signal()
 }
 
 // deliverSnapshot runs on the emulator goroutine. Chunks queued since the
 // request started at or after the snapshot point only if the emulator had
 // not yet seen them, which the sequence check below sorts out.
-func (c *Client) deliverSnapshot(gen uint64, snap []byte) {
+func (c *Client) deliverSnapshot(gen uint64, snap []byte, mirror bool) {
 	emuSeq := c.p.emuSeqNow()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -193,6 +246,18 @@ func (c *Client) deliverSnapshot(gen uint64, snap []byte) {
 	c.waitingSnap = false
 	c.frames = append(c.rawPrefix(), Frame{Type: proto.FrameSnapshot, Data: snap})
 	c.bytes = len(snap)
+	if !mirror {
+		// Raw output does not fit this client; what came after the
+		// snapshot point is painted by the next one.
+		for _, ch := range c.pending {
+			if ch.start+uint64(len(ch.data)) > emuSeq {
+				c.dirty = true
+			}
+		}
+		c.pending, c.pendBytes = nil, 0
+		c.signal()
+		return
+	}
 	for _, ch := range c.pending {
 		end := ch.start + uint64(len(ch.data))
 		if end <= emuSeq {
@@ -233,7 +298,7 @@ func (c *Client) Next(ctx context.Context) (frames []Frame, ok bool) {
 			c.mu.Unlock()
 			return frames, true
 		}
-		if c.exitCode != nil && !c.waitingSnap {
+		if c.exitCode != nil && !c.waitingSnap && !c.dirty {
 			payload, _ := json.Marshal(map[string]int{"exit_code": *c.exitCode})
 			c.closed = true
 			c.mu.Unlock()
@@ -248,8 +313,8 @@ func (c *Client) Next(ctx context.Context) (frames []Frame, ok bool) {
 	}
 }
 
-// Input types into the pane; the client becomes the leader and its size
-// becomes the pane's (tmux's window-size latest).
+// Input types into the pane; the client becomes the leader, whose size
+// the pane takes under the latest policy.
 func (c *Client) Input(b []byte) error {
 	if c.readOnly {
 		return nil
@@ -257,28 +322,74 @@ func (c *Client) Input(b []byte) error {
 	c.p.mu.Lock()
 	if c.p.leader != c && !c.p.exited {
 		c.p.leader = c
-		c.mu.Lock()
-		cols, rows := c.cols, c.rows
-		c.mu.Unlock()
-		c.p.resizeLocked(cols, rows, false)
+		c.p.seen++
+		c.seen = c.p.seen
+		c.p.applySizeLocked(false)
 	}
 	c.p.mu.Unlock()
 	return c.p.Write(b)
 }
 
-// Resize records the client's size, applied when it leads. A size out of
-// range (proto.ValidSize) is ignored.
+// Resize records the client's size and applies the pane's window-size
+// policy. The client is repainted at its new size either way. A size out
+// of range (proto.ValidSize) is ignored.
 func (c *Client) Resize(cols, rows int) {
 	if !proto.ValidSize(cols, rows) {
 		return
 	}
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
 	c.mu.Lock()
 	c.cols, c.rows = cols, rows
 	c.mu.Unlock()
-	c.p.mu.Lock()
-	defer c.p.mu.Unlock()
-	if c.p.leader == c && !c.p.exited {
-		c.p.resizeLocked(cols, rows, false)
+	if !c.readOnly && !c.p.exited {
+		c.p.applySizeLocked(false)
+	}
+	c.mu.Lock()
+	if !c.closed {
+		c.requestSnapshotLocked()
+	}
+	c.mu.Unlock()
+}
+
+// applySizeLocked sizes the pane by its policy over the writable clients
+// of known size; with none, the pane keeps its size. force makes the
+// program redraw even when the size stays (a new client needs a screen).
+func (p *Pane) applySizeLocked(force bool) {
+	cols, rows := 0, 0
+	writable := func(c *Client) (int, int, bool) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.cols, c.rows, !c.readOnly && !c.closed && c.cols > 0
+	}
+	if p.cfg.WindowSize == WindowLatest {
+		if p.leader == nil {
+			for c := range p.clients {
+				if _, _, ok := writable(c); ok && (p.leader == nil || c.seen > p.leader.seen) {
+					p.leader = c
+				}
+			}
+		}
+		if p.leader != nil {
+			cols, rows, _ = writable(p.leader)
+		}
+	} else {
+		for c := range p.clients {
+			cc, cr, ok := writable(c)
+			if !ok {
+				continue
+			}
+			if cols == 0 {
+				cols, rows = cc, cr
+			} else if p.cfg.WindowSize == WindowSmallest {
+				cols, rows = min(cols, cc), min(rows, cr)
+			} else {
+				cols, rows = max(cols, cc), max(rows, cr)
+			}
+		}
+	}
+	if cols > 0 && rows > 0 {
+		p.resizeLocked(cols, rows, force)
 	}
 }
 
@@ -298,6 +409,11 @@ func (c *Client) Detach() {
 	}
 	if c.p.leader == c {
 		c.p.leader = nil
+	}
+	if !c.readOnly && !c.p.exited {
+		// The clients left decide the size: under latest, the one
+		// active most recently leads.
+		c.p.applySizeLocked(false)
 	}
 	c.p.mu.Unlock()
 	c.close()

@@ -43,6 +43,25 @@ type Config struct {
 	Logger  *slog.Logger
 	// OnExit runs once, after the process exited and its output drained.
 	OnExit func(exitCode int)
+	// WindowSize is how the pane's size follows its writable clients, as
+	// tmux's window-size option: WindowLatest (the default), WindowSmallest
+	// or WindowLargest.
+	WindowSize string
+}
+
+// Window-size policies (Config.WindowSize).
+const (
+	// WindowLatest: the size of the client that typed or attached last.
+	WindowLatest = "latest"
+	// WindowSmallest: the smallest columns and rows of any writable client.
+	WindowSmallest = "smallest"
+	// WindowLargest: the largest columns and rows of any writable client.
+	WindowLargest = "largest"
+)
+
+// ValidWindowSize reports whether s names a window-size policy.
+func ValidWindowSize(s string) bool {
+	return s == WindowLatest || s == WindowSmallest || s == WindowLargest
 }
 
 // Scanner filters output ahead of the emulator (the terminal-signal
@@ -82,6 +101,7 @@ type Pane struct {
 	ring     *ring
 	clients  map[*Client]struct{}
 	leader   *Client
+	seen     uint64 // the last Client.seen given out
 	cols     int
 	rows     int
 	exited   bool
@@ -117,6 +137,9 @@ func Start(cfg Config) (*Pane, error) {
 	}
 	if cfg.RingSize <= 0 {
 		cfg.RingSize = defaultRing
+	}
+	if !ValidWindowSize(cfg.WindowSize) {
+		cfg.WindowSize = WindowLatest
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -238,13 +261,15 @@ func (p *Pane) publish(chunk []byte) {
 	if titleChanged {
 		p.title = title
 	}
+	// The emulator's queue first: a client that is painted from snapshots
+	// asks for one in pushOutput, and that snapshot must include this chunk.
+	p.emu.pushData(emuData, p.seq, titleChanged, title)
 	if len(p.clients) > 0 {
 		raw := append([]byte(nil), chunk...)
 		for c := range p.clients {
 			c.pushOutput(start, raw)
 		}
 	}
-	p.emu.pushData(emuData, p.seq, titleChanged, title)
 	p.mu.Unlock()
 }
 
@@ -337,6 +362,16 @@ func (p *Pane) resizeLocked(cols, rows int, force bool) {
 		p.cols, p.rows = cols, rows
 		p.setWinsize(cols, rows)
 		p.emu.pushResize(cols, rows)
+		// Every client is repainted at the new size: what it shows was
+		// drawn for the old one (margins, wrapped lines), and a client of
+		// another size is painted from snapshots from now on.
+		for c := range p.clients {
+			c.mu.Lock()
+			if !c.closed {
+				c.requestSnapshotLocked()
+			}
+			c.mu.Unlock()
+		}
 	}
 	if force && !changed && !p.exited {
 		// Same size: nothing tells the program to redraw, so do it.
