@@ -440,3 +440,14 @@ func mustIndex(t *testing.T, raw json.RawMessage, key string) json.RawMessage {
 	}
 	return m[key]
 }
+
+// TestShowRedactsTitle: the title line of `muster show` is redacted as the
+// history list redacts it.
+func TestShowRedactsTitle(t *testing.T) {
+	var b strings.Builder
+	printTranscript(&b, &transcript.Transcript{Session: transcript.Session{Provider: "claude", ID: "x", Title: "deploy with sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123"}})
+	first, _, _ := strings.Cut(b.String(), "\n")
+	if first != "deploy with [REDACTED:anthropic-key]" {
+		t.Errorf("title line = %q", first)
+	}
+}

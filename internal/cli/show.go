@@ -83,6 +83,9 @@ func printTranscript(w io.Writer, t *transcript.Transcript) {
 	if title == "" {
 		title = "Untitled session"
 	}
+	// The title is what lists show, so it is redacted as they redact it;
+	// the body below is the transcript as recorded.
+	title = redactSecrets(title)
 	fmt.Fprintln(w, termtext.Line(title))
 	meta := []string{t.Provider + ":" + t.ID}
 	if t.Model != "" {

@@ -33,6 +33,8 @@ type pattern struct {
 	// regexp runs (against the lower-cased text when fold is set).
 	hints []string
 	fold  bool
+	// check, when set, must accept the secret too.
+	check func(string) bool
 }
 
 var patterns = []pattern{
@@ -61,6 +63,20 @@ var patterns = []pattern{
 	// mysql -pSECRET (the password must touch -p; `-p` alone prompts).
 	{label: "mysql-password", hints: []string{"mysql", "mariadb"}, group: 1,
 		re: regexp.MustCompile(`\b(?:mysql(?:dump|admin|import|show|check|slap|pump|sh)?|mariadb(?:-dump|-admin)?)\b[^\n|;&]*?\s-p('[^'\n]*'|"[^"\n]*"|[^\s'"]+)`)},
+	// sshpass -p SECRET, redis-cli -a SECRET, openssl -pass pass:SECRET
+	// (also -passin, -passout): the flag names the next word a password.
+	{label: "cli-password", hints: []string{"sshpass"}, group: 1,
+		re: regexp.MustCompile(`\bsshpass\b[^\n|;&]*?\s-p[ \t]*('[^'\n]*'|"[^"\n]*"|[^\s'"-][^\s'"]*)`)},
+	{label: "cli-password", hints: []string{"redis-cli"}, group: 1,
+		re: regexp.MustCompile(`\bredis-cli\b[^\n|;&]*?\s(?:-a|--pass)[ \t]+('[^'\n]*'|"[^"\n]*"|[^\s'"-][^\s'"]*)`)},
+	{label: "cli-password", hints: []string{"pass:"}, group: 1,
+		re: regexp.MustCompile(`\s-pass(?:in|out)?[ \t]+["']?pass:([^\s"']+)`)},
+	// An AWS secret access key has no prefix of its own: 40 base64
+	// characters are taken for one only on a line that speaks of AWS
+	// (an access key id, "aws", a credentials file's key names).
+	{label: "aws-secret-key", hints: []string{"aws", "akia", "asia", "secretaccesskey"}, fold: true, group: 1,
+		re:    regexp.MustCompile(`(?i)(?:\baws|\bakia|\basia|secretaccesskey)[^\n]*?(?:^|[^A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`),
+		check: mixedCase},
 	{label: "url-password", hints: []string{"://"}, group: 1,
 		re: regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@\[\]]*:([^\s@/\[][^\s@/]*)@`)},
 }
@@ -143,7 +159,7 @@ func redact(s string) (string, int) {
 		last, hits := 0, 0
 		for _, m := range matches {
 			lo, hi := m[2*p.group], m[2*p.group+1]
-			if lo < 0 || strings.Contains(s[lo:hi], labelPrefix) {
+			if lo < 0 || strings.Contains(s[lo:hi], labelPrefix) || (p.check != nil && !p.check(s[lo:hi])) {
 				continue
 			}
 			b.WriteString(s[last:lo])
@@ -159,6 +175,13 @@ func redact(s string) (string, int) {
 	}
 	s, m := settings(s)
 	return s, n + m
+}
+
+// mixedCase tells a random base64 key from a hex digest (a git commit id
+// is 40 characters too): it has upper- and lower-case letters.
+func mixedCase(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return 'A' <= r && r <= 'Z' }) &&
+		strings.ContainsFunc(s, func(r rune) bool { return 'a' <= r && r <= 'z' })
 }
 
 // Private key blocks are found without a regexp: "from BEGIN to the
@@ -504,4 +527,23 @@ func walkJSON(v any, n *int, changed *bool) any {
 		}
 	}
 	return v
+}
+
+// CountLabels adds to kinds how many [REDACTED:kind] labels s holds, by
+// kind: what a page says it hid. A text that held such a label before
+// redaction counts too.
+func CountLabels(s string, kinds map[string]int) {
+	for {
+		i := strings.Index(s, labelPrefix)
+		if i < 0 {
+			return
+		}
+		s = s[i+len(labelPrefix):]
+		j := strings.IndexByte(s, ']')
+		if j < 0 || j > 40 {
+			continue
+		}
+		kinds[s[:j]]++
+		s = s[j+1:]
+	}
 }

@@ -35,7 +35,17 @@ func TestString(t *testing.T) {
 		{"two", "sk-ant-aaaaaaaaaaaaaaaaaaaaaaaa and AKIAABCDEFGHIJKLMNOP", "[REDACTED:anthropic-key] and [REDACTED:aws-key]", 2},
 
 		// Assignments whose name says secret: .env, exports, YAML, JSON, INI.
-		{"aws secret env", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "AWS_SECRET_ACCESS_KEY=[REDACTED:secret]", 1},
+		{"aws secret env", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "AWS_SECRET_ACCESS_KEY=[REDACTED:aws-secret-key]", 1},
+		{"aws secret bare", "aws configure set: AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "aws configure set: [REDACTED:aws-key] [REDACTED:aws-secret-key]", 2},
+		{"aws secret json", `{"AccessKeyId": "ASIAXXXXXXXXXXXXXXXX", "SecretAccessKey": "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY"}`, `{"AccessKeyId": "[REDACTED:aws-key]", "SecretAccessKey": "[REDACTED:aws-secret-key]"}`, 2},
+		{"aws line with a commit id", "aws-sdk bumped in 3f2a9c0d1e2b3a4f5c6d7e8f9a0b1c2d3e4f5a6b", "aws-sdk bumped in 3f2a9c0d1e2b3a4f5c6d7e8f9a0b1c2d3e4f5a6b", 0},
+		{"no aws on the line", "laws: wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "laws: wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", 0},
+		{"sshpass", "sshpass -p 'S3cret Pass' ssh deploy@host", "sshpass -p [REDACTED:cli-password] ssh deploy@host", 1},
+		{"sshpass bare", "sshpass -pS3cretPass ssh host", "sshpass -p[REDACTED:cli-password] ssh host", 1},
+		{"sshpass file", "sshpass -f ~/.pw ssh host", "sshpass -f ~/.pw ssh host", 0},
+		{"redis-cli -a", "redis-cli -h cache -a s3cr3tpassw0rd ping", "redis-cli -h cache -a [REDACTED:cli-password] ping", 1},
+		{"openssl pass", "openssl enc -aes-256-cbc -pass pass:hunter22 -in f", "openssl enc -aes-256-cbc -pass pass:[REDACTED:cli-password] -in f", 1},
+		{"env file", "# .env\nSECRET=abcdef123456\nDEBUG=true\nSESSION_SECRET='abc def ghi'\n", "# .env\nSECRET=[REDACTED:secret]\nDEBUG=true\nSESSION_SECRET='[REDACTED:secret]'\n", 2},
 		{"export", "export GITHUB_TOKEN=abc123def456 && gh pr list", "export GITHUB_TOKEN=[REDACTED:secret] && gh pr list", 1},
 		{"db password short", "DB_PASSWORD=hunter2\nDB_USER=app", "DB_PASSWORD=[REDACTED:secret]\nDB_USER=app", 1},
 		{"pgpassword", "PGPASSWORD=s3cr3t! psql -h db", "PGPASSWORD=[REDACTED:secret] psql -h db", 1},
@@ -143,4 +153,14 @@ func FuzzString(f *testing.F) {
 			t.Fatalf("not idempotent: %q → %q → %q (%d)", s, once, twice, n)
 		}
 	})
+}
+
+func TestCountLabels(t *testing.T) {
+	kinds := map[string]int{}
+	s, _ := String("sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123 and AKIAABCDEFGHIJKLMNOP and sk-ant-api03-zzzzzzzzzzzzzzzzzzzzzzzzzz [REDACTED:")
+	CountLabels(s, kinds)
+	CountLabels("postgres://a:hunter2secret@db", kinds) // not redacted: no label
+	if len(kinds) != 2 || kinds["anthropic-key"] != 2 || kinds["aws-key"] != 1 {
+		t.Errorf("kinds = %v", kinds)
+	}
 }

@@ -42,9 +42,16 @@ type page struct {
 	Compacted  int
 	Redacted   bool
 	Redactions int
-	Warnings   int
-	Version    string
-	Scenes     []scene
+	// RedactedKinds counts the redactions by kind of secret.
+	RedactedKinds []kindCount
+	Warnings      int
+	Version       string
+	Scenes        []scene
+}
+
+type kindCount struct {
+	Kind string
+	N    int
 }
 
 type scene struct {

@@ -67,6 +67,9 @@ func build(t *transcript.Transcript, opts Options) *page {
 	p := &page{Redacted: !opts.NoRedact, Version: opts.Version}
 	if p.Redacted {
 		t, p.Redactions = redact.Transcript(t)
+		if p.Redactions > 0 {
+			p.RedactedKinds = redactedKinds(t)
+		}
 	}
 	p.Title = termtext.Strip(t.Title)
 	if p.Title == "" {
@@ -171,6 +174,29 @@ func build(t *transcript.Transcript, opts Options) *page {
 		p.Prompts = t.PromptCount
 	}
 	return p
+}
+
+// redactedKinds says which kinds of secret the redacted t hides, most
+// frequent first.
+func redactedKinds(t *transcript.Transcript) []kindCount {
+	kinds := map[string]int{}
+	redact.CountLabels(t.Title, kinds)
+	redact.CountLabels(t.CWD, kinds)
+	for i := range t.Items {
+		redact.CountLabels(t.Items[i].Text, kinds)
+		redact.CountLabels(string(t.Items[i].Input), kinds)
+	}
+	out := make([]kindCount, 0, len(kinds))
+	for k, n := range kinds {
+		out = append(out, kindCount{termtext.Strip(k), n})
+	}
+	slices.SortFunc(out, func(a, b kindCount) int {
+		if a.N != b.N {
+			return b.N - a.N
+		}
+		return strings.Compare(a.Kind, b.Kind)
+	})
+	return out
 }
 
 var pageTemplate = sync.OnceValue(func() *template.Template {

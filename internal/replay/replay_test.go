@@ -78,7 +78,7 @@ func TestRender(t *testing.T) {
 		{"title escaped", strings.Contains(html, "<h1>Fix the &lt;b&gt;login&lt;/b&gt; bug</h1>")},
 		{"anthropic key redacted", !strings.Contains(html, "SECRETSECRET") && strings.Contains(html, "[REDACTED:anthropic-key]")},
 		{"github token redacted", !strings.Contains(html, "ghp_ABCD")},
-		{"redaction notice", strings.Contains(html, `data-redacted="true" data-redactions="2"`) && strings.Contains(html, "Secrets redacted: 2")},
+		{"redaction notice", strings.Contains(html, `data-redacted="true" data-redactions="2"`) && strings.Contains(html, "Secrets redacted: 2") && strings.Contains(html, "(1 anthropic-key, 1 github-token)")},
 		{"orphan result shown", strings.Contains(html, "orphan result")},
 		{"compaction marker", strings.Contains(html, "Context compacted: compacted (auto)")},
 		{"header counts", strings.Contains(html, "<b>3</b> prompts") && strings.Contains(html, "<b>6</b> tool calls") && strings.Contains(html, "<b>1</b> tool errors")},

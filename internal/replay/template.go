@@ -111,7 +111,7 @@ ul.todos li.cancelled{color:var(--muted);text-decoration:line-through wavy}
 {{- if gt (len .Models) 1}}<span>models {{range $i, $m := .Models}}{{if $i}}, {{end}}{{$m}}{{end}}</span>{{end}}
 </div>
 {{if .Redacted -}}
-<div class="notice" id="redaction">Secrets redacted: {{.Redactions}} credential-shaped string{{if ne .Redactions 1}}s{{end}} (API keys, tokens, private keys, passwords) replaced with [REDACTED]. Redaction is pattern-based and may miss secrets.</div>
+<div class="notice" id="redaction">Secrets redacted: {{.Redactions}} credential-shaped string{{if ne .Redactions 1}}s{{end}} (API keys, tokens, private keys, passwords) replaced with [REDACTED]{{if .RedactedKinds}} ({{range $i, $k := .RedactedKinds}}{{if $i}}, {{end}}{{$k.N}} {{$k.Kind}}{{end}}){{end}}. Redaction is pattern-based and may miss secrets.</div>
 {{- else -}}
 <div class="notice off" id="redaction">Not redacted: this replay shows the transcript exactly as recorded and may contain secrets.</div>
 {{- end}}

@@ -469,7 +469,7 @@ func TestRedactionEveryRoute(t *testing.T) {
 
 	// The pages do show the sessions, with the secrets' places marked.
 	for path, want := range map[string][]string{
-		"/":                       {"deploy with password=[REDACTED:secret]", "psql --password=[REDACTED:secret] -h db", "/src/AWS_SECRET_ACCESS_KEY=[REDACTED:secret]"},
+		"/":                       {"deploy with password=[REDACTED:secret]", "psql --password=[REDACTED:secret] -h db", "/src/AWS_SECRET_ACCESS_KEY=[REDACTED:aws-secret-key]"},
 		"/api/v1/history?q=mysql": {`"id": "cccc-3333"`, "mysql -u root -p[REDACTED:mysql-password] shop"},
 		"/session/fake/cccc-3333": {"[REDACTED:private-key]", "postgres://app:[REDACTED:url-password]@db", "Bearer [REDACTED:bearer-token]"},
 		"/live":                   {"claude", "waitingApproval", "[REDACTED:anthropic-key]"},
