@@ -152,3 +152,34 @@ func (b *dashboardBackend) Resume(ctx context.Context, names []string, all bool)
 func (b *dashboardBackend) Kill(ctx context.Context, name string) error {
 	return b.call(ctx, proto.OpKill, proto.Target{Name: name}, nil)
 }
+
+// Preview opens a preview stream on a connection of its own, which ends
+// with ctx.
+func (b *dashboardBackend) Preview(ctx context.Context, name string) (proto.PreviewScreen, tui.PreviewStream, error) {
+	var first proto.PreviewScreen
+	c, err := b.f.RunningClient(ctx)
+	if err != nil {
+		return first, nil, err
+	}
+	if err := c.Open(ctx, proto.OpPreview, proto.PreviewArgs{Name: name}, &first); err != nil {
+		c.Close()
+		return first, nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	return first, &previewStream{c: c, stop: stop}, nil
+}
+
+type previewStream struct {
+	c    *client.Client
+	stop func() bool
+}
+
+func (s *previewStream) Next() (proto.PreviewScreen, error) {
+	var sc proto.PreviewScreen
+	return sc, s.c.Recv(&sc)
+}
+
+func (s *previewStream) Close() error {
+	s.stop()
+	return s.c.Close()
+}

@@ -226,3 +226,58 @@ func skipString(s string, i int) int {
 	}
 	return i
 }
+
+// Row is Strip for one row of a terminal screen shown inside another
+// (the dashboard's preview of a pane): SGR sequences (ESC [ digits, ';' and
+// ':' m: colours and attributes, which move nothing and reach nothing
+// outside the text) are kept as they are; every other sequence and control
+// is removed, and tabs and line breaks become one space each, so that the
+// row stays one line whose width is its runes'.
+func Row(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		c := r
+		if r == utf8.RuneError && n == 1 {
+			c = rune(s[i])
+			if c >= 0xa0 {
+				b.WriteRune(utf8.RuneError)
+				i++
+				continue
+			}
+		}
+		start := i
+		i += n
+		switch {
+		case c == 0x1b:
+			i = skipEscape(s, i)
+			if isSGR(s[start:i]) {
+				b.WriteString(s[start:i])
+			}
+		case c == '\t' || c == '\n' || c == '\r':
+			b.WriteByte(' ')
+		case c < 0x20 || c == 0x7f:
+		case c >= 0x80 && c < 0xa0:
+			i = skipC1(s, i, c)
+		case isBidi(c):
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// isSGR reports whether seq, a whole escape sequence, is ESC [ params m
+// with only digits, ';' and ':' for parameters.
+func isSGR(seq string) bool {
+	if len(seq) < 3 || seq[0] != 0x1b || seq[1] != '[' || seq[len(seq)-1] != 'm' {
+		return false
+	}
+	for i := 2; i < len(seq)-1; i++ {
+		if c := seq[i]; (c < '0' || c > '9') && c != ';' && c != ':' {
+			return false
+		}
+	}
+	return true
+}

@@ -203,3 +203,27 @@ func BenchmarkStrip(b *testing.B) {
 		})
 	}
 }
+
+func TestRow(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain  text ", "plain  text "},
+		{"\x1b[31mred\x1b[0m \x1b[1;38;2;1:2:3mbold\x1b[m", "\x1b[31mred\x1b[0m \x1b[1;38;2;1:2:3mbold\x1b[m"},
+		{"a\x1b[2Jb\x1b[10;1Hc", "abc"},
+		{"x\x1b]52;c;aGVsbG8=\x07y", "xy"},
+		{"x\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\", "xlink"},
+		{"tab\there\nnl\rcr", "tab here nl cr"},
+		{"\x1b[?1049h\x1b[>4;1m\x1b[31;?m", ""},
+		{"bidi\u202eevil", "bidievil"},
+		{"\x9b31mc1\x9d0;t\x07", "c1"},
+		{"bell\x07nul\x00", "bellnul"},
+		{"数据库 🚀", "数据库 🚀"},
+		{"bad\xffbyte", "bad\ufffdbyte"},
+	} {
+		if got := Row(tc.in); got != tc.want {
+			t.Errorf("Row(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if got := Row(Row(tc.in)); got != Row(tc.in) {
+			t.Errorf("Row is not idempotent on %q: %q", tc.in, got)
+		}
+	}
+}

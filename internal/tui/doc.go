@@ -1,6 +1,9 @@
 // Package tui is the dashboard that `muster` with no command opens: the
-// session list with run states, the attention drawer, and the sessions that
-// can be restored after the daemon restarted, each with its reason.
+// session list with run states, the attention drawer, the sessions that
+// can be restored after the daemon restarted, each with its reason, and a
+// live preview of the selected pane. The preview is what the daemon's
+// emulator holds, pushed by op "preview" when the screen changes
+// (preview.go); the dashboard never reads a pane itself.
 //
 // One top-level Model owns all state and the message switch; the sections
 // are plain structs with a Render(width int) string method. Update does no

@@ -122,6 +122,12 @@ func TestDashboardInTmux(t *testing.T) {
 	}
 	waitFor("alpha selected", selected("alpha"))
 
+	// The preview shows alpha's pane and follows it as it prints, pushed by
+	// the daemon.
+	waitText("preview · alpha", "alpha-42")
+	muster("send", "alpha", "echo preview-$((6*7))", "--enter")
+	waitText("preview · alpha", "preview-42")
+
 	// Enter attaches to alpha; the detach key comes back to the dashboard.
 	keys("Enter")
 	// Type only once attached: keys sent while the dashboard is still

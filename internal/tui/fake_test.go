@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,6 +28,7 @@ type fakeBackend struct {
 	items    []proto.AttentionItem
 	err      error // returned by every call when set
 	resume   []ResumeOutcome
+	screens  map[string]proto.PreviewScreen // what Preview opens with, by session
 	calls    []string
 }
 
@@ -68,6 +70,34 @@ func (f *fakeBackend) Resume(_ context.Context, names []string, all bool) ([]Res
 func (f *fakeBackend) Kill(_ context.Context, name string) error {
 	f.record("kill " + name)
 	return f.err
+}
+
+func (f *fakeBackend) Preview(_ context.Context, name string) (proto.PreviewScreen, PreviewStream, error) {
+	f.record("preview " + name)
+	if f.err != nil {
+		return proto.PreviewScreen{}, nil, f.err
+	}
+	sc, ok := f.screens[name]
+	if !ok {
+		return proto.PreviewScreen{}, nil, &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("no session named %q", name)}
+	}
+	return sc, &fakeStream{closed: make(chan struct{})}, nil
+}
+
+// fakeStream is a preview stream with nothing more to say until closed.
+type fakeStream struct {
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (s *fakeStream) Next() (proto.PreviewScreen, error) {
+	<-s.closed
+	return proto.PreviewScreen{}, io.EOF
+}
+
+func (s *fakeStream) Close() error {
+	s.once.Do(func() { close(s.closed) })
+	return nil
 }
 
 func fmtCall[T any](op string, args []T, all bool) string {

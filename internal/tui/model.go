@@ -33,6 +33,9 @@ type Backend interface {
 	Resume(ctx context.Context, names []string, all bool) ([]ResumeOutcome, error)
 	// Kill ends a session's process and removes the session.
 	Kill(ctx context.Context, name string) error
+	// Preview opens op "preview" for the named session: its screen now,
+	// and a stream of the next ones. The stream ends when ctx does.
+	Preview(ctx context.Context, name string) (proto.PreviewScreen, PreviewStream, error)
 }
 
 // ResumeOutcome is one session's result of op "resume".
@@ -101,6 +104,7 @@ type Model struct {
 	sessOff  int    // first visible session row
 	itemOff  int    // first visible attention row
 	help     bool
+	quitting bool
 	confirm  string // a session awaiting y/n before kill
 	status   string // result of the last action
 	statusOK bool
@@ -110,8 +114,23 @@ type Model struct {
 	applied  int  // sequence number of the last refresh shown
 	ticking  bool // a refresh tick is pending
 
+	// The preview of the selected session (preview.go): pvPref is the
+	// user's choice, zoom gives it the whole screen.
+	pvPref pvPref
+	zoom   bool
+	pv     preview
+
 	attach string
 }
+
+// pvPref is whether the user wants the preview box.
+type pvPref int
+
+const (
+	pvAuto pvPref = iota // shown where the screen has room for it
+	pvOff
+	pvOn // shown even on a small screen, under the list
+)
 
 // New builds the dashboard's initial model.
 func New(o Options) Model {
@@ -170,8 +189,26 @@ func (m Model) refresh() (Model, tea.Cmd) {
 	return m, m.fetchCmd(m.fetchSeq)
 }
 
-// Update applies one message.
+// Update applies one message, then lets the preview follow the
+// selection.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch msg.(type) {
+	case previewOpenedMsg, previewMsg:
+		m, cmd = m.updatePreview(msg)
+	default:
+		var next tea.Model
+		next, cmd = m.update(msg)
+		m = next.(Model)
+	}
+	if m.attach != "" || m.quitting {
+		return m, cmd
+	}
+	m, pc := m.syncPreview()
+	return m, tea.Batch(cmd, pc)
+}
+
+func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -257,16 +294,21 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	m.status = ""
 	switch k {
 	case "q", "ctrl+c":
+		m.quitting = true
 		return m, tea.Quit
 	case "?":
 		m.help = !m.help
 		return m, nil
 	case "esc":
-		if !m.help && m.filter != "" {
+		switch {
+		case m.help:
+			m.help = false
+		case m.zoom:
+			m.zoom = false
+		case m.filter != "":
 			return m.setFilter(""), nil
 		}
-		m.help = false
-		return m, nil
+		return m.scroll(), nil
 	}
 	if m.help {
 		// The help page covers the lists; keys that act on a selection
@@ -326,8 +368,32 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.confirm = s.Name
 		}
 		return m, nil
+	case "p":
+		if m.zoom || m.pvMode() != pvHidden {
+			m.pvPref, m.zoom = pvOff, false
+		} else {
+			m.pvPref = pvOn
+		}
+		return m.scroll(), nil
+	case "z":
+		m.zoom = !m.zoom
+		if m.zoom && m.pvPref == pvOff {
+			m.pvPref = pvAuto
+		}
+		return m.scroll(), nil
 	}
 	return m, nil
+}
+
+// target is the session the cursor points at: the selected session, or
+// with the drawer focused the session of the selected item.
+func (m Model) target() (proto.SessionInfo, bool) {
+	if m.focus == focusAttention {
+		if it, ok := m.selectedItem(); ok {
+			return m.sessionByID(it.SessionID)
+		}
+	}
+	return m.selected()
 }
 
 // run starts an action unless one is in flight: actions are not queued, so

@@ -41,7 +41,7 @@ const minWidth, minHeight = 40, 10
 
 func (m Model) layout() layout {
 	restorable := m.countState("restorable")
-	avail := m.height - chromeLines - 1 // the table header
+	avail := m.listHeight() - 1 // the table header
 	if len(m.items)+len(m.resolved) > 0 {
 		avail -= 2 // a blank line and the section title
 	}
@@ -63,6 +63,73 @@ func (m Model) layout() layout {
 	return layout{s2, a2, r2}
 }
 
+// pvLayout is where the preview box goes.
+type pvLayout int
+
+const (
+	pvHidden pvLayout = iota
+	pvSide            // right of the lists
+	pvUnder           // under the lists
+	pvZoom            // instead of the lists
+)
+
+// Where the preview goes by itself: beside the lists on a wide screen,
+// under them on a tall one.
+const pvSideWidth, pvUnderHeight = 140, 36
+
+func (m Model) pvMode() pvLayout {
+	switch {
+	case m.help || m.width < minWidth || m.height < minHeight:
+		return pvHidden
+	case m.zoom:
+		return pvZoom
+	case m.pvPref == pvOff:
+		return pvHidden
+	case m.width >= pvSideWidth:
+		return pvSide
+	case m.height >= pvUnderHeight || m.pvPref == pvOn:
+		return pvUnder
+	}
+	return pvHidden
+}
+
+// bodyHeight is the rows between the title and filter lines and the
+// status and help lines.
+func (m Model) bodyHeight() int { return max(m.height-chromeLines, 0) }
+
+// pvSize is the preview box's size in its layout.
+func (m Model) pvSize() (w, h int) {
+	switch m.pvMode() {
+	case pvSide:
+		return max(m.width*2/5, 40), m.bodyHeight()
+	case pvUnder:
+		return m.width, max(m.bodyHeight()*2/5, 4)
+	case pvZoom:
+		return m.width, m.bodyHeight()
+	}
+	return 0, 0
+}
+
+// listWidth and listHeight are the room left to the lists.
+func (m Model) listWidth() int {
+	if m.pvMode() == pvSide {
+		w, _ := m.pvSize()
+		return m.width - w - 1
+	}
+	return m.width
+}
+
+func (m Model) listHeight() int {
+	switch m.pvMode() {
+	case pvUnder:
+		_, h := m.pvSize()
+		return m.bodyHeight() - h - 1
+	case pvZoom:
+		return 0
+	}
+	return m.bodyHeight()
+}
+
 func (m Model) render() string {
 	w, h := m.width, m.height
 	if w <= 0 || h <= 0 {
@@ -80,32 +147,40 @@ func (m Model) render() string {
 		}
 		title = fit(styleTitle.Styled(" muster ")+"  "+styleError.Styled("daemon away"+away+" · reconnecting…"), w)
 	}
-	body := []string{title, m.filterLine(w)}
-	if m.help {
-		body = append(body, helpPage{detachKey: m.detachKey}.Render(w))
-	} else {
-		body = append(body, sessionTable{
-			loaded: m.loaded, sessions: m.sessions, sel: m.selIndex(), off: m.sessOff,
-			rows: l.sessionRows, focused: m.focus == focusSessions, now: m.now, home: m.home,
-			stale: m.err != nil, filtered: m.filter != "",
-		}.Render(w))
-		if len(m.items)+len(m.resolved) > 0 {
-			body = append(body, "", drawer{
-				items: m.items, resolved: m.resolved, sel: m.itemIndex(), off: m.itemOff, rows: l.itemRows,
-				focused: m.focus == focusAttention, now: m.now,
-			}.Render(w))
+	head := []string{title, m.filterLine(w)}
+	var body []string
+	mode := m.pvMode()
+	switch {
+	case m.help:
+		body = strings.Split(helpPage{detachKey: m.detachKey}.Render(w), "\n")
+	case mode == pvZoom:
+		pw, ph := m.pvSize()
+		body = previewBox{pv: m.pv, w: pw, h: ph}.Render()
+	default:
+		lw, lh := m.listWidth(), m.listHeight()
+		body = m.lists(lw, l)
+		if len(body) > lh {
+			body = body[:lh]
 		}
-		if l.restoreRows > 0 {
-			var rs []proto.SessionInfo
-			for _, s := range m.all {
-				if s.State == "restorable" {
-					rs = append(rs, s)
-				}
+		pw, ph := m.pvSize()
+		switch mode {
+		case pvSide:
+			box := previewBox{pv: m.pv, w: pw, h: ph}.Render()
+			for len(body) < len(box) {
+				body = append(body, "")
 			}
-			body = append(body, "", restoreList{sessions: rs, rows: l.restoreRows}.Render(w))
+			sep := styleFaint.Styled("│")
+			for i := range body {
+				body[i] = cell(fit(body[i], lw), lw) + sep + box[i]
+			}
+		case pvUnder:
+			for len(body) < lh {
+				body = append(body, "")
+			}
+			body = append(append(body, ""), previewBox{pv: m.pv, w: pw, h: ph}.Render()...)
 		}
 	}
-	lines := strings.Split(strings.Join(body, "\n"), "\n")
+	lines := append(head, body...)
 	room := max(h-2, 0)
 	if len(lines) > room {
 		lines = lines[:room]
@@ -113,7 +188,7 @@ func (m Model) render() string {
 	for len(lines) < room {
 		lines = append(lines, "")
 	}
-	lines = append(lines, m.statusLine(w), helpLine{focus: m.focus, help: m.help, filtering: m.filtering}.Render(w))
+	lines = append(lines, m.statusLine(w), helpLine{focus: m.focus, help: m.help, zoom: m.pvMode() == pvZoom, filtering: m.filtering}.Render(w))
 	if len(lines) > h {
 		lines = lines[len(lines)-h:]
 	}
@@ -121,6 +196,32 @@ func (m Model) render() string {
 		lines[i] = fit(ln, w)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// lists are the session table, the attention drawer and the restore
+// list, as lines of at most w columns.
+func (m Model) lists(w int, l layout) []string {
+	body := []string{sessionTable{
+		loaded: m.loaded, sessions: m.sessions, sel: m.selIndex(), off: m.sessOff,
+		rows: l.sessionRows, focused: m.focus == focusSessions, now: m.now, home: m.home,
+		stale: m.err != nil, filtered: m.filter != "",
+	}.Render(w)}
+	if len(m.items)+len(m.resolved) > 0 {
+		body = append(body, "", drawer{
+			items: m.items, resolved: m.resolved, sel: m.itemIndex(), off: m.itemOff, rows: l.itemRows,
+			focused: m.focus == focusAttention, now: m.now,
+		}.Render(w))
+	}
+	if l.restoreRows > 0 {
+		var rs []proto.SessionInfo
+		for _, s := range m.all {
+			if s.State == "restorable" {
+				rs = append(rs, s)
+			}
+		}
+		body = append(body, "", restoreList{sessions: rs, rows: l.restoreRows}.Render(w))
+	}
+	return strings.Split(strings.Join(body, "\n"), "\n")
 }
 
 // tooSmall is the whole frame on a screen smaller than the dashboard
@@ -413,6 +514,7 @@ func (r restoreList) Render(w int) string {
 type helpLine struct {
 	focus     focus
 	help      bool
+	zoom      bool
 	filtering bool
 }
 
@@ -428,6 +530,8 @@ func (h helpLine) Render(w int) string {
 	switch {
 	case h.help:
 		keys = []hint{{"?/esc", "close help", 9}, {"q", "quit", 9}}
+	case h.zoom:
+		keys = []hint{{"j/k", "next session", 3}, {"enter", "attach", 8}, {"z/esc", "back to the list", 9}, {"?", "help", 9}, {"q", "quit", 9}}
 	case h.filtering:
 		keys = []hint{{"type", "to filter", 3}, {"enter", "keep", 9}, {"esc", "clear", 9}, {"↑/↓", "move", 2}}
 	case h.focus == focusAttention:
@@ -435,7 +539,7 @@ func (h helpLine) Render(w int) string {
 			{"tab", "sessions", 2}, {"?", "help", 9}, {"q", "quit", 9}}
 	default:
 		keys = []hint{{"j/k", "move", 1}, {"enter", "attach", 8}, {"/", "filter", 6}, {"n", "next needing you", 5}, {"a", "ack", 7}, {"r", "resume", 6},
-			{"R", "resume all", 4}, {"x", "kill", 5}, {"tab", "drawer", 2}, {"?", "help", 9}, {"q", "quit", 9}}
+			{"R", "resume all", 4}, {"x", "kill", 5}, {"p", "preview", 3}, {"z", "zoom", 2}, {"tab", "drawer", 2}, {"?", "help", 9}, {"q", "quit", 9}}
 	}
 	for rank := 0; ; rank++ {
 		var parts []string
@@ -468,8 +572,10 @@ var helpKeys = [][2]string{
 	{"r", "resume the selected session in the same conversation"},
 	{"R", "resume every restorable session"},
 	{"x", "kill the selected session and remove it (asks y/n)"},
+	{"p", "show or hide the live preview of the selected pane"},
+	{"z", "zoom the preview to the whole screen; z or esc returns"},
 	{"?", "show or hide this help"},
-	{"esc", "close help, or clear the filter"},
+	{"esc", "close help, leave the zoom, or clear the filter"},
 	{"q ctrl+c", "quit; sessions keep running"},
 }
 
