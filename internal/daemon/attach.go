@@ -34,7 +34,7 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 		return
 	}
 	p, final, code := s.pane, s.surface.FinalScreen, s.surface.ExitCode
-	name := s.rec.Name
+	name, surfaceID := s.rec.Name, s.surface.ID
 	d.mu.Unlock()
 
 	if p == nil {
@@ -105,6 +105,8 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 		case proto.FrameInput:
 			if err := client.Input(payload); err != nil {
 				d.logger.Debug("attach input", "err", err)
+			} else {
+				d.native.Input(surfaceID, payload) // the user's keys: evidence for the run state
 			}
 		case proto.FrameResize:
 			// A frame has no reply: one out of range is ignored (the

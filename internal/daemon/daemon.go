@@ -193,8 +193,12 @@ func Run(ctx context.Context, opts Options) error {
 			_, err := eng.Emit(ctx, ev)
 			return err
 		},
-		Logger:         d.logger.With("component", "native"),
-		Env:            tenv,
+		Logger: d.logger.With("component", "native"),
+		Env:    tenv,
+		CurrentRun: func(surfaceID string) native.CurrentRun {
+			id, st, prov := eng.SurfaceRun(surfaceID)
+			return native.CurrentRun{RunID: id, State: st, Provider: prov}
+		},
 		HooksInstalled: native.HookStatus(hookinstall.Env{Home: home, Getenv: opts.Getenv}, d.musterPath, 10*time.Second, nil),
 	})
 	// The startup sweep runs before anything can read run state.
@@ -889,7 +893,7 @@ func (d *Daemon) send(ctx context.Context, peer func() peerWhere, a proto.SendAr
 		d.mu.Unlock()
 		return err
 	}
-	p := s.pane
+	p, surfaceID := s.pane, s.surface.ID
 	d.mu.Unlock()
 	if p == nil {
 		return proto.Errorf(proto.CodeExited, "session %q is not running", s.rec.Name)
@@ -907,6 +911,7 @@ func (d *Daemon) send(ctx context.Context, peer func() peerWhere, a proto.SendAr
 		if err := p.Write([]byte(a.Text)); err != nil {
 			return proto.Errorf(proto.CodeExited, "session %q: %v", s.rec.Name, err)
 		}
+		d.native.Input(surfaceID, []byte(a.Text))
 	}
 	if a.Enter {
 		if a.Text != "" {
@@ -927,6 +932,7 @@ func (d *Daemon) send(ctx context.Context, peer func() peerWhere, a proto.SendAr
 		if err := p.Write([]byte("\r")); err != nil {
 			return proto.Errorf(proto.CodeExited, "session %q: %v", s.rec.Name, err)
 		}
+		d.native.Input(surfaceID, []byte("\r"))
 	}
 	return nil
 }

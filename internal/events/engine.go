@@ -393,8 +393,9 @@ func (e *Engine) SessionRemoved(id string) {
 }
 
 // Emit records an event the daemon synthesized itself (native run
-// estimation). Its hookName must carry the reserved prefix, and its surface
-// must be registered; the capability is not needed.
+// estimation, the fusion rule). Its hookName must carry the reserved
+// prefix, and its surface must be registered; the capability is not
+// needed. Its source follows from the hook name (runstate.SourceOfHook).
 func (e *Engine) Emit(ctx context.Context, ev proto.Event) (inserted bool, err error) {
 	if !ReservedHookName(ev.HookName) {
 		return false, fmt.Errorf("emit event: hook name %q lacks the %s prefix", ev.HookName, proto.ReservedHookPrefix)
@@ -406,7 +407,7 @@ func (e *Engine) Emit(ctx context.Context, ev proto.Event) (inserted bool, err e
 	if surf == nil {
 		return false, fmt.Errorf("emit event: unknown surface %q", ev.SurfaceID.RawValue)
 	}
-	rev := e.reducerEvent(ev, surf, e.now(), runstate.SourceNative)
+	rev := e.reducerEvent(ev, surf, e.now(), runstate.SourceOfHook(ev.HookName))
 	o := e.submit(&pending{ev: &rev})
 	if o.err != nil {
 		return false, o.err
@@ -532,4 +533,18 @@ func itemRow(it runstate.Item) store.AttentionRow {
 		Reason: string(it.Reason), Message: it.Message, EventID: it.EventID, OpenedAt: it.OpenedAt,
 		ResolvedAt: it.ResolvedAt, Resolution: it.Resolution,
 	}
+}
+
+// SurfaceRun is the current run of a surface as the board has it: its id,
+// its stored state (never idle) and its provider; zero when the surface
+// has none. The fusion rule (internal/native) reads it.
+func (e *Engine) SurfaceRun(surfaceID string) (runID string, state proto.RunState, provider string) {
+	now := e.now()
+	e.mu.RLock()
+	v := e.board.Surface(surfaceID, now)
+	e.mu.RUnlock()
+	if !v.HasRun {
+		return "", "", ""
+	}
+	return v.Run.RunID, v.Run.State, v.Run.Provider
 }

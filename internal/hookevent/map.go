@@ -350,7 +350,9 @@ func (a *applier) apply() Result {
 		}
 		kind = proto.KindRunning
 	case hookmap.Approval, hookmap.ApprovalEcho:
-		if in.Act == hookmap.ApprovalEcho && a.same(r) && cur.ApprovalSeen {
+		if in.Act == hookmap.ApprovalEcho && a.same(r) && (cur.ApprovalSeen || cur.Last == proto.KindInputRequested) {
+			// The dialog was reported already, as an approval or (a
+			// question tool's) as an input request.
 			return a.ignore("approval already reported by PermissionRequest")
 		}
 		kind = proto.KindApprovalRequested

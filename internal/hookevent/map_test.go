@@ -103,6 +103,21 @@ func TestMapClaude(t *testing.T) {
 			},
 		},
 		{
+			// Claude Code 2.1.328 (e2e/realcli state_claude_test.go): the
+			// AskUserQuestion dialog fires PermissionRequest; answering it,
+			// PostToolUse.
+			name: "AskUserQuestion is an input request with the question", stateful: true,
+			steps: []step{
+				{`{` + sess + `,"prompt_id":"p1","hook_event_name":"UserPromptSubmit","prompt":"ask me"}`, []string{"started A ask me"}},
+				{`{` + sess + `,"prompt_id":"p1","hook_event_name":"PreToolUse","tool_name":"AskUserQuestion","tool_input":{"questions":[{"question":"Which color?","header":"Color","options":[{"label":"Red"},{"label":"Blue"}],"multiSelect":false}]}}`, nil},
+				{`{` + sess + `,"prompt_id":"p1","hook_event_name":"PermissionRequest","tool_name":"AskUserQuestion","tool_input":{"questions":[{"question":"Which color?","header":"Color","options":[{"label":"Red"},{"label":"Blue"}],"multiSelect":false},{"question":"Which size?\nS, M or L","header":"Size","options":[]}]}}`, []string{"input-requested A Which color? · Which size?"}},
+				// The dialog's late Notification is the same request.
+				{`{` + sess + `,"prompt_id":"p1","hook_event_name":"Notification","notification_type":"permission_prompt","message":"Claude needs your permission"}`, nil},
+				{`{` + sess + `,"prompt_id":"p1","hook_event_name":"PostToolUse","tool_name":"AskUserQuestion","tool_input":{}}`, []string{"running A AskUserQuestion"}},
+				{`{` + sess + `,"prompt_id":"p1","hook_event_name":"PermissionRequest","tool_name":"AskUserQuestion","tool_input":{"questions":"not a list"}}`, []string{"input-requested A AskUserQuestion"}},
+			},
+		},
+		{
 			name: "stop failure and session end", stateful: true,
 			steps: []step{
 				{`{` + sess + `,"prompt_id":"p1","hook_event_name":"UserPromptSubmit","prompt":"x"}`, []string{"started A x"}},

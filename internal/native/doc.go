@@ -1,8 +1,10 @@
 // Package native is what the daemon knows about a pane without any hook:
-// terminal activity (seed 000, "Activity and attention") and native run
-// estimation (seed 004, "Native run estimation"; DESIGN §5). It owns the
-// activity rules, foreground process identification, and the following of
-// an agent's transcript as it grows. What a provider's titles mean
+// terminal activity (seed 000, "Activity and attention"), native run
+// estimation (seed 004, "Native run estimation"; DESIGN §5), and the
+// fusion rule, which fills the provider hooks' silences with that
+// evidence. It owns the activity rules, foreground process
+// identification, the following of an agent's transcript as it grows, and
+// the fusion rule (Fuse, below). What a provider's titles mean
 // (provider.TitleReader) and where its transcript is and what its lines
 // say about turns (provider.TurnReader, Claude Code and Codex) are the
 // provider packages'. It does not own the scanner (internal/termsignal),
@@ -34,7 +36,8 @@
 //
 // Only for a provider whose hooks are not installed (Config.HooksInstalled,
 // see HookStatus), not injected into the launch (Surface.HooksInjected), and
-// not seen for the surface (HookEventSeen). Every event has a null
+// not seen for the surface (HookEventSeen); otherwise only the fusion rule
+// reads the agent's transcript. Every event has a null
 // sessionID and a hookName under "muster.native.":
 //
 //   - launchObserved (started): the foreground process group of the pane
@@ -80,6 +83,48 @@
 // /clear a newer transcript there is followed. At most 4 MiB of a
 // transcript are read per poll.
 //
+// # The fusion rule
+//
+// Hooks stay the authority for the events they report. Where a provider
+// is known to be silent (issue 10's table: Claude Code fires no hook for
+// an Esc mid-turn, a denied permission or a declined question, and none
+// between an approval and the tool's end), other evidence moves the run,
+// and only that:
+//
+//   - the provider's transcript, read incrementally also while its hooks
+//     report (the turn readers above): a turn end the provider marks
+//     provider.Turn.HookSilent (Claude Code's "[Request interrupted by
+//     user…]") ends the turn's own run (hookevent.TurnRunID of its key,
+//     the hooks' run id) — `muster.transcript.turnEnded`;
+//   - the user's keys: every write to a pane on the user's behalf
+//     (attach, send; Input) is read by the provider of the surface's
+//     current run (provider.KeyReader) in that run's state. A key that
+//     answers a pending approval or question puts the run back to running,
+//     pending confirmation by the next hook or transcript record
+//     (`muster.keystroke.answered`); a key that interrupts (Esc mid-turn,
+//     Esc at a dialog) ends it interrupted (`muster.keystroke.interrupted`).
+//     Writes longer than 16 bytes are pastes and prove nothing;
+//   - terminal signals the provider documents (OSC 7501, OSC 9;4, titles;
+//     Observe with runstate.SourceTerminal, `muster.terminal.*`).
+//
+// Fuse decides against the surface's current run as the board has it
+// (Config.CurrentRun): evidence about the current run acts only while it
+// is running or waiting, and `running` only answers a waiting run.
+// Evidence naming its run (a transcript record) acts whatever the board
+// knows, unless that run is current and already ended: a hook that
+// arrives late cannot undo it, because the reducer orders by occurredAt
+// and keeps ended runs ended. Never is free text on the screen read.
+//
+// Every fused event records its evidence: the hook name says the source
+// (runstate.SourceOfHook: transcript, keystroke, terminal), the message
+// holds the raw signal (the key as a Go string, the transcript record's
+// text, the OSC sequence), occurredAt the time it was seen; `muster
+// explain` shows the three. An interrupt by the user's own key or denial
+// opens no attention item (interrupted never does) and resolves the open
+// approval or input item, because the run moved on. Evidence is queued
+// (Observe, Input never block) and fused by one goroutine of Run, so a key
+// is applied within milliseconds, whatever a poll is reading.
+//
 // # Wiring (daemon)
 //
 //	est := native.New(native.Config{
@@ -97,6 +142,9 @@
 //	est.Signals(surfaceID, sigs)
 //	// when events.sock accepts a provider hook event for a surface (Codex: the routed one):
 //	est.HookEventSeen(surfaceID, ev.Provider)
+//	// for every write to the pane on the user's behalf (attach, send):
+//	est.Input(surfaceID, data)
+//	// with Config.CurrentRun: func(id string) native.CurrentRun { … engine.SurfaceRun(id) … }
 //	// in OnExit, before engine.CloseSurface:
 //	est.SurfaceExited(ctx, surfaceID, code)
 //

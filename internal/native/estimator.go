@@ -17,6 +17,7 @@ import (
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/runstate"
 	"github.com/musterhq/muster/internal/termsignal"
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -82,6 +83,10 @@ type Config struct {
 	// on the goroutine that changed it (often the pane's reader): it must
 	// not block.
 	OnActivity func(surfaceID string, a Activity)
+	// CurrentRun returns a surface's current run as the run-state board
+	// has it (the zero CurrentRun when none), for the fusion rule. It is
+	// called from the fusion goroutine only. Nil: keys are not read.
+	CurrentRun func(surfaceID string) CurrentRun
 }
 
 // Surface is one live pane as the estimator needs it.
@@ -128,6 +133,7 @@ type Estimator struct {
 
 	running atomic.Bool
 	wake    chan struct{}
+	fuse    chan fused // evidence for the fusion goroutine
 }
 
 // surface is the estimator's state of one pane.
@@ -188,6 +194,7 @@ func New(cfg Config) *Estimator {
 		surfaces: map[string]*surface{},
 		claims:   map[string]string{},
 		wake:     make(chan struct{}, 1),
+		fuse:     make(chan fused, fuseQueue),
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -326,6 +333,11 @@ func (e *Estimator) Run(ctx context.Context) error {
 		return errors.New("run native estimator: already running")
 	}
 	defer e.running.Store(false)
+	// Evidence is fused on a goroutine of its own, so that a key is
+	// applied at once even while a poll reads transcripts.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { e.fuseLoop(ctx) })
 	t := time.NewTicker(e.poll)
 	defer t.Stop()
 	for {
@@ -373,7 +385,7 @@ func (e *Estimator) pollOnce(ctx context.Context) {
 func (e *Estimator) tick(ctx context.Context, s *surface) {
 	s.run.Lock()
 	defer s.run.Unlock()
-	if s.exited || s.HooksInjected || s.ForegroundPGID == nil {
+	if s.exited || s.ForegroundPGID == nil {
 		return
 	}
 	now := e.now()
@@ -385,9 +397,7 @@ func (e *Estimator) tick(ctx context.Context, s *surface) {
 		}
 		if known && pgid == a.pgid {
 			a.goneAt = time.Time{}
-			if !a.standDown {
-				e.readTurns(ctx, s, a, now)
-			}
+			e.readTurns(ctx, s, a, now)
 			return
 		}
 		if a.pgid == s.PID || e.alive(a.pgid) {
@@ -435,7 +445,10 @@ func (e *Estimator) observe(ctx context.Context, s *surface, pgid int, now time.
 	s.sig.Unlock()
 	s.agent = a
 	if e.hooksActive(s, prov) {
+		// The hooks report the runs; the transcript is still read for
+		// what they never report (the fusion rule).
 		a.standDown = true
+		a.tr = newTracker(prov, e.cfg.Env)
 		s.log.Info("agent observed; its hooks report its runs", "provider", prov, "pgid", pgid)
 		return
 	}
@@ -452,31 +465,31 @@ func (e *Estimator) hooksActive(s *surface, prov string) bool {
 	s.sig.Lock()
 	seen := s.hooked[prov]
 	s.sig.Unlock()
-	return seen || (e.cfg.HooksInstalled != nil && e.cfg.HooksInstalled(prov))
+	return seen || (s.HooksInjected && prov == s.firstClass) || (e.cfg.HooksInstalled != nil && e.cfg.HooksInstalled(prov))
 }
 
 // standDown hands the surface's runs of the agent's provider to its hooks.
 // An open coarse run ends at its own last event, so that it never becomes
 // the session's current run again; an open turn run is left to the hooks,
-// which use the same run id.
+// which use the same run id. The transcript is still followed, for the
+// ends the hooks never report.
 func (e *Estimator) standDown(ctx context.Context, s *surface, a *agentRun) {
 	a.standDown = true
 	if a.coarse != "" {
 		e.emit(ctx, s, a, a.coarse, HookHooksTookOver, proto.KindSucceeded, a.coarseAt, "the "+a.provider+" hooks report its runs now")
 		a.coarse = ""
 	}
-	e.release(s, a)
-	a.tr = nil
+	a.turn, a.turnRun = "", ""
 	s.log.Info("native estimation stands down", "provider", a.provider)
 }
 
 // finish ends the tracking of an agent that left the foreground: its open
 // run ends with the exit status, after a last read of its transcript.
 func (e *Estimator) finish(ctx context.Context, s *surface, a *agentRun, hook string, code int, known bool, now time.Time) {
+	if a.tr != nil && a.tr.path != "" {
+		e.applyTurns(ctx, s, a, now)
+	}
 	if !a.standDown {
-		if a.tr != nil && a.tr.path != "" {
-			e.applyTurns(ctx, s, a, now)
-		}
 		kind, msg := exitOutcome(code, known)
 		switch {
 		case a.turn != "":
@@ -636,6 +649,17 @@ func (e *Estimator) applyTurn(ctx context.Context, s *surface, a *agentRun, r pr
 	at := r.At
 	if at.IsZero() || at.After(now) {
 		at = now
+	}
+	if a.standDown {
+		// The hooks report this provider's turns, on the same run ids:
+		// only an end they never report is evidence (the fusion rule).
+		if r.Op == provider.TurnEnd && r.HookSilent {
+			e.apply(ctx, fused{surface: s.ID, ev: Evidence{
+				Source: runstate.SourceTranscript, Hook: HookTranscriptTurnEnd, Signal: r.Text, Kind: r.Kind,
+				RunID: hookevent.TurnRunID(a.provider, r.Key), Provider: a.provider, At: at,
+			}})
+		}
+		return
 	}
 	switch r.Op {
 	case provider.TurnStart:

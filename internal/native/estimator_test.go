@@ -592,9 +592,12 @@ func TestStandDown(t *testing.T) {
 		p.fg(shellPID)
 		h.e.Signals("s1", []termsignal.Signal{promptD(0)})
 		h.poll()
+		// The hooks report the turns; the transcript still ends the one
+		// whose permission was denied, which no hook reports.
 		h.want(
 			"launchObserved started R1 claude started (process group 200)",
 			"hooksTookOver succeeded R1 the claude hooks report its runs now",
+			"muster.transcript.turnEnded interrupted R2 [Request interrupted by user for tool use]",
 		)
 		if at := h.rec.all()[1].OccurredAt; !at.Equal(launched) {
 			t.Errorf("coarse run ended at %v, want its last event %v", at, launched)
@@ -603,7 +606,7 @@ func TestStandDown(t *testing.T) {
 		h.procs.set(agentPGID+1, "claude", "claude")
 		p.fg(agentPGID + 1)
 		h.poll()
-		if n := h.rec.count(); n != 2 {
+		if n := h.rec.count(); n != 3 {
 			t.Errorf("%d events after the hooks took over", n)
 		}
 	})
@@ -623,6 +626,7 @@ func TestStandDown(t *testing.T) {
 			"launchObserved started R1 claude started (process group 200)",
 			"turnStarted started R2 say hi",
 			"turnStarted succeeded R1 split into prompt turns",
+			"muster.transcript.turnEnded interrupted R3 [Request interrupted by user for tool use]",
 		)
 	})
 	t.Run("another provider's hook event", func(t *testing.T) {

@@ -60,7 +60,7 @@ func (r *recorder) Emit(_ context.Context, ev proto.Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
-	case !events.ReservedHookName(ev.HookName) || !strings.HasPrefix(ev.HookName, "muster.native."):
+	case !events.ReservedHookName(ev.HookName):
 		r.t.Errorf("event with hook name %q", ev.HookName)
 	case !ev.Kind.Valid() || ev.ID.RawValue == "" || ev.RunID.RawValue == "" || ev.Provider == "":
 		r.t.Errorf("invalid event %+v", ev)
@@ -80,7 +80,7 @@ func (r *recorder) Emit(_ context.Context, ev proto.Event) error {
 	r.board.Apply(runstate.Event{
 		ID: ev.ID.RawValue, RunID: ev.RunID.RawValue, SessionID: testSession, SurfaceID: ev.SurfaceID.RawValue,
 		Provider: ev.Provider, Kind: ev.Kind, HookName: ev.HookName, Message: ev.Message,
-		OccurredAt: ev.OccurredAt, ReceivedAt: ev.OccurredAt, Source: runstate.SourceNative,
+		OccurredAt: ev.OccurredAt, ReceivedAt: ev.OccurredAt, Source: runstate.SourceOfHook(ev.HookName),
 	})
 	return nil
 }

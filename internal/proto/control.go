@@ -494,7 +494,7 @@ type Evidence struct {
 	Kind       string `json:"kind"`
 	HookName   string `json:"hook_name,omitempty"`
 	Provider   string `json:"provider"`
-	Source     string `json:"source"` // hook | sweep | surface | native
+	Source     string `json:"source"` // hook | sweep | surface | native | transcript | keystroke | terminal
 	Message    string `json:"message,omitempty"`
 	OccurredAt string `json:"occurred_at"`
 	ReceivedAt string `json:"received_at"`

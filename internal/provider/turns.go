@@ -69,6 +69,10 @@ type Turn struct {
 	Kind proto.EventKind // for TurnEnd: succeeded, failed or interrupted
 	At   time.Time       // the record's timestamp; zero when it has none
 	Text string          // TurnStart: the prompt's headline; TurnEnd: the last assistant text
+	// HookSilent marks an end the provider's hooks never report (Claude
+	// Code's interrupt markers): internal/native applies it even where the
+	// hooks report the provider's runs (the fusion rule).
+	HookSilent bool
 }
 
 // TitleReader is a provider whose window titles say what it is doing: the

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/musterhq/muster/internal/proto"
@@ -17,7 +18,24 @@ const (
 	SourceSweep   Source = "sweep"   // muster.startupSweep
 	SourceSurface Source = "surface" // muster.surfaceClosed: the pane closed
 	SourceNative  Source = "native"  // muster.native.*: native run estimation
+	// The fusion rule (internal/native): evidence other than hooks where a
+	// provider's hooks are silent.
+	SourceTranscript Source = "transcript" // muster.transcript.*: the agent's own transcript
+	SourceKeystroke  Source = "keystroke"  // muster.keystroke.*: what the user typed into the pane
+	SourceTerminal   Source = "terminal"   // muster.terminal.*: the agent's terminal signals
 )
+
+// SourceOfHook is the source of an event the daemon synthesized, by its
+// hook name: muster.transcript.*, muster.keystroke.* and muster.terminal.*
+// are the fusion rule's; everything else is native estimation.
+func SourceOfHook(hookName string) Source {
+	for _, s := range []Source{SourceTranscript, SourceKeystroke, SourceTerminal} {
+		if strings.HasPrefix(hookName, proto.ReservedHookPrefix+string(s)+".") {
+			return s
+		}
+	}
+	return SourceNative
+}
 
 // Event is the reducer's view of one accepted event.
 type Event struct {

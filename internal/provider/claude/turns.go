@@ -37,7 +37,8 @@ func (Provider) NewTurnLocator(env transcript.Env) provider.TurnLocator { return
 //     API retries; StopFailure) ends it as failed;
 //   - a user record of the same promptId whose text starts "[Request
 //     interrupted by user" (Esc, or a denied permission) ends it as
-//     interrupted; no hook reports that one.
+//     interrupted; no hook reports that one (HookSilent: Muster applies
+//     it even when the hooks report the session).
 //
 // Sidechain records (sub-agents inlined by older builds) are skipped.
 // Records without a promptId (Claude Code before 2.1) start nothing: the
@@ -87,7 +88,7 @@ func (p *turnParser) user(r *record, at time.Time, out []provider.Turn) []provid
 	text, prompt := userText(transcript.Lookup(p.msg, "content"))
 	if pid == p.cur {
 		if p.started && strings.HasPrefix(text, interruptMarker) {
-			out = append(out, provider.Turn{Op: provider.TurnEnd, Key: pid, Kind: proto.KindInterrupted, At: at, Text: text})
+			out = append(out, provider.Turn{Op: provider.TurnEnd, Key: pid, Kind: proto.KindInterrupted, At: at, Text: text, HookSilent: true})
 			p.started = false
 		}
 		return out

@@ -144,6 +144,13 @@ func anthropicMessage(reply Reply, model string, stream bool) []byte {
 			"input": map[string]any{"command": reply.command, "description": "Run " + reply.command},
 		})
 		stop = "tool_use"
+	} else if reply.kind == KindTool {
+		input := reply.input
+		if input == nil {
+			input = map[string]any{}
+		}
+		blocks = append(blocks, map[string]any{"type": "tool_use", "id": "toolu_" + randHex(12), "name": reply.tool, "input": input})
+		stop = "tool_use"
 	} else {
 		blocks = append(blocks, map[string]any{"type": "text", "text": reply.text})
 	}

@@ -207,3 +207,32 @@ func TestAnthropicSideRequests(t *testing.T) {
 		t.Errorf("%d side requests were recorded as turns", n)
 	}
 }
+
+func TestAnthropicTool(t *testing.T) {
+	s := Start(t, Anthropic)
+	q := map[string]any{"questions": []any{map[string]any{"question": "Which color?"}}}
+	mustEnqueue(t, s, Tool("AskUserQuestion", q))
+	resp, body := post(t, s.URL+"/v1/messages?beta=true", claudeTurn(promptBlocks("ask me")))
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	evs := parseSSE(t, body)
+	if got := get(evs[1].data, "content_block", "name"); got != "AskUserQuestion" {
+		t.Errorf("tool name %v", got)
+	}
+	var in map[string]any
+	if err := json.Unmarshal([]byte(get(evs[2].data, "delta", "partial_json").(string)), &in); err != nil || get(in, "questions") == nil {
+		t.Errorf("tool input %v (%v)", get(evs[2].data, "delta", "partial_json"), err)
+	}
+	if got := get(evs[4].data, "delta", "stop_reason"); got != "tool_use" {
+		t.Errorf("stop reason %v", got)
+	}
+	for _, api := range []API{OpenAI, Gemini} {
+		if err := Start(t, api).Enqueue(Tool("AskUserQuestion", q)); err == nil {
+			t.Errorf("%s server took a Tool reply", api)
+		}
+	}
+	if err := s.Enqueue(Tool(" ", nil)); err == nil {
+		t.Error("a Tool reply without a name was taken")
+	}
+}

@@ -49,6 +49,7 @@ type Kind string
 const (
 	KindText  Kind = "text"  // a plain assistant text reply
 	KindShell Kind = "shell" // a shell tool call that needs permission
+	KindTool  Kind = "tool"  // a call of any named tool (Anthropic only)
 	KindFail  Kind = "fail"  // an HTTP error status
 	// KindSide answers a request that is not a model turn (token counting,
 	// title, routing and other helper calls) without using the queue.
@@ -67,9 +68,11 @@ const UnscriptedText = "fakemodel: no scripted reply"
 // Shell or Fail.
 type Reply struct {
 	kind    Kind
-	text    string // KindText: the reply; KindFail: the error message
-	command string // KindShell
-	status  int    // KindFail
+	text    string         // KindText: the reply; KindFail: the error message
+	command string         // KindShell
+	tool    string         // KindTool: the tool's name
+	input   map[string]any // KindTool: its input
+	status  int            // KindFail
 	gate    <-chan struct{}
 }
 
@@ -82,6 +85,13 @@ func Text(s string) Reply { return Reply{kind: KindText, text: s} }
 // permissions). The next request of the same turn carries the tool result
 // and takes the next reply from the queue.
 func Shell(command string) Reply { return Reply{kind: KindShell, command: command} }
+
+// Tool replies with a call of the CLI's tool name with input, for the tools
+// a scenario needs besides the shell (Claude Code's AskUserQuestion). Only
+// the Anthropic server renders it; the others refuse it at Enqueue.
+func Tool(name string, input map[string]any) Reply {
+	return Reply{kind: KindTool, tool: name, input: input}
+}
 
 // Fail answers with HTTP status and an error body in the API's own shape
 // carrying message. The failure also answers every retry of the same
@@ -110,6 +120,11 @@ func (r Reply) validate() error {
 	case KindShell:
 		if strings.TrimSpace(r.command) == "" {
 			return errors.New("shell reply has an empty command")
+		}
+		return nil
+	case KindTool:
+		if strings.TrimSpace(r.tool) == "" {
+			return errors.New("tool reply has no tool name")
 		}
 		return nil
 	case KindFail:
@@ -215,6 +230,9 @@ func (s *Server) Enqueue(replies ...Reply) error {
 	for i, r := range replies {
 		if err := r.validate(); err != nil {
 			return fmt.Errorf("enqueue reply %d: %w", i+1, err)
+		}
+		if r.kind == KindTool && s.api != Anthropic {
+			return fmt.Errorf("enqueue reply %d: a %s server cannot render a Tool reply", i+1, s.api)
 		}
 	}
 	s.mu.Lock()

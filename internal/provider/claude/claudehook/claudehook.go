@@ -46,7 +46,9 @@ func decode(data []byte) (payload, error) {
 //	PreToolUse, PostToolUse,
 //	PermissionDenied, ElicitationResult   → running
 //	PostToolUseFailure                    → interrupted if is_interrupt, else running
-//	PermissionRequest                     → approval-requested
+//	PermissionRequest                     → approval-requested; for the
+//	                                        AskUserQuestion tool input-requested,
+//	                                        with the question as the message
 //	Notification permission_prompt        → approval-requested, dropped when the
 //	                                        PermissionRequest of the run was seen
 //	Notification idle_prompt,
@@ -92,6 +94,10 @@ func mapPayload(data []byte) (hookmap.Intent, error) {
 		}
 	case "PermissionRequest":
 		in.Act, in.Message = hookmap.Approval, tool
+		if q, ok := questionText(string(p.ToolName), p.ToolInput); ok {
+			// The dialog asks the user a question; it approves nothing.
+			in.Act, in.Message = hookmap.Input, q
+		}
 		in.Subagent = false
 	case "Notification":
 		switch p.NotificationType {
@@ -125,4 +131,36 @@ func mapPayload(data []byte) (hookmap.Intent, error) {
 		in.Why = "hook not mapped"
 	}
 	return in, nil
+}
+
+// questionTool is Claude Code's tool that asks the user a multiple-choice
+// question. Its dialog fires PermissionRequest (2.1.328, measured in
+// e2e/realcli): Enter answers it, Esc declines it, and a decline ends the
+// turn with the transcript's "[Request interrupted by user for tool use]".
+const questionTool = "AskUserQuestion"
+
+// questionText returns the questions of an AskUserQuestion call,
+// {"questions":[{"question":…,"header":…,"options":[…]}]}, joined with " · ".
+func questionText(tool string, input json.RawMessage) (string, bool) {
+	if tool != questionTool {
+		return "", false
+	}
+	var in struct {
+		Questions []struct {
+			Question hookmap.String `json:"question"`
+		} `json:"questions"`
+	}
+	if json.Unmarshal(input, &in) != nil {
+		return questionTool, true
+	}
+	var qs []string
+	for _, q := range in.Questions {
+		if t := hookmap.FirstLine(string(q.Question)); t != "" {
+			qs = append(qs, t)
+		}
+	}
+	if len(qs) == 0 {
+		return questionTool, true
+	}
+	return hookmap.Join(" · ", qs...), true
 }

@@ -1,0 +1,215 @@
+package native
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/runstate"
+)
+
+// Hook names of the fusion rule's events: muster.<source>.<what>, so that
+// the engine records their source (runstate.SourceOfHook).
+const (
+	HookKeyAnswered       = proto.ReservedHookPrefix + "keystroke.answered"
+	HookKeyInterrupted    = proto.ReservedHookPrefix + "keystroke.interrupted"
+	HookTranscriptTurnEnd = proto.ReservedHookPrefix + "transcript.turnEnded"
+)
+
+// maxKeyInput is the longest write to a pane read as keys: a longer one is
+// a paste (or a script's text), which answers nothing by itself.
+const maxKeyInput = 16
+
+// fuseQueue bounds the evidence waiting for the fusion goroutine; beyond
+// it evidence is dropped (and logged) rather than blocking a pane's input
+// or output path.
+const fuseQueue = 256
+
+// CurrentRun is a surface's current run as the board has it
+// (Config.CurrentRun).
+type CurrentRun struct {
+	RunID    string
+	State    proto.RunState // the stored state: running, waiting…, or terminal
+	Provider string
+}
+
+// Evidence is one observation other than a provider hook about the run of
+// a surface: what the fusion rule reads.
+type Evidence struct {
+	// Source is runstate.SourceKeystroke, SourceTranscript or
+	// SourceTerminal.
+	Source runstate.Source
+	// Hook is the synthesized event's hook name, under
+	// muster.<Source>.; empty: muster.<Source>.<Kind>.
+	Hook string
+	// Signal is the raw signal as explain shows it: the key typed, the
+	// transcript record's text, the OSC sequence.
+	Signal string
+	// Kind is what the evidence proves: running (a request was
+	// answered), interrupted, failed or succeeded (the turn ended).
+	Kind proto.EventKind
+	// RunID names the run the evidence is about (a transcript record of
+	// that turn); empty: the surface's current run at the time the
+	// evidence is fused (a key, a terminal status).
+	RunID    string
+	Provider string // with RunID: the run's provider
+	At       time.Time
+}
+
+// Fuse is the fusion rule for one piece of evidence, given the surface's
+// current run: the event kind to record for run, or ok=false. See the
+// package doc.
+func Fuse(ev Evidence, cur CurrentRun) (run string, kind proto.EventKind, ok bool) {
+	open := cur.State == proto.StateRunning || cur.State == proto.StateWaitingApproval || cur.State == proto.StateWaitingInput
+	if ev.RunID != "" {
+		// Evidence about a named turn holds whatever the board knows: a
+		// hook that is late to arrive (or never arrives) cannot keep it
+		// from ending its run, and the reducer keeps ended runs ended.
+		if ev.RunID == cur.RunID && !open {
+			return "", "", false
+		}
+		if ev.Kind == proto.KindRunning {
+			return "", "", false
+		}
+		return ev.RunID, ev.Kind, ev.Kind.Valid()
+	}
+	if cur.RunID == "" || !open {
+		return "", "", false
+	}
+	switch ev.Kind {
+	case proto.KindRunning:
+		// Only a request is answered; a running turn is left alone.
+		if cur.State == proto.StateRunning {
+			return "", "", false
+		}
+		return cur.RunID, proto.KindRunning, true
+	case proto.KindInterrupted, proto.KindFailed, proto.KindSucceeded:
+		return cur.RunID, ev.Kind, true
+	}
+	return "", "", false
+}
+
+// fused is evidence waiting for the fusion goroutine.
+type fused struct {
+	surface string
+	ev      Evidence
+	keys    []byte // keystroke evidence still to be read by the provider
+}
+
+// Observe hands evidence about the run of a surface to the fusion rule.
+// It never blocks: the evidence is fused by Run's fusion goroutine, in the
+// order observed.
+func (e *Estimator) Observe(surfaceID string, ev Evidence) {
+	if ev.At.IsZero() {
+		ev.At = e.now()
+	}
+	e.enqueue(fused{surface: surfaceID, ev: ev})
+}
+
+// Input tells the estimator what was written to a surface's terminal on
+// the user's behalf (muster attach, muster send): the keystroke evidence
+// of the fusion rule. It copies what it keeps and never blocks.
+func (e *Estimator) Input(surfaceID string, data []byte) {
+	if len(data) == 0 || len(data) > maxKeyInput || e.cfg.CurrentRun == nil {
+		return
+	}
+	e.enqueue(fused{surface: surfaceID, keys: append([]byte(nil), data...), ev: Evidence{Source: runstate.SourceKeystroke, At: e.now()}})
+}
+
+func (e *Estimator) enqueue(f fused) {
+	select {
+	case e.fuse <- f:
+	default:
+		e.log.Warn("fusion evidence dropped: queue full", "surface_id", f.surface, "source", string(f.ev.Source))
+	}
+}
+
+// fuseLoop applies queued evidence until ctx ends.
+func (e *Estimator) fuseLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case f := <-e.fuse:
+			e.apply(ctx, f)
+		}
+	}
+}
+
+// apply fuses one piece of evidence: a key is read by the provider of the
+// run it is typed into, then the rule decides, then the event is recorded.
+func (e *Estimator) apply(ctx context.Context, f fused) {
+	var cur CurrentRun
+	if e.cfg.CurrentRun != nil {
+		cur = e.cfg.CurrentRun(f.surface)
+	}
+	ev := f.ev
+	if f.keys != nil {
+		kr, ok := all.As[provider.KeyReader](cur.Provider)
+		if !ok || cur.RunID == "" {
+			return
+		}
+		switch kr.Key(f.keys, cur.State) {
+		case provider.KeyAnswer:
+			ev.Kind, ev.Hook = proto.KindRunning, HookKeyAnswered
+			ev.Signal = fmt.Sprintf("key %s typed at the %s", strconv.Quote(string(f.keys)), requestName(cur.State))
+		case provider.KeyInterrupt:
+			ev.Kind, ev.Hook = proto.KindInterrupted, HookKeyInterrupted
+			ev.Signal = fmt.Sprintf("key %s typed while %s", strconv.Quote(string(f.keys)), cur.State)
+		default:
+			return
+		}
+	}
+	run, kind, ok := Fuse(ev, cur)
+	if !ok {
+		return
+	}
+	prov := ev.Provider
+	if prov == "" || run == cur.RunID {
+		prov = cur.Provider
+	}
+	hook := ev.Hook
+	if hook == "" {
+		hook = proto.ReservedHookPrefix + string(ev.Source) + "." + string(kind)
+	}
+	e.emitEvidence(ctx, f.surface, prov, run, hook, kind, ev.At, ev.Signal)
+}
+
+func requestName(s proto.RunState) string {
+	if s == proto.StateWaitingInput {
+		return "question"
+	}
+	return "approval dialog"
+}
+
+// emitEvidence records one event of the fusion rule. Its id depends on the
+// evidence's time too: a run may be answered more than once.
+func (e *Estimator) emitEvidence(ctx context.Context, surfaceID, prov, run, hook string, kind proto.EventKind, at time.Time, signal string) {
+	if e.cfg.Emit == nil || prov == "" {
+		return
+	}
+	ev := proto.Event{
+		SchemaVersion: proto.EventSchemaVersion,
+		ID:            proto.RawID{RawValue: uuid.NewSHA1(nativeNS, []byte("fused\x00"+surfaceID+"\x00"+run+"\x00"+hook+"\x00"+string(kind)+"\x00"+strconv.FormatInt(at.UnixNano(), 10))).String()},
+		RunID:         proto.RawID{RawValue: run},
+		SurfaceID:     proto.RawID{RawValue: surfaceID},
+		Provider:      prov,
+		Kind:          kind,
+		OccurredAt:    at.UTC(),
+		Message:       clipMessage(signal),
+		HookName:      hook,
+	}
+	ctx, cancel := context.WithTimeout(ctx, emitTimeout)
+	defer cancel()
+	if err := e.cfg.Emit(ctx, ev); err != nil {
+		e.log.Warn("record fused evidence", "surface_id", surfaceID, "hook", hook, "kind", string(kind), "run_id", run, "err", err)
+		return
+	}
+	e.log.Debug("fused evidence", "surface_id", surfaceID, "hook", hook, "kind", string(kind), "run_id", run, "signal", signal)
+}

@@ -1,0 +1,279 @@
+package native
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/musterhq/muster/internal/hookevent"
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/runstate"
+)
+
+func TestFuse(t *testing.T) {
+	cur := func(st proto.RunState) CurrentRun { return CurrentRun{RunID: "R", State: st, Provider: "claude"} }
+	key := func(k proto.EventKind) Evidence { return Evidence{Source: runstate.SourceKeystroke, Kind: k} }
+	marker := func(run string, k proto.EventKind) Evidence {
+		return Evidence{Source: runstate.SourceTranscript, Kind: k, RunID: run, Provider: "claude"}
+	}
+	tests := []struct {
+		name string
+		ev   Evidence
+		cur  CurrentRun
+		run  string
+		kind proto.EventKind
+	}{
+		{"answer at an approval", key(proto.KindRunning), cur(proto.StateWaitingApproval), "R", proto.KindRunning},
+		{"answer at a question", key(proto.KindRunning), cur(proto.StateWaitingInput), "R", proto.KindRunning},
+		{"answer while running says nothing", key(proto.KindRunning), cur(proto.StateRunning), "", ""},
+		{"interrupt while running", key(proto.KindInterrupted), cur(proto.StateRunning), "R", proto.KindInterrupted},
+		{"interrupt at an approval", key(proto.KindInterrupted), cur(proto.StateWaitingApproval), "R", proto.KindInterrupted},
+		{"interrupt after the turn ended", key(proto.KindInterrupted), cur(proto.StateSucceeded), "", ""},
+		{"interrupt with no run", key(proto.KindInterrupted), CurrentRun{}, "", ""},
+		{"terminal idle ends a running run", Evidence{Source: runstate.SourceTerminal, Kind: proto.KindInterrupted}, cur(proto.StateRunning), "R", proto.KindInterrupted},
+		{"marker of the current run", marker("R", proto.KindInterrupted), cur(proto.StateWaitingApproval), "R", proto.KindInterrupted},
+		{"marker of an ended current run", marker("R", proto.KindInterrupted), cur(proto.StateInterrupted), "", ""},
+		{"marker of a run the hooks have not reported yet", marker("R2", proto.KindInterrupted), cur(proto.StateSucceeded), "R2", proto.KindInterrupted},
+		{"marker with no run known", marker("R2", proto.KindInterrupted), CurrentRun{}, "R2", proto.KindInterrupted},
+		{"a named run is never started by evidence", marker("R2", proto.KindRunning), CurrentRun{}, "", ""},
+		{"not a kind", key("bogus"), cur(proto.StateRunning), "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run, kind, ok := Fuse(tt.ev, tt.cur)
+			if ok != (tt.run != "") || run != tt.run || kind != tt.kind {
+				t.Errorf("Fuse = %q %q %v, want %q %q", run, kind, ok, tt.run, tt.kind)
+			}
+		})
+	}
+}
+
+// hook applies a provider hook event to the recorder's board, as the
+// engine would.
+func (r *recorder) hook(surface, run string, kind proto.EventKind, hook, msg string, at time.Time) runstate.Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.board.Apply(runstate.Event{
+		ID: fmt.Sprintf("hook-%s-%s-%d", run, kind, at.UnixNano()), RunID: run, SessionID: testSession, SurfaceID: surface,
+		Provider: "claude", Kind: kind, HookName: hook, Message: msg, OccurredAt: at, ReceivedAt: at, Source: runstate.SourceHook,
+	})
+}
+
+// current is Config.CurrentRun over the recorder's board.
+func (r *recorder) current(surface string) CurrentRun {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v := r.board.Surface(surface, time.Now())
+	if !v.HasRun {
+		return CurrentRun{}
+	}
+	return CurrentRun{RunID: v.Run.RunID, State: v.Run.State, Provider: v.Run.Provider}
+}
+
+// drain fuses the queued evidence, as Run's fusion goroutine does.
+func (h *harness) drain() {
+	for {
+		select {
+		case f := <-h.e.fuse:
+			h.e.apply(h.t.Context(), f)
+		default:
+			return
+		}
+	}
+}
+
+func TestKeystrokes(t *testing.T) {
+	tests := []struct {
+		name  string
+		hooks []proto.EventKind // after started
+		keys  []string
+		want  proto.RunState
+		line  string // the fused event, "" for none
+	}{
+		{"Esc mid-turn", nil, []string{"\x1b"}, proto.StateInterrupted, `keystroke.interrupted interrupted key "\x1b" typed while running`},
+		{"kitty Esc mid-turn", nil, []string{"\x1b[27u"}, proto.StateInterrupted, `keystroke.interrupted interrupted key "\x1b[27u" typed while running`},
+		{"Esc denies", []proto.EventKind{proto.KindApprovalRequested}, []string{"\x1b"}, proto.StateInterrupted, `keystroke.interrupted interrupted key "\x1b" typed while waitingApproval`},
+		{"Enter approves", []proto.EventKind{proto.KindApprovalRequested}, []string{"\r"}, proto.StateRunning, `keystroke.answered running key "\r" typed at the approval dialog`},
+		{"a digit picks an option", []proto.EventKind{proto.KindApprovalRequested}, []string{"1"}, proto.StateRunning, `keystroke.answered running key "1" typed at the approval dialog`},
+		{"Enter answers a question", []proto.EventKind{proto.KindInputRequested}, []string{"\r"}, proto.StateRunning, `keystroke.answered running key "\r" typed at the question`},
+		{"Esc declines a question", []proto.EventKind{proto.KindInputRequested}, []string{"\x1b"}, proto.StateInterrupted, `keystroke.interrupted interrupted key "\x1b" typed while waitingInput`},
+		{"arrows move the selection only", []proto.EventKind{proto.KindApprovalRequested}, []string{"\x1b[B", "\x1b[A"}, proto.StateWaitingApproval, ""},
+		{"typing while running", nil, []string{"a", "\r"}, proto.StateRunning, ""},
+		{"a paste", []proto.EventKind{proto.KindApprovalRequested}, []string{strings.Repeat("x", 40) + "\r"}, proto.StateWaitingApproval, ""},
+		{"Esc after the turn ended", []proto.EventKind{proto.KindSucceeded}, []string{"\x1b"}, proto.StateSucceeded, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.e.cfg.CurrentRun = h.rec.current
+			h.procs.set(300, "claude", "claude")
+			p := &pane{pgid: 300}
+			h.e.SurfaceStarted(Surface{ID: "s1", SessionID: testSession, Provider: "claude", PID: 300, CWD: testCWD,
+				ForegroundPGID: p.ForegroundPGID, NativeID: p.NativeID, HooksInjected: true})
+			h.poll()
+			at := h.clk.Now()
+			h.rec.hook("s1", "T1", proto.KindStarted, "UserPromptSubmit", "do it", at)
+			for i, k := range tt.hooks {
+				h.rec.hook("s1", "T1", k, "hook", "Bash: make", at.Add(time.Duration(i+1)*time.Millisecond))
+			}
+			h.clk.Advance(time.Second)
+			for _, k := range tt.keys {
+				h.e.Input("s1", []byte(k))
+			}
+			h.drain()
+			var want []string
+			if tt.line != "" {
+				want = []string{"muster." + tt.line}
+			}
+			h.wantNamed(map[string]string{"T1": "T1"}, prefixed(want, "T1")...)
+			v := h.rec.view(h.clk.Now())
+			if v.Run.State != tt.want {
+				t.Errorf("run state %s, want %s", v.Run.State, tt.want)
+			}
+			if v.Run.State == proto.StateInterrupted || v.Run.State == proto.StateRunning {
+				for _, it := range h.rec.items(h.clk.Now()) {
+					if it.Open() {
+						t.Errorf("item %+v still open after the user's key", it)
+					}
+				}
+			}
+			for _, ev := range h.rec.all() {
+				if !ev.OccurredAt.Equal(h.clk.Now()) {
+					t.Errorf("event at %v, want the time of the key %v", ev.OccurredAt, h.clk.Now())
+				}
+			}
+		})
+	}
+}
+
+// prefixed puts the run label after the kind of each "hook kind message"
+// line, as recorder.lines renders them.
+func prefixed(lines []string, run string) []string {
+	var out []string
+	for _, l := range lines {
+		f := strings.SplitN(l, " ", 3)
+		out = append(out, f[0]+" "+f[1]+" "+run+" "+f[2])
+	}
+	return out
+}
+
+// TestTranscriptWithHooksInjected: a first-class Claude Code launch carries
+// its hooks, and its recorded transcript (claude-22222222.jsonl: three
+// turns, then a denied permission) is still followed, for the denial the
+// hooks never report.
+func TestTranscriptWithHooksInjected(t *testing.T) {
+	h := newHarness(t)
+	h.e.cfg.CurrentRun = h.rec.current
+	h.procs.set(300, "claude", "claude")
+	p := &pane{pgid: 300}
+	p.setNativeID("22222222-2222-4333-8444-555555555555")
+	h.e.SurfaceStarted(Surface{ID: "s1", SessionID: testSession, Provider: "claude", PID: 300, CWD: testCWD,
+		ForegroundPGID: p.ForegroundPGID, NativeID: p.NativeID, HooksInjected: true})
+	h.poll()
+	g := newGrowing(t, h.clk, "claude-22222222.jsonl", h.claudePath("22222222-2222-4333-8444-555555555555"), h.clk.Now(), nil)
+	denied := hookevent.TurnRunID("claude", "af0b1a80-9d90-4c4d-b0f7-1d698e9937ee")
+	for g.write(3, nil) {
+		h.poll()
+		if n := h.rec.count(); n == 0 {
+			// The hooks report the turn and its dialog, as they did.
+			if r := h.rec.current("s1"); r.RunID != denied {
+				h.rec.hook("s1", denied, proto.KindStarted, "UserPromptSubmit", "make a file", h.clk.Now())
+				h.rec.hook("s1", denied, proto.KindApprovalRequested, "PermissionRequest", "Bash: touch x", h.clk.Now())
+			}
+		}
+	}
+	h.poll()
+	h.wantNamed(map[string]string{denied: "T4"}, "muster.transcript.turnEnded interrupted T4 [Request interrupted by user for tool use]")
+	v := h.rec.view(h.clk.Now())
+	if v.Run.RunID != denied || v.Run.State != proto.StateInterrupted || v.Run.Because.Source != runstate.SourceTranscript {
+		t.Errorf("after the denial: run %s %s because %+v", v.Run.RunID, v.Run.State, v.Run.Because)
+	}
+	for _, it := range h.rec.items(h.clk.Now()) {
+		if it.Open() || it.Resolution != "run moved on to interrupted" {
+			t.Errorf("approval item after the denial: %+v", it)
+		}
+	}
+	h.e.SurfaceExited(t.Context(), "s1", 0)
+	if n := h.rec.count(); n != 1 {
+		t.Errorf("%d events; the hooks report everything else", n)
+	}
+}
+
+// TestFusionNeverLeavesWaiting is the property of issue 10: whatever order
+// the hook events, transcript records, keys and terminal statuses of a turn
+// arrive in, once the turn has ended the run is not waiting and has no
+// open item. Keys and terminal statuses are fused against the board as it
+// is when they arrive, exactly as the daemon does.
+func TestFusionNeverLeavesWaiting(t *testing.T) {
+	type step struct {
+		hook   proto.EventKind // a provider hook event of run R
+		ev     *Evidence       // or evidence
+		offset time.Duration   // its time after the turn's start
+	}
+	key := func(k proto.EventKind, off time.Duration) step {
+		return step{ev: &Evidence{Source: runstate.SourceKeystroke, Kind: k}, offset: off}
+	}
+	marker := func(off time.Duration) step {
+		return step{ev: &Evidence{Source: runstate.SourceTranscript, Kind: proto.KindInterrupted, RunID: "R", Provider: "claude"}, offset: off}
+	}
+	idle := func(off time.Duration) step {
+		return step{ev: &Evidence{Source: runstate.SourceTerminal, Kind: proto.KindInterrupted}, offset: off}
+	}
+	h := func(k proto.EventKind, off time.Duration) step { return step{hook: k, offset: off} }
+	const s = time.Second
+	scenarios := map[string][]step{
+		"denied with Esc":        {h(proto.KindStarted, 0), h(proto.KindApprovalRequested, s), key(proto.KindInterrupted, 3*s), marker(3*s + 10*time.Millisecond)},
+		"denied with the arrows": {h(proto.KindStarted, 0), h(proto.KindApprovalRequested, s), key(proto.KindRunning, 3*s), marker(3*s + 10*time.Millisecond)},
+		"approved, tool ran":     {h(proto.KindStarted, 0), h(proto.KindApprovalRequested, s), key(proto.KindRunning, 3*s), h(proto.KindRunning, 40*s), h(proto.KindSucceeded, 41*s)},
+		"question answered":      {h(proto.KindStarted, 0), h(proto.KindInputRequested, s), key(proto.KindRunning, 3*s), h(proto.KindRunning, 4*s), h(proto.KindSucceeded, 5*s)},
+		"question declined":      {h(proto.KindStarted, 0), h(proto.KindInputRequested, s), key(proto.KindInterrupted, 3*s), marker(3*s + 10*time.Millisecond)},
+		"Esc mid-turn":           {h(proto.KindStarted, 0), key(proto.KindInterrupted, 2*s), idle(2*s + 50*time.Millisecond)},
+		"Esc during a slow tool": {h(proto.KindStarted, 0), h(proto.KindApprovalRequested, s), key(proto.KindRunning, 2*s), key(proto.KindInterrupted, 10*s), h(proto.KindInterrupted, 10*s+20*time.Millisecond), idle(10*s + 30*time.Millisecond)},
+	}
+	rng := rand.New(rand.NewPCG(10, 4))
+	base := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	for name, steps := range scenarios {
+		t.Run(name, func(t *testing.T) {
+			for trial := range 300 {
+				order := rng.Perm(len(steps))
+				b := runstate.NewBoard(runstate.DefaultRules())
+				seq := 0
+				apply := func(run string, kind proto.EventKind, src runstate.Source, at time.Time) {
+					seq++
+					b.Apply(runstate.Event{ID: fmt.Sprint(seq), RunID: run, SessionID: "S", SurfaceID: "s1", Provider: "claude",
+						Kind: kind, OccurredAt: at, ReceivedAt: base.Add(time.Hour), Source: src})
+				}
+				for _, i := range order {
+					st := steps[i]
+					at := base.Add(st.offset)
+					if st.ev == nil {
+						apply("R", st.hook, runstate.SourceHook, at)
+						continue
+					}
+					v := b.Surface("s1", base)
+					cur := CurrentRun{}
+					if v.HasRun {
+						cur = CurrentRun{RunID: v.Run.RunID, State: v.Run.State, Provider: v.Run.Provider}
+					}
+					ev := *st.ev
+					ev.At = at
+					if run, kind, ok := Fuse(ev, cur); ok {
+						apply(run, kind, ev.Source, at)
+					}
+				}
+				r, _ := b.Run(runstate.RunKey{SessionID: "S", RunID: "R"})
+				if r.State == proto.StateWaitingApproval || r.State == proto.StateWaitingInput || r.State == "" {
+					t.Fatalf("trial %d, arrival order %v: the ended turn is %q", trial, order, r.State)
+				}
+				if name != "Esc mid-turn" && !runstate.Terminal(r.State) {
+					t.Fatalf("trial %d, arrival order %v: the ended turn is %q", trial, order, r.State)
+				}
+				for _, it := range b.Items(base, false) {
+					t.Fatalf("trial %d, arrival order %v: item %+v left open", trial, order, it)
+				}
+			}
+		})
+	}
+}

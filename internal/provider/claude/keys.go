@@ -1,0 +1,75 @@
+package claude
+
+import (
+	"bytes"
+
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider"
+)
+
+var _ provider.KeyReader = Provider{}
+
+// Key implements provider.KeyReader for Claude Code 2.1.328, as measured in
+// a Muster pane (e2e/realcli, state_claude_test.go):
+//
+//   - Esc while a turn runs interrupts it: the prompt goes back into the
+//     input box, no hook fires and the transcript gets no marker.
+//   - Esc at a permission dialog is its "No": the transcript then gets
+//     "[Request interrupted by user for tool use]" (the marker confirms
+//     it); at an AskUserQuestion dialog it declines the question, with the
+//     same marker.
+//   - Enter at a dialog picks the highlighted option; a digit picks that
+//     option of a permission dialog. Either answers it: the run is
+//     running until the next hook or the transcript says otherwise (a
+//     "No" picked with the arrows and Enter ends with the marker).
+//
+// Esc arrives as a lone ESC byte, or in the kitty keyboard protocol
+// (CSI 27 u, which Claude Code asks the terminal for) when the attached
+// terminal speaks it; Enter as CR, or CSI 13 u.
+func (Provider) Key(input []byte, state proto.RunState) provider.KeyEffect {
+	switch {
+	case isEsc(input):
+		switch state {
+		case proto.StateRunning, proto.StateWaitingApproval, proto.StateWaitingInput:
+			return provider.KeyInterrupt
+		}
+	case isEnter(input):
+		if state == proto.StateWaitingApproval || state == proto.StateWaitingInput {
+			return provider.KeyAnswer
+		}
+	case len(input) == 1 && '1' <= input[0] && input[0] <= '9':
+		if state == proto.StateWaitingApproval {
+			return provider.KeyAnswer
+		}
+	}
+	return provider.KeyNone
+}
+
+func isEsc(b []byte) bool {
+	if len(b) == 1 {
+		return b[0] == 0x1b
+	}
+	return kittyKey(b, "27")
+}
+
+func isEnter(b []byte) bool {
+	if len(b) == 1 {
+		return b[0] == '\r' || b[0] == '\n'
+	}
+	return kittyKey(b, "13")
+}
+
+// kittyKey reports whether b is the kitty keyboard protocol's press of the
+// key with that code and no modifier: CSI code u, CSI code;1 u, or with
+// the event type, CSI code;1:1 u.
+func kittyKey(b []byte, code string) bool {
+	rest, ok := bytes.CutPrefix(b, []byte("\x1b["+code))
+	if !ok {
+		return false
+	}
+	switch string(rest) {
+	case "u", ";1u", ";1:1u":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,36 @@
+package provider
+
+import "github.com/musterhq/muster/internal/proto"
+
+// KeyReader is a provider whose reaction to the keys a user types into its
+// pane is known: the keystroke evidence of internal/native's fusion rule.
+// Muster sees every byte written to a pane (muster attach, muster send),
+// so a key that answers a dialog or interrupts a turn moves the run at
+// once, where the provider's hooks say nothing.
+type KeyReader interface {
+	Provider
+	// Key says what input, one write to the pane, does to a run of the
+	// provider that is in state (running, waitingApproval or
+	// waitingInput). It must be cheap: it runs on the input path.
+	Key(input []byte, state proto.RunState) KeyEffect
+}
+
+// KeyEffect is what a key does to the run it is typed into.
+type KeyEffect uint8
+
+const (
+	KeyNone      KeyEffect = iota // nothing known: typing, moving a selection
+	KeyAnswer                     // answers the pending approval or question: work resumes
+	KeyInterrupt                  // ends the turn: Esc mid-turn, a declined approval or question
+)
+
+// String names the effect for logs and evidence.
+func (k KeyEffect) String() string {
+	switch k {
+	case KeyAnswer:
+		return "answer"
+	case KeyInterrupt:
+		return "interrupt"
+	}
+	return "none"
+}
