@@ -33,24 +33,28 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.when,td.prov{white-space:nowrap;color:var(--muted)}
 td.cwd{color:var(--muted);font-size:12px;overflow-wrap:anywhere}
 .muted{color:var(--muted)}
+.snippet{font-size:12px;color:var(--muted);margin-top:2px;overflow-wrap:anywhere}
+mark{background:#ffe58a;color:#000;border-radius:2px;padding:0 1px}
+nav.pager{display:flex;gap:16px;justify-content:center;padding:12px;border:0;background:none}
 footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 </style></head><body>
-<nav><b>muster</b><a href="/">History</a><a href="/live">Live</a></nav>
+<nav><b>muster</b><a href="/">History</a><a href="/live">Live</a><a href="/stats">Stats</a></nav>
 <main>{{end}}
 {{define "foot"}}</main><footer>muster {{.}} · read-only</footer></body></html>{{end}}
 
 {{define "history"}}{{template "head" "History"}}
 <form method="get" action="/">
-<input type="search" name="q" value="{{.Q}}" placeholder="Search titles, prompts, folders, ids" aria-label="search">
+<input type="search" name="q" value="{{.Q}}" placeholder="Search everything said: prompts, replies, commands, outputs" aria-label="search">
 <select name="provider" aria-label="provider"><option value="">all providers</option>{{range .Providers}}<option value="{{.}}"{{if eq . $.Provider}} selected{{end}}>{{.}}</option>{{end}}</select>
 <button type="submit">Search</button>
 </form>
-<p class="muted">{{.Shown}} of {{.Total}} sessions{{if .Q}} matching “{{.Q}}”{{end}}.</p>
-{{if .Rows}}<table>
+<p class="muted" id="count">{{if .Rows}}{{.From}}–{{.To}}{{else}}0{{end}} of {{if ge .Total 0}}{{.Total}}{{else}}more than {{.To}}{{end}} {{if .Q}}matches for “{{.Q}}”{{else}}sessions{{end}}.</p>
+{{if .Rows}}<table id="history">
 <thead><tr><th>Last active</th><th>Provider</th><th>Title</th><th>Folder</th><th>Prompts</th><th>Tools</th></tr></thead>
-<tbody>{{range .Rows}}<tr><td class="when">{{.When}}</td><td class="prov">{{.Provider}}</td><td><a href="{{.Link}}">{{with .Title}}{{.}}{{else}}{{with headline .FirstPrompt}}{{.}}{{else}}(untitled){{end}}{{end}}</a></td><td class="cwd">{{.CWD}}</td><td class="num">{{.PromptCount}}</td><td class="num">{{.ToolCallCount}}</td></tr>
+<tbody>{{range .Rows}}<tr><td class="when">{{.When}}</td><td class="prov">{{.Provider}}</td><td><a href="{{.Link}}">{{with .Title}}{{.}}{{else}}{{with headline .FirstPrompt}}{{.}}{{else}}(untitled){{end}}{{end}}</a>{{if .Snippet}}<div class="snippet">{{range .Snippet}}{{if .Mark}}<mark>{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}</div>{{end}}</td><td class="cwd">{{.CWD}}</td><td class="num">{{.PromptCount}}</td><td class="num">{{.ToolCallCount}}</td></tr>
 {{end}}</tbody></table>
 {{else}}<p>No sessions found.</p>{{end}}
+{{if or .Prev .Next}}<nav class="pager">{{with .Prev}}<a href="{{.}}" rel="prev">← Newer</a>{{end}}<span class="muted">page {{.Page}}</span>{{with .Next}}<a href="{{.}}" rel="next">Older →</a>{{end}}</nav>{{end}}
 {{template "foot" .Version}}{{end}}
 
 {{define "live"}}{{template "head" "Live"}}

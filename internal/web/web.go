@@ -403,38 +403,143 @@ type historyRow struct {
 	transcript.Session
 	When string
 	Link string
+	// Snippet is where a search matched, in parts, Mark on the matched
+	// words.
+	Snippet []snippetPart
 }
+
+type snippetPart struct {
+	Text string
+	Mark bool
+}
+
+// historyPage is how many sessions one page of the history lists.
+const historyPage = 50
+
+// maxHistoryPage bounds the page number: a page is read by listing every
+// session before it.
+const maxHistoryPage = 1000
 
 func (s *Server) handleHistory(r *http.Request) reply {
 	q, err := s.query(r)
 	if err != nil {
 		return errorPage(http.StatusBadRequest, err.Error())
 	}
-	list, err := s.o.Index.List(r.Context(), q)
-	if err != nil {
-		s.o.Logger.Error("list history", "err", err)
-		return errorPage(http.StatusInternalServerError, "the history index could not be read")
+	page := 1
+	if p := r.URL.Query().Get("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > maxHistoryPage {
+			return errorPage(http.StatusBadRequest, fmt.Sprintf("page %q: want a number from 1 to %d", p, maxHistoryPage))
+		}
+		page = n
 	}
-	total, _ := s.o.Index.Count(r.Context(), history.Query{Provider: q.Provider, Search: q.Search})
+	// One more than the page holds says whether there is a next page.
+	want := page*historyPage + 1
 	var rows []historyRow
-	for _, ss := range list {
-		when := ss.EndedAt
-		if when.IsZero() {
-			when = ss.StartedAt
+	total := -1
+	if q.Search != "" {
+		hits, err := s.o.Index.Search(r.Context(), history.SearchQuery{Text: q.Search, Provider: q.Provider, Since: q.Since, Limit: want})
+		if err != nil {
+			s.o.Logger.Error("search history", "err", err)
+			return errorPage(http.StatusInternalServerError, "the history index could not be searched")
 		}
-		row := historyRow{Session: ss, Link: "/session/" + pathEscape(ss.Provider) + "/" + pathEscape(ss.ID)}
-		if !when.IsZero() {
-			row.When = when.Local().Format("2006-01-02 15:04")
+		for _, h := range hits {
+			row := s.row(h.Session)
+			row.Snippet = snippetParts(h.Snippet, h.Highlights)
+			rows = append(rows, row)
 		}
-		rows = append(rows, row)
+		if len(hits) < want {
+			total = len(hits)
+		}
+	} else {
+		list, err := s.o.Index.List(r.Context(), history.Query{Provider: q.Provider, Since: q.Since, Limit: want})
+		if err != nil {
+			s.o.Logger.Error("list history", "err", err)
+			return errorPage(http.StatusInternalServerError, "the history index could not be read")
+		}
+		for _, ss := range list {
+			rows = append(rows, s.row(ss))
+		}
+		total, _ = s.o.Index.Count(r.Context(), history.Query{Provider: q.Provider, Since: q.Since})
 	}
+	from := min((page-1)*historyPage, len(rows))
+	more := len(rows) > page*historyPage
+	rows = rows[from:min(len(rows), page*historyPage)]
 	var providers []string
 	for _, src := range s.o.Sources {
 		providers = append(providers, src.Provider())
 	}
-	return pageReply{http.StatusOK, "history", map[string]any{
-		"Rows": rows, "Q": q.Search, "Provider": q.Provider, "Providers": providers, "Shown": len(rows), "Total": total,
-	}}
+	link := func(p int) string {
+		v := url.Values{}
+		if q.Search != "" {
+			v.Set("q", q.Search)
+		}
+		if q.Provider != "" {
+			v.Set("provider", q.Provider)
+		}
+		if sv := r.URL.Query().Get("since"); sv != "" {
+			v.Set("since", sv)
+		}
+		if p > 1 {
+			v.Set("page", strconv.Itoa(p))
+		}
+		if len(v) == 0 {
+			return "/"
+		}
+		return "/?" + v.Encode()
+	}
+	data := map[string]any{
+		"Rows": rows, "Q": q.Search, "Provider": q.Provider, "Providers": providers,
+		"From": from + 1, "To": from + len(rows), "Total": total, "Page": page,
+	}
+	if page > 1 {
+		data["Prev"] = link(page - 1)
+	}
+	if more {
+		data["Next"] = link(page + 1)
+	}
+	return pageReply{http.StatusOK, "history", data}
+}
+
+func (s *Server) row(ss transcript.Session) historyRow {
+	when := ss.EndedAt
+	if when.IsZero() {
+		when = ss.StartedAt
+	}
+	row := historyRow{Session: ss, Link: sessionLink(ss.Provider, ss.ID)}
+	if !when.IsZero() {
+		row.When = when.Local().Format("2006-01-02 15:04")
+	}
+	return row
+}
+
+func sessionLink(provider, id string) string {
+	return "/session/" + pathEscape(provider) + "/" + pathEscape(id)
+}
+
+// snippetParts cuts a snippet at its highlights; offsets outside it or
+// out of order are ignored rather than trusted.
+func snippetParts(snippet string, marks [][2]int) []snippetPart {
+	if snippet == "" {
+		return nil
+	}
+	var parts []snippetPart
+	last := 0
+	for _, m := range marks {
+		lo, hi := m[0], m[1]
+		if lo < last || hi <= lo || hi > len(snippet) {
+			continue
+		}
+		if lo > last {
+			parts = append(parts, snippetPart{Text: snippet[last:lo]})
+		}
+		parts = append(parts, snippetPart{Text: snippet[lo:hi], Mark: true})
+		last = hi
+	}
+	if last < len(snippet) {
+		parts = append(parts, snippetPart{Text: snippet[last:]})
+	}
+	return parts
 }
 
 func pathEscape(s string) string {

@@ -225,8 +225,8 @@ func TestPages(t *testing.T) {
 		want    []string
 		notWant []string
 	}{
-		{"history", "/", 200, []string{"Fix &lt;the&gt; login", "Write docs", `href="/session/fake/aaaa-1111"`, fmt.Sprintf("%[1]d of %[1]d sessions", 3+len(secrets))}, []string{"<the>"}},
-		{"search", "/?q=DOCS", 200, []string{"Write docs", "1 of 1 sessions"}, []string{"login"}},
+		{"history", "/", 200, []string{"Fix &lt;the&gt; login", "Write docs", `href="/session/fake/aaaa-1111"`, fmt.Sprintf("1–%[1]d of %[1]d sessions", 3+len(secrets))}, []string{"<the>"}},
+		{"search", "/?q=DOCS", 200, []string{"Write docs", "1–1 of 1 matches for “DOCS”"}, []string{"login"}},
 		{"bad provider", "/?provider=nope", 400, []string{"unknown provider"}, nil},
 		{"bad limit", "/?limit=-1", 400, nil, nil},
 		{"replay", "/session/fake/aaaa-1111", 200, []string{`<details class="thinking">`, "[REDACTED:anthropic-key]", "Fix &lt;the&gt; login"}, []string{"SECRETSECRET"}},
