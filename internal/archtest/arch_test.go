@@ -139,6 +139,7 @@ func TestImportsFlowDown(t *testing.T) {
 		"internal/unixsock":   nil,
 		"internal/emulator":   nil,
 		"internal/launcher":   nil,
+		"internal/keyname":    nil,
 		"internal/transcript": nil,
 		"internal/runstate":   {"internal/proto"},
 		// Linked into cmd/muster-hook: the vocabulary of hook mappings.
