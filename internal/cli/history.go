@@ -46,7 +46,9 @@ func newHistoryCmdWith(f *Factory, runF func(*historyOptions) error) *cobra.Comm
 			"Works without the daemon. --since and --until take a duration (30m, 24h, 7d, 2w) or a date\n" +
 			"(2026-01-31; --until includes that day).\n" +
 			"--search is a full-text search of everything said (prompts, replies, tool calls and the head of\n" +
-			"their outputs): every word must start a word of the session; best matches first, with a snippet.\n" +
+			"their outputs): every word must be a word of the session, or start one when it has 4 or more\n" +
+			"characters or ends in *. Sessions whose title, first prompt, directory or id hold every word come\n" +
+			"first, then those where it was said, then tool calls only; newest first within each; with a snippet.\n" +
 			"Titles and snippets are redacted (credential-shaped text shown as [REDACTED:kind]).\n" +
 			"Sessions are named PROVIDER:ID; `muster show`, `replay` accept that, a unique id prefix or a path.",
 		Args: cobra.NoArgs,
@@ -83,13 +85,14 @@ func newHistoryCmdWith(f *Factory, runF func(*historyOptions) error) *cobra.Comm
 // historyEntry is one element of `muster history --json`: the session
 // summary (full id) plus the reference other commands accept and, for a
 // search, the redacted snippet with the [start, end) byte offsets of its
-// highlighted words and the bm25 rank (lower is better).
+// highlighted words and the match tier (0: title, first prompt, directory
+// or id; 1: what was said; 2: tool calls only).
 type historyEntry struct {
 	Ref string `json:"ref"`
 	transcript.Session
 	Snippet    string   `json:"snippet,omitempty"`
 	Highlights [][2]int `json:"highlights,omitempty"`
-	Rank       *float64 `json:"rank,omitempty"`
+	Tier       *int     `json:"tier,omitempty"`
 }
 
 func runHistory(ctx context.Context, f *Factory, o *historyOptions) error {
@@ -132,8 +135,8 @@ func runHistory(ctx context.Context, f *Factory, o *historyOptions) error {
 		for _, h := range hits {
 			e := historyEntry{Ref: h.Session.Provider + ":" + h.Session.ID, Session: h.Session}
 			if searching {
-				rank := h.Rank
-				e.Rank = &rank
+				tier := h.Tier
+				e.Tier = &tier
 			}
 			// The text stays as the transcript has it (JSON escapes
 			// controls) unless it holds a secret; the snippet is

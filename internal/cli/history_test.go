@@ -342,7 +342,7 @@ func TestHistorySearch(t *testing.T) {
 		t.Fatalf("search --json (%d, %v):\n%s", code, err, out)
 	}
 	h := list[0]
-	if h.ID != "dddddddd-0000-4000-8000-000000000004" || len(h.Highlights) != 1 || h.Snippet[h.Highlights[0][0]:h.Highlights[0][1]] != "quuxlet" || h.Rank == nil {
+	if h.ID != "dddddddd-0000-4000-8000-000000000004" || len(h.Highlights) != 1 || h.Snippet[h.Highlights[0][0]:h.Highlights[0][1]] != "quuxlet" || h.Tier == nil || *h.Tier != 2 {
 		t.Errorf("search --json entry: %+v", h)
 	}
 	_, out, _ = e.run("history", "--search", "deploy", "--json")

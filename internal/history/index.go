@@ -3,9 +3,10 @@
 // in the SQLite store (tables of migration 003). A refresh lists every
 // provider's files, compares their size and mtime with the index in one
 // query, parses only what changed (in parallel) and drops files that
-// vanished. Each session also gets a full-text row (migration 006, Search)
-// with what was said in it, replaced with its file and dropped with it. The daemon keeps the index fresh with Watch; the CLI
-// refreshes it itself, so history works without a daemon.
+// vanished. Each session also gets a full-text row (migrations 006 and 007,
+// Search) with what was said in it, replaced with its file and dropped
+// with it. The daemon keeps the index fresh with Watch; the CLI refreshes
+// it itself, so history works without a daemon.
 //
 // It knows no provider: callers pass the transcript.Sources (internal/provider/all).
 package history

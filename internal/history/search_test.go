@@ -244,6 +244,9 @@ var hostile = []string{
 	`NEAR`, `NEAR(widget spring)`, `widget NEAR spring`, `AND`, `OR`, `NOT`, `widget OR`, `(`, `)`, `()`,
 	`meta:widget`, `{meta said}: widget`, `^widget`, `+`, `:`, `'`, `';DROP TABLE history_fts;--`,
 	"\x00", "wid\x00get", "\x02widget\x03", `\`, `%`, `_`, `é`, `日本語`, "   ", "",
+	// Letters newer than SQLite's Unicode tables (Adlam, Unicode 9).
+	"x\U0001E922y", "wid\U0001E922get",
+	strings.Repeat("widget ", 100),
 }
 
 func TestSearchHostileQueries(t *testing.T) {
@@ -281,4 +284,97 @@ func openIndexFuzz(f *testing.F) *Index {
 		f.Fatal(err)
 	}
 	return x
+}
+
+func TestMatchExpr(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"deploy", `"deploy"*`},
+		{"go", `"go"`},
+		{"go*", `"go"*`},
+		{"foo.bar", `"foo" "bar"*`},
+		{`say "hi"`, `"say" "hi"`},
+		{"-- * !!", ""},
+		{"café", `"café"*`},
+	} {
+		if got := MatchExpr(c.in); got != c.want {
+			t.Errorf("MatchExpr(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+// TestSearchWordsAndPrefixes: a word of four characters or more starts
+// words; a shorter one is a whole word unless it ends in *.
+func TestSearchWordsAndPrefixes(t *testing.T) {
+	x := generatedIndex(t)
+	for _, c := range []struct {
+		q    string
+		want int
+	}{
+		{"widg", 4}, {"wid", 0}, {"wid*", 4}, {"the", 4}, {"th", 0}, {"th*", 4},
+	} {
+		if got := search(t, x, SearchQuery{Text: c.q}); len(got) != c.want {
+			t.Errorf("search %q: %v, want %d hits", c.q, refs(got), c.want)
+		}
+	}
+}
+
+// TestSearchRecency: within a tier, the newest session comes first.
+func TestSearchRecency(t *testing.T) {
+	root := t.TempDir()
+	src := &testSource{name: "fake", roots: []string{root}}
+	for i, name := range []string{"old", "new", "mid"} {
+		writeSession(t, filepath.Join(root, name+".sess"), testSession{ID: name, Title: "t", Prompts: 1,
+			Started: t0.Add(time.Duration([]int{0, 2, 1}[i]) * time.Hour), Replies: []string{"the frobnicator " + name}})
+	}
+	x := openIndex(t, "v1")
+	if _, err := x.Refresh(t.Context(), []transcript.Source{src}, transcript.Env{}, RefreshOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := refs(search(t, x, SearchQuery{Text: "frobnicator"})); !slices.Equal(got, []string{"fake:new", "fake:mid", "fake:old"}) {
+		t.Errorf("order: %v", got)
+	}
+	if got := search(t, x, SearchQuery{Text: "frobnicator"}); got[0].Tier != TierSaid {
+		t.Errorf("tier %d, want %d", got[0].Tier, TierSaid)
+	}
+}
+
+func TestCutSnippet(t *testing.T) {
+	long := strings.Repeat("lorem ipsum dolor ", 200) + "the needle sits here beside a haystack " + strings.Repeat("sit amet ", 200)
+	terms := snippetTerms(queryWords("needle haystack"))
+	got, spans := markedSnippet(cutSnippet([3]string{"title", long, ""}, TierSaid, terms))
+	if !strings.HasPrefix(got, "…") || !strings.HasSuffix(got, "…") || len(spans) != 2 ||
+		got[spans[0][0]:spans[0][1]] != "needle" || got[spans[1][0]:spans[1][1]] != "haystack" {
+		t.Errorf("snippet %q spans %v", got, spans)
+	}
+	if n := len(strings.Fields(got)); n > snippetTokens+2 {
+		t.Errorf("snippet of %d words: %q", n, got)
+	}
+	// Case and prefixes; the best column wins over the tier's own.
+	terms = snippetTerms(queryWords("Deploy"))
+	got, spans = markedSnippet(cutSnippet([3]string{"nothing here", "", "DEPLOYMENT failed"}, TierMeta, terms))
+	if got != "DEPLOYMENT failed" || len(spans) != 1 || got[spans[0][0]:spans[0][1]] != "DEPLOYMENT" {
+		t.Errorf("snippet %q spans %v", got, spans)
+	}
+	// No match to show: the start of the tier's column, no highlight.
+	got, spans = markedSnippet(cutSnippet([3]string{"a title", "", ""}, TierMeta, snippetTerms(queryWords("zzz"))))
+	if got != "a title" || spans != nil {
+		t.Errorf("snippet %q spans %v", got, spans)
+	}
+}
+
+// TestSearchTokenizerFallback: were the index's tokenizer to split a word
+// that MatchExpr kept whole, FTS5 would see a phrase, which an index
+// without positions refuses; the ASCII-only tokenization Search retries
+// with never makes one.
+func TestSearchTokenizerFallback(t *testing.T) {
+	x := generatedIndex(t)
+	words := queryWords("widget-spring")
+	whole := func(r rune) bool { return r != ' ' }
+	if _, err := x.search(t.Context(), SearchQuery{}, words, matchExpr(words, whole)); err == nil || !strings.Contains(err.Error(), "phrase queries are not supported") {
+		t.Fatalf("a phrase: %v", err)
+	}
+	hits, err := x.search(t.Context(), SearchQuery{}, words, matchExpr(words, asciiToken))
+	if err != nil || !slices.Equal(refs(hits), []string{"fake:s-said"}) {
+		t.Errorf("fallback: %v %v", refs(hits), err)
+	}
 }
