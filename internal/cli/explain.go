@@ -60,6 +60,10 @@ func printExplanation(w io.Writer, x proto.Explanation) {
 	name := line(x.Name)
 	if x.State == nil {
 		fmt.Fprintf(w, "%s: no run state yet (no agent event has arrived for this session)\n", name)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		printActivity(tw, x.Activity)
+		tw.Flush()
+		printItems(w, x.Attention)
 		return
 	}
 	state := line(*x.State)
@@ -96,13 +100,9 @@ func printExplanation(w io.Writer, x proto.Explanation) {
 	if x.SurfaceID != "" {
 		fmt.Fprintf(tw, "  surface\t%s\n", line(x.SurfaceID))
 	}
+	printActivity(tw, x.Activity)
 	tw.Flush()
-	if len(x.Attention) > 0 {
-		fmt.Fprintln(w, "attention:")
-		for _, it := range x.Attention {
-			fmt.Fprintf(w, "  #%d %s: %s\n", it.ID, line(it.Reason), termtext.Clip(it.Message, 80))
-		}
-	}
+	printItems(w, x.Attention)
 	if len(x.Events) > 0 {
 		fmt.Fprintln(w, "recent events:")
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -133,4 +133,36 @@ func hookOrSource(e proto.Evidence) string {
 		return termtext.Line(e.HookName)
 	}
 	return termtext.Line(e.Source)
+}
+
+// printActivity writes what the pane's terminal says, beside the run state,
+// as rows of the explanation's table.
+func printActivity(w io.Writer, a *proto.Activity) {
+	if a == nil {
+		return
+	}
+	state := termtext.Line(a.State)
+	if state == "" {
+		state = "unknown"
+	}
+	if a.Since != "" {
+		state += " since " + termtext.Line(a.Since)
+	}
+	fmt.Fprintf(w, "  activity\t%s\n", state)
+	if a.Evidence != "" {
+		fmt.Fprintf(w, "  \tfrom %s\n", termtext.Clip(a.Evidence, 100))
+	}
+	if a.Notification != "" {
+		fmt.Fprintf(w, "  \t%q\n", termtext.Clip(a.Notification, 100))
+	}
+}
+
+func printItems(w io.Writer, items []proto.AttentionItem) {
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "attention:")
+	for _, it := range items {
+		fmt.Fprintf(w, "  #%d %s: %s\n", it.ID, termtext.Line(it.Reason), termtext.Clip(it.Message, 80))
+	}
 }

@@ -78,6 +78,8 @@ func cannedOps(m *proto.Mux) {
 			{Seq: 11, RunID: "run-1", Evidence: because, Effect: "applied"},
 			{Seq: 12, RunID: "run-1", Evidence: last, Effect: "final"},
 		},
+		Activity: &proto.Activity{State: "waiting", Since: ago(10 * time.Minute), Evidence: "OSC 9;4;0;",
+			Notification: "Claude is waiting for your input"},
 	})
 	answer[proto.ResumeArgs](m, proto.OpResume, []proto.ResumeOutcome{
 		{Name: "docs", Resumed: true, Argv: []string{"codex", "resume", "0199aaaa-bbbb"}},

@@ -180,6 +180,7 @@ func Run(ctx context.Context, opts Options) error {
 				d.native.HookEventSeen(surfaceID, provider)
 			}
 		},
+		Activity: d.activityOf,
 	})
 	if err != nil {
 		return err
@@ -200,6 +201,7 @@ func Run(ctx context.Context, opts Options) error {
 			return native.CurrentRun{RunID: id, State: st, Provider: prov}
 		},
 		HooksInstalled: native.HookStatus(hookinstall.Env{Home: home, Getenv: opts.Getenv}, d.musterPath, 10*time.Second, nil),
+		OnAttention:    d.onAttention,
 	})
 	// The startup sweep runs before anything can read run state.
 	if err := eng.Start(ctx); err != nil {

@@ -244,6 +244,10 @@ func (d *Daemon) resumeOne(ctx context.Context, s *session, a proto.ResumeArgs) 
 	d.mu.Lock()
 	s.rec.RestoreReason, s.rec.RestoreAttempts = "", 0
 	d.mu.Unlock()
+	// The conversation the disconnected items reported lost is back.
+	if err := d.events.Resumed(ctx, rec.ID); err != nil {
+		d.logger.Warn("resolve disconnected items", "session_id", rec.ID, "err", err)
+	}
 	d.logger.Info("session resumed", "session_id", rec.ID, "argv0", argv[0])
 	return proto.ResumeOutcome{Name: rec.Name, Resumed: true, Argv: argv}
 }

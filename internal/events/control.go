@@ -276,6 +276,11 @@ func (e *Engine) Explain(ctx context.Context, name string) (proto.Explanation, e
 	for _, it := range items {
 		x.Attention = append(x.Attention, wireItem(it, name))
 	}
+	if e.cfg.Activity != nil {
+		if a, ok := e.cfg.Activity(id); ok {
+			x.Activity = &a
+		}
+	}
 	rows, err := e.store.SessionEvents(ctx, id, 20)
 	if err != nil {
 		return proto.Explanation{}, proto.Errorf(proto.CodeInternal, "explain %s: %v", name, err)

@@ -74,6 +74,10 @@ type Config struct {
 	// (after Codex routing) before it is committed; it must not block. The
 	// native run estimator stands down for a surface once hooks report.
 	OnHookEvent func(surfaceID, provider string)
+
+	// Activity, when set, gives explain the activity of a session's live
+	// pane (internal/native); ok is false when it has none.
+	Activity func(sessionID string) (a proto.Activity, ok bool)
 }
 
 // Surface is a live pane as the engine knows it.

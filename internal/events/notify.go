@@ -116,6 +116,8 @@ func reasonPhrase(r proto.EventKind) string {
 		return "disconnected"
 	case proto.KindSucceeded:
 		return "finished"
+	case runstate.ReasonNotification:
+		return "asks for attention"
 	}
 	return termtext.Line(string(r))
 }

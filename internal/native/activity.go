@@ -45,9 +45,41 @@ type activityTracker struct {
 	strong bool
 }
 
+// AttentionRequest is one request for the user's attention made through a pane's
+// terminal: an OSC 9, 777 or 99 notification, or a bell that the bell
+// limiter let through. The daemon turns it into an attention item
+// (events.Engine.Notify).
+type AttentionRequest struct {
+	Text     string    // "title: body" of a notification, or "bell"
+	Evidence string    // the signal, as Activity.Evidence: "OSC 9;…", "BEL"
+	At       time.Time // when the pane printed it
+}
+
 // apply folds sig, seen at now from a pane whose agent is provider ("" for
-// none), into the activity. It reports whether the activity changed.
-func (t *activityTracker) apply(provider string, sig termsignal.Signal, now time.Time) bool {
+// none), into the activity. It reports whether the activity changed, and
+// whether sig is a request for attention (a notification, or a bell the
+// limiter lets through) even when the activity was already attention.
+func (t *activityTracker) apply(provider string, sig termsignal.Signal, now time.Time) (changed, attention bool) {
+	if sig.Kind == termsignal.KindNotify || sig.Kind == termsignal.KindBell {
+		return t.request(sig, now)
+	}
+	return t.applyState(provider, sig, now), false
+}
+
+// request folds a notification or a bell.
+func (t *activityTracker) request(sig termsignal.Signal, now time.Time) (changed, attention bool) {
+	note := "bell"
+	if sig.Kind == termsignal.KindBell {
+		if !t.bell.Allow(now) {
+			return false, false
+		}
+	} else {
+		note = notificationText(sig.Title, sig.Body)
+	}
+	return t.set(Attention, note, evidence(sig), now), true
+}
+
+func (t *activityTracker) applyState(provider string, sig termsignal.Signal, now time.Time) bool {
 	var state, note string
 	switch sig.Kind {
 	case termsignal.KindProgress:
@@ -56,13 +88,6 @@ func (t *activityTracker) apply(provider string, sig termsignal.Signal, now time
 		if sig.Progress == termsignal.ProgressRemove {
 			state = Waiting
 		}
-	case termsignal.KindNotify:
-		state, note = Attention, notificationText(sig.Title, sig.Body)
-	case termsignal.KindBell:
-		if !t.bell.Allow(now) {
-			return false
-		}
-		state, note = Attention, "bell"
 	case termsignal.KindAgentStatus:
 		var ok bool
 		if state, note, ok = agentStatusActivity(sig); !ok {

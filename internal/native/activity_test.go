@@ -201,7 +201,7 @@ func TestActivityFromCaptures(t *testing.T) {
 				data = data[n:]
 				for _, sig := range sigs {
 					now = now.Add(time.Second)
-					if tr.apply(tt.provider, sig, now) {
+					if changed, _ := tr.apply(tt.provider, sig, now); changed {
 						line := tr.cur.State + " " + tr.cur.Evidence
 						if tr.cur.Notification != "" {
 							line += " [" + tr.cur.Notification + "]"

@@ -25,6 +25,14 @@
 //	  provider.TitleReader)                   ✋ Action Required; Codex spinner /
 //	                                          "[ ! ] Action Required" / plain
 //
+// A notification or a bell (past the bell limiter) is also a request for
+// the user's attention: Config.OnAttention gets it, at most once per
+// Config.AttentionInterval (2 s) per pane, and the daemon opens an
+// attention item with its text (events.Engine.Notify), except for a bell
+// within a second of the user's own keystroke (a shell's failed
+// completion). ConEmu commands (9;N) are never notifications: the scanner
+// tells them apart.
+//
 // Titles are a fallback: once the program in the foreground sent OSC 9;4 or
 // OSC 7501 its titles are ignored (Codex keeps spinning its title while
 // 7501 says blocked). Titles count only for the provider of the pane or of

@@ -38,6 +38,10 @@ const (
 const (
 	DefaultPoll         = time.Second
 	DefaultBellInterval = time.Second
+	// DefaultAttentionInterval rate-limits OnAttention per pane: programs
+	// that loop on notifications must not flood the attention drawer or the
+	// notification command.
+	DefaultAttentionInterval = 2 * time.Second
 )
 
 const (
@@ -87,6 +91,13 @@ type Config struct {
 	// has it (the zero CurrentRun when none), for the fusion rule. It is
 	// called from the fusion goroutine only. Nil: keys are not read.
 	CurrentRun func(surfaceID string) CurrentRun
+	// OnAttention, when set, is called for a notification or a bell (past
+	// the bell limiter) of a pane, at most once per AttentionInterval per
+	// pane (later ones within it are dropped; the activity still shows
+	// them), on the pane's reader goroutine: it must not block.
+	OnAttention func(surfaceID string, r AttentionRequest)
+	// AttentionInterval: DefaultAttentionInterval when zero.
+	AttentionInterval time.Duration
 }
 
 // Surface is one live pane as the estimator needs it.
@@ -151,6 +162,8 @@ type surface struct {
 	dCode     int    // the exit code of the last one (-1: none given)
 	oscCwd    string // the last OSC 7 directory
 	hooked    map[string]bool
+	lastAsk   time.Time // the last request passed to OnAttention
+	asked     bool
 
 	// run serializes the estimation: the poll loop and SurfaceExited hold
 	// it while they read processes and transcripts and emit.
@@ -208,6 +221,9 @@ func New(cfg Config) *Estimator {
 	if e.cfg.BellInterval <= 0 {
 		e.cfg.BellInterval = DefaultBellInterval
 	}
+	if e.cfg.AttentionInterval <= 0 {
+		e.cfg.AttentionInterval = DefaultAttentionInterval
+	}
 	return e
 }
 
@@ -246,6 +262,7 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 	}
 	now := e.now()
 	changed, wake := false, false
+	var asks []AttentionRequest
 	s.sig.Lock()
 	for _, sig := range sigs {
 		switch sig.Kind {
@@ -260,8 +277,11 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 				s.oscCwd = sig.Path
 			}
 		}
-		if s.act.apply(s.agentProv, sig, now) {
-			changed = true
+		ch, ask := s.act.apply(s.agentProv, sig, now)
+		changed = changed || ch
+		if ask && (!s.asked || now.Sub(s.lastAsk) >= e.cfg.AttentionInterval) {
+			s.asked, s.lastAsk = true, now
+			asks = append(asks, AttentionRequest{Text: s.act.cur.Notification, Evidence: evidence(sig), At: now})
 		}
 	}
 	act := s.act.cur
@@ -271,6 +291,11 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 	}
 	if changed && e.cfg.OnActivity != nil {
 		e.cfg.OnActivity(surfaceID, act)
+	}
+	if e.cfg.OnAttention != nil {
+		for _, r := range asks {
+			e.cfg.OnAttention(surfaceID, r)
+		}
 	}
 }
 

@@ -108,10 +108,11 @@ type Pane struct {
 	exitCode int
 	title    string
 
-	attached atomic.Int32
-	emuSeq   atomic.Uint64 // output consumed by the emulator
-	emu      *emuQueue
-	term     terminal // owned by the emulator goroutine
+	attached  atomic.Int32
+	lastInput atomic.Int64  // Unix nanoseconds of the last Write
+	emuSeq    atomic.Uint64 // output consumed by the emulator
+	emu       *emuQueue
+	term      terminal // owned by the emulator goroutine
 
 	readerDone chan struct{}
 	done       chan struct{} // process exited and output drained
@@ -334,6 +335,7 @@ func (p *Pane) Write(b []byte) error {
 		return ErrExited
 	default:
 	}
+	p.lastInput.Store(time.Now().UnixNano())
 	p.inputMu.Lock()
 	defer p.inputMu.Unlock()
 	_, err := p.ptmx.Write(b)
@@ -341,6 +343,15 @@ func (p *Pane) Write(b []byte) error {
 		return fmt.Errorf("write to pane: %w", err)
 	}
 	return nil
+}
+
+// LastInput is when input (a client's keys, `muster send`) was last
+// written to the program; zero before any.
+func (p *Pane) LastInput() time.Time {
+	if n := p.lastInput.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
 }
 
 // Resize sets the PTY and emulator size; the kernel signals the program.

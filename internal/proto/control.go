@@ -414,7 +414,7 @@ type AttentionItem struct {
 	SurfaceID   string  `json:"surface_id"`
 	RunID       string  `json:"run_id"`
 	Provider    string  `json:"provider"`
-	Reason      string  `json:"reason"` // approval-requested | input-requested | failed | disconnected | succeeded
+	Reason      string  `json:"reason"` // approval-requested | input-requested | failed | disconnected | succeeded | notification (a terminal notification or bell; no run)
 	Message     string  `json:"message"`
 	EventID     string  `json:"event_id"`
 	OpenedAt    string  `json:"opened_at"`
@@ -486,6 +486,18 @@ type Explanation struct {
 	Last            *Evidence       `json:"last"`
 	Attention       []AttentionItem `json:"attention"`
 	Events          []EventRecord   `json:"events"`
+	// Activity is what the pane's terminal says beside the run state (seed
+	// 000, "Activity and attention"); null when the session has no live pane.
+	Activity *Activity `json:"activity"`
+}
+
+// Activity is what a pane's terminal signals say its program is doing, and
+// the signal that said it.
+type Activity struct {
+	State        string `json:"state"`                  // working | waiting | attention | "" (nothing known)
+	Since        string `json:"since,omitempty"`        // when State was entered
+	Evidence     string `json:"evidence,omitempty"`     // the raw signal: "OSC 9;4;3;", "BEL", "OSC 7501;state=idle:app=claude-code"
+	Notification string `json:"notification,omitempty"` // the text of a request for attention
 }
 
 // Evidence is the provenance of a run state.

@@ -136,6 +136,9 @@ func (b *Board) Apply(ev Event) Result {
 				res.Resolved = append(res.Resolved, b.resolve(id, ev.ReceivedAt, ResolvedSuperseded))
 			}
 		}
+		if !s.hasCurrent || s.current != k {
+			res.Resolved = append(res.Resolved, b.resolveNotice(ev.SessionID, ev.ReceivedAt, ResolvedSuperseded)...)
+		}
 		s.current, s.hasCurrent = k, true
 	}
 	if sk, ok := b.surfaces[r.SurfaceID]; !ok || sk == k {
@@ -183,6 +186,9 @@ func (b *Board) Apply(ev Event) Result {
 	}
 	b.open[k][want] = it.ID
 	res.Opened = append(res.Opened, *it)
+	if want == proto.KindApprovalRequested || want == proto.KindInputRequested {
+		res.Resolved = append(res.Resolved, b.resolveNotice(r.SessionID, ev.ReceivedAt, ResolvedByRequest)...)
+	}
 	return res
 }
 

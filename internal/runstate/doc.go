@@ -49,6 +49,15 @@
 // Notification(permission_prompt) that follows PermissionRequest for the same
 // approval confirms the open item instead of opening a second one. An item
 // resolves when its run moves to another state, when a newer run of its
-// session becomes current, or when the user acknowledges it. Resolved items
+// session becomes current, or when the user acknowledges it; a disconnected
+// item also when the user resumes the session (Resumed). Resolved items
 // stay listed for Rules.ResolvedTTL (24 hours) and are then pruned.
+//
+// Seed 000 adds one more kind, outside any run: a pane's terminal asking
+// for attention (OSC 9, 777, 99 notifications, the bell) opens a
+// `notification` item (Notify). A session has at most one open: a burst
+// merges into it, newest text first; it is not opened while the session
+// already has an open approval or input item (the same request seen twice),
+// and it resolves when an approval or input item opens, when a new run
+// becomes current, or on acknowledgement.
 package runstate

@@ -342,14 +342,14 @@ type View struct {
 
 // Session returns the view of a Muster session at now.
 func (b *Board) Session(id string, now time.Time) View {
-	s := b.sessions[id]
-	if s == nil {
-		return View{}
-	}
-	v := View{NativeSessionID: s.nativeSessionID, LastEventAt: s.lastEventAt, SurfaceID: s.surfaceID}
-	if s.hasCurrent {
-		if r, ok := b.runs[s.current]; ok {
-			b.fill(&v, r, s.lastEventAt, now)
+	var v View
+	// A session without runs may still have an open item: a notification.
+	if s := b.sessions[id]; s != nil {
+		v = View{NativeSessionID: s.nativeSessionID, LastEventAt: s.lastEventAt, SurfaceID: s.surfaceID}
+		if s.hasCurrent {
+			if r, ok := b.runs[s.current]; ok {
+				b.fill(&v, r, s.lastEventAt, now)
+			}
 		}
 	}
 	for k, m := range b.open {
