@@ -47,6 +47,20 @@ type page struct {
 	Warnings      int
 	Version       string
 	Scenes        []scene
+	// SceneTotal counts the session's scenes; Scenes are one page's.
+	SceneTotal int
+	Pager      *pager
+	Nav        []navLink
+}
+
+type navLink struct {
+	Label string
+	URL   string // html/template filters an unsafe scheme
+}
+
+type pager struct {
+	Page, Pages, From, To   int
+	First, Prev, Next, Last template.URL
 }
 
 type kindCount struct {

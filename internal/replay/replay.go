@@ -19,6 +19,7 @@ package replay
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -41,16 +42,45 @@ type Options struct {
 	NoRedact bool
 	// Version is the muster version named in the footer.
 	Version string
+	// Nav are links shown above the title (a server's way back).
+	Nav []Link
+	// PageURL, when set, splits a long session into pages of at most
+	// PageScenes scenes and about PageBytes of content (defaults below),
+	// and Page (1-based) says which one to render; PageURL(n) is the
+	// address of page n. Unset, the whole session is one page.
+	PageURL    func(n int) string
+	Page       int
+	PageScenes int
+	PageBytes  int
 }
+
+// Link is a navigation link of a served replay.
+type Link struct {
+	Label string
+	URL   string
+}
+
+// Page bounds of a paged replay: a browser paints a few megabytes of
+// HTML quickly; a 100 MB transcript in one page takes it seconds.
+const (
+	DefaultPageScenes = 100
+	DefaultPageBytes  = 2 << 20
+)
+
+// ErrNoPage is returned for a page number past the last page.
+var ErrNoPage = errors.New("no such page of the replay")
 
 // Render writes the replay of t to w.
 func Render(w io.Writer, t *transcript.Transcript, opts Options) error {
-	p := build(t, opts)
+	p, err := build(t, opts)
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	if err := pageTemplate().Execute(&buf, p); err != nil {
 		return fmt.Errorf("render replay: %w", err)
 	}
-	_, err := w.Write(buf.Bytes())
+	_, err = w.Write(buf.Bytes())
 	return err
 }
 
@@ -63,8 +93,11 @@ func HTML(t *transcript.Transcript, opts Options) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func build(t *transcript.Transcript, opts Options) *page {
+func build(t *transcript.Transcript, opts Options) (*page, error) {
 	p := &page{Redacted: !opts.NoRedact, Version: opts.Version}
+	for _, l := range opts.Nav {
+		p.Nav = append(p.Nav, navLink(l))
+	}
 	if p.Redacted {
 		t, p.Redactions = redact.Transcript(t)
 		if p.Redactions > 0 {
@@ -102,7 +135,6 @@ func build(t *transcript.Transcript, opts Options) *page {
 			hasUse[it.CallID] = true
 		}
 	}
-	md := newMarkdown()
 	var cur *scene
 	newScene := func() *scene {
 		p.Scenes = append(p.Scenes, scene{N: len(p.Scenes) + 1})
@@ -133,10 +165,8 @@ func build(t *transcript.Transcript, opts Options) *page {
 		switch it.Kind {
 		case transcript.AssistantText:
 			b.Kind, b.Text = "text", termtext.Strip(it.Text)
-			b.HTML, _ = md.render(b.Text)
 		case transcript.Thinking:
 			b.Text = termtext.Strip(it.Text)
-			b.HTML, _ = md.render(b.Text)
 			p.Thinking++
 		case transcript.ToolUse:
 			res := results[it.CallID]
@@ -173,7 +203,94 @@ func build(t *transcript.Transcript, opts Options) *page {
 	if p.Prompts == 0 {
 		p.Prompts = t.PromptCount
 	}
-	return p
+	p.SceneTotal = len(p.Scenes)
+	if opts.PageURL != nil {
+		if err := p.paginate(opts); err != nil {
+			return nil, err
+		}
+	}
+	// Markdown is rendered for the scenes shown only: it is the costly part.
+	md := newMarkdown()
+	for i := range p.Scenes {
+		for j := range p.Scenes[i].Blocks {
+			if b := &p.Scenes[i].Blocks[j]; b.Kind == "text" || b.Kind == "thinking" {
+				b.HTML, _ = md.render(b.Text)
+			}
+		}
+	}
+	return p, nil
+}
+
+// paginate keeps the scenes of page opts.Page and sets the pager.
+func (p *page) paginate(opts Options) error {
+	maxScenes, maxBytes := opts.PageScenes, opts.PageBytes
+	if maxScenes <= 0 {
+		maxScenes = DefaultPageScenes
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultPageBytes
+	}
+	var starts []int
+	size := 0
+	for i := range p.Scenes {
+		n := p.Scenes[i].size()
+		if i == 0 || i-starts[len(starts)-1] >= maxScenes || (size+n > maxBytes && size > 0) {
+			starts = append(starts, i)
+			size = 0
+		}
+		size += n
+	}
+	page := max(opts.Page, 1)
+	if len(starts) == 0 {
+		if page > 1 {
+			return ErrNoPage
+		}
+		return nil
+	}
+	if page > len(starts) {
+		return ErrNoPage
+	}
+	from, to := starts[page-1], len(p.Scenes)
+	if page < len(starts) {
+		to = starts[page]
+	}
+	if len(starts) > 1 {
+		p.Pager = &pager{Page: page, Pages: len(starts), From: from + 1, To: to}
+		if page > 1 {
+			p.Pager.Prev = template.URL(opts.PageURL(page - 1))
+			p.Pager.First = template.URL(opts.PageURL(1))
+		}
+		if page < len(starts) {
+			p.Pager.Next = template.URL(opts.PageURL(page + 1))
+			p.Pager.Last = template.URL(opts.PageURL(len(starts)))
+		}
+	}
+	p.Scenes = p.Scenes[from:to]
+	return nil
+}
+
+// size estimates the bytes a scene adds to the page.
+func (s *scene) size() int {
+	n := len(s.Prompt) + 200
+	for _, im := range s.Images {
+		n += len(im.URL)
+	}
+	for i := range s.Blocks {
+		b := &s.Blocks[i]
+		n += len(b.Text) + 150
+		for _, im := range b.Images {
+			n += len(im.URL)
+		}
+		if t := b.Tool; t != nil {
+			n += len(t.Command) + len(t.Args) + len(t.Output) + 300
+			for _, f := range t.Files {
+				for _, l := range f.Lines {
+					n += len(l.Text) + 90
+				}
+			}
+		}
+	}
+	return n
 }
 
 // redactedKinds says which kinds of secret the redacted t hides, most

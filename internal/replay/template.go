@@ -29,7 +29,10 @@ header.top h1{margin:0 0 6px;font-size:20px;line-height:1.3;overflow-wrap:anywhe
 .toolbar{margin-top:10px;display:flex;gap:8px}
 button{font:inherit;font-size:13px;padding:3px 10px;border:1px solid var(--line);border-radius:6px;background:var(--bg);color:var(--fg);cursor:pointer}
 main{max-width:1100px;margin:0 auto;padding:16px 24px 60px}
-section.scene{margin:18px 0 28px}
+section.scene{margin:18px 0 28px;content-visibility:auto;contain-intrinsic-size:auto 600px}
+nav.site{display:flex;gap:14px;font-size:13px;margin-bottom:8px}
+nav.site a,nav.pager a{color:inherit}
+nav.pager{display:flex;gap:14px;justify-content:center;font-size:13px;color:var(--muted);padding:8px}
 .scene-head{display:flex;gap:10px;align-items:baseline;color:var(--muted);font-size:12px;margin-bottom:6px}
 .scene-head a{color:inherit;text-decoration:none;font-weight:600}
 .prompt{background:var(--user);border:1px solid var(--userline);border-radius:10px;padding:10px 14px;white-space:pre-wrap;overflow-wrap:anywhere}
@@ -91,8 +94,9 @@ ul.todos li.cancelled{color:var(--muted);text-decoration:line-through wavy}
 {{codeCSS}}
 </style>
 </head>
-<body data-scenes="{{len .Scenes}}" data-redacted="{{.Redacted}}" data-redactions="{{.Redactions}}">
+<body data-scenes="{{len .Scenes}}" data-scene-total="{{.SceneTotal}}" data-redacted="{{.Redacted}}" data-redactions="{{.Redactions}}"{{with .Pager}} data-page="{{.Page}}" data-pages="{{.Pages}}"{{end}}>
 <header class="top">
+{{- if .Nav}}<nav class="site">{{range .Nav}}<a href="{{.URL}}">{{.Label}}</a>{{end}}</nav>{{end}}
 <h1>{{.Title}}</h1>
 <div class="meta">
 <span>provider <b>{{.Provider}}</b></span>
@@ -118,6 +122,7 @@ ul.todos li.cancelled{color:var(--muted);text-decoration:line-through wavy}
 <div class="toolbar"><button type="button" id="expand">Expand all</button><button type="button" id="collapse">Collapse all</button></div>
 </header>
 <main>
+{{template "pager" .Pager}}
 {{range .Scenes}}
 <section class="scene" id="scene-{{.N}}" data-scene="{{.N}}">
 <div class="scene-head"><a href="#scene-{{.N}}">{{if .Preamble}}Before the first prompt{{else}}Prompt {{.N}}{{end}}</a>{{if .Time}}<span>{{.Time}}</span>{{end}}</div>
@@ -137,6 +142,7 @@ ul.todos li.cancelled{color:var(--muted);text-decoration:line-through wavy}
 {{- end}}
 </section>
 {{end}}
+{{template "pager" .Pager}}
 </main>
 <footer>Replay made by muster {{.Version}}{{if .Warnings}} · the parser skipped {{.Warnings}} malformed record{{if ne .Warnings 1}}s{{end}}{{end}}</footer>
 <script>
@@ -181,6 +187,7 @@ ul.todos li.cancelled{color:var(--muted);text-decoration:line-through wavy}
 </script>
 </body>
 </html>
+{{define "pager"}}{{with .}}<nav class="pager">{{with .First}}<a href="{{.}}">« first</a>{{end}}{{with .Prev}}<a href="{{.}}" rel="prev">‹ previous</a>{{end}}<span>page {{.Page}} of {{.Pages}} · prompts {{.From}}–{{.To}}</span>{{with .Next}}<a href="{{.}}" rel="next">next ›</a>{{end}}{{with .Last}}<a href="{{.}}">last »</a>{{end}}</nav>{{end}}{{end}}
 {{define "tool" -}}
 <div class="tool {{.Class}}{{if .Error}} error{{end}}">
 <div class="tool-head"><span class="name">{{.Name}}</span>{{if .Raw}}<span class="raw">{{.Raw}}</span>{{end}}{{if .Subject}}<span class="subject">{{.Subject}}</span>{{end}}{{if .Exit}}<span class="exit{{if ne .Exit "0"}} bad{{end}}">exit {{.Exit}}</span>{{end}}{{if .Error}}<span class="err">error</span>{{end}}</div>

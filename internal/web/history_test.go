@@ -150,3 +150,54 @@ func TestSnippetParts(t *testing.T) {
 		t.Errorf("snippetParts = %v, want %v", got, want)
 	}
 }
+
+// TestSessionPages: a long session's page links to the others and back to
+// the history; a page past the end is a 404.
+func TestSessionPages(t *testing.T) {
+	root := t.TempDir()
+	tr := transcript.Transcript{Session: transcript.Session{ID: "long-0001", Title: "long one", PromptCount: 230}}
+	for i := range 230 {
+		tr.Items = append(tr.Items, transcript.Item{Kind: transcript.UserPrompt, Text: fmt.Sprintf("prompt %d", i+1)},
+			transcript.Item{Kind: transcript.AssistantText, Text: "reply"})
+	}
+	data, _ := json.Marshal(tr)
+	if err := os.WriteFile(filepath.Join(root, "long.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "muster.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	idx := history.New(st, "test")
+	srcs := []transcript.Source{jsonSource{root}}
+	if _, err := idx.Refresh(t.Context(), srcs, transcript.Env{}, history.RefreshOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Options{Index: idx, Sources: srcs, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{srv: srv}
+	rec := f.get(t, "/session/fake/long-0001", nil)
+	body := rec.Body.String()
+	for _, want := range []string{`<nav class="site"><a href="/">← History</a><a href="/live">Live</a><a href="/stats">Stats</a></nav>`,
+		`href="/session/fake/long-0001?page=2" rel="next"`, "page 1 of 3", `id="scene-100"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page 1 lacks %q", want)
+		}
+	}
+	if strings.Contains(body, `id="scene-101"`) {
+		t.Error("page 1 shows scene 101")
+	}
+	rec = f.get(t, "/session/fake/long-0001?page=3", nil)
+	if body := rec.Body.String(); rec.Code != 200 || !strings.Contains(body, `id="scene-230"`) || !strings.Contains(body, `href="/session/fake/long-0001?page=2" rel="prev"`) {
+		t.Errorf("page 3: %d", rec.Code)
+	}
+	if rec := f.get(t, "/session/fake/long-0001?page=4", nil); rec.Code != 404 {
+		t.Errorf("page 4: %d, want 404", rec.Code)
+	}
+	if rec := f.get(t, "/session/fake/long-0001?page=-1", nil); rec.Code != 400 {
+		t.Errorf("page -1: %d, want 400", rec.Code)
+	}
+}

@@ -3,7 +3,10 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,11 +79,27 @@ func (t textReply) write(s *Server, w http.ResponseWriter, r *http.Request) {
 // replayReply is the replay page of a transcript, always redacted: the
 // server has no way to ask for a replay without redaction.
 type replayReply struct {
-	t *transcript.Transcript
+	t    *transcript.Transcript
+	page int
+	link string // the session page's path
 }
 
 func (rp replayReply) write(s *Server, w http.ResponseWriter, r *http.Request) {
-	out, err := replay.HTML(rp.t, replay.Options{Version: s.o.Version})
+	out, err := replay.HTML(rp.t, replay.Options{
+		Version: s.o.Version,
+		Nav:     []replay.Link{{Label: "← History", URL: "/"}, {Label: "Live", URL: "/live"}, {Label: "Stats", URL: "/stats"}},
+		Page:    rp.page,
+		PageURL: func(n int) string {
+			if n == 1 {
+				return rp.link
+			}
+			return rp.link + "?page=" + strconv.Itoa(n)
+		},
+	})
+	if errors.Is(err, replay.ErrNoPage) {
+		errorPage(http.StatusNotFound, fmt.Sprintf("the replay has no page %d", rp.page)).write(s, w, r)
+		return
+	}
 	if err != nil {
 		s.o.Logger.Error("render replay", "err", err)
 		errorPage(http.StatusInternalServerError, "the replay could not be rendered").write(s, w, r)

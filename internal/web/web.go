@@ -563,14 +563,22 @@ func (s *Server) handleSession(r *http.Request) reply {
 	}
 	if res.Session.ID != r.PathValue("id") {
 		// Only exact ids have pages; a prefix redirects to its session.
-		return redirectReply{"/session/" + pathEscape(res.Session.Provider) + "/" + pathEscape(res.Session.ID)}
+		return redirectReply{sessionLink(res.Session.Provider, res.Session.ID)}
+	}
+	page := 1
+	if p := r.URL.Query().Get("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 {
+			return errorPage(http.StatusBadRequest, fmt.Sprintf("page %q: want a number from 1", p))
+		}
+		page = n
 	}
 	t, err := history.Load(r.Context(), res, s.o.Env)
 	if err != nil {
 		s.o.Logger.Warn("load transcript", "path", res.Session.Path, "err", err)
 		return errorPage(http.StatusNotFound, "the transcript could not be read")
 	}
-	return replayReply{t}
+	return replayReply{t: t, page: page, link: sessionLink(res.Session.Provider, res.Session.ID)}
 }
 
 func (s *Server) handleLive(r *http.Request) reply {
