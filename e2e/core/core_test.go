@@ -143,7 +143,7 @@ func TestBadInput(t *testing.T) {
 		{"missing dir", []string{"new", "--dir", "/does/not/exist", "--detach"}, "does not exist", 1},
 		{"duplicate name", []string{"new", "--name", "a", "--cmd", "true", "--detach"}, `a session named "a" already exists`, 1},
 		{"empty command", []string{"new", "--cmd", "  ", "--detach"}, "empty command", 1},
-		{"composition without resume", []string{"new", "--cmd", "a; b", "--detach"}, "composition", 1},
+		{"composition with a placeholder-free resume", []string{"new", "--cmd", "a; b", "--resume-cmd", "a | b", "--detach"}, "composition", 1},
 		{"bad name", []string{"new", "--name", "has space", "--cmd", "true", "--detach"}, "may not contain spaces", 1},
 		{"two providers", []string{"new", "claude", "codex", "--detach"}, "at most one PROVIDER", 2},
 		{"unknown flag", []string{"ls", "--bogus"}, "unknown flag", 2},

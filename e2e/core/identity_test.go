@@ -73,9 +73,8 @@ func TestLauncherTemplatesRefusedBeforeAnythingIsStored(t *testing.T) {
 	for _, tc := range []struct{ cmd, resume, want string }{
 		{"agent", "agent --resume '{session_id}'", "quoted"},
 		{"agent", "agent --id={session_id}", "embedded"},
-		{"agent | tee log", "", "composition"},
-		{"make test; echo done", "", "--resume-cmd"},
-		{"make test && echo done", "", "[[launcher]]"},
+		{"agent | tee log", "agent -r | tee log", "composition"},
+		{"make test; echo done", "make test; echo {session_id}x", "embedded"},
 		{"agent", "agent 'unterminated", "quote"},
 		{"agent", `agent \`, "escape"},
 	} {
@@ -86,5 +85,39 @@ func TestLauncherTemplatesRefusedBeforeAnythingIsStored(t *testing.T) {
 	}
 	if n := len(e.ls()); n != 0 {
 		t.Errorf("refused launchers created %d sessions", n)
+	}
+}
+
+// TestCompositionIsAPlainPane: a --cmd that is a shell composition, with no
+// --resume-cmd, runs as it is; its hooks cannot record a native id (the
+// refusal names --resume-cmd), and it restores by running again, with no
+// id appended.
+func TestCompositionIsAPlainPane(t *testing.T) {
+	e := newEnv(t)
+	bin := t.TempDir()
+	agent := filepath.Join(bin, "myagent")
+	if err := os.WriteFile(agent, []byte(customAgent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink(musterBin, filepath.Join(bin, "muster"))
+	e.vars = append(e.vars, "PATH="+bin+":"+os.Getenv("PATH"))
+
+	e.must("new", "--name", "comp", "--detach", "--cmd", "echo first && echo piped | tr a-z A-Z; myagent 2>&1 | cat")
+	screen := e.waitScreen("comp", "capture failed")
+	for _, want := range []string{"first", "PIPED", "new conversation", "--resume-cmd"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("the pane lacks %q:\n%s", want, screen)
+		}
+	}
+	if s := e.session("comp"); s.NativeSessionID != "" {
+		t.Errorf("a plain composition pane recorded native id %q", s.NativeSessionID)
+	}
+	e.must("daemon", "stop")
+	if out := e.must("resume", "comp"); !strings.Contains(out, "comp: resumed") {
+		t.Fatalf("resume printed %q", out)
+	}
+	screen = e.waitScreen("comp", "PIPED")
+	if strings.Contains(screen, "resumed conversation") {
+		t.Errorf("the restore appended an id:\n%s", screen)
 	}
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/internal/codexroute"
+	"github.com/musterhq/muster/internal/launcher"
 	"github.com/musterhq/muster/internal/nativeid"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
@@ -77,6 +79,11 @@ func (d *Daemon) nativeCapture(ctx context.Context, peer func() peerWhere, a pro
 				"`muster hook capture` records an id only for the pane it runs in")
 		}
 	}
+	if plainComposition(rec) {
+		return &proto.Error{Code: proto.CodeInvalid,
+			Message: fmt.Sprintf("capture refused: session %s runs a shell composition without --resume-cmd, so it cannot resume a native id (it restores by running its command again)", rec.Name),
+			Hint:    "to resume its agent, create the session with --resume-cmd 'COMMAND {session_id}'"}
+	}
 	adopt := false
 	if rec.Provider == provider.Shell {
 		// A managed shell may run any agent; the first capture names it.
@@ -112,6 +119,16 @@ func (d *Daemon) nativeCapture(ctx context.Context, peer func() peerWhere, a pro
 	d.mu.Unlock()
 	d.logger.Info("native session captured", "session_id", rec.ID, "provider", a.Provider, "native_id", a.NativeID, "replaced", old != "" && old != a.NativeID)
 	return nil
+}
+
+// plainComposition reports whether a session runs a shell composition
+// with no resume command: a plain pane, which never records a native id.
+func plainComposition(rec store.Session) bool {
+	if rec.ShellCommand == "" {
+		return false
+	}
+	_, err := launcher.ResumeTemplate(rec.ShellCommand, rec.ResumeTemplate)
+	return errors.Is(err, launcher.ErrCompositionNeedsResume)
 }
 
 // sortedUnique orders sessions by id so that duplicates are adjacent.
@@ -272,7 +289,8 @@ func (d *Daemon) resumeArgv(rec store.Session, env map[string]string) ([]string,
 		shell = "/bin/sh"
 	}
 	if rec.ShellCommand != "" {
-		if rec.NativeID == "" || !rec.NativeConfirmed {
+		if rec.NativeID == "" || !rec.NativeConfirmed || plainComposition(rec) {
+			// A plain composition pane never appends an id: it runs again.
 			return append([]string{shell, "-c", rec.ShellCommand}, rec.Args...), nil
 		}
 		cmd, err := renderResume(rec)

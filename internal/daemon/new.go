@@ -59,8 +59,11 @@ func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs, parent string)
 		if a.Cmd == "" {
 			return proto.SessionInfo{}, proto.Errorf(proto.CodeInvalid, "--resume-cmd needs --cmd")
 		}
-		// Refuse bad templates before anything is stored.
-		if err := launcher.ValidateLaunch(a.Cmd, a.ResumeCmd); err != nil {
+		// Refuse bad templates before anything is stored. A composition
+		// without a resume command is a plain pane: seed 000's rule is
+		// about resuming a native id, which such a pane never records
+		// (nativeCapture refuses it), so it restores by running again.
+		if err := launcher.ValidateLaunch(a.Cmd, a.ResumeCmd); err != nil && !errors.Is(err, launcher.ErrCompositionNeedsResume) {
 			return proto.SessionInfo{}, proto.Errorf(proto.CodeInvalid, "%v", err)
 		}
 	}
