@@ -29,15 +29,20 @@ func TestTerminalActivityInLs(t *testing.T) {
 }
 
 // Without hooks, a Claude started by hand in a shell pane is still seen:
-// its process in the foreground opens a run, and its transcript splits the
-// run into prompt turns.
+// idle at its prompt it has no run (issue 10: not running), and each
+// prompt turn its transcript records is a run.
 func TestNativeRunEstimationWithoutHooks(t *testing.T) {
 	e := newEnv(t)
 	dir := fakeagenttest.Build(t)
 	e.vars = append(e.vars, "PATH="+fakeagenttest.Path(dir), fakeagenttest.EnvNoHooks+"=1")
 	e.must("new", "--name", "nat", "--detach", "--cmd", "bash --norc --noprofile")
 	e.must("send", "nat", "claude", "--enter")
-	e.must("wait", "nat", "--until", "running", "--timeout", "30s")
+	if !eventually(func() bool { return strings.Contains(e.must("capture", "nat"), "Claude Code v") }) {
+		t.Fatalf("the fake claude did not show its prompt:\n%s", e.must("capture", "nat"))
+	}
+	if s := e.session("nat"); s.RunState != nil {
+		t.Errorf("claude idle at its prompt has run state %q, want none", *s.RunState)
+	}
 	e.must("send", "nat", "reply estimated", "--enter")
 	e.must("wait", "nat", "--until", "done", "--timeout", "30s")
 	s := e.session("nat")
@@ -45,7 +50,7 @@ func TestNativeRunEstimationWithoutHooks(t *testing.T) {
 		t.Fatalf("no run state from native estimation: %+v", s)
 	}
 	out := e.must("explain", "nat")
-	if !strings.Contains(out, "muster.native.") {
+	if !strings.Contains(out, "muster.native.turn") {
 		t.Errorf("explain does not show native evidence:\n%s", out)
 	}
 }

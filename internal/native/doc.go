@@ -55,7 +55,12 @@
 //     script — minus .exe/.js), or, for a first-class launch, is the
 //     pane's own process whatever its name.
 //     This opens the coarse run, one per launch, with an id derived from
-//     the surface, the process group and the time.
+//     the surface, the process group and the time. For a provider with a
+//     turn reader (Claude Code, Codex) the agent is idle at launch, at its
+//     prompt or a start-up dialog, so no run opens then: the first turn
+//     its transcript starts is the first run, or, when no transcript turn
+//     is open, the coarse run opens once the pane's activity says working
+//     (OSC 9;4, 7501, a working title; its message names the signal).
 //   - commandFinished: the agent left the foreground and the shell reported
 //     OSC 133 (or 633) D: exit 0 → succeeded, 129/130/143 → interrupted,
 //     other → failed, no status → succeeded.

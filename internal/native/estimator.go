@@ -184,9 +184,13 @@ type agentRun struct {
 
 	coarse   string    // the open coarse run; "" when none is open
 	coarseAt time.Time // its last event
-	turn     string    // the provider's key of the open turn; "" when none
-	turnRun  string
-	seen     map[string]bool // turn keys already started
+	// idle: a turn reader's agent is tracked but no run is open, because
+	// nothing yet says it works (before its first prompt, at a start-up
+	// dialog); the coarse run opens on working activity.
+	idle    bool
+	turn    string // the provider's key of the open turn; "" when none
+	turnRun string
+	seen    map[string]bool // turn keys already started
 
 	tr     *tracker // nil for providers without turn reading
 	cwd    string
@@ -423,6 +427,14 @@ func (e *Estimator) tick(ctx context.Context, s *surface) {
 		if known && pgid == a.pgid {
 			a.goneAt = time.Time{}
 			e.readTurns(ctx, s, a, now)
+			if a.idle && !a.standDown && a.turn == "" {
+				s.sig.Lock()
+				act := s.act.cur
+				s.sig.Unlock()
+				if act.State == Working {
+					e.openCoarse(ctx, s, a, now, act.Evidence)
+				}
+			}
 			return
 		}
 		if a.pgid == s.PID || e.alive(a.pgid) {
@@ -477,11 +489,30 @@ func (e *Estimator) observe(ctx context.Context, s *surface, pgid int, now time.
 		s.log.Info("agent observed; its hooks report its runs", "provider", prov, "pgid", pgid)
 		return
 	}
-	a.coarse = uuid.NewSHA1(nativeNS, []byte("coarse\x00"+s.ID+"\x00"+strconv.Itoa(pgid)+"\x00"+strconv.FormatInt(now.UnixNano(), 10))).String()
-	a.coarseAt = now
 	a.tr = newTracker(prov, e.cfg.Env)
-	s.log.Info("agent observed in the foreground", "provider", prov, "pgid", pgid, "run_id", a.coarse)
-	e.emit(ctx, s, a, a.coarse, HookLaunchObserved, proto.KindStarted, now, prov+" started (process group "+strconv.Itoa(pgid)+")")
+	if a.tr != nil {
+		// An agent whose turns are read is idle until a prompt starts one
+		// or its terminal says it works: at launch it waits for a prompt
+		// or shows a start-up dialog.
+		a.idle = true
+		s.log.Info("agent observed in the foreground, idle", "provider", prov, "pgid", pgid)
+		return
+	}
+	e.openCoarse(ctx, s, a, now, "")
+}
+
+// openCoarse opens the agent's coarse run: at launch, or for a turn reader,
+// once its terminal says it works (evidence) and no turn is open.
+func (e *Estimator) openCoarse(ctx context.Context, s *surface, a *agentRun, now time.Time, evidence string) {
+	a.idle = false
+	a.coarse = uuid.NewSHA1(nativeNS, []byte("coarse\x00"+s.ID+"\x00"+strconv.Itoa(a.pgid)+"\x00"+strconv.FormatInt(a.startedAt.UnixNano(), 10))).String()
+	a.coarseAt = a.next(now)
+	msg := a.provider + " started (process group " + strconv.Itoa(a.pgid) + ")"
+	if evidence != "" {
+		msg += ", working (" + evidence + ")"
+	}
+	s.log.Info("agent run opened", "provider", a.provider, "pgid", a.pgid, "run_id", a.coarse, "evidence", evidence)
+	e.emit(ctx, s, a, a.coarse, HookLaunchObserved, proto.KindStarted, a.coarseAt, msg)
 }
 
 // hooksActive reports whether the provider's hooks report runs for the
@@ -709,7 +740,7 @@ func (e *Estimator) applyTurn(ctx context.Context, s *surface, a *agentRun, r pr
 			msg = "prompt submitted"
 		}
 		e.emit(ctx, s, a, run, HookTurnStarted, proto.KindStarted, start, msg)
-		a.turn, a.turnRun = r.Key, run
+		a.turn, a.turnRun, a.idle = r.Key, run, false
 		if a.coarse != "" {
 			// Just before the turn, so that the turn stays the current run
 			// and the coarse run's end opens no attention item.

@@ -37,7 +37,19 @@ func startClaudeInShell(h *harness, id string) *pane {
 	h.procs.set(agentPGID, "claude", "claude", "--model", "x")
 	p.fg(agentPGID)
 	h.poll()
+	if n := h.rec.count(); n != 0 {
+		h.t.Fatalf("%d events for claude idle at its prompt", n)
+	}
+	working(h, id)
 	return p
+}
+
+// working makes the agent in the pane report work (OSC 9;4 progress), which
+// opens the coarse run of an agent whose turns are read.
+func working(h *harness, id string) {
+	h.t.Helper()
+	h.e.Signals(id, []termsignal.Signal{progress(termsignal.ProgressIndeterminate)})
+	h.poll()
 }
 
 func TestCommandFinished(t *testing.T) {
@@ -60,9 +72,9 @@ func TestCommandFinished(t *testing.T) {
 			p.fg(shellPID)
 			h.e.Signals("s1", []termsignal.Signal{promptD(tt.code)})
 			h.poll()
-			h.want("launchObserved started R1 claude started (process group 200)", tt.want)
+			h.want("launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)", tt.want)
 			h.poll()
-			h.want("launchObserved started R1 claude started (process group 200)", tt.want)
+			h.want("launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)", tt.want)
 		})
 	}
 }
@@ -76,13 +88,14 @@ func TestDMarkBeforeLaunchIgnored(t *testing.T) {
 	h.procs.set(agentPGID, "claude", "claude")
 	p.fg(agentPGID)
 	h.poll()
+	working(h, "s1")
 	h.procs.kill(agentPGID)
 	p.fg(shellPID)
 	h.poll() // no D for claude yet: wait for it
 	h.poll()
-	h.want("launchObserved started R1 claude started (process group 200)")
+	h.want("launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)")
 	h.poll()
-	h.want("launchObserved started R1 claude started (process group 200)", "processExited succeeded R1 the agent exited")
+	h.want("launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)", "processExited succeeded R1 the agent exited")
 }
 
 func TestStoppedAgentKeepsItsRun(t *testing.T) {
@@ -92,14 +105,14 @@ func TestStoppedAgentKeepsItsRun(t *testing.T) {
 	h.e.Signals("s1", []termsignal.Signal{promptD(148)})
 	h.poll()
 	h.poll()
-	h.want("launchObserved started R1 claude started (process group 200)")
+	h.want("launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)")
 	p.fg(agentPGID) // fg
 	h.poll()
 	h.procs.kill(agentPGID)
 	p.fg(shellPID)
 	h.e.Signals("s1", []termsignal.Signal{promptD(0)})
 	h.poll()
-	h.want("launchObserved started R1 claude started (process group 200)", "commandFinished succeeded R1 the agent exited with status 0")
+	h.want("launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)", "commandFinished succeeded R1 the agent exited with status 0")
 }
 
 func TestRelaunchIsANewRun(t *testing.T) {
@@ -112,10 +125,11 @@ func TestRelaunchIsANewRun(t *testing.T) {
 	h.procs.set(agentPGID+1, "node", "node", "--no-warnings", "/usr/lib/node_modules/@openai/codex/bin/codex.js")
 	p.fg(agentPGID + 1)
 	h.poll()
+	working(h, "s1")
 	h.want(
-		"launchObserved started R1 claude started (process group 200)",
+		"launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)",
 		"commandFinished succeeded R1 the agent exited with status 0",
-		"launchObserved started R2 codex started (process group 201)",
+		"launchObserved started R2 codex started (process group 201), working (OSC 9;4;3;)",
 	)
 	if v := h.rec.view(h.clk.Now()); v.State != proto.StateRunning || v.Run.Provider != "codex" {
 		t.Errorf("session view %s %s, want running codex", v.State, v.Run.Provider)
@@ -162,7 +176,7 @@ func TestShellExitWithAgent(t *testing.T) {
 	h := newHarness(t)
 	startClaudeInShell(h, "s1")
 	h.e.SurfaceExited(t.Context(), "s1", 0) // the shell's status says nothing about claude
-	h.want("launchObserved started R1 claude started (process group 200)", "processExited succeeded R1 the agent exited")
+	h.want("launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)", "processExited succeeded R1 the agent exited")
 }
 
 func TestNoEstimationWithHooks(t *testing.T) {
@@ -191,7 +205,7 @@ func TestNoEstimationWithHooks(t *testing.T) {
 		h := newHarness(t)
 		h.setHooks("codex", true)
 		startClaudeInShell(h, "s1")
-		h.want("launchObserved started R1 claude started (process group 200)")
+		h.want("launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)")
 	})
 }
 
@@ -268,7 +282,7 @@ func TestClaudeTurnSplit(t *testing.T) {
 				names[hookevent.TurnRunID("claude", id)] = fmt.Sprintf("T%d", i+1)
 			}
 			want := []string{
-				"launchObserved started R1 claude started (process group 200)",
+				"launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)",
 				"turnStarted started T1 say hi",
 				"turnStarted succeeded R1 split into prompt turns",
 				"turnCompleted succeeded T1 hi",
@@ -316,7 +330,7 @@ func TestClaudeTurnOpenAtExit(t *testing.T) {
 	h.e.Signals("s1", []termsignal.Signal{promptD(130)})
 	h.poll()
 	h.want(
-		"launchObserved started R1 claude started (process group 200)",
+		"launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)",
 		"turnStarted started R2 say hi",
 		"turnStarted succeeded R1 split into prompt turns",
 		"commandFinished interrupted R2 the agent exited with status 130 (signal 2) during the turn",
@@ -337,7 +351,7 @@ func TestClaudeFailedTurnReadAtExit(t *testing.T) {
 	h.e.Signals("s1", []termsignal.Signal{promptD(0)})
 	h.poll()
 	h.want(
-		"launchObserved started R1 claude started (process group 200)",
+		"launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)",
 		"turnStarted started R2 say hi",
 		"turnStarted succeeded R1 split into prompt turns",
 		"turnCompleted failed R2 API Error: Can't reach the API server — check your internet or DNS (ENOTFOUND)",
@@ -360,7 +374,7 @@ func TestResumedTranscriptHistoryIgnored(t *testing.T) {
 	p.setNativeID("22222222-2222-4333-8444-555555555555")
 	h.poll()
 	h.poll()
-	h.want("launchObserved started R1 claude started (process group 200)")
+	h.want("launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)")
 	// The resumed session's next prompt is new.
 	f, err := os.OpenFile(old.path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -374,7 +388,7 @@ func TestResumedTranscriptHistoryIgnored(t *testing.T) {
 	f.Close()
 	h.poll()
 	h.want(
-		"launchObserved started R1 claude started (process group 200)",
+		"launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)",
 		"turnStarted started R2 say hi",
 		"turnStarted succeeded R1 split into prompt turns",
 	)
@@ -391,6 +405,8 @@ func TestAmbiguousTranscriptsNotGuessed(t *testing.T) {
 	p1.fg(agentPGID)
 	p2.fg(agentPGID + 1)
 	h.poll()
+	h.e.Signals("a", []termsignal.Signal{progress(termsignal.ProgressIndeterminate)})
+	working(h, "b")
 	g1 := newGrowing(t, h.clk, "claude-22222222.jsonl", h.claudePath("22222222-2222-4333-8444-555555555555"), h.clk.Now(), nil)
 	g2 := newGrowing(t, h.clk, "claude-d374eff7.jsonl", h.claudePath("d374eff7-6681-449d-ac7d-e8ad01a2744d"), h.clk.Now(), nil)
 	g1.write(0, isLine(`"promptId"`))
@@ -422,6 +438,7 @@ func TestClearFollowsTheNewTranscript(t *testing.T) {
 	startClaudeInShell(h, "s1")
 	g1 := newGrowing(t, h.clk, "claude-d374eff7.jsonl", h.claudePath("d374eff7-6681-449d-ac7d-e8ad01a2744d"), h.clk.Now(), nil)
 	g1.write(100, nil)
+	h.clk.Advance(locateEvery)
 	h.poll()
 	h.clk.Advance(time.Minute)
 	// /clear: a new session file in the same folder.
@@ -430,7 +447,7 @@ func TestClearFollowsTheNewTranscript(t *testing.T) {
 	h.clk.Advance(switchEvery)
 	h.poll()
 	h.want(
-		"launchObserved started R1 claude started (process group 200)",
+		"launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)",
 		"turnStarted started R2 say hi",
 		"turnStarted succeeded R1 split into prompt turns",
 		"turnCompleted failed R2 API Error: Can't reach the API server — check your internet or DNS (ENOTFOUND)",
@@ -469,10 +486,9 @@ func TestCodexTurnSplit(t *testing.T) {
 		hookevent.TurnRunID("codex", "01a22c12-00a3-7b71-a374-9102d96c6820"): "T2",
 		hookevent.TurnRunID("codex", "01a22c18-9825-7bd3-8ca4-695adec36c15"): "T3",
 	}
+	// Codex idle at its prompt had no run: the turns are the runs.
 	h.wantNamed(names,
-		"launchObserved started R1 codex started (process group 200)",
 		"turnStarted started T1 prompt submitted",
-		"turnStarted succeeded R1 split into prompt turns",
 		"turnCompleted interrupted T1 interrupted",
 		"turnStarted started T2 prompt submitted",
 		"turnCompleted interrupted T2 interrupted",
@@ -493,7 +509,7 @@ func TestCodexRolloutOfAnotherDirectoryIgnored(t *testing.T) {
 	h.poll()
 	h.clk.Advance(locateEvery)
 	h.poll()
-	h.want("launchObserved started R1 codex started (process group 200)")
+	h.want() // idle, and the rollout is not its own
 }
 
 // TestRunIDsMatchHooks checks that a turn read from the transcript has the
@@ -595,7 +611,7 @@ func TestStandDown(t *testing.T) {
 		// The hooks report the turns; the transcript still ends the one
 		// whose permission was denied, which no hook reports.
 		h.want(
-			"launchObserved started R1 claude started (process group 200)",
+			"launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)",
 			"hooksTookOver succeeded R1 the claude hooks report its runs now",
 			"muster.transcript.turnEnded interrupted R2 [Request interrupted by user for tool use]",
 		)
@@ -623,7 +639,7 @@ func TestStandDown(t *testing.T) {
 		}
 		h.e.SurfaceExited(t.Context(), "s1", 0)
 		h.want(
-			"launchObserved started R1 claude started (process group 200)",
+			"launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)",
 			"turnStarted started R2 say hi",
 			"turnStarted succeeded R1 split into prompt turns",
 			"muster.transcript.turnEnded interrupted R3 [Request interrupted by user for tool use]",
@@ -635,7 +651,7 @@ func TestStandDown(t *testing.T) {
 		h.e.HookEventSeen("s1", "codex")
 		h.e.HookEventSeen("nope", "claude")
 		h.poll()
-		h.want("launchObserved started R1 claude started (process group 200)")
+		h.want("launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)")
 	})
 }
 
@@ -646,6 +662,53 @@ func TestSurfaceStartedTwice(t *testing.T) {
 	h.e.SurfaceStarted(Surface{ID: "s1", PID: 1, ForegroundPGID: func() (int, error) { return 1, nil }})
 	h.e.SurfaceStarted(Surface{}) // no id: ignored
 	h.poll()
-	h.want("launchObserved started R1 claude started (process group 200)")
+	working(h, "s1")
+	h.want("launchObserved started R1 claude started (process group 200), working (OSC 9;4;3;)")
 	_ = p
+}
+
+// TestIdleAgentHasNoRun: a hook-less Claude Code at its prompt or at a
+// start-up dialog is idle, not running (issue 10): no run opens until a
+// prompt starts a turn or its terminal says it works, and one that exits
+// idle leaves nothing behind.
+func TestIdleAgentHasNoRun(t *testing.T) {
+	h := newHarness(t)
+	h.procs.set(shellPID, "bash", "-bash")
+	p := h.surface("s1", "shell", shellPID)
+	h.procs.set(agentPGID, "claude", "claude")
+	p.fg(agentPGID)
+	for range 5 {
+		h.poll()
+	}
+	h.e.Signals("s1", []termsignal.Signal{title("✳ Claude Code")}) // its only signal at a dialog
+	h.poll()
+	h.want()
+	if v := h.rec.view(h.clk.Now()); v.HasRun {
+		t.Errorf("idle claude has a run: %+v", v.Run)
+	}
+	// Its first prompt starts a turn directly: there is no coarse run to split.
+	p.setNativeID("22222222-2222-4333-8444-555555555555")
+	g := newGrowing(t, h.clk, "claude-22222222.jsonl", h.claudePath("22222222-2222-4333-8444-555555555555"), h.clk.Now(), nil)
+	g.write(0, isLine(`"promptId"`))
+	h.poll()
+	h.wantNamed(map[string]string{hookevent.TurnRunID("claude", "98e2235e-cd31-4ed0-ba77-0128fde6b9f8"): "T1"}, "turnStarted started T1 say hi")
+	// Work reported while a turn is open opens nothing else.
+	h.e.Signals("s1", []termsignal.Signal{progress(termsignal.ProgressIndeterminate)})
+	h.poll()
+	if n := h.rec.count(); n != 1 {
+		t.Errorf("%d events after progress during a turn", n)
+	}
+
+	// An idle claude that exits leaves no run.
+	h2 := newHarness(t)
+	h2.procs.set(shellPID, "bash", "-bash")
+	p2 := h2.surface("s1", "shell", shellPID)
+	h2.procs.set(agentPGID, "claude", "claude")
+	p2.fg(agentPGID)
+	h2.poll()
+	h2.procs.kill(agentPGID)
+	p2.fg(shellPID)
+	h2.e.Signals("s1", []termsignal.Signal{promptD(0)})
+	h2.poll()
+	h2.want()
 }
