@@ -13,6 +13,7 @@ import (
 	"github.com/musterhq/muster/internal/blob"
 	"github.com/musterhq/muster/internal/client"
 	"github.com/musterhq/muster/internal/history"
+	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/web"
@@ -63,6 +64,16 @@ func newServeCmdWith(f *Factory, runF func(*serveOptions) error) *cobra.Command 
 	return cmd
 }
 
+// daemonCall makes one call to a running daemon; serve never starts one.
+func daemonCall(ctx context.Context, dirs paths.Dirs, op string, args, res any) error {
+	c, err := client.Dial(ctx, dirs, Version)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Call(ctx, op, args, res)
+}
+
 func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 	dirs, err := f.Dirs()
 	if err != nil {
@@ -88,16 +99,16 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 		Index: idx, Sources: sources, Env: env, Blobs: blob.New(dirs.Blobs()), Version: Version,
 		Addr: ln.Addr().String(), Hosts: hosts, Public: o.Public,
 		Live: func(ctx context.Context) ([]proto.SessionInfo, error) {
-			c, err := client.Dial(ctx, dirs, Version)
-			if err != nil {
-				return nil, err
-			}
-			defer c.Close()
 			var list []proto.SessionInfo
-			if err := c.Call(ctx, proto.OpList, nil, &list); err != nil {
-				return nil, err
-			}
-			return list, nil
+			return list, daemonCall(ctx, dirs, proto.OpList, nil, &list)
+		},
+		Capture: func(ctx context.Context, name string) (string, error) {
+			var res proto.CaptureResult
+			return res.Text, daemonCall(ctx, dirs, proto.OpCapture, proto.CaptureArgs{Name: name}, &res)
+		},
+		Attention: func(ctx context.Context) ([]proto.AttentionItem, error) {
+			var items []proto.AttentionItem
+			return items, daemonCall(ctx, dirs, proto.OpAttention, proto.AttentionArgs{}, &items)
 		},
 	})
 	if err != nil {

@@ -9,7 +9,11 @@ import (
 // pages are the UI's pages. Their data is redacted before they run (see
 // pageReply), so a template never needs to think about secrets; text is
 // shortened here, after redaction, so that no secret is cut in half first.
-var pages = template.Must(template.New("pages").Funcs(template.FuncMap{"headline": transcript.Headline}).Parse(`
+var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
+	"headline": transcript.Headline,
+	// The script is a constant of this package, never data.
+	"liveScript": func() template.JS { return template.JS(liveScript) },
+}).Parse(`
 {{define "head"}}<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -35,6 +39,16 @@ td.cwd{color:var(--muted);font-size:12px;overflow-wrap:anywhere}
 .muted{color:var(--muted)}
 .snippet{font-size:12px;color:var(--muted);margin-top:2px;overflow-wrap:anywhere}
 mark{background:#ffe58a;color:#000;border-radius:2px;padding:0 1px}
+section.pane{border:1px solid var(--line);border-radius:8px;background:var(--card);margin:0 0 12px;overflow:hidden}
+section.pane.needs{border-color:#d97706}
+.pane-head{display:flex;gap:10px;align-items:baseline;padding:6px 10px;border-bottom:1px solid var(--line);flex-wrap:wrap}
+.pane-head .prov,.pane-head .act{color:var(--muted);font-size:12px}
+.pane-head .state,.pane-head .run{font-size:12px;padding:0 6px;border-radius:4px;border:1px solid var(--line)}
+.pane-head .att{color:#b45309;font-weight:600;font-size:12px}
+.pane-head .conv{margin-left:auto;font-size:13px}
+.pane-meta{color:var(--muted);font-size:12px;padding:4px 10px 0;overflow-wrap:anywhere}
+.reason{color:#b45309;font-size:13px;padding:2px 10px}
+pre.screen{margin:6px 0 0;padding:8px 10px;background:#15171a;color:#dfe3e8;font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow:auto;max-height:420px}
 nav.pager{display:flex;gap:16px;justify-content:center;padding:12px;border:0;background:none}
 footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 </style></head><body>
@@ -58,12 +72,18 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 {{template "foot" .Version}}{{end}}
 
 {{define "live"}}{{template "head" "Live"}}
-{{if not .Running}}<p>No daemon running: start one with <code>muster daemon</code> to see live sessions.</p>
-{{else if not .Sessions}}<p>The daemon runs no sessions.</p>
-{{else}}<table>
-<thead><tr><th>Name</th><th>Provider</th><th>State</th><th>Run state</th><th>Attention</th><th>Folder</th><th>Title</th></tr></thead>
-<tbody>{{range .Sessions}}<tr><td>{{.Name}}</td><td class="prov">{{.Provider}}</td><td>{{.State}}</td><td>{{if .RunState}}{{.RunState}}{{end}}</td><td class="num">{{.Attention}}</td><td class="cwd">{{.CWD}}</td><td>{{.Title}}</td></tr>
-{{end}}</tbody></table>{{end}}
+<p class="muted">Panes of the running daemon, read-only. <span id="status">snapshot</span></p>
+<div id="sessions">
+{{- if not .Running}}<p>No daemon running: start one with <code>muster daemon</code> to see live sessions.</p>
+{{- else if not .Sessions}}<p>The daemon runs no sessions.</p>
+{{- else}}{{range .Sessions}}
+<section class="pane{{if .Attention}} needs{{end}}" data-name="{{.Name}}"><div class="pane-head"><b>{{.Name}}</b><span class="prov">{{.Provider}}</span><span class="state {{.State}}">{{.State}}</span>{{if .RunState}}<span class="run">{{.RunState}}</span>{{end}}{{if .Activity}}<span class="act">{{.Activity}}</span>{{end}}{{if .Attention}}<span class="att">{{.Attention}} need{{if eq .Attention 1}}s{{end}} you</span>{{end}}{{if .Link}}<a class="conv" href="{{.Link}}">conversation →</a>{{end}}</div>
+{{- if or .Title .CWD}}<div class="pane-meta">{{.Title}}{{if and .Title .CWD}} · {{end}}{{.CWD}}</div>{{end}}
+{{- range .Reasons}}<div class="reason">{{.}}</div>{{end}}
+{{- if .Screen}}<pre class="screen">{{.Screen}}</pre>{{end}}</section>
+{{- end}}{{end}}
+</div>
+<script nonce="{{.Nonce}}">{{liveScript}}</script>
 {{template "foot" .Version}}{{end}}
 
 {{define "error"}}{{template "head" "Error"}}

@@ -28,6 +28,8 @@ type pageReply struct {
 	status int
 	name   string
 	data   map[string]any
+	// csp replaces uiCSP (the Live page allows its script).
+	csp string
 }
 
 func (p pageReply) write(s *Server, w http.ResponseWriter, r *http.Request) {
@@ -35,11 +37,11 @@ func (p pageReply) write(s *Server, w http.ResponseWriter, r *http.Request) {
 	if data == nil {
 		data = map[string]any{}
 	}
-	s.writePage(w, p.status, p.name, data)
+	s.writePage(w, p.status, p.name, p.csp, data)
 }
 
 func errorPage(status int, msg string) reply {
-	return pageReply{status, "error", map[string]any{"Message": msg}}
+	return pageReply{status: status, name: "error", data: map[string]any{"Message": msg}}
 }
 
 // jsonReply is an API answer.

@@ -1,7 +1,8 @@
 // Package web is `muster serve`: a small read-only web UI over the history
-// index (a searchable list, replay pages, the live sessions of a running
-// daemon) and the immutable blob endpoint GET /api/v1/blob/<id> for
-// published replays.
+// index (a paged list with full-text search, replay pages in pages of
+// their own, analytics with inline SVG charts, the Live page of a running
+// daemon's panes kept current by server-sent events, live.go) and the
+// immutable blob endpoint GET /api/v1/blob/<id> for published replays.
 //
 // Transcripts hold secrets, so two things hold for every route:
 //
@@ -43,7 +44,8 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-// uiCSP is the policy of the UI's own pages: inline styles, no scripts.
+// uiCSP is the policy of the UI's own pages: inline styles, no scripts
+// (the Live page adds its one script by nonce, liveCSP).
 const uiCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 // replayCSP adds a sandbox to the replay's own policy: a replay runs in an
@@ -66,6 +68,14 @@ type Options struct {
 	// Live lists the running daemon's sessions; nil, or an error, shows
 	// that no daemon runs.
 	Live func(ctx context.Context) ([]proto.SessionInfo, error)
+	// Capture reads a live pane's screen as text, for the Live page's
+	// preview; nil shows none.
+	Capture func(ctx context.Context, name string) (string, error)
+	// Attention lists the daemon's attention items; nil shows none.
+	Attention func(ctx context.Context) ([]proto.AttentionItem, error)
+	// LiveInterval is how often the Live page's event stream looks at
+	// the daemon; 0 means every second.
+	LiveInterval time.Duration
 	// Addr is the address the server listens on (host:port). It decides
 	// the Host names the server answers to and the URL it prints.
 	Addr string
@@ -135,6 +145,7 @@ func New(o Options) (*Server, error) {
 	s.handle("GET /{$}", s.handleHistory)
 	s.handle("GET /session/{provider}/{id}", s.handleSession)
 	s.handle("GET /live", s.handleLive)
+	s.handle("GET /live/events", s.handleLiveEvents)
 	s.handle("GET /api/v1/blob/{id}", s.handleBlob)
 	s.handle("GET /api/v1/history", s.handleHistoryJSON)
 	return s, nil
@@ -239,7 +250,10 @@ func unauthorized(w http.ResponseWriter) {
 // flight five seconds.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
-		Handler:           s.Handler(),
+		Handler: s.Handler(),
+		// Requests end with ctx: an event stream would otherwise hold
+		// Shutdown for its whole grace period.
+		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.o.Logger.Handler(), slog.LevelDebug),
@@ -498,7 +512,7 @@ func (s *Server) handleHistory(r *http.Request) reply {
 	if more {
 		data["Next"] = link(page + 1)
 	}
-	return pageReply{http.StatusOK, "history", data}
+	return pageReply{status: http.StatusOK, name: "history", data: data}
 }
 
 func (s *Server) row(ss transcript.Session) historyRow {
@@ -581,24 +595,8 @@ func (s *Server) handleSession(r *http.Request) reply {
 	return replayReply{t: t, page: page, link: sessionLink(res.Session.Provider, res.Session.ID)}
 }
 
-func (s *Server) handleLive(r *http.Request) reply {
-	data := map[string]any{"Running": false}
-	if s.o.Live != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
-		list, err := s.o.Live(ctx)
-		cancel()
-		if err == nil {
-			data["Running"] = true
-			data["Sessions"] = list
-		} else {
-			s.o.Logger.Debug("list live sessions", "err", err)
-		}
-	}
-	return pageReply{http.StatusOK, "live", data}
-}
-
 // writePage renders an already redacted page.
-func (s *Server) writePage(w http.ResponseWriter, status int, name string, data map[string]any) {
+func (s *Server) writePage(w http.ResponseWriter, status int, name, csp string, data map[string]any) {
 	data["Version"] = s.o.Version
 	data["Page"] = name
 	var buf bytes.Buffer
@@ -609,7 +607,10 @@ func (s *Server) writePage(w http.ResponseWriter, status int, name string, data 
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", uiCSP)
+	if csp == "" {
+		csp = uiCSP
+	}
+	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)

@@ -427,7 +427,13 @@ func TestRedactionEveryRoute(t *testing.T) {
 	all := strings.Join(secretTexts(), "\n")
 	rs := "waitingApproval"
 	f.setLive([]proto.SessionInfo{{ID: "s1", Name: "api", Provider: "claude", State: "running", RunState: &rs, CWD: "/src/" + secrets[0].text,
-		Command: "claude " + secrets[5].text, Title: all, Reason: secrets[1].text, ActivityEvidence: secrets[2].text}}, nil)
+		Command: "claude " + secrets[5].text, Title: all, Reason: secrets[1].text, ActivityEvidence: secrets[2].text, NativeSessionID: "cccc-3333"}}, nil)
+	f.srv = f.server(t, func(o *Options) {
+		o.Capture = func(ctx context.Context, name string) (string, error) { return "$ " + all + "\n", nil }
+		o.Attention = func(ctx context.Context) ([]proto.AttentionItem, error) {
+			return []proto.AttentionItem{{SessionName: "api", Reason: "approval-requested", Message: secrets[4].text, Open: true}}, nil
+		}
+	})
 	// A replay published with the defaults.
 	c := &transcript.Transcript{Session: transcript.Session{Provider: "fake", ID: "cccc-3333", Title: all},
 		Items: []transcript.Item{{Kind: transcript.UserPrompt, Text: all}}}
@@ -447,6 +453,7 @@ func TestRedactionEveryRoute(t *testing.T) {
 		"GET /session/{provider}/{id}": {"/session/fake/cccc-3333", "/session/fake/cccc", "/session/fake/dddd-0000",
 			"/session/fake/" + q(secrets[1].text), "/session/nope/cccc-3333"},
 		"GET /live":             {"/live"},
+		"GET /live/events":      {"/live/events?once"},
 		"GET /api/v1/blob/{id}": {"/api/v1/blob/" + blobID, "/api/v1/blob/" + q(secrets[2].text)},
 		"GET /api/v1/history": {"/api/v1/history", "/api/v1/history?q=secret&limit=100", "/api/v1/history?limit=" + q(secrets[0].text),
 			"/api/v1/history?provider=" + q(secrets[1].text)},
@@ -473,6 +480,7 @@ func TestRedactionEveryRoute(t *testing.T) {
 		"/api/v1/history?q=mysql": {`"id": "cccc-3333"`, "mysql -u root -p[REDACTED:mysql-password] shop"},
 		"/session/fake/cccc-3333": {"[REDACTED:private-key]", "postgres://app:[REDACTED:url-password]@db", "Bearer [REDACTED:bearer-token]"},
 		"/live":                   {"claude", "waitingApproval", "[REDACTED:anthropic-key]"},
+		"/live/events?once":       {"event: live", `"run_state":"waitingApproval"`, "[REDACTED:anthropic-key]"},
 	} {
 		_, body := fetch(t, "GET", base+path, nil)
 		for _, w := range want {

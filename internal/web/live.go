@@ -1,0 +1,240 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/musterhq/muster/internal/redact"
+	"github.com/musterhq/muster/internal/termtext"
+)
+
+// The Live page: the daemon's panes with their state, attention and a
+// read-only preview of the screen, kept current by server-sent events
+// (GET /live/events). The page works without its script (a snapshot);
+// the script only replaces the snapshot with each event, through
+// textContent, never markup.
+
+// liveCSP is the Live page's policy: uiCSP plus its one inline script
+// (by nonce) and the event stream of this origin.
+func liveCSP(nonce string) string {
+	return "default-src 'none'; style-src 'unsafe-inline'; script-src 'nonce-" + nonce + "'; connect-src 'self'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+}
+
+// Bounds of a screen preview: the bottom of the screen, where agents
+// prompt, clipped to a terminal's width.
+const (
+	previewLines = 30
+	previewCols  = 200
+	// liveEventTimeout bounds the daemon calls of one snapshot.
+	liveEventTimeout = 3 * time.Second
+	// keepAlive is how often an idle event stream sends a comment, so
+	// proxies keep it open and a vanished client is noticed.
+	keepAlive = 15 * time.Second
+)
+
+// liveState is one snapshot of the Live page (and one event's data).
+type liveState struct {
+	Running  bool          `json:"running"`
+	Sessions []liveSession `json:"sessions"`
+}
+
+type liveSession struct {
+	Name      string   `json:"name"`
+	Provider  string   `json:"provider"`
+	State     string   `json:"state"`
+	RunState  string   `json:"run_state"`
+	Activity  string   `json:"activity"`
+	Attention int      `json:"attention"`
+	Reasons   []string `json:"reasons"`
+	CWD       string   `json:"cwd"`
+	Title     string   `json:"title"`
+	Screen    string   `json:"screen"`
+	// Link is the page of the pane's conversation, when its native id is
+	// known.
+	Link string `json:"link"`
+}
+
+// liveSnapshot asks the daemon for its sessions, their attention items
+// and screens.
+func (s *Server) liveSnapshot(ctx context.Context) liveState {
+	var st liveState
+	if s.o.Live == nil {
+		return st
+	}
+	ctx, cancel := context.WithTimeout(ctx, liveEventTimeout)
+	defer cancel()
+	list, err := s.o.Live(ctx)
+	if err != nil {
+		s.o.Logger.Debug("list live sessions", "err", err)
+		return st
+	}
+	st.Running = true
+	reasons := map[string][]string{}
+	if s.o.Attention != nil {
+		if items, err := s.o.Attention(ctx); err == nil {
+			for _, it := range items {
+				if it.Open {
+					r := it.Reason
+					if it.Message != "" {
+						r += ": " + it.Message
+					}
+					reasons[it.SessionName] = append(reasons[it.SessionName], termtext.Line(r))
+				}
+			}
+		}
+	}
+	for _, si := range list {
+		ls := liveSession{Name: si.Name, Provider: si.Provider, State: si.State, Activity: si.Activity,
+			Attention: si.Attention, Reasons: reasons[si.Name], CWD: si.CWD, Title: termtext.Line(si.Title)}
+		if si.RunState != nil {
+			ls.RunState = *si.RunState
+		}
+		if si.NativeSessionID != "" && s.knownProvider(si.Provider) {
+			ls.Link = sessionLink(si.Provider, si.NativeSessionID)
+		}
+		if s.o.Capture != nil && si.State == "running" {
+			if text, err := s.o.Capture(ctx, si.Name); err == nil {
+				ls.Screen = previewText(text)
+			}
+		}
+		st.Sessions = append(st.Sessions, ls)
+	}
+	slices.SortStableFunc(st.Sessions, func(a, b liveSession) int { return strings.Compare(a.Name, b.Name) })
+	return st
+}
+
+// previewText is the bottom of a screen: blank lines at its end dropped,
+// at most previewLines lines of at most previewCols characters, control
+// characters removed.
+func previewText(screen string) string {
+	lines := strings.Split(strings.TrimRight(termtext.Strip(screen), "\n "), "\n")
+	if len(lines) > previewLines {
+		lines = lines[len(lines)-previewLines:]
+	}
+	for i, l := range lines {
+		l = strings.TrimRight(l, " ")
+		if r := []rune(l); len(r) > previewCols {
+			l = string(r[:previewCols])
+		}
+		lines[i] = l
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (s *Server) handleLive(r *http.Request) reply {
+	st := s.liveSnapshot(r.Context())
+	nonce := newNonce()
+	return pageReply{status: http.StatusOK, name: "live", csp: liveCSP(nonce),
+		data: map[string]any{"Running": st.Running, "Sessions": st.Sessions, "Nonce": nonce}}
+}
+
+func newNonce() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func (s *Server) handleLiveEvents(r *http.Request) reply {
+	return eventsReply{}
+}
+
+// eventsReply is the Live page's event stream: a "live" event with the
+// redacted snapshot whenever it changes, polled every LiveInterval. With
+// ?once the stream ends after the first event (for scripts and curl).
+type eventsReply struct{}
+
+func (eventsReply) write(s *Server, w http.ResponseWriter, r *http.Request) {
+	once := r.URL.Query().Has("once")
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	interval := s.o.LiveInterval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	var last []byte
+	idle := time.Now()
+	for {
+		st, _ := redact.Value(s.liveSnapshot(r.Context()))
+		data, err := json.Marshal(st)
+		if err != nil {
+			s.o.Logger.Error("encode live event", "err", err)
+			return
+		}
+		var msg []byte
+		switch {
+		case !bytes.Equal(data, last):
+			msg = fmt.Appendf(nil, "event: live\ndata: %s\n\n", data)
+			last = data
+		case time.Since(idle) >= keepAlive:
+			msg = []byte(": keep-alive\n\n")
+		}
+		if msg != nil {
+			if _, err := w.Write(msg); err != nil {
+				return
+			}
+			if err := rc.Flush(); err != nil {
+				return
+			}
+			idle = time.Now()
+		}
+		if once {
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// liveScript renders each event into #sessions. It builds elements and
+// sets textContent only: nothing from an event is parsed as markup.
+const liveScript = `(function () {
+  "use strict";
+  var body = document.body, box = document.getElementById("sessions"), status = document.getElementById("status");
+  function el(tag, cls, text) { var e = document.createElement(tag); if (cls) { e.className = cls; } if (text) { e.textContent = text; } return e; }
+  function render(st) {
+    var frag = document.createDocumentFragment();
+    if (!st.running) { frag.appendChild(el("p", "", "No daemon running: start one with muster daemon to see live sessions.")); }
+    else if (!st.sessions || !st.sessions.length) { frag.appendChild(el("p", "", "The daemon runs no sessions.")); }
+    (st.sessions || []).forEach(function (s) {
+      var card = el("section", "pane" + (s.attention ? " needs" : ""));
+      card.setAttribute("data-name", s.name);
+      var head = el("div", "pane-head");
+      head.appendChild(el("b", "", s.name));
+      head.appendChild(el("span", "prov", s.provider));
+      head.appendChild(el("span", "state " + s.state, s.state));
+      if (s.run_state) { head.appendChild(el("span", "run", s.run_state)); }
+      if (s.activity) { head.appendChild(el("span", "act", s.activity)); }
+      if (s.attention) { head.appendChild(el("span", "att", s.attention + " need" + (s.attention === 1 ? "s" : "") + " you")); }
+      if (s.link && s.link.indexOf("/session/") === 0) { var a = el("a", "conv", "conversation →"); a.href = s.link; head.appendChild(a); }
+      card.appendChild(head);
+      if (s.title || s.cwd) { card.appendChild(el("div", "pane-meta", [s.title, s.cwd].filter(Boolean).join(" · "))); }
+      (s.reasons || []).forEach(function (r) { card.appendChild(el("div", "reason", r)); });
+      if (s.screen) { card.appendChild(el("pre", "screen", s.screen)); }
+      frag.appendChild(card);
+    });
+    box.replaceChildren(frag);
+    body.setAttribute("data-updates", String(Number(body.getAttribute("data-updates") || "0") + 1));
+  }
+  if (!window.EventSource) { return; }
+  var es = new EventSource("/live/events");
+  es.addEventListener("open", function () { status.textContent = "live"; body.setAttribute("data-stream", "open"); });
+  es.addEventListener("error", function () { status.textContent = "reconnecting…"; body.setAttribute("data-stream", "error"); });
+  es.addEventListener("live", function (e) { try { render(JSON.parse(e.data)); } catch (err) { status.textContent = "bad event"; } });
+})();`
