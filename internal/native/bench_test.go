@@ -53,7 +53,14 @@ func BenchmarkPollIdleShells(b *testing.B) {
 
 // BenchmarkPollIdleAgents is one poll of 50 panes each running an idle
 // Claude Code whose transcript is followed.
-func BenchmarkPollIdleAgents(b *testing.B) {
+func BenchmarkPollIdleAgents(b *testing.B) { benchIdleAgents(b, benchPanes, false) }
+
+// BenchmarkPollHookedAgents is one poll of 20 panes each running an idle
+// Claude Code launched with its hooks, whose transcript the fusion rule
+// follows (issue 10's budget: 1% of a core for 20 panes).
+func BenchmarkPollHookedAgents(b *testing.B) { benchIdleAgents(b, 20, true) }
+
+func benchIdleAgents(b *testing.B, panes int, hooked bool) {
 	home := b.TempDir()
 	env := transcript.Env{Home: home, Getenv: func(string) string { return "" }}
 	e := New(Config{Emit: func(context.Context, proto.Event) error { return nil }, Env: env,
@@ -69,14 +76,14 @@ func BenchmarkPollIdleAgents(b *testing.B) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	for i := range benchPanes {
+	for i := range panes {
 		id := "session-" + strconv.Itoa(i)
 		if err := os.WriteFile(filepath.Join(dir, id+".jsonl"), data, 0o644); err != nil {
 			b.Fatal(err)
 		}
 		pgid := 1000 + i
 		e.SurfaceStarted(Surface{ID: strconv.Itoa(i), Provider: "claude", PID: pgid, CWD: testCWD,
-			ForegroundPGID: benchFG(b, pgid), NativeID: func() string { return id }})
+			ForegroundPGID: benchFG(b, pgid), NativeID: func() string { return id }, HooksInjected: hooked})
 	}
 	ctx := b.Context()
 	e.pollOnce(ctx) // observe the agents

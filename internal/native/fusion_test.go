@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/musterhq/muster/internal/hookevent"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/runstate"
@@ -275,5 +277,66 @@ func TestFusionNeverLeavesWaiting(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecordedClaudeStates replays the transcript Claude Code 2.1.328
+// wrote in e2e/realcli's TestMusterClaudeStates (testdata/claude-states.jsonl:
+// a permission denied, an approved tool interrupted with Esc, a question
+// answered, a question declined, an Esc mid-turn), with the hook events the
+// CLI fired for it, into a pane whose hooks were injected. The transcript
+// ends exactly the turns no hook ended, and no other.
+func TestRecordedClaudeStates(t *testing.T) {
+	h := newHarness(t)
+	h.e.cfg.CurrentRun = h.rec.current
+	h.procs.set(300, "claude", "claude")
+	p := &pane{pgid: 300}
+	const id = "6e7e0371-4d85-4fed-9024-3baf51348e7b"
+	p.setNativeID(id)
+	h.e.SurfaceStarted(Surface{ID: "s1", SessionID: testSession, Provider: "claude", PID: 300, CWD: testCWD,
+		ForegroundPGID: p.ForegroundPGID, NativeID: p.NativeID, HooksInjected: true})
+	h.poll()
+	g := newGrowing(t, h.clk, "claude-states.jsonl", h.claudePath(id), h.clk.Now(), nil)
+	names := map[string]string{}
+	var turn string
+	for g.next < len(g.lines) {
+		l := g.lines[g.next]
+		// The hooks the CLI fired for this record (research/real-cli and
+		// the e2e run: UserPromptSubmit, PermissionRequest, Stop).
+		switch {
+		case gjson.GetBytes(l, "type").String() == "user" && gjson.GetBytes(l, "message.content").Type == gjson.String:
+			turn = hookevent.TurnRunID("claude", gjson.GetBytes(l, "promptId").String())
+			names[turn] = fmt.Sprintf("T%d", len(names)+1)
+			h.rec.hook("s1", turn, proto.KindStarted, "UserPromptSubmit", "", g.recordTimeOf(l))
+		case gjson.GetBytes(l, "message.content.0.name").String() == "Bash":
+			h.rec.hook("s1", turn, proto.KindApprovalRequested, "PermissionRequest", "Bash", g.recordTimeOf(l))
+		case gjson.GetBytes(l, "message.content.0.name").String() == "AskUserQuestion":
+			h.rec.hook("s1", turn, proto.KindInputRequested, "PermissionRequest", "Which color do you want?", g.recordTimeOf(l))
+		case gjson.GetBytes(l, "subtype").String() == "turn_duration":
+			h.rec.hook("s1", turn, proto.KindSucceeded, "Stop", "", g.recordTimeOf(l))
+		}
+		g.write(1, nil)
+		h.poll()
+	}
+	h.wantNamed(names,
+		"muster.transcript.turnEnded interrupted T1 [Request interrupted by user for tool use]",
+		"muster.transcript.turnEnded interrupted T2 [Request interrupted by user for tool use]",
+		"muster.transcript.turnEnded interrupted T4 [Request interrupted by user for tool use]",
+	)
+	if len(names) != 5 {
+		t.Fatalf("%d prompts in the recording, want 5", len(names))
+	}
+	want := map[string]proto.RunState{"T1": proto.StateInterrupted, "T2": proto.StateInterrupted, "T3": proto.StateSucceeded,
+		"T4": proto.StateInterrupted, "T5": proto.StateRunning} // T5 ends by the key alone (TestKeystrokes)
+	for run, name := range names {
+		r, _ := h.rec.board.Run(runstate.RunKey{SessionID: testSession, RunID: run})
+		if r.State != want[name] {
+			t.Errorf("%s is %s, want %s", name, r.State, want[name])
+		}
+	}
+	for _, it := range h.rec.items(h.clk.Now()) {
+		if it.Open() {
+			t.Errorf("item left open: %+v", it)
+		}
 	}
 }

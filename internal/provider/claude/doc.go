@@ -65,4 +65,26 @@
 //   - Images: base64 image blocks of user messages are embedded when their
 //     media type is a raster image type, within the per-parse budget of
 //     transcript.NewImageBudget; SummaryOnly parses skip them.
+//
+// # What the hooks never report (2.1.328, measured in a Muster pane)
+//
+// e2e/realcli's TestMusterClaudeStates, recorded in
+// internal/native/testdata/claude-states.jsonl:
+//
+//   - A permission dialog answered "No" (Esc, or the arrows and Enter), an
+//     approved tool interrupted with Esc, and an AskUserQuestion declined
+//     with Esc fire no hook. The transcript gets a tool_result "The user
+//     doesn't want to proceed with this tool use…" (toolDenialKind
+//     "user-rejected") and then a user text "[Request interrupted by user
+//     for tool use]" with the turn's promptId: the turn parser's
+//     HookSilent end (turns.go).
+//   - Esc while the model answers fires no hook and writes no record: the
+//     prompt goes back into the input box. Only the key says it (keys.go).
+//   - Between PermissionRequest and PostToolUse no hook fires, however
+//     long the approved tool runs: the Enter that approved it is the
+//     evidence (keys.go).
+//   - AskUserQuestion's dialog fires PermissionRequest with the questions
+//     in tool_input; claudehook maps it to input-requested with the
+//     question as the message. Enter picks the highlighted option and
+//     PostToolUse follows.
 package claude
