@@ -11,6 +11,14 @@ import (
 // shortened here, after redaction, so that no secret is cut in half first.
 var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"headline": transcript.Headline,
+	"days":     func() []int { return []int{7, 30, 90, 365} },
+	// clip keeps a chart's row label inside its column.
+	"clip": func(s string) string {
+		if r := []rune(s); len(r) > 38 {
+			return "…" + string(r[len(r)-37:])
+		}
+		return s
+	},
 	// The script is a constant of this package, never data.
 	"liveScript": func() template.JS { return template.JS(liveScript) },
 }).Parse(`
@@ -49,6 +57,14 @@ section.pane.needs{border-color:#d97706}
 .pane-meta{color:var(--muted);font-size:12px;padding:4px 10px 0;overflow-wrap:anywhere}
 .reason{color:#b45309;font-size:13px;padding:2px 10px}
 pre.screen{margin:6px 0 0;padding:8px 10px;background:#15171a;color:#dfe3e8;font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow:auto;max-height:420px}
+.tiles{display:flex;flex-wrap:wrap;gap:10px;margin:8px 0 16px}
+.tile{border:1px solid var(--line);border-radius:8px;background:var(--card);padding:8px 14px;color:var(--muted);font-size:12px}
+.tile b{display:block;color:var(--fg);font-size:20px}
+section.chart{border:1px solid var(--line);border-radius:8px;background:var(--card);padding:8px 12px;margin:0 0 14px}
+section.chart h2{font-size:14px;margin:0 0 6px}
+svg rect{fill:var(--accent)}
+svg .lbl,svg .val,svg .axis{fill:var(--muted);font-size:11px}
+svg .grid{stroke:var(--line)}
 nav.pager{display:flex;gap:16px;justify-content:center;padding:12px;border:0;background:none}
 footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 </style></head><body>
@@ -84,6 +100,34 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 {{- end}}{{end}}
 </div>
 <script nonce="{{.Nonce}}">{{liveScript}}</script>
+{{template "foot" .Version}}{{end}}
+
+{{define "stats"}}{{template "head" "Stats"}}
+<form method="get" action="/stats">
+<select name="days" aria-label="period">{{range $d := days}}<option value="{{$d}}"{{if eq $d $.Days}} selected{{end}}>last {{$d}} days</option>{{end}}</select>
+<select name="provider" aria-label="provider"><option value="">all providers</option>{{range .Providers}}<option value="{{.}}"{{if eq . $.Provider}} selected{{end}}>{{.}}</option>{{end}}</select>
+<button type="submit">Show</button>
+</form>
+<p class="muted">{{.From}} to {{.To}}, by the day each session started{{if .Provider}}, {{.Provider}} only{{end}}.</p>
+<div class="tiles">
+<div class="tile"><b>{{.Total.Sessions}}</b>sessions</div><div class="tile"><b>{{.Total.Prompts}}</b>prompts</div>
+<div class="tile"><b>{{.Total.ToolCalls}}</b>tool calls</div><div class="tile"><b>{{.Tokens}}</b>tokens</div>
+<div class="tile"><b>{{.Cost}}</b>approximate cost</div><div class="tile"><b>{{.Total.FilesEdited}}</b>files edited <span class="muted">+{{.Total.LinesAdded}} −{{.Total.LinesRemoved}}</span></div>
+</div>
+{{if .Total.UnpricedModels}}<p class="muted">Not priced (no price known): {{range $i, $m := .Total.UnpricedModels}}{{if $i}}, {{end}}{{$m}}{{end}}.</p>{{end}}
+{{if .Unanalyzed}}<p class="muted">{{.Unanalyzed}} session(s) could not be read in full and count only in the totals.</p>{{end}}
+{{range .Charts}}<section class="chart"><h2>{{.Title}}</h2>
+{{- if .Empty}}<p class="muted">Nothing in this period.</p>{{else}}
+<svg role="img" aria-label="{{.Title}}" viewBox="0 0 {{.Width}} {{.Height}}" width="100%" preserveAspectRatio="xMinYMin meet" class="{{if .Vertical}}cols{{else}}rows{{end}}">
+{{- if .Vertical}}<text x="36" y="14" class="axis" text-anchor="end">{{.Axis}}</text><line x1="40" y1="10" x2="{{.Width}}" y2="10" class="grid"/><line x1="40" y1="190" x2="{{.Width}}" y2="190" class="grid"/>{{end}}
+{{- $v := .Vertical}}{{range .Bars}}<g><title>{{.Label}}: {{.Value}}</title><rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" rx="2"/>
+{{- if $v}}{{if .ShowTop}}<text x="{{.LabelX}}" y="{{.LabelY}}" text-anchor="middle" class="lbl">{{.Label}}</text>{{end}}
+{{- else}}<text x="{{.LabelX}}" y="{{.LabelY}}" text-anchor="end" class="lbl">{{clip .Label}}</text><text x="{{.ValueX}}" y="{{.LabelY}}" class="val">{{.Value}}</text>{{end}}</g>
+{{end}}</svg>{{end}}</section>
+{{end}}
+{{if .Files}}<section class="chart"><h2>Most edited files</h2><table><thead><tr><th>File</th><th>Edits</th><th>Added</th><th>Removed</th></tr></thead><tbody>
+{{range .Files}}<tr><td class="cwd">{{.Path}}</td><td class="num">{{.Edits}}</td><td class="num">+{{.Added}}</td><td class="num">−{{.Removed}}</td></tr>{{end}}
+</tbody></table></section>{{end}}
 {{template "foot" .Version}}{{end}}
 
 {{define "error"}}{{template "head" "Error"}}

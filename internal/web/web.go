@@ -73,6 +73,10 @@ type Options struct {
 	Capture func(ctx context.Context, name string) (string, error)
 	// Attention lists the daemon's attention items; nil shows none.
 	Attention func(ctx context.Context) ([]proto.AttentionItem, error)
+	// Now is the clock of the Stats page's period; nil means time.Now.
+	Now func() time.Time
+	// Location is where the Stats page's days begin; nil means time.Local.
+	Location *time.Location
 	// LiveInterval is how often the Live page's event stream looks at
 	// the daemon; 0 means every second.
 	LiveInterval time.Duration
@@ -146,6 +150,7 @@ func New(o Options) (*Server, error) {
 	s.handle("GET /session/{provider}/{id}", s.handleSession)
 	s.handle("GET /live", s.handleLive)
 	s.handle("GET /live/events", s.handleLiveEvents)
+	s.handle("GET /stats", s.handleStats)
 	s.handle("GET /api/v1/blob/{id}", s.handleBlob)
 	s.handle("GET /api/v1/history", s.handleHistoryJSON)
 	return s, nil

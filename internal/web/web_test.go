@@ -454,6 +454,7 @@ func TestRedactionEveryRoute(t *testing.T) {
 			"/session/fake/" + q(secrets[1].text), "/session/nope/cccc-3333"},
 		"GET /live":             {"/live"},
 		"GET /live/events":      {"/live/events?once"},
+		"GET /stats":            {"/stats?days=3660", "/stats?provider=" + q(secrets[1].text), "/stats?days=" + q(secrets[0].text)},
 		"GET /api/v1/blob/{id}": {"/api/v1/blob/" + blobID, "/api/v1/blob/" + q(secrets[2].text)},
 		"GET /api/v1/history": {"/api/v1/history", "/api/v1/history?q=secret&limit=100", "/api/v1/history?limit=" + q(secrets[0].text),
 			"/api/v1/history?provider=" + q(secrets[1].text)},
