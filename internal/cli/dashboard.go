@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/musterhq/muster/internal/client"
 	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/tui"
 )
 
@@ -32,7 +34,8 @@ func runDashboard(f *Factory, cmd *cobra.Command) error {
 	b := &dashboardBackend{f: f, c: c}
 	defer b.Close()
 	home, _ := os.UserHomeDir()
-	opts := tui.Options{Backend: b, Home: home, DetachKey: config.DefaultDetachKey, NoColor: os.Getenv("NO_COLOR") != ""}
+	wd, _ := os.Getwd()
+	opts := tui.Options{Backend: b, Home: home, Dir: wd, DetachKey: config.DefaultDetachKey, NoColor: os.Getenv("NO_COLOR") != ""}
 	if dirs, err := f.Dirs(); err == nil {
 		// A broken config.toml is reported by the attach itself.
 		if cfg, err := config.Load(dirs.ConfigFile()); err == nil && cfg.Keys.Detach != "" {
@@ -40,14 +43,14 @@ func runDashboard(f *Factory, cmd *cobra.Command) error {
 		}
 	}
 	for {
-		name, err := tui.Run(ctx, opts)
+		name, state, err := tui.Run(ctx, opts)
 		if err != nil {
 			return err
 		}
 		if name == "" {
 			return nil
 		}
-		opts.Select, opts.Notice = name, ""
+		opts.Select, opts.Notice, opts.State = name, "", state
 		if err := runAttach(ctx, f, attachOptions{Name: name}); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -130,13 +133,19 @@ func (b *dashboardBackend) Ack(ctx context.Context, ids []int64, all bool) (prot
 	return res, b.call(ctx, proto.OpAck, proto.AckArgs{IDs: ids, All: all}, &res)
 }
 
-func (b *dashboardBackend) Resume(ctx context.Context, names []string, all bool) ([]tui.ResumeOutcome, error) {
+// environ is the caller's environment as ops new and resume take it.
+func environ() map[string]string {
 	env := map[string]string{}
 	for _, kv := range os.Environ() {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			env[k] = v
 		}
 	}
+	return env
+}
+
+func (b *dashboardBackend) Resume(ctx context.Context, names []string, all bool) ([]tui.ResumeOutcome, error) {
+	env := environ()
 	cols, rows := termSize()
 	var out []proto.ResumeOutcome
 	if err := b.call(ctx, proto.OpResume, proto.ResumeArgs{Names: names, All: all, Env: env, Cols: cols, Rows: rows}, &out); err != nil {
@@ -182,4 +191,46 @@ func (s *previewStream) Next() (proto.PreviewScreen, error) {
 func (s *previewStream) Close() error {
 	s.stop()
 	return s.c.Close()
+}
+
+// Choices are the built-in providers (looked up on PATH), the launchers of
+// config.toml and the shell.
+func (b *dashboardBackend) Choices(ctx context.Context) ([]tui.Choice, error) {
+	var provs []tui.ProviderLaunch
+	for _, name := range all.LaunchNames() {
+		l, _ := all.Launch(name)
+		provs = append(provs, tui.ProviderLaunch{Name: name, Executables: l.Executables, Install: l.Install})
+	}
+	var launchers []tui.Choice
+	var cfgErr error
+	if dirs, err := b.f.Dirs(); err == nil {
+		cfg, err := config.Load(dirs.ConfigFile())
+		if err != nil {
+			cfgErr = err
+		}
+		for _, l := range cfg.Launchers {
+			launchers = append(launchers, tui.Choice{Name: l.Name, Kind: "launcher", Command: l.Command, Resume: l.Resume})
+		}
+	}
+	sh := os.Getenv("SHELL")
+	if sh == "" {
+		sh = "/bin/sh"
+	}
+	return tui.ChoicesFrom(provs, launchers, sh, exec.LookPath), cfgErr
+}
+
+func (b *dashboardBackend) New(ctx context.Context, a proto.NewArgs) (proto.SessionInfo, error) {
+	a.Env = environ()
+	a.Cols, a.Rows = termSize()
+	var info proto.SessionInfo
+	return info, b.call(ctx, proto.OpNew, a, &info)
+}
+
+func (b *dashboardBackend) Rename(ctx context.Context, name, newName string) error {
+	return b.call(ctx, proto.OpRename, proto.RenameArgs{Name: name, NewName: newName}, nil)
+}
+
+func (b *dashboardBackend) Explain(ctx context.Context, name string) (proto.Explanation, error) {
+	var x proto.Explanation
+	return x, b.call(ctx, proto.OpExplain, proto.Target{Name: name}, &x)
 }

@@ -141,10 +141,36 @@ func TestDashboardInTmux(t *testing.T) {
 	keys("j")
 	waitFor("beta selected", selected("beta"))
 
+	// c opens the new-session dialog; the shell, named gamma, is created
+	// and attached, and detaching comes back to the dashboard on it.
+	keys("c")
+	waitText("New session", "your shell")
+	for i := 0; i < 12 && !strings.Contains(screen(), "▸ shell"); i++ {
+		keys("j")
+		time.Sleep(50 * time.Millisecond) // one key at a time, so the check sees each step
+	}
+	waitText("▸ shell")
+	keys("Tab") // to the directory, which stays as it is
+	waitText("▸ Directory")
+	keys("Down")
+	waitText("▸ Name")
+	keys("gamma", "Enter")
+	waitFor("gamma's shell", func(s string) bool {
+		return !strings.Contains(s, "q quit") && !strings.Contains(s, "New session") && strings.TrimSpace(s) != ""
+	})
+	keys("echo gamma-$((6*7))", "Enter")
+	waitText("gamma-42")
+	keys(`C-\`)
+	waitText("3 sessions", "q quit")
+	waitFor("gamma selected", selected("gamma"))
+	if out := muster("ls"); !strings.Contains(out, "gamma") {
+		t.Errorf("gamma is not listed:\n%s", out)
+	}
+
 	// q quits to the shell, leaving the sessions running.
 	keys("q")
 	waitFor("the shell again", func(s string) bool { return !strings.Contains(s, "q quit") })
-	if out := muster("ls"); strings.Count(out, "running") != 2 {
+	if out := muster("ls"); strings.Count(out, "running") != 3 {
 		t.Errorf("sessions after quitting the dashboard:\n%s", out)
 	}
 
@@ -152,10 +178,10 @@ func TestDashboardInTmux(t *testing.T) {
 	// the reason, and R resumes them.
 	muster("daemon", "stop")
 	keys("clear; "+musterBin, "Enter")
-	waitText("Restore (2)", "⟲ alpha", "⟲ beta", "the daemon stopped")
+	waitText("Restore (3)", "⟲ alpha", "⟲ beta", "⟲ gamma", "the daemon stopped")
 	keys("R")
-	waitText("resumed alpha, beta")
-	waitText("2 live")
+	waitText("resumed alpha, beta, gamma")
+	waitText("3 live")
 	keys("q")
 	waitFor("the shell again", func(s string) bool { return !strings.Contains(s, "q quit") })
 }

@@ -29,6 +29,8 @@ type fakeBackend struct {
 	err      error // returned by every call when set
 	resume   []ResumeOutcome
 	screens  map[string]proto.PreviewScreen // what Preview opens with, by session
+	choices  []Choice
+	explain  map[string]proto.Explanation
 	calls    []string
 }
 
@@ -82,6 +84,37 @@ func (f *fakeBackend) Preview(_ context.Context, name string) (proto.PreviewScre
 		return proto.PreviewScreen{}, nil, &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("no session named %q", name)}
 	}
 	return sc, &fakeStream{closed: make(chan struct{})}, nil
+}
+
+func (f *fakeBackend) Choices(context.Context) ([]Choice, error) {
+	f.record("choices")
+	return slices.Clone(f.choices), f.err
+}
+
+func (f *fakeBackend) New(_ context.Context, a proto.NewArgs) (proto.SessionInfo, error) {
+	f.record(fmt.Sprintf("new provider=%s cmd=%q dir=%s name=%s args=%q", a.Provider, a.Cmd, a.Dir, a.Name, a.Args))
+	if f.err != nil {
+		return proto.SessionInfo{}, f.err
+	}
+	name := a.Name
+	if name == "" {
+		name = a.Provider + "-1"
+	}
+	return proto.SessionInfo{ID: "id-" + name, Name: name, State: "running", Provider: a.Provider, CWD: a.Dir}, nil
+}
+
+func (f *fakeBackend) Rename(_ context.Context, name, newName string) error {
+	f.record("rename " + name + " " + newName)
+	return f.err
+}
+
+func (f *fakeBackend) Explain(_ context.Context, name string) (proto.Explanation, error) {
+	f.record("explain " + name)
+	x, ok := f.explain[name]
+	if !ok && f.err == nil {
+		return x, &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("no session named %q", name)}
+	}
+	return x, f.err
 }
 
 // fakeStream is a preview stream with nothing more to say until closed.
@@ -220,8 +253,12 @@ func press(k string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: tea.KeyEnd}
 	case "backspace":
 		return tea.KeyPressMsg{Code: tea.KeyBackspace}
-	case "ctrl+c":
-		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	case "ctrl+c", "ctrl+u", "ctrl+w":
+		return tea.KeyPressMsg{Code: rune(k[5]), Mod: tea.ModCtrl}
+	case "space":
+		return tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+	case "shift+tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
 	}
 	r := []rune(k)
 	if len(r) != 1 {

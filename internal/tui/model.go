@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,15 @@ type Backend interface {
 	// Preview opens op "preview" for the named session: its screen now,
 	// and a stream of the next ones. The stream ends when ctx does.
 	Preview(ctx context.Context, name string) (proto.PreviewScreen, PreviewStream, error)
+	// Choices lists what the new-session dialog offers (ChoicesFrom).
+	Choices(ctx context.Context) ([]Choice, error)
+	// New answers op "new"; the backend adds the caller's environment and
+	// terminal size.
+	New(ctx context.Context, a proto.NewArgs) (proto.SessionInfo, error)
+	// Rename answers op "rename".
+	Rename(ctx context.Context, name, newName string) error
+	// Explain answers op "explain".
+	Explain(ctx context.Context, name string) (proto.Explanation, error)
 }
 
 // ResumeOutcome is one session's result of op "resume".
@@ -62,6 +72,24 @@ type Options struct {
 	Now func() time.Time
 	// NoColor draws without colours or other attributes, for NO_COLOR.
 	NoColor bool
+	// Dir is where the dashboard was started: the new-session dialog's
+	// default directory.
+	Dir string
+	// State is the dashboard as Run left it, to come back to it after an
+	// attach.
+	State *State
+}
+
+// State is what the dashboard keeps across an attach: the filter, the
+// focus, the preview and its zoom, the marks. The zero value is a fresh
+// dashboard.
+type State struct {
+	filter  string
+	focus   focus
+	selItem int64
+	pvPref  pvPref
+	zoom    bool
+	marks   map[string]bool
 }
 
 // focus is the list that the cursor keys move in.
@@ -120,6 +148,14 @@ type Model struct {
 	zoom   bool
 	pv     preview
 
+	startDir    string
+	dlg         *newDialog // the new-session dialog, when open
+	renameFrom  string     // the session being renamed, while its new name is typed
+	renameTo    string
+	marks       map[string]bool // sessions marked for a kill of several
+	confirmMany []string        // marked sessions awaiting y/n before kill
+	explain     *explainView    // the explain view, when open
+
 	attach string
 }
 
@@ -138,11 +174,20 @@ func New(o Options) Model {
 	if now == nil {
 		now = time.Now
 	}
-	return Model{
+	m := Model{
 		ctx: context.Background(), backend: o.Backend, home: o.Home, detachKey: o.DetachKey, nowFn: now,
-		selName: o.Select, status: o.Notice, noColor: o.NoColor,
+		selName: o.Select, status: o.Notice, noColor: o.NoColor, startDir: o.Dir,
 		width: 80, height: 24,
 	}
+	if st := o.State; st != nil {
+		m.filter, m.focus, m.selItem, m.pvPref, m.zoom, m.marks = st.filter, st.focus, st.selItem, st.pvPref, st.zoom, st.marks
+	}
+	return m
+}
+
+// State is the part of the dashboard that an attach should not lose.
+func (m Model) State() *State {
+	return &State{filter: m.filter, focus: m.focus, selItem: m.selItem, pvPref: m.pvPref, zoom: m.zoom, marks: m.marks}
 }
 
 // Attach is the session the user chose to attach to, once the program has
@@ -160,8 +205,10 @@ type (
 	}
 	tickMsg   struct{}
 	actionMsg struct {
-		text string
-		err  error
+		text    string
+		err     error
+		restore string   // the selection to go back to (a rename that failed)
+		unmark  []string // marks to drop (sessions killed)
 	}
 )
 
@@ -254,9 +301,30 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			m.status = errorText(msg.err)
 		}
+		if msg.restore != "" {
+			m.selName = msg.restore
+		}
+		if len(msg.unmark) > 0 && len(m.marks) > 0 {
+			marks := map[string]bool{}
+			for k, v := range m.marks {
+				if !slices.Contains(msg.unmark, k) {
+					marks[k] = v
+				}
+			}
+			m.marks = marks
+		}
 		return m.refresh()
+	case choicesMsg, completeMsg, createdMsg:
+		return m.updateDialog(msg)
+	case explainMsg:
+		if m.explain != nil && m.explain.name == msg.name {
+			m.explain = &explainView{name: msg.name, x: msg.x, err: msg.err}
+		}
+		return m, nil
 	case tea.KeyPressMsg:
 		return m.key(msg)
+	case tea.MouseClickMsg, tea.MouseWheelMsg:
+		return m.mouse(msg.(tea.MouseMsg))
 	}
 	return m, nil
 }
@@ -264,8 +332,25 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // key handles one key press.
 func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := msg.String()
+	switch {
+	case m.dlg != nil:
+		return m.dialogKey(msg)
+	case m.renameFrom != "":
+		return m.renameKey(msg)
+	case m.explain != nil:
+		return m.explainKey(k)
+	}
 	if m.filtering {
 		return m.filterKey(msg)
+	}
+	if m.confirmMany != nil {
+		names := m.confirmMany
+		m.confirmMany = nil
+		if k == "y" || k == "Y" {
+			return m.run("killing "+plural(len(names), "session")+"…", m.killCmd(names))
+		}
+		m.status, m.statusOK = "kill cancelled", true
+		return m, nil
 	}
 	if m.confirmAll {
 		m.confirmAll = false
@@ -364,10 +449,34 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		return m.run("resuming all restorable sessions…", resumeCmd(m.ctx, m.backend, nil, true))
 	case "x":
+		if names := m.marked(); len(names) > 0 {
+			m.confirmMany = names
+			return m, nil
+		}
 		if s, ok := m.selected(); ok {
 			m.confirm = s.Name
 		}
 		return m, nil
+	case "space", " ":
+		if m.focus == focusSessions {
+			return m.toggleMark(), nil
+		}
+		return m, nil
+	case "u":
+		if len(m.marks) > 0 {
+			m.marks = nil
+			m.status, m.statusOK = "marks cleared", true
+		}
+		return m, nil
+	case "c":
+		return m.openNew()
+	case "e":
+		if s, ok := m.selected(); ok {
+			m.renameFrom, m.renameTo = s.Name, s.Name
+		}
+		return m, nil
+	case "i":
+		return m.openExplain()
 	case "p":
 		if m.zoom || m.pvMode() != pvHidden {
 			m.pvPref, m.zoom = pvOff, false

@@ -8,9 +8,10 @@ import (
 )
 
 // Run shows the dashboard on the terminal until the user quits, and returns
-// the session the user chose to attach to ("" when they quit). The caller
-// attaches, then calls Run again with Select set to come back.
-func Run(ctx context.Context, o Options) (attach string, err error) {
+// the session the user chose to attach to ("" when they quit) and the
+// dashboard's state. The caller attaches, then calls Run again with Select
+// and State set to come back where it was.
+func Run(ctx context.Context, o Options) (attach string, state *State, err error) {
 	// Preview streams end with the dashboard, also those still opening
 	// when it quit.
 	ctx, cancel := context.WithCancel(ctx)
@@ -19,11 +20,11 @@ func Run(ctx context.Context, o Options) (attach string, err error) {
 	m.ctx = ctx
 	final, err := tea.NewProgram(m, tea.WithContext(ctx)).Run()
 	if err != nil {
-		return "", fmt.Errorf("run dashboard: %w", err)
+		return "", nil, fmt.Errorf("run dashboard: %w", err)
 	}
 	m, ok := final.(Model)
 	if !ok {
-		return "", nil
+		return "", nil, nil
 	}
-	return m.Attach(), nil
+	return m.Attach(), m.State(), nil
 }

@@ -22,6 +22,7 @@ func (m Model) View() tea.View {
 	}
 	v := tea.NewView(content)
 	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
 	return v
 }
 
@@ -79,7 +80,7 @@ const pvSideWidth, pvUnderHeight = 140, 36
 
 func (m Model) pvMode() pvLayout {
 	switch {
-	case m.help || m.width < minWidth || m.height < minHeight:
+	case m.help || m.dlg != nil || m.explain != nil || m.width < minWidth || m.height < minHeight:
 		return pvHidden
 	case m.zoom:
 		return pvZoom
@@ -153,6 +154,10 @@ func (m Model) render() string {
 	switch {
 	case m.help:
 		body = strings.Split(helpPage{detachKey: m.detachKey}.Render(w), "\n")
+	case m.dlg != nil:
+		body = m.dlg.Render(w, m.bodyHeight())
+	case m.explain != nil:
+		body = m.explain.Render(w, m.bodyHeight())
 	case mode == pvZoom:
 		pw, ph := m.pvSize()
 		body = previewBox{pv: m.pv, w: pw, h: ph}.Render()
@@ -188,7 +193,7 @@ func (m Model) render() string {
 	for len(lines) < room {
 		lines = append(lines, "")
 	}
-	lines = append(lines, m.statusLine(w), helpLine{focus: m.focus, help: m.help, zoom: m.pvMode() == pvZoom, filtering: m.filtering}.Render(w))
+	lines = append(lines, m.statusLine(w), helpLine{focus: m.focus, help: m.help, zoom: m.pvMode() == pvZoom, dialog: m.dlg != nil, explain: m.explain != nil, filtering: m.filtering}.Render(w))
 	if len(lines) > h {
 		lines = lines[len(lines)-h:]
 	}
@@ -204,7 +209,7 @@ func (m Model) lists(w int, l layout) []string {
 	body := []string{sessionTable{
 		loaded: m.loaded, sessions: m.sessions, sel: m.selIndex(), off: m.sessOff,
 		rows: l.sessionRows, focused: m.focus == focusSessions, now: m.now, home: m.home,
-		stale: m.err != nil, filtered: m.filter != "",
+		stale: m.err != nil, filtered: m.filter != "", marks: m.marks,
 	}.Render(w)}
 	if len(m.items)+len(m.resolved) > 0 {
 		body = append(body, "", drawer{
@@ -263,6 +268,10 @@ func (m Model) filterLine(w int) string {
 
 func (m Model) statusLine(w int) string {
 	switch {
+	case m.renameFrom != "":
+		return fit(styleBold.Styled("rename "+termtext.Line(m.renameFrom)+" to: ")+termtext.Line(m.renameTo)+"▏"+styleFaint.Styled("  enter renames · esc cancels"), w)
+	case m.confirmMany != nil:
+		return styleConfirm.Styled(fit(fmt.Sprintf("kill %s (%s) and remove them? y/n", plural(len(m.confirmMany), "marked session"), termtext.Line(strings.Join(m.confirmMany, ", "))), w))
 	case m.confirmAll:
 		return styleConfirm.Styled(fit(fmt.Sprintf("acknowledge all %s? y/n", plural(len(m.items), "open item")), w))
 	case m.confirm != "":
@@ -328,6 +337,7 @@ type sessionTable struct {
 	home     string
 	stale    bool // the daemon is away: the states may be wrong
 	filtered bool
+	marks    map[string]bool
 }
 
 // Fixed column widths; NAME and PROVIDER follow their content within
@@ -387,6 +397,13 @@ func (t sessionTable) Render(w int) string {
 				mark, name = styleBold.Styled("▸ "), styleBold.Styled(cell(name, nameW))
 			} else {
 				mark = styleFaint.Styled("› ")
+			}
+		}
+		if t.marks[s.Name] {
+			if i == t.sel && t.focused {
+				mark = styleBold.Styled("▸") + styleConfirm.Styled("✓")
+			} else {
+				mark = " " + styleConfirm.Styled("✓")
 			}
 		}
 		attn := ""
@@ -515,6 +532,8 @@ type helpLine struct {
 	focus     focus
 	help      bool
 	zoom      bool
+	dialog    bool
+	explain   bool
 	filtering bool
 }
 
@@ -530,6 +549,10 @@ func (h helpLine) Render(w int) string {
 	switch {
 	case h.help:
 		keys = []hint{{"?/esc", "close help", 9}, {"q", "quit", 9}}
+	case h.dialog:
+		keys = []hint{{"tab", "next field / complete", 8}, {"↑/↓", "choose", 6}, {"enter", "create and attach", 9}, {"esc", "cancel", 9}}
+	case h.explain:
+		keys = []hint{{"j/k", "scroll", 5}, {"esc", "close", 9}}
 	case h.zoom:
 		keys = []hint{{"j/k", "next session", 3}, {"enter", "attach", 8}, {"z/esc", "back to the list", 9}, {"?", "help", 9}, {"q", "quit", 9}}
 	case h.filtering:
@@ -538,8 +561,8 @@ func (h helpLine) Render(w int) string {
 		keys = []hint{{"j/k", "move", 1}, {"enter", "attach", 8}, {"a", "ack", 8}, {"A", "ack all", 3},
 			{"tab", "sessions", 2}, {"?", "help", 9}, {"q", "quit", 9}}
 	default:
-		keys = []hint{{"j/k", "move", 1}, {"enter", "attach", 8}, {"/", "filter", 6}, {"n", "next needing you", 5}, {"a", "ack", 7}, {"r", "resume", 6},
-			{"R", "resume all", 4}, {"x", "kill", 5}, {"p", "preview", 3}, {"z", "zoom", 2}, {"tab", "drawer", 2}, {"?", "help", 9}, {"q", "quit", 9}}
+		keys = []hint{{"j/k", "move", 1}, {"enter", "attach", 8}, {"c", "new", 7}, {"/", "filter", 6}, {"n", "next needing you", 5}, {"a", "ack", 7}, {"r", "resume", 6},
+			{"R", "resume all", 4}, {"x", "kill", 5}, {"e", "rename", 3}, {"i", "explain", 3}, {"p", "preview", 3}, {"z", "zoom", 2}, {"tab", "drawer", 2}, {"?", "help", 9}, {"q", "quit", 9}}
 	}
 	for rank := 0; ; rank++ {
 		var parts []string
@@ -561,21 +584,21 @@ type helpPage struct {
 }
 
 var helpKeys = [][2]string{
-	{"j ↓ / k ↑", "move down / up in the focused list"},
-	{"g / G", "first / last row"},
+	{"j k ↓ ↑ g G", "move in the focused list; first / last row"},
 	{"tab", "switch between the sessions and the attention drawer"},
 	{"/", "filter by name, directory or provider; enter keeps, esc clears"},
 	{"n", "jump to the next session that needs you"},
 	{"enter", "attach to the session; the detach key (%s) comes back here"},
-	{"a", "ack the selected item, or every item of the selected session"},
-	{"A", "acknowledge every open item (asks y/n)"},
-	{"r", "resume the selected session in the same conversation"},
-	{"R", "resume every restorable session"},
-	{"x", "kill the selected session and remove it (asks y/n)"},
-	{"p", "show or hide the live preview of the selected pane"},
-	{"z", "zoom the preview to the whole screen; z or esc returns"},
+	{"c", "new session: provider, directory (tab completes), name, arguments"},
+	{"a / A", "ack the selected item (or the session's items) / every open item"},
+	{"r / R", "resume the selected session / every restorable one"},
+	{"x", "kill the selected session, or the marked ones (asks y/n)"},
+	{"space / u", "mark or unmark the selected session / clear the marks"},
+	{"e / i", "rename the selected session / explain its state"},
+	{"p / z", "show or hide the live preview / zoom it (z or esc returns)"},
+	{"mouse", "click selects, a click on the selection attaches; wheel moves"},
 	{"?", "show or hide this help"},
-	{"esc", "close help, leave the zoom, or clear the filter"},
+	{"esc", "close help, the zoom or a view, or clear the filter"},
 	{"q ctrl+c", "quit; sessions keep running"},
 }
 
@@ -590,7 +613,7 @@ func (p helpPage) Render(w int) string {
 		if strings.Contains(does, "%s") {
 			does = fmt.Sprintf(does, detach)
 		}
-		lines = append(lines, "  "+cell(k[0], 10)+gap+does)
+		lines = append(lines, "  "+cell(k[0], 11)+gap+does)
 	}
 	return strings.Join(lines, "\n")
 }

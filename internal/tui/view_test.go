@@ -106,6 +106,19 @@ func TestView(t *testing.T) {
 		{"nocolor", func(t *testing.T, w, h int) Model {
 			return loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{NoColor: true})
 		}},
+		{"newsession", func(t *testing.T, w, h int) Model {
+			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), choices: fixtureChoices()}, w, h, Options{Dir: "/home/u/src/api"})
+			m = keysRun(t, m, "c", "j", "tab")
+			return typeText(t, m, "-v2")
+		}},
+		{"marked", func(t *testing.T, w, h int) Model {
+			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{Select: "api"})
+			return keys(t, m, "space", "j", "space", "k", "x")
+		}},
+		{"rename", func(t *testing.T, w, h int) Model {
+			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{Select: "api"})
+			return typeText(t, keys(t, m, "e"), "-v2")
+		}},
 		{"overflow", func(t *testing.T, w, h int) Model {
 			sessions := manySessions(60)
 			for i := 50; i < 60; i++ {

@@ -1,0 +1,433 @@
+package tui
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"mvdan.cc/sh/v3/shell"
+
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/termtext"
+)
+
+// Choice is one line of the new-session dialog's picker: a built-in
+// provider (found on PATH or not), a [[launcher]] of config.toml, or the
+// user's shell.
+type Choice struct {
+	Name string
+	// Kind is "provider", "launcher" or "shell".
+	Kind string
+	// Path is where the provider's executable was found; "" when missing.
+	Path string
+	// Install says how to get a missing provider.
+	Install string
+	// Command and Resume are a launcher's templates.
+	Command, Resume string
+}
+
+// available reports whether the choice can start a session.
+func (c Choice) available() bool { return c.Kind != "provider" || c.Path != "" }
+
+// newDialog is the new-session dialog: a provider picker, the working
+// directory with path completion, an optional name and extra arguments.
+type newDialog struct {
+	choices []Choice
+	loading bool
+	pick    int
+	field   int // dlgProvider…dlgArgs
+	dir     string
+	name    string
+	args    string
+	// completions are the directories the last tab offered.
+	completions []string
+	err         string
+}
+
+const (
+	dlgProvider = iota
+	dlgDir
+	dlgName
+	dlgArgs
+	dlgFields
+)
+
+type (
+	choicesMsg struct {
+		choices []Choice
+		err     error
+	}
+	completeMsg struct {
+		input      string // the text completed; a reply to older text is dropped
+		result     string
+		candidates []string
+		isDir      bool // input names a directory that completion cannot extend
+	}
+	createdMsg struct {
+		info proto.SessionInfo
+		err  error
+	}
+)
+
+// openNew opens the dialog and asks the backend for the choices.
+func (m Model) openNew() (tea.Model, tea.Cmd) {
+	m.dlg = &newDialog{loading: true, dir: tilde(m.startDir, m.home)}
+	ctx, b := m.ctx, m.backend
+	return m, func() tea.Msg {
+		cs, err := b.Choices(ctx)
+		return choicesMsg{cs, err}
+	}
+}
+
+func (d *newDialog) chosen() (Choice, bool) {
+	if d.pick < 0 || d.pick >= len(d.choices) {
+		return Choice{}, false
+	}
+	return d.choices[d.pick], true
+}
+
+// dialogKey edits the dialog.
+func (m Model) dialogKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	d := *m.dlg
+	m.dlg = &d
+	d.err = ""
+	k := msg.String()
+	switch k {
+	case "esc", "ctrl+c":
+		m.dlg = nil
+		m.status, m.statusOK = "new session cancelled", true
+		return m, nil
+	case "enter":
+		return m.create()
+	case "shift+tab":
+		d.field = (d.field + dlgFields - 1) % dlgFields
+		d.completions = nil
+		return m, nil
+	case "tab":
+		if d.field == dlgDir {
+			return m, completeCmd(d.dir, m.home)
+		}
+		d.field = (d.field + 1) % dlgFields
+		return m, nil
+	case "up", "down":
+		if d.field == dlgProvider {
+			d.pick = min(max(d.pick+map[string]int{"up": -1, "down": 1}[k], 0), max(len(d.choices)-1, 0))
+			return m, nil
+		}
+		d.field = (d.field + dlgFields + map[string]int{"up": -1, "down": 1}[k]) % dlgFields
+		return m, nil
+	}
+	if d.field == dlgProvider {
+		switch k {
+		case "j":
+			d.pick = min(d.pick+1, max(len(d.choices)-1, 0))
+		case "k":
+			d.pick = max(d.pick-1, 0)
+		}
+		return m, nil
+	}
+	field := map[int]*string{dlgDir: &d.dir, dlgName: &d.name, dlgArgs: &d.args}[d.field]
+	switch k {
+	case "backspace", "ctrl+h":
+		r := []rune(*field)
+		if len(r) > 0 {
+			*field = string(r[:len(r)-1])
+		}
+	case "ctrl+u":
+		*field = ""
+	case "ctrl+w":
+		t := strings.TrimRight(*field, " /")
+		i := strings.LastIndexAny(t, " /")
+		*field = (*field)[:i+1]
+	default:
+		if msg.Text != "" && msg.Mod&^tea.ModShift == 0 {
+			*field += msg.Text
+		}
+	}
+	if d.field == dlgDir {
+		d.completions = nil
+	}
+	return m, nil
+}
+
+// create checks the dialog and asks the daemon for the session.
+func (m Model) create() (tea.Model, tea.Cmd) {
+	d := m.dlg
+	c, ok := d.chosen()
+	switch {
+	case d.loading:
+		d.err = "still looking for providers…"
+		return m, nil
+	case !ok:
+		d.err = "choose what to run"
+		return m, nil
+	case !c.available():
+		d.err = c.Name + " is not installed: " + c.Install
+		return m, nil
+	}
+	dir := expandHome(strings.TrimSpace(d.dir), m.home)
+	if dir == "" {
+		d.err = "give a working directory"
+		d.field = dlgDir
+		return m, nil
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(m.startDir, dir)
+	}
+	args, err := shell.Fields(d.args, func(string) string { return "" })
+	if err != nil {
+		d.err = "extra arguments: " + err.Error()
+		d.field = dlgArgs
+		return m, nil
+	}
+	a := proto.NewArgs{Name: strings.TrimSpace(d.name), Dir: filepath.Clean(dir), Args: args}
+	switch c.Kind {
+	case "provider":
+		a.Provider = c.Name
+	case "launcher":
+		a.Cmd, a.ResumeCmd = c.Command, c.Resume
+	}
+	if m.busy != "" {
+		d.err = "busy: " + m.busy
+		return m, nil
+	}
+	m.busy = "starting " + c.Name + "…"
+	ctx, b := m.ctx, m.backend
+	return m, func() tea.Msg {
+		info, err := b.New(ctx, a)
+		return createdMsg{info, err}
+	}
+}
+
+// updateDialog applies the dialog's messages.
+func (m Model) updateDialog(msg tea.Msg) (Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case choicesMsg:
+		if m.dlg == nil {
+			return m, nil
+		}
+		d := *m.dlg
+		m.dlg = &d
+		d.loading = false
+		if msg.err != nil {
+			d.err = "providers: " + errorText(msg.err)
+		}
+		d.choices = msg.choices
+		// Start on the first one that can run.
+		d.pick = max(slices.IndexFunc(d.choices, Choice.available), 0)
+	case completeMsg:
+		if m.dlg == nil || m.dlg.dir != msg.input {
+			return m, nil
+		}
+		d := *m.dlg
+		m.dlg = &d
+		d.dir, d.completions = msg.result, msg.candidates
+		if len(msg.candidates) == 0 && msg.result == msg.input {
+			// Nothing to complete: tab moves on from a directory, and
+			// says so otherwise.
+			if msg.isDir {
+				d.field = dlgName
+			} else {
+				d.err = "no directory matches"
+			}
+		}
+	case createdMsg:
+		m.busy = ""
+		if msg.err != nil {
+			if m.dlg != nil {
+				d := *m.dlg
+				m.dlg = &d
+				d.err = errorText(msg.err)
+			} else {
+				m.status, m.statusOK = "new session: "+errorText(msg.err), false
+			}
+			return m, nil
+		}
+		m.dlg = nil
+		m.selName = msg.info.Name
+		m.attach = msg.info.Name
+		return m, tea.Quit
+	}
+	return m, nil
+}
+
+// completeCmd completes a directory path from the file system: the one
+// directory that matches, or the longest common prefix of several with
+// them listed.
+func completeCmd(input, home string) tea.Cmd {
+	return func() tea.Msg {
+		res, cands := completeDir(input, home)
+		msg := completeMsg{input: input, result: res, candidates: cands}
+		if res == input && len(cands) == 0 {
+			st, err := os.Stat(expandHome(input, home))
+			msg.isDir = err == nil && st.IsDir()
+		}
+		return msg
+	}
+}
+
+func completeDir(input, home string) (string, []string) {
+	path := expandHome(input, home)
+	parent, base := filepath.Split(path)
+	if parent == "" {
+		parent = "."
+	}
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return input, nil
+	}
+	var names []string
+	for _, e := range entries {
+		n := e.Name()
+		if !strings.HasPrefix(n, base) || strings.HasPrefix(n, ".") && !strings.HasPrefix(base, ".") {
+			continue
+		}
+		if e.IsDir() {
+			names = append(names, n)
+		} else if e.Type()&os.ModeSymlink != 0 {
+			if st, err := os.Stat(filepath.Join(parent, n)); err == nil && st.IsDir() {
+				names = append(names, n)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return input, nil
+	}
+	// The input keeps its own spelling (~, relative) up to the part being
+	// completed.
+	head := input[:len(input)-len(base)]
+	if len(names) == 1 {
+		return head + names[0] + "/", nil
+	}
+	common := names[0]
+	for _, n := range names[1:] {
+		for !strings.HasPrefix(n, common) {
+			common = common[:len(common)-1]
+		}
+	}
+	return head + common, names
+}
+
+// expandHome turns a leading ~ into home.
+func expandHome(p, home string) string {
+	if p == "~" {
+		return home
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok && home != "" {
+		return filepath.Join(home, rest)
+	}
+	return p
+}
+
+// Render draws the dialog in w×h cells.
+func (d *newDialog) Render(w, h int) []string {
+	label := func(i int, s string) string {
+		if d.field == i {
+			return styleBold.Styled("▸ " + cell(s, 10))
+		}
+		return "  " + cell(s, 10)
+	}
+	input := func(i int, v, placeholder string) string {
+		v = termtext.Line(v)
+		if d.field == i {
+			return v + "▏" + styleFaint.Styled(placeholder)
+		}
+		if v == "" {
+			return styleFaint.Styled(strings.TrimSpace(placeholder))
+		}
+		return v
+	}
+	lines := []string{styleBold.Styled("New session"), ""}
+	lines = append(lines, label(dlgProvider, "Run"))
+	switch {
+	case d.loading:
+		lines = append(lines, styleFaint.Styled("    looking for providers on PATH…"))
+	case len(d.choices) == 0:
+		lines = append(lines, styleFaint.Styled("    nothing to run"))
+	}
+	// The picker shows a window around the pick when the list is long.
+	rows := max(h-13, 3)
+	off := window(0, d.pick, rows, len(d.choices))
+	for i := off; i < min(off+rows, len(d.choices)); i++ {
+		c := d.choices[i]
+		mark := "    "
+		if i == d.pick {
+			mark = "  ▸ "
+			if d.field == dlgProvider {
+				mark = styleBold.Styled(mark)
+			}
+		}
+		what := ""
+		switch {
+		case c.Kind == "launcher":
+			what = "launcher: " + termtext.Line(c.Command)
+		case c.Kind == "shell":
+			what = "your shell, " + termtext.Line(c.Path)
+		case c.Path != "":
+			what = termtext.Line(c.Path)
+		default:
+			what = styleError.Styled("not installed: " + termtext.Line(c.Install))
+		}
+		name := cell(termtext.Line(c.Name), 12)
+		if !c.available() {
+			name = styleFaint.Styled(name)
+		}
+		lines = append(lines, mark+name+"  "+what)
+	}
+	lines = append(lines, "",
+		label(dlgDir, "Directory")+"  "+input(dlgDir, d.dir, "  tab completes"))
+	if len(d.completions) > 0 {
+		shown := strings.Join(d.completions[:min(len(d.completions), 8)], "  ")
+		if len(d.completions) > 8 {
+			shown += fmt.Sprintf("  … %d more", len(d.completions)-8)
+		}
+		lines = append(lines, "              "+styleFaint.Styled(termtext.Line(shown)))
+	}
+	lines = append(lines,
+		label(dlgName, "Name")+"  "+input(dlgName, d.name, "  generated when empty"),
+		label(dlgArgs, "Arguments")+"  "+input(dlgArgs, d.args, "  passed to the program, shell-quoted"),
+		"")
+	if d.err != "" {
+		lines = append(lines, styleError.Styled(termtext.Line(d.err)))
+	}
+	for i, l := range lines {
+		lines[i] = fit(l, w)
+	}
+	return lines
+}
+
+// ChoicesFrom lists what the dialog offers, in order: the built-in
+// providers (found ones first), the launchers, the shell. lookPath finds an
+// executable as exec.LookPath does.
+func ChoicesFrom(providers []ProviderLaunch, launchers []Choice, shellPath string, lookPath func(string) (string, error)) []Choice {
+	var found, missing []Choice
+	for _, p := range providers {
+		c := Choice{Name: p.Name, Kind: "provider", Install: p.Install}
+		for _, exe := range p.Executables {
+			if path, err := lookPath(exe); err == nil {
+				c.Path = path
+				break
+			}
+		}
+		if c.Path != "" {
+			found = append(found, c)
+		} else {
+			missing = append(missing, c)
+		}
+	}
+	out := append(found, launchers...)
+	if shellPath != "" {
+		out = append(out, Choice{Name: "shell", Kind: "shell", Path: shellPath})
+	}
+	return append(out, missing...)
+}
+
+// ProviderLaunch is what the dialog needs to know of a built-in provider.
+type ProviderLaunch struct {
+	Name        string
+	Executables []string
+	Install     string
+}
