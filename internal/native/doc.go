@@ -116,7 +116,9 @@
 //     pending confirmation by the next hook or transcript record
 //     (`muster.keystroke.answered`); a key that interrupts (Esc mid-turn,
 //     Esc at a dialog) ends it interrupted (`muster.keystroke.interrupted`).
-//     Writes longer than 16 bytes are pastes and prove nothing;
+//     A write may hold several keys (`muster send --keys Down Enter`): the
+//     first that does something counts. Writes longer than 16 bytes and
+//     bracketed pastes are text and prove nothing;
 //   - terminal signals the provider documents (OSC 7501, OSC 9;4, titles;
 //     Observe with runstate.SourceTerminal, `muster.terminal.*`).
 //

@@ -1,10 +1,12 @@
 package native
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -155,13 +157,22 @@ func (e *Estimator) apply(ctx context.Context, f fused) {
 		if !ok || cur.RunID == "" {
 			return
 		}
-		switch kr.Key(f.keys, cur.State) {
+		// One write may hold several keys (`muster send --keys Down
+		// Enter`): the first one that does something is the evidence.
+		effect, key := provider.KeyNone, []byte(nil)
+		for _, k := range splitKeys(f.keys) {
+			if effect = kr.Key(k, cur.State); effect != provider.KeyNone {
+				key = k
+				break
+			}
+		}
+		switch effect {
 		case provider.KeyAnswer:
 			ev.Kind, ev.Hook = proto.KindRunning, HookKeyAnswered
-			ev.Signal = fmt.Sprintf("key %s typed at the %s", strconv.Quote(string(f.keys)), requestName(cur.State))
+			ev.Signal = fmt.Sprintf("key %s typed at the %s", strconv.Quote(string(key)), requestName(cur.State))
 		case provider.KeyInterrupt:
 			ev.Kind, ev.Hook = proto.KindInterrupted, HookKeyInterrupted
-			ev.Signal = fmt.Sprintf("key %s typed while %s", strconv.Quote(string(f.keys)), cur.State)
+			ev.Signal = fmt.Sprintf("key %s typed while %s", strconv.Quote(string(key)), cur.State)
 		default:
 			return
 		}
@@ -212,4 +223,38 @@ func (e *Estimator) emitEvidence(ctx context.Context, surfaceID, prov, run, hook
 		return
 	}
 	e.log.Debug("fused evidence", "surface_id", surfaceID, "hook", hook, "kind", string(kind), "run_id", run, "signal", signal)
+}
+
+// splitKeys splits one write of terminal input into keys: a CSI sequence
+// (ESC [ … final byte), an SS3 or Alt sequence (ESC and one byte), a lone
+// ESC at the end, or one byte (a UTF-8 character whole). A write that holds
+// a bracketed paste is text, not keys: nil.
+func splitKeys(b []byte) [][]byte {
+	if bytes.Contains(b, []byte("\x1b[200~")) {
+		return nil
+	}
+	var out [][]byte
+	for len(b) > 0 {
+		n := 1
+		switch {
+		case b[0] == 0x1b && len(b) > 1 && b[1] == '[':
+			n = 2
+			for n < len(b) && (b[n] < 0x40 || b[n] > 0x7e) {
+				n++
+			}
+			n = min(n+1, len(b))
+		case b[0] == 0x1b && len(b) > 2 && b[1] == 'O': // SS3: F1-F4, keypad arrows
+			n = 3
+		case b[0] == 0x1b && len(b) > 1:
+			n = 2
+			if b[1] == 0x1b { // Esc, then another key
+				n = 1
+			}
+		case b[0] >= 0x80:
+			_, n = utf8.DecodeRune(b)
+		}
+		out = append(out, b[:n])
+		b = b[n:]
+	}
+	return out
 }

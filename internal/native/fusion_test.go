@@ -104,6 +104,9 @@ func TestKeystrokes(t *testing.T) {
 		{"arrows move the selection only", []proto.EventKind{proto.KindApprovalRequested}, []string{"\x1b[B", "\x1b[A"}, proto.StateWaitingApproval, ""},
 		{"typing while running", nil, []string{"a", "\r"}, proto.StateRunning, ""},
 		{"a paste", []proto.EventKind{proto.KindApprovalRequested}, []string{strings.Repeat("x", 40) + "\r"}, proto.StateWaitingApproval, ""},
+		{"a bracketed paste", []proto.EventKind{proto.KindApprovalRequested}, []string{"\x1b[200~x\r\x1b[201~"}, proto.StateWaitingApproval, ""},
+		{"send --keys Down Down Enter", []proto.EventKind{proto.KindApprovalRequested}, []string{"\x1b[B\x1b[B\r"}, proto.StateRunning, `keystroke.answered running key "\r" typed at the approval dialog`},
+		{"send --keys Escape Escape", nil, []string{"\x1b\x1b"}, proto.StateInterrupted, `keystroke.interrupted interrupted key "\x1b" typed while running`},
 		{"Esc after the turn ended", []proto.EventKind{proto.KindSucceeded}, []string{"\x1b"}, proto.StateSucceeded, ""},
 	}
 	for _, tt := range tests {
@@ -337,6 +340,33 @@ func TestRecordedClaudeStates(t *testing.T) {
 	for _, it := range h.rec.items(h.clk.Now()) {
 		if it.Open() {
 			t.Errorf("item left open: %+v", it)
+		}
+	}
+}
+
+func TestSplitKeys(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"\x1b", []string{"\x1b"}},
+		{"\x1b\x1b", []string{"\x1b", "\x1b"}},
+		{"\x1b[B\x1b[B\r", []string{"\x1b[B", "\x1b[B", "\r"}},
+		{"\x1b[27u", []string{"\x1b[27u"}},
+		{"\x1bOA1", []string{"\x1bOA", "1"}},
+		{"\x1bx", []string{"\x1bx"}},
+		{"é\r", []string{"é", "\r"}},
+		{"\x1b[12", []string{"\x1b[12"}},
+		{"\x1b[200~a\x1b[201~", nil},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, k := range splitKeys([]byte(tt.in)) {
+			got = append(got, string(k))
+		}
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
+			t.Errorf("splitKeys(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
