@@ -90,7 +90,10 @@ func newHistoryCmdWith(f *Factory, runF func(*historyOptions) error) *cobra.Comm
 type historyEntry struct {
 	Ref string `json:"ref"`
 	transcript.Session
-	Snippet    string   `json:"snippet,omitempty"`
+	Snippet string `json:"snippet,omitempty"`
+	// Subagent is the sub-agent of this conversation whose transcript the
+	// snippet comes from.
+	Subagent   string   `json:"subagent,omitempty"`
 	Highlights [][2]int `json:"highlights,omitempty"`
 	Tier       *int     `json:"tier,omitempty"`
 }
@@ -148,7 +151,7 @@ func runHistory(ctx context.Context, f *Factory, o *historyOptions) error {
 			for i := range s.Warnings {
 				s.Warnings[i] = redactSecrets(s.Warnings[i])
 			}
-			e.Snippet, e.Highlights = h.Snippet, h.Highlights
+			e.Snippet, e.Highlights, e.Subagent = h.Snippet, h.Highlights, h.Subagent
 			out = append(out, e)
 		}
 		return writeJSON(f.IO.Out, out)
@@ -218,7 +221,11 @@ func printHistory(w io.Writer, hits []history.Hit, allIDs []string, home string,
 		}
 		fmt.Fprintln(w, b.String())
 		if i > 0 && searching && hits[i-1].Snippet != "" {
-			fmt.Fprintln(w, "    "+highlight(hits[i-1], tty))
+			lead := "    "
+			if sub := hits[i-1].Subagent; sub != "" {
+				lead += "(sub-agent " + termtext.Clip(sub, 24) + ") "
+			}
+			fmt.Fprintln(w, lead+highlight(hits[i-1], tty))
 		}
 	}
 }

@@ -80,7 +80,8 @@ func runStats(ctx context.Context, f *Factory, o *statsOptions) error {
 	if err := refreshHistory(ctx, f, idx, historySources(o.Provider), history.RefreshOptions{Analyzer: stats.Analyzer()}); err != nil {
 		return err
 	}
-	sessions, err := idx.ListAnalyzed(ctx, history.Query{Provider: o.Provider, Search: o.Search, Since: since}, stats.AnalyzerVersion)
+	// Sub-agents count in their parent's conversation (stats.Compute).
+	sessions, err := idx.ListAnalyzed(ctx, history.Query{Provider: o.Provider, Search: o.Search, Since: since, IncludeSubagents: true}, stats.AnalyzerVersion)
 	if err != nil {
 		return err
 	}

@@ -491,7 +491,7 @@ func prepare(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
 		{&s.upsertFile, `INSERT INTO history_files(path, provider, size, mtime_ns, version) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT(path) DO UPDATE SET provider = excluded.provider, size = excluded.size, mtime_ns = excluded.mtime_ns, version = excluded.version`},
 		{&s.insSession, `INSERT INTO history_sessions(path, ord, provider, native_id, title, cwd, model, started_ms, last_ms,
-			prompt_count, tool_call_count, search, summary, detail, detail_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+			prompt_count, tool_call_count, search, summary, detail, detail_version, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.insText, `INSERT INTO history_fts(rowid, meta, said, tools) VALUES (?, ?, ?, ?)`},
 		{&s.delFile, `DELETE FROM history_files WHERE path = ?`},
 		{&s.putDigest, `INSERT INTO history_digests(provider, digest) VALUES (?, ?)
@@ -531,7 +531,7 @@ func (s *writeStmts) put(ctx context.Context, r result, version string) error {
 		}
 		res, err := s.insSession.ExecContext(ctx, f.Path, i, ss.Provider, ss.ID, ss.Title, ss.CWD, ss.Model,
 			unixMS(ss.StartedAt), lastMS(ss), ss.PromptCount, ss.ToolCallCount, searchText(ss), string(rw.summary),
-			detail, detailVersion)
+			detail, detailVersion, ss.ParentID)
 		if err != nil {
 			return err
 		}

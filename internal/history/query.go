@@ -31,6 +31,10 @@ type Query struct {
 	// which List otherwise leaves out (seed 002: a session is discoverable
 	// when it has prompts or tool calls).
 	IncludeEmpty bool
+	// IncludeSubagents keeps sub-agent sessions (Session.ParentID set),
+	// which belong to their parent's conversation and are otherwise left
+	// out; see Subagents.
+	IncludeSubagents bool
 }
 
 func (q Query) where() (string, []any) {
@@ -58,6 +62,9 @@ func (q Query) where() (string, []any) {
 	}
 	if !q.IncludeEmpty {
 		conds = append(conds, "(prompt_count > 0 OR tool_call_count > 0)")
+	}
+	if !q.IncludeSubagents {
+		conds = append(conds, "parent_id = ''")
 	}
 	if len(conds) == 0 {
 		return "", nil
@@ -224,4 +231,24 @@ func (x *Index) IDs(ctx context.Context) ([]string, error) {
 		out = append(out, id)
 	}
 	return out, rows.Err()
+}
+
+// Subagents returns the sub-agent sessions of a conversation (same
+// provider, ParentID = its native id), oldest first; Session.ParentCallID
+// names the parent's tool call that started each, where the format records
+// it. Load each with Load to nest it under that call.
+func (x *Index) Subagents(ctx context.Context, parent Resolved) ([]Resolved, error) {
+	if parent.Session.ID == "" {
+		return nil, nil
+	}
+	ss, err := x.query(ctx, `SELECT summary FROM history_sessions WHERE parent_id = ? AND provider = ?
+		ORDER BY started_ms, path, ord`, parent.Session.ID, parent.Session.Provider)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Resolved, len(ss))
+	for i, s := range ss {
+		out[i] = Resolved{Session: s, Source: parent.Source}
+	}
+	return out, nil
 }

@@ -2,7 +2,9 @@ package history
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -39,6 +41,9 @@ type Hit struct {
 	// Highlights are the [start, end) byte offsets of the matched words in
 	// Snippet, in order.
 	Highlights [][2]int
+	// Subagent is the native id of the sub-agent whose transcript matched,
+	// "" when the conversation's own did.
+	Subagent string
 	// Tier says where the session holds every word of the query
 	// (TierMeta, TierSaid, TierTools); lower is better.
 	Tier int
@@ -210,85 +215,123 @@ func (x *Index) search(ctx context.Context, q SearchQuery, words []queryWord, ex
 		return nil, nil
 	}
 	where, args := q.filters()
-	var rowids []int64
-	var tiers []int
+	var found []found
+	seen := map[int64]bool{}
+	parents := map[[2]string]int64{}
 	for tier, te := range tierExprs(expr) {
-		sqlq := `SELECT s.rowid FROM history_sessions s
+		// No LIMIT: sub-agent rows fold into their parent, so how many
+		// rows make Limit conversations is unknown; reading stops there.
+		sqlq := `SELECT s.rowid, s.provider, s.parent_id FROM history_sessions s
 			WHERE s.rowid IN (SELECT rowid FROM history_fts WHERE history_fts MATCH ?)` + where +
 			` ORDER BY s.last_ms DESC, s.rowid DESC`
-		if q.Limit > 0 {
-			sqlq += fmt.Sprintf(" LIMIT %d", q.Limit-len(rowids))
-		}
-		n := len(rowids)
-		if err := x.scanInts(ctx, &rowids, sqlq, append([]any{te}, args...)...); err != nil {
+		done, err := x.collect(ctx, sqlq, append([]any{te}, args...), tier, q.Limit, &found, seen, parents)
+		if err != nil {
 			return nil, fmt.Errorf("search history: %w", err)
 		}
-		for range len(rowids) - n {
-			tiers = append(tiers, tier)
-		}
-		if q.Limit > 0 && len(rowids) >= q.Limit {
+		if done {
 			break
 		}
 	}
-	if len(rowids) == 0 {
+	if len(found) == 0 {
 		return nil, nil
 	}
-	return x.hits(ctx, rowids, tiers, words)
+	return x.hits(ctx, found, words)
 }
 
-func (x *Index) scanInts(ctx context.Context, dst *[]int64, q string, args ...any) error {
-	rows, err := x.st.R.QueryContext(ctx, q, args...)
+// found is a conversation a search kept: show is its row, text the row
+// (its own or a sub-agent's) whose text matched.
+type found struct {
+	show, text int64
+	tier       int
+}
+
+// collect appends the conversations of a tier query's rows to out, a
+// sub-agent's as its parent's (itself when its parent is not indexed),
+// each once; it reports whether limit is reached.
+func (x *Index) collect(ctx context.Context, sqlq string, args []any, tier, limit int, out *[]found, seen map[int64]bool, parents map[[2]string]int64) (bool, error) {
+	rows, err := x.st.R.QueryContext(ctx, sqlq, args...)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var v int64
-		if err := rows.Scan(&v); err != nil {
-			return err
+		var id int64
+		var prov, parent string
+		if err := rows.Scan(&id, &prov, &parent); err != nil {
+			return false, err
 		}
-		*dst = append(*dst, v)
+		show := id
+		if parent != "" {
+			k := [2]string{prov, parent}
+			p, ok := parents[k]
+			if !ok {
+				err := x.st.R.QueryRowContext(ctx, `SELECT rowid FROM history_sessions WHERE native_id = ? AND provider = ? AND parent_id = ''
+					ORDER BY last_ms DESC LIMIT 1`, parent, prov).Scan(&p)
+				if err != nil && !errors.Is(err, sql.ErrNoRows) {
+					return false, err
+				}
+				parents[k] = p
+			}
+			if p != 0 {
+				show = p
+			}
+		}
+		if seen[show] {
+			continue
+		}
+		seen[show] = true
+		*out = append(*out, found{show, id, tier})
+		if limit > 0 && len(*out) >= limit {
+			return true, nil
+		}
 	}
-	return rows.Err()
+	return false, rows.Err()
 }
 
-// hits reads the summaries and text of the kept sessions and cuts their
-// snippets, in the order of rowids.
-func (x *Index) hits(ctx context.Context, rowids []int64, tiers []int, words []queryWord) ([]Hit, error) {
-	pos := make(map[int64]int, len(rowids))
-	for i, id := range rowids {
-		pos[id] = i
+// hits reads the summaries of the kept conversations and the text that
+// matched, and cuts their snippets, in the order found.
+func (x *Index) hits(ctx context.Context, fs []found, words []queryWord) ([]Hit, error) {
+	out := make([]Hit, len(fs))
+	var ids []any
+	for _, f := range fs {
+		ids = append(ids, f.show, f.text)
 	}
-	out := make([]Hit, len(rowids))
-	sqlq := `SELECT s.rowid, s.summary, f.meta, f.said, f.tools FROM history_sessions s JOIN history_fts f ON f.rowid = s.rowid
-		WHERE s.rowid IN (` + placeholders(len(rowids)) + `)`
-	args := make([]any, len(rowids))
-	for i, id := range rowids {
-		args[i] = id
-	}
-	rows, err := x.st.R.QueryContext(ctx, sqlq, args...)
+	summaries := map[int64][]byte{}
+	texts := map[int64][3]string{}
+	rows, err := x.st.R.QueryContext(ctx, `SELECT s.rowid, s.summary, f.meta, f.said, f.tools
+		FROM history_sessions s LEFT JOIN history_fts f ON f.rowid = s.rowid
+		WHERE s.rowid IN (`+placeholders(len(ids))+`)`, ids...)
 	if err != nil {
 		return nil, fmt.Errorf("search history: %w", err)
 	}
 	defer rows.Close()
-	terms := snippetTerms(words)
 	for rows.Next() {
 		var id int64
 		var raw []byte
-		var cols [3]string
+		var cols [3]sql.NullString
 		if err := rows.Scan(&id, &raw, &cols[0], &cols[1], &cols[2]); err != nil {
 			return nil, fmt.Errorf("search history: %w", err)
 		}
-		i := pos[id]
-		h := &out[i]
-		if err := json.Unmarshal(raw, &h.Session); err != nil {
-			return nil, fmt.Errorf("decode history summary: %w", err)
-		}
-		h.Tier = tiers[i]
-		h.Snippet, h.Highlights = markedSnippet(cutSnippet(cols, h.Tier, terms))
+		summaries[id] = raw
+		texts[id] = [3]string{cols[0].String, cols[1].String, cols[2].String}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search history: %w", err)
+	}
+	terms := snippetTerms(words)
+	for i, f := range fs {
+		h := &out[i]
+		if err := json.Unmarshal(summaries[f.show], &h.Session); err != nil {
+			return nil, fmt.Errorf("decode history summary: %w", err)
+		}
+		h.Tier = f.tier
+		h.Snippet, h.Highlights = markedSnippet(cutSnippet(texts[f.text], f.tier, terms))
+		if f.text != f.show {
+			var sub transcript.Session
+			if json.Unmarshal(summaries[f.text], &sub) == nil {
+				h.Subagent = sub.ID
+			}
+		}
 	}
 	return out, nil
 }

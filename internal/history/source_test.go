@@ -90,6 +90,7 @@ func (s *testSource) Parse(ctx context.Context, env transcript.Env, path string,
 			Provider: s.name, ID: ts.ID, Path: path, Title: ts.Title, FirstPrompt: ts.Title, CWD: ts.CWD,
 			PromptCount: ts.Prompts, ToolCallCount: len(ts.Tools), Model: ts.Model,
 			StartedAt: ts.Started, EndedAt: ts.Started.Add(time.Minute),
+			ParentID: ts.Parent, ParentCallID: ts.ParentCall,
 		}}
 		if !opts.SummaryOnly {
 			t.Items = append(t.Items, transcript.Item{Kind: transcript.UserPrompt, Text: ts.Title})
@@ -119,6 +120,9 @@ type testSession struct {
 	// Replies and Outputs (one per tool) are items of a full parse.
 	Replies []string `json:"replies,omitempty"`
 	Outputs []string `json:"outputs,omitempty"`
+	// Parent and ParentCall make a sub-agent session.
+	Parent     string `json:"parent,omitempty"`
+	ParentCall string `json:"parent_call,omitempty"`
 }
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -267,9 +267,17 @@ func modelKey(m string) string {
 	return m
 }
 
+// addActivity counts a session's activity. A sub-agent (ParentID set) is
+// part of its parent's conversation: its tool calls, edits and tokens
+// count, but it is not a session of its own, its prompts are the parent
+// agent's instructions, not a person's, and its time is within the
+// parent's.
 func (g *Group) addActivity(s transcript.Session, d detailView, analyzed bool) {
-	g.Sessions++
-	g.Prompts += s.PromptCount
+	sub := s.ParentID != ""
+	if !sub {
+		g.Sessions++
+		g.Prompts += s.PromptCount
+	}
 	if analyzed {
 		for _, tc := range d.tools {
 			g.Tools[tc.name] += tc.n
@@ -284,7 +292,7 @@ func (g *Group) addActivity(s transcript.Session, d detailView, analyzed bool) {
 		g.LinesAdded += fs.Added
 		g.LinesRemoved += fs.Removed
 	}
-	if !s.StartedAt.IsZero() && s.EndedAt.After(s.StartedAt) {
+	if !sub && !s.StartedAt.IsZero() && s.EndedAt.After(s.StartedAt) {
 		g.DurationMS += s.EndedAt.Sub(s.StartedAt).Milliseconds()
 	}
 }

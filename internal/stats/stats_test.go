@@ -196,3 +196,30 @@ func FuzzDecodeDetail(f *testing.F) {
 		}
 	})
 }
+
+// TestComputeSubagent: a sub-agent's tokens, tools and edits count in its
+// parent's conversation; it is no session of its own and its prompts are
+// the parent agent's.
+func TestComputeSubagent(t *testing.T) {
+	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	parent := transcript.Session{Provider: "claude", ID: "p", PromptCount: 2, Model: "claude-sonnet-4",
+		StartedAt: start, EndedAt: start.Add(time.Hour), Usage: &transcript.Usage{Input: 100, Output: 10}}
+	sub := transcript.Session{Provider: "claude", ID: "s", ParentID: "p", PromptCount: 1, Model: "claude-haiku-4-5",
+		StartedAt: start.Add(time.Minute), EndedAt: start.Add(2 * time.Minute), Usage: &transcript.Usage{Input: 50, Output: 5}}
+	r, err := Compute([]history.Analyzed{
+		analyzed(parent, Detail{Tools: map[string]int{"Task": 1}}),
+		analyzed(sub, Detail{Tools: map[string]int{"Edit": 1}, Files: map[string]FileChange{"/a.go": {Edits: 1, Added: 3}}}),
+	}, ByNone, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := r.Total
+	if g.Sessions != 1 || g.Prompts != 2 || g.ToolCalls != 2 || g.FilesEdited != 1 || g.LinesAdded != 3 ||
+		g.Tokens.Input != 150 || g.Tokens.Output != 15 || g.DurationMS != time.Hour.Milliseconds() {
+		t.Errorf("total %+v", g)
+	}
+	want := (100*3.0+10*15)/1e6 + (50*1.0+5*5)/1e6
+	if math.Abs(g.CostUSD-want) > 1e-12 {
+		t.Errorf("cost %v, want %v", g.CostUSD, want)
+	}
+}

@@ -107,9 +107,14 @@ type Session struct {
 	// the format records none; stats prefer it over a price table.
 	CostUSD     float64          `json:"cost_usd,omitempty"`
 	Compactions []CompactionMark `json:"compactions,omitempty"`
-	// ParentID is set for sub-agent sessions (Claude subagents/).
-	ParentID string   `json:"parent_id,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	// ParentID is set for sub-agent sessions (Claude subagents/, Codex
+	// and Gemini sub-agent threads, OpenCode child sessions): the native id
+	// of the conversation they belong to.
+	ParentID string `json:"parent_id,omitempty"`
+	// ParentCallID is the parent's tool call (Task/Agent) that started a
+	// sub-agent, where the format records it.
+	ParentCallID string   `json:"parent_call_id,omitempty"`
+	Warnings     []string `json:"warnings,omitempty"`
 }
 
 // Transcript is a session with its items.

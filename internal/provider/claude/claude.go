@@ -162,16 +162,17 @@ func subagentInfo(path string) (agentID, parentID string, ok bool) {
 	return agentID, "", true
 }
 
-// readMeta returns the description of a sub-agent's agent-<id>.meta.json.
-func readMeta(path string) string {
+// readMeta returns the description of a sub-agent's agent-<id>.meta.json
+// and the id of the parent's Task/Agent call that started it (toolUseId).
+func readMeta(path string) (description, callID string) {
 	meta := strings.TrimSuffix(path, ".jsonl") + ".meta.json"
 	fi, err := os.Stat(meta)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
-		return ""
+		return "", ""
 	}
 	data, err := fs.ReadFile(os.DirFS(filepath.Dir(meta)), filepath.Base(meta))
 	if err != nil {
-		return ""
+		return "", ""
 	}
-	return metaDescription(data)
+	return metaFields(data)
 }

@@ -223,7 +223,7 @@ func TestParseSubagents(t *testing.T) {
 		want transcript.Session
 	}{
 		{dir + "agent-a9f3e21.jsonl", transcript.Session{
-			Provider: "claude", ID: "a9f3e21", ParentID: mainID, Path: dir + "agent-a9f3e21.jsonl", CWD: "/home/dev/shop",
+			Provider: "claude", ID: "a9f3e21", ParentID: mainID, ParentCallID: "toolu_9", Path: dir + "agent-a9f3e21.jsonl", CWD: "/home/dev/shop",
 			Title: "Find Total callers", FirstPrompt: "Find every caller of checkout.Total and report whether it rounds.",
 			PromptCount: 1, ToolCallCount: 1, Model: "claude-haiku-5",
 			StartedAt: ts("2026-11-30T10:05:00Z"), EndedAt: ts("2026-11-30T10:05:03Z"),

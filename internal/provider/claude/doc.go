@@ -14,7 +14,8 @@
 //
 // <enc-cwd> is the cwd with separators replaced by "-"; it is never decoded,
 // the cwd field of the records is authoritative. A sub-agent's
-// agent-<id>.meta.json description becomes its title.
+// agent-<id>.meta.json description becomes its title, and its toolUseId
+// (the parent's Task/Agent call that started it) its ParentCallID.
 //
 // # Records
 //

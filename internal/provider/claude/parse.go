@@ -579,8 +579,12 @@ func (p *parser) finish() *transcript.Transcript {
 	case p.summary != "":
 		t.Title = transcript.Headline(p.summary)
 	}
-	if t.Title == "" && p.subagent {
-		t.Title = transcript.Headline(readMeta(t.Path))
+	if p.subagent {
+		desc, call := readMeta(t.Path)
+		t.ParentCallID = call
+		if t.Title == "" {
+			t.Title = transcript.Headline(desc)
+		}
 	}
 	if t.Title == "" {
 		t.Title = transcript.Headline(t.FirstPrompt)
@@ -662,12 +666,12 @@ func classify(text string) (promptKind, string) {
 	return prompt, text
 }
 
-func metaDescription(data []byte) string {
+func metaFields(data []byte) (description, callID string) {
 	ms, ok := transcript.Members(bytes.TrimSpace(data), nil)
 	if !ok {
-		return ""
+		return "", ""
 	}
-	return transcript.Str(transcript.Lookup(ms, "description"))
+	return transcript.Str(transcript.Lookup(ms, "description")), transcript.Str(transcript.Lookup(ms, "toolUseId"))
 }
 
 func parseTime(raw []byte) time.Time {
