@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/musterhq/muster/internal/proto"
 )
@@ -335,4 +336,52 @@ func keysRun(t *testing.T, m Model, ks ...string) Model {
 		}
 	}
 	return m
+}
+
+func TestRestorePrompt(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		keys      []string
+		wantCalls []string
+		status    string
+	}{
+		{"enter restores every checked one", []string{"enter"}, []string{"resume old gone"}, ""},
+		{"space unchecks", []string{"j", "space", "enter"}, []string{"resume old"}, ""},
+		{"a restores all", []string{"a"}, []string{"resume --all"}, ""},
+		{"esc restores none", []string{"esc"}, nil, "nothing restored; r or R restores later"},
+		{"none checked restores none", []string{"space", "j", "space", "enter"}, nil, "nothing restored; r or R restores later"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}
+			m := loadedPrompting(t, b, 100, 30, Options{})
+			if m.restore == nil || len(m.restore.sessions) != 2 {
+				t.Fatalf("no prompt for the two restorable sessions: %+v", m.restore)
+			}
+			frame := ansi.Strip(m.View().Content)
+			for _, want := range []string{"Restore 2 sessions?", "[✓] old ", "the daemon died", "[✓] gone", "transcript not found"} {
+				if !strings.Contains(frame, want) {
+					t.Errorf("prompt lacks %q:\n%s", want, frame)
+				}
+			}
+			before := len(b.Calls())
+			var cmd tea.Cmd
+			for _, k := range tc.keys {
+				m, cmd = apply(t, m, press(k))
+			}
+			runCmd(cmd)
+			if diff := cmp.Diff(tc.wantCalls, b.Calls()[before:], cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+			if m.restore != nil || m.status != tc.status {
+				t.Errorf("prompt open %v, status %q", m.restore != nil, m.status)
+			}
+			// The same sessions are not offered twice, also after an attach.
+			m, _ = run(t, m, m.fetchCmd(m.fetchSeq+1))
+			m2 := New(Options{Backend: b, State: m.State()})
+			m2, _ = run(t, step(t, m2, sizeMsg(100, 30)), m2.Init())
+			if m.restore != nil || m2.restore != nil {
+				t.Error("the prompt came back for sessions already offered")
+			}
+		})
+	}
 }

@@ -178,9 +178,16 @@ func TestDashboardInTmux(t *testing.T) {
 	// the reason, and R resumes them.
 	muster("daemon", "stop")
 	keys("clear; "+musterBin, "Enter")
-	waitText("Restore (3)", "⟲ alpha", "⟲ beta", "⟲ gamma", "the daemon stopped")
+	// The restore prompt offers the three with their reasons; gamma is
+	// unchecked, enter restores the other two, R the rest later.
+	waitText("Restore 3 sessions?", "[✓] alpha", "[✓] beta", "[✓] gamma", "the daemon stopped")
+	keys("j", "j", "Space")
+	waitText("[ ] gamma", "enter restores the 2 checked")
+	keys("Enter")
+	waitText("resumed alpha, beta")
+	waitText("2 live", "Restore (1)", "⟲ gamma")
 	keys("R")
-	waitText("resumed alpha, beta, gamma")
+	waitText("resumed gamma")
 	waitText("3 live")
 	keys("q")
 	waitFor("the shell again", func(s string) bool { return !strings.Contains(s, "q quit") })

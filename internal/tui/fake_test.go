@@ -220,7 +220,22 @@ func loaded(t *testing.T, b *fakeBackend, w, h int, o Options) Model {
 	if _, ok := msg.(refreshMsg); !ok {
 		t.Fatalf("Init command returned %T, want refreshMsg", msg)
 	}
-	return step(t, m, msg)
+	m = step(t, m, msg)
+	// The restore prompt that fixtures with restorable sessions open has
+	// tests of its own (TestRestorePrompt).
+	m.restore = nil
+	m, _ = m.syncPreview()
+	return m
+}
+
+// loadedPrompting is loaded with the restore prompt left open.
+func loadedPrompting(t *testing.T, b *fakeBackend, w, h int, o Options) Model {
+	t.Helper()
+	o.Backend = b
+	o.Home = "/home/u"
+	o.Now = func() time.Time { return fixtureNow }
+	m := step(t, New(o), tea.WindowSizeMsg{Width: w, Height: h})
+	return step(t, m, m.Init()())
 }
 
 // step applies one message and returns the next model.

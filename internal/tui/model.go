@@ -90,6 +90,7 @@ type State struct {
 	pvPref  pvPref
 	zoom    bool
 	marks   map[string]bool
+	offered map[string]bool
 }
 
 // focus is the list that the cursor keys move in.
@@ -155,6 +156,8 @@ type Model struct {
 	marks       map[string]bool // sessions marked for a kill of several
 	confirmMany []string        // marked sessions awaiting y/n before kill
 	explain     *explainView    // the explain view, when open
+	restore     *restorePrompt  // the restore prompt, when open
+	offered     map[string]bool // sessions (by id) the restore prompt offered
 
 	attach string
 }
@@ -181,13 +184,14 @@ func New(o Options) Model {
 	}
 	if st := o.State; st != nil {
 		m.filter, m.focus, m.selItem, m.pvPref, m.zoom, m.marks = st.filter, st.focus, st.selItem, st.pvPref, st.zoom, st.marks
+		m.offered = st.offered
 	}
 	return m
 }
 
 // State is the part of the dashboard that an attach should not lose.
 func (m Model) State() *State {
-	return &State{filter: m.filter, focus: m.focus, selItem: m.selItem, pvPref: m.pvPref, zoom: m.zoom, marks: m.marks}
+	return &State{filter: m.filter, focus: m.focus, selItem: m.selItem, pvPref: m.pvPref, zoom: m.zoom, marks: m.marks, offered: m.offered}
 }
 
 // Attach is the session the user chose to attach to, once the program has
@@ -291,7 +295,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.items, m.resolved = splitItems(msg.items, msg.at)
 		m.sessions = m.filtered()
 		m = m.clamp(oldSess, oldItem)
-		return m, cmd
+		return m.offerRestore(), cmd
 	case tickMsg:
 		m.ticking = false
 		return m.refresh()
@@ -333,6 +337,8 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	k := msg.String()
 	switch {
+	case m.restore != nil:
+		return m.restoreKey(k)
 	case m.dlg != nil:
 		return m.dialogKey(msg)
 	case m.renameFrom != "":

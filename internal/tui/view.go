@@ -80,7 +80,7 @@ const pvSideWidth, pvUnderHeight = 140, 36
 
 func (m Model) pvMode() pvLayout {
 	switch {
-	case m.help || m.dlg != nil || m.explain != nil || m.width < minWidth || m.height < minHeight:
+	case m.help || m.dlg != nil || m.explain != nil || m.restore != nil || m.width < minWidth || m.height < minHeight:
 		return pvHidden
 	case m.zoom:
 		return pvZoom
@@ -154,6 +154,8 @@ func (m Model) render() string {
 	switch {
 	case m.help:
 		body = strings.Split(helpPage{detachKey: m.detachKey}.Render(w), "\n")
+	case m.restore != nil:
+		body = m.restore.Render(w, m.bodyHeight())
 	case m.dlg != nil:
 		body = m.dlg.Render(w, m.bodyHeight())
 	case m.explain != nil:
@@ -193,7 +195,7 @@ func (m Model) render() string {
 	for len(lines) < room {
 		lines = append(lines, "")
 	}
-	lines = append(lines, m.statusLine(w), helpLine{focus: m.focus, help: m.help, zoom: m.pvMode() == pvZoom, dialog: m.dlg != nil, explain: m.explain != nil, filtering: m.filtering}.Render(w))
+	lines = append(lines, m.statusLine(w), helpLine{focus: m.focus, help: m.help, zoom: m.pvMode() == pvZoom, dialog: m.dlg != nil, explain: m.explain != nil, restore: m.restore != nil, filtering: m.filtering}.Render(w))
 	if len(lines) > h {
 		lines = lines[len(lines)-h:]
 	}
@@ -534,6 +536,7 @@ type helpLine struct {
 	zoom      bool
 	dialog    bool
 	explain   bool
+	restore   bool
 	filtering bool
 }
 
@@ -549,6 +552,8 @@ func (h helpLine) Render(w int) string {
 	switch {
 	case h.help:
 		keys = []hint{{"?/esc", "close help", 9}, {"q", "quit", 9}}
+	case h.restore:
+		keys = []hint{{"enter", "restore checked", 9}, {"space", "check", 7}, {"a", "all", 8}, {"esc", "none", 9}, {"j/k", "move", 3}}
 	case h.dialog:
 		keys = []hint{{"tab", "next field / complete", 8}, {"↑/↓", "choose", 6}, {"enter", "create and attach", 9}, {"esc", "cancel", 9}}
 	case h.explain:

@@ -119,6 +119,9 @@ func TestView(t *testing.T) {
 			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{Select: "api"})
 			return typeText(t, keys(t, m, "e"), "-v2")
 		}},
+		{"restoreprompt", func(t *testing.T, w, h int) Model {
+			return loadedPrompting(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{})
+		}},
 		{"overflow", func(t *testing.T, w, h int) Model {
 			sessions := manySessions(60)
 			for i := 50; i < 60; i++ {
