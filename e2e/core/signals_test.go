@@ -123,3 +123,56 @@ func TestTerminalNotificationsOpenAttentionItems(t *testing.T) {
 		t.Errorf("explain:\n%s", out)
 	}
 }
+
+// TestStatusProbeAnsweredAndConsumedSequencesStayInMuster: Muster answers
+// a program's OSC 7501 query whether or not a client is attached, and an
+// attached client's terminal never receives the query or the sequences
+// Muster consumes (agent statuses, OSC 9;4, notifications), while titles
+// still reach it.
+func TestStatusProbeAnsweredAndConsumedSequencesStayInMuster(t *testing.T) {
+	e := newEnv(t)
+	e.must("new", "--name", "probe", "--detach", "--cmd", "bash --norc --noprofile")
+	// The query goes out as Claude Code sends it; the answer is read back
+	// in raw mode (it ends with BEL, not a newline).
+	probe := e.script(`stty raw -echo
+printf '\033]7501;?\007'
+IFS= read -r -s -t 5 -d $'\a' reply
+stty sane
+printf 'REPLY[%q]\n' "$reply"
+printf '\033]0;probe-title\007\033]9;4;3;\007\033]9;Note for you\007\033]777;notify;T;B\007\033]7501;state=working:app=x\033\\'
+printf '\033]99;i=1:d=0:p=title;K\033\\\033]99;i=1:p=body;kitty\033\\'
+echo SIG-DONE-$1`)
+	const wantReply = `REPLY[$'\E]7501;?']`
+
+	// Nobody attached: the daemon answers.
+	e.must("send", "probe", probe+" one", "--enter")
+	e.waitScreen("probe", "SIG-DONE-one")
+	e.waitScreen("probe", wantReply)
+
+	// Attached: the daemon still answers (no client's terminal is asked).
+	c := e.attach("probe", 100, 30, true)
+	c.waitScreen("SIG-DONE-one")
+	e.must("send", "probe", "clear; "+probe+" two", "--enter")
+	c.waitScreen("SIG-DONE-two")
+	if !strings.Contains(c.screen(), wantReply) {
+		t.Errorf("no answer while attached:\n%s", c.screen())
+	}
+	raw := c.detach()
+	for _, s := range []string{"\x1b]7501", "\x1b]9;4", "\x1b]9;Note", "\x1b]777;notify", "\x1b]99;"} {
+		if strings.Contains(raw, s) {
+			t.Errorf("the client's terminal received %q", s)
+		}
+	}
+	if !strings.Contains(raw, "probe-title") {
+		t.Errorf("the client's terminal lost the title")
+	}
+	// The consumed notifications still reached Muster (the second run's
+	// merged into the first's item; the kitty one came within the rate
+	// limit).
+	if !eventually(func() bool {
+		items := e.openNotifications("probe")
+		return len(items) == 1 && items[0].Message == "Note for you"
+	}) {
+		t.Errorf("notification items: %+v", e.openNotifications("probe"))
+	}
+}

@@ -237,6 +237,7 @@ func (d *Daemon) paneEnv(base map[string]string, s *session, surfaceID string, e
 		env["MUSTER_HOME"] = h
 	}
 	env["TERM"] = d.opts.Term
+	setTerminalEnv(env, d.opts.Version)
 	env["MUSTER_AGENT_SESSION_ID"] = s.rec.ID
 	env["MUSTER_SURFACE_ID"] = surfaceID
 	for k, v := range extra {
@@ -278,6 +279,7 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 		Scanner: bellScanner{newPaneScanner(func(sigs []termsignal.Signal) {
 			d.onSignals(s, surfaceID, sigs)
 		}), bell},
+		FilterClients: true,
 	}
 	cfg.OnExit = func(code int) { d.onExit(s, surfaceID, code) }
 	p, err := pane.Start(cfg)

@@ -79,6 +79,14 @@ func (b bellScanner) Scan(p []byte) ([]byte, string, bool) {
 	return filtered, title, changed
 }
 
+// Answer passes on the wrapped scanner's answers (pane.Answerer).
+func (b bellScanner) Answer() []byte {
+	if a, ok := b.Scanner.(pane.Answerer); ok {
+		return a.Answer()
+	}
+	return nil
+}
+
 // preview serves op "preview": the pane's screen now, then again each time
 // it changes, no more often than proto.MinPreviewInterval, until the pane
 // exits or the client hangs up. The stream costs the pane's reader one

@@ -24,8 +24,8 @@ const FrameRaw byte = 0
 type DirectWriter func(p []byte) int
 
 type chunk struct {
-	start uint64
-	data  []byte
+	start, end uint64 // raw output offsets: data may be filtered shorter
+	data       []byte
 }
 
 // Client is one attached viewer. Output for it is queued without blocking the
@@ -173,7 +173,7 @@ func (c *Client) requestSnapshotLocked() {
 }
 
 // pushOutput is called with p.mu held.
-func (c *Client) pushOutput(start uint64, data []byte) {
+func (c *Client) pushOutput(start, end uint64, data []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -188,7 +188,7 @@ func (c *Client) pushOutput(start uint64, data []byte) {
 		return
 	}
 	if c.waitingSnap {
-		c.pending = append(c.pending, chunk{start, data})
+		c.pending = append(c.pending, chunk{start, end, data})
 		c.pendBytes += len(data)
 		if c.pendBytes > clientQueueBytes {
 			c.resyncs++
@@ -250,7 +250,7 @@ func (c *Client) deliverSnapshot(gen uint64, snap []byte, mirror bool) {
 		// Raw output does not fit this client; what came after the
 		// snapshot point is painted by the next one.
 		for _, ch := range c.pending {
-			if ch.start+uint64(len(ch.data)) > emuSeq {
+			if ch.end > emuSeq {
 				c.dirty = true
 			}
 		}
@@ -259,12 +259,17 @@ func (c *Client) deliverSnapshot(gen uint64, snap []byte, mirror bool) {
 		return
 	}
 	for _, ch := range c.pending {
-		end := ch.start + uint64(len(ch.data))
-		if end <= emuSeq {
+		if ch.end <= emuSeq {
 			continue
 		}
 		data := ch.data
 		if ch.start < emuSeq {
+			// The emulator consumes whole chunks, so this does not
+			// happen; a chunk the client filter shortened could not be
+			// cut at a raw offset anyway.
+			if ch.end-ch.start != uint64(len(data)) {
+				continue
+			}
 			data = data[emuSeq-ch.start:]
 		}
 		c.frames = append(c.frames, Frame{Type: proto.FrameOutput, Data: data})

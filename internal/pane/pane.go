@@ -40,7 +40,12 @@ type Config struct {
 	// bytes the emulator should get and may report a new title. Nil passes
 	// output through unchanged.
 	Scanner Scanner
-	Logger  *slog.Logger
+	// FilterClients strips from attached clients' output the sequences
+	// Muster consumes (termsignal.NewClientFilter: agent statuses and
+	// their query, OSC 9;4, notifications); without it clients get the
+	// program's bytes unchanged.
+	FilterClients bool
+	Logger        *slog.Logger
 	// OnExit runs once, after the process exited and its output drained.
 	OnExit func(exitCode int)
 	// WindowSize is how the pane's size follows its writable clients, as
@@ -68,6 +73,15 @@ func ValidWindowSize(s string) bool {
 // scanner). It runs on the reader goroutine, so it must be fast.
 type Scanner interface {
 	Scan(p []byte) (filtered []byte, title string, titleChanged bool)
+}
+
+// Answerer is a Scanner that answers queries of the program itself (the
+// daemon answers Claude Code's OSC 7501;?, which no user's terminal is
+// asked). Answer returns what to write to the program after the last Scan,
+// nil for nothing. Unlike the emulator's replies, these are written whether
+// or not a client is attached.
+type Answerer interface {
+	Answer() []byte
 }
 
 // ErrExited is returned when writing to a pane whose process has exited.
@@ -110,9 +124,16 @@ type Pane struct {
 
 	attached  atomic.Int32
 	lastInput atomic.Int64  // Unix nanoseconds of the last Write
+	answering atomic.Bool   // an Answerer's answer is being written
 	emuSeq    atomic.Uint64 // output consumed by the emulator
 	emu       *emuQueue
 	term      terminal // owned by the emulator goroutine
+
+	// Owned by the reader goroutine: the client filter, and whether it
+	// ran for the previous chunk (a filter idle while nobody was attached
+	// starts afresh).
+	clientFilter *termsignal.Scanner
+	filtering    bool
 
 	readerDone chan struct{}
 	done       chan struct{} // process exited and output drained
@@ -250,6 +271,21 @@ func (p *Pane) publish(chunk []byte) {
 	var titleChanged bool
 	if p.cfg.Scanner != nil {
 		filtered, title, titleChanged = p.cfg.Scanner.Scan(chunk)
+		if a, ok := p.cfg.Scanner.(Answerer); ok {
+			if b := a.Answer(); len(b) > 0 {
+				p.answer(b)
+			}
+		}
+	}
+	var clientData []byte
+	if p.cfg.FilterClients && p.attached.Load() > 0 {
+		if !p.filtering {
+			p.clientFilter = termsignal.NewClientFilter()
+		}
+		clientData, _ = p.clientFilter.Feed(chunk, make([]byte, 0, len(chunk)))
+		p.filtering = true
+	} else {
+		p.filtering = false
 	}
 	var emuData []byte
 	if !p.emu.isStale() {
@@ -266,9 +302,14 @@ func (p *Pane) publish(chunk []byte) {
 	// asks for one in pushOutput, and that snapshot must include this chunk.
 	p.emu.pushData(emuData, p.seq, titleChanged, title)
 	if len(p.clients) > 0 {
-		raw := append([]byte(nil), chunk...)
+		out := clientData
+		if !p.filtering {
+			// A client attached after the filter decision gets this
+			// chunk as the program wrote it.
+			out = append([]byte(nil), chunk...)
+		}
 		for c := range p.clients {
-			c.pushOutput(start, raw)
+			c.pushOutput(start, p.seq, out)
 		}
 	}
 	p.mu.Unlock()
@@ -343,6 +384,24 @@ func (p *Pane) Write(b []byte) error {
 		return fmt.Errorf("write to pane: %w", err)
 	}
 	return nil
+}
+
+// answer writes an Answerer's answer to the program off the reader
+// goroutine (the program may not be reading its input), one at a time: an
+// answer while another is still being written is dropped.
+func (p *Pane) answer(b []byte) {
+	if !p.answering.CompareAndSwap(false, true) {
+		return
+	}
+	b = append([]byte(nil), b...)
+	p.wg.Add(1) // the reader holds the group open, so Close waits for this
+	go func() {
+		defer p.wg.Done()
+		defer p.answering.Store(false)
+		p.inputMu.Lock()
+		defer p.inputMu.Unlock()
+		p.ptmx.Write(b)
+	}()
 }
 
 // LastInput is when input (a client's keys, `muster send`) was last

@@ -9,13 +9,20 @@ import (
 // dispatch interprets the OSC collected in buf ("<num>;<payload>"), which
 // ended with ST when st is set and with BEL otherwise. Sequences are
 // stripped unless they are queries that we let through to whoever answers
-// terminal queries (OSC 7501;? and OSC 99 with p=?).
+// terminal queries (OSC 99 with p=?). A client filter (NewClientFilter)
+// strips only what Muster consumes and reports nothing.
 func (s *Scanner) dispatch(st bool) {
 	payload := s.buf[s.ndig+1:]
+	if s.client {
+		if !consumed(s.num, payload) {
+			s.emitCollected(st)
+		}
+		return
+	}
 	switch s.num {
 	case 7501:
 		if len(payload) > 0 && payload[0] == '?' {
-			s.emitCollected(st)
+			s.sigs = append(s.sigs, Signal{Kind: KindStatusQuery, OSC: 7501, Percent: -1, ExitCode: -1, Raw: s.intern()})
 			return
 		}
 	case 99:
@@ -409,4 +416,31 @@ func trimPartialRune(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// consumed reports whether an OSC is Muster's own, never passed on to an
+// attached client's terminal: agent statuses and their query (the daemon
+// answers it), OSC 9;4 progress, and notifications (OSC 9, 777;notify,
+// OSC 99 but its p=? query), which become activity and attention items.
+// Titles, the working directory, prompt marks, other ConEmu commands and
+// everything else pass.
+func consumed(num int, payload []byte) bool {
+	switch num {
+	case 7501:
+		return true
+	case 9:
+		n := 0
+		for n < len(payload) && isDigit(payload[n]) {
+			n++
+		}
+		if n == 0 || (n < len(payload) && payload[n] != ';') {
+			return len(payload) > 0 // a notification
+		}
+		return string(payload[:n]) == "4"
+	case 777:
+		return strings.HasPrefix(string(payload), "notify;")
+	case 99:
+		return !kittyQuery(payload)
+	}
+	return false
 }

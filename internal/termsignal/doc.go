@@ -30,16 +30,25 @@
 //     id. p=close is stripped; p=? queries pass through.
 //   - OSC 133 and 633 A, B, C, D: KindPrompt, with the exit code of D masked
 //     to 0..255 and err= taking precedence.
-//   - OSC 7501 (agent status, emitted by Codex): KindAgentStatus with state=.
-//     7501;? queries (sent by Claude Code) pass through.
+//   - OSC 7501 (agent status, emitted by Codex, and by Claude Code once
+//     its query is answered): KindAgentStatus with state=. The query
+//     7501;? (Claude Code) is KindStatusQuery, stripped: the daemon answers
+//     it, whether or not a client is attached.
 //   - BEL in the ground state: KindBell. The BEL itself passes through;
 //     BellLimiter debounces.
 //
 // # Output
 //
-// Feed returns the stream with every OSC above stripped, except the two
-// queries named. Everything else passes through byte for byte: other OSC
-// (8 hyperlinks, 10/11/12 colour queries), CSI, DCS, APC, and plain UTF-8.
+// Feed returns the stream with every OSC above stripped, except the kitty
+// query named. Everything else passes through byte for byte: other OSC (8
+// hyperlinks, 10/11/12 colour queries), CSI, DCS, APC, and plain UTF-8.
+//
+// That stream is the emulator's. An attached client's terminal gets another,
+// from a Scanner made by NewClientFilter: the raw stream minus only what
+// Muster consumes (OSC 7501 and its query, OSC 9;4, and the notifications
+// OSC 9, 777;notify and 99), so that titles, prompt marks and queries still
+// reach the user's terminal, but a notification is not shown twice and the
+// agent's status protocol stays between the agent and Muster.
 //
 // tmux passthrough (ESC P tmux; ... ESC \, with each ESC of the payload
 // doubled) is unwrapped: the wrapper is stripped and the payload, with ESC

@@ -80,7 +80,7 @@ func FuzzScanner(f *testing.F) {
 // checkSignal fails on a signal whose fields break their documented ranges.
 func checkSignal(t *testing.T, s Signal) {
 	t.Helper()
-	if s.Kind < KindTitle || s.Kind > KindBell {
+	if s.Kind < KindTitle || s.Kind > KindStatusQuery {
 		t.Fatalf("bad kind: %+v", s)
 	}
 	if s.Percent < -1 || s.Percent > 100 {

@@ -66,11 +66,24 @@ type Scanner struct {
 
 	recent     [16]string // recently seen OSC payloads, see intern
 	recentNext int
+
+	// client marks a client filter (NewClientFilter).
+	client bool
 }
 
 // New returns a Scanner in the ground state.
 func New() *Scanner {
 	return &Scanner{}
+}
+
+// NewClientFilter returns a Scanner for the stream an attached client's
+// terminal gets: it strips only the sequences Muster consumes (agent
+// statuses and their query, OSC 9;4 progress, notifications; see consumed)
+// and passes everything else, titles and prompt marks included, as the
+// program wrote it (tmux passthrough comes out unwrapped). Feed reports no
+// signals.
+func NewClientFilter() *Scanner {
+	return &Scanner{client: true}
 }
 
 // Title returns the window title most recently set by OSC 0 or OSC 2 ("" if
@@ -208,7 +221,9 @@ func (s *Scanner) machine(p []byte) int {
 					break
 				}
 				s.out = append(s.out, seg[:k+1]...)
-				s.sigs = append(s.sigs, Signal{Kind: KindBell, OSC: -1, Percent: -1, ExitCode: -1})
+				if !s.client {
+					s.sigs = append(s.sigs, Signal{Kind: KindBell, OSC: -1, Percent: -1, ExitCode: -1})
+				}
 				seg = seg[k+1:]
 			}
 			s.out = append(s.out, seg...)
@@ -250,7 +265,7 @@ func (s *Scanner) machine(p []byte) int {
 			case interpreted(s.num, s.ndig) && b == ';':
 				s.buf = append(s.buf, b)
 				s.st = stOscCollect
-			case interpreted(s.num, s.ndig) && isOscEnd(b):
+			case interpreted(s.num, s.ndig) && isOscEnd(b) && !s.client:
 				// A number we interpret but no ';': strip, report nothing.
 				s.st = stGround
 				if b == esc {

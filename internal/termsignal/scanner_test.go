@@ -187,8 +187,8 @@ func TestScanner(t *testing.T) {
 		{"7501 blocked", osc + "7501;state=blocked:app=codex:kind=permission" + st, "",
 			[]string{`agent-status[7501] "blocked" params="state=blocked:app=codex:kind=permission"`}},
 		{"7501 clear", osc + "7501;state=clear" + st, "", []string{`agent-status[7501] "clear" params="state=clear"`}},
-		{"7501 query passes", osc + "7501;?\x07", osc + "7501;?\x07", nil},
-		{"7501 query st passes", osc + "7501;?" + st, osc + "7501;?" + st, nil},
+		{"7501 query is reported", osc + "7501;?\x07", "", []string{`status-query[7501] "7501;?"`}},
+		{"7501 query st is reported", osc + "7501;?" + st, "", []string{`status-query[7501] "7501;?"`}},
 		{"7501 empty", osc + "7501;\x07", "", nil},
 
 		// OSC 7.
@@ -247,7 +247,7 @@ func TestScanner(t *testing.T) {
 		{"tmux query unwrapped", tmuxW + "\x1b\x1b]11;?\x07" + st, osc + "11;?\x07", nil},
 		{"tmux dcs and csi unwrapped", tmuxW + "\x1b\x1bP+q4d73\x1b\x1b\\\x1b\x1b[?1016$p" + st,
 			"\x1bP+q4d73" + st + "\x1b[?1016$p", nil},
-		{"tmux 7501 query unwrapped", tmuxW + "\x1b\x1b]7501;?\x07" + st, osc + "7501;?\x07", nil},
+		{"tmux 7501 query unwrapped", tmuxW + "\x1b\x1b]7501;?\x07" + st, "", []string{`status-query[7501] "7501;?"`}},
 		{"tmux nested", tmuxW + "\x1b\x1bPtmux;\x1b\x1b\x1b\x1b]0;deep\x07\x1b\x1b\\" + st + "z", "z",
 			[]string{`title[0] "deep"`}},
 		{"tmux bell", tmuxW + "\x07" + st, "\x07", []string{"bell"}},
@@ -412,12 +412,12 @@ func TestConformance(t *testing.T) {
 		keep     []string // must pass through
 		stripped []string // must not appear in the output
 	}{
-		{"claude-6.bin", []string{osc + "7501;?\x07"},
-			[]string{osc + "0;", osc + "9;", osc + "777;", "\x1bPtmux;"}},
-		{"claude-7.bin", []string{osc + "7501;?\x07"},
-			[]string{osc + "0;", osc + "9;", "\x1bPtmux;"}},
-		{"claude-8.bin", []string{osc + "7501;?" + st},
-			[]string{osc + "0;", osc + "99;", "\x1bPtmux;"}},
+		{"claude-6.bin", nil,
+			[]string{osc + "0;", osc + "9;", osc + "777;", osc + "7501;", "\x1bPtmux;"}},
+		{"claude-7.bin", nil,
+			[]string{osc + "0;", osc + "9;", osc + "7501;", "\x1bPtmux;"}},
+		{"claude-8.bin", nil,
+			[]string{osc + "0;", osc + "99;", osc + "7501;", "\x1bPtmux;"}},
 		{"codex-5.bin", []string{osc + "10;?" + st, osc + "11;?" + st},
 			[]string{osc + "0;", osc + "7501;"}},
 		{"gemini-4.bin", []string{osc + "11;?" + st},

@@ -17,6 +17,9 @@ const (
 	KindPrompt                      // OSC 133 and 633 A–D: Mark, ExitCode, Err
 	KindAgentStatus                 // OSC 7501: State and Params
 	KindBell                        // BEL in the ground state
+	// KindStatusQuery is OSC 7501;? (Claude Code asks whether the terminal
+	// reads agent statuses): Muster answers it, so it is stripped.
+	KindStatusQuery
 )
 
 var kindNames = [...]string{
@@ -27,6 +30,7 @@ var kindNames = [...]string{
 	KindPrompt:      "prompt",
 	KindAgentStatus: "agent-status",
 	KindBell:        "bell",
+	KindStatusQuery: "status-query",
 }
 
 func (k Kind) String() string {
@@ -159,6 +163,8 @@ func (s Signal) String() string {
 		return fmt.Sprintf("agent-status[%d] %q params=%q", s.OSC, s.State, s.Params)
 	case KindBell:
 		return "bell"
+	case KindStatusQuery:
+		return fmt.Sprintf("status-query[%d] %q", s.OSC, s.Raw)
 	}
 	return s.Kind.String()
 }
