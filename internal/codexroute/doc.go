@@ -8,7 +8,9 @@
 // the pane is worked out from the event's session id alone, by five ordered
 // rules:
 //
-//  1. a pane whose own Codex process has that session's rollout file open;
+//  1. a pane whose own Codex process has that session's rollout file open
+//     (the pane's own process: see below for the daemon, which does not
+//     count);
 //  2. the pane the session was bound to by an earlier event;
 //  3. a pane started with `codex resume <session-id>`;
 //  4. the only Codex pane without a binding whose working directory equals
@@ -25,7 +27,15 @@
 // Nothing is ever guessed.
 //
 // A "Codex pane" is a pane whose process, or one of its descendants, is a
-// running Codex process (provider.SessionRouter.IsAgentProcess).
+// running Codex process (provider.SessionRouter.IsAgentProcess) of its own:
+// a shared process (SharedProcess: Codex's app-server daemon) and its
+// children are nobody's. Codex 0.169 typed as `codex` (without --no-daemon)
+// starts the daemon as a child of the first TUI that needs it; the daemon
+// then holds every session's rollout open and runs every pane's hooks,
+// while the TUIs hold no rollout. Counting it as the first pane's agent
+// routed a second pane's session to the first. Now two such panes in one
+// directory are refused until one of them can be told apart (a binding, a
+// resume launch, or the other pane being the only unbound one).
 // A binding ends when its pane closes, when the pane's Codex process is
 // replaced (its pid changes), or when rule 5 moves the pane to another
 // session. Bindings live in memory only: panes do not survive the daemon.

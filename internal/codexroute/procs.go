@@ -21,6 +21,8 @@ type Procs interface {
 	Cwd(pid int) (string, error)
 	// OpenFiles returns the paths of pid's open file descriptors.
 	OpenFiles(pid int) ([]string, error)
+	// Cmdline returns pid's argv.
+	Cmdline(pid int) ([]string, error)
 }
 
 // ProcFS is Procs over a Linux /proc file system.
@@ -130,16 +132,45 @@ func (p ProcFS) OpenFiles(pid int) ([]string, error) {
 	return out, nil
 }
 
+// Cmdline reads /proc/PID/cmdline.
+func (p ProcFS) Cmdline(pid int) ([]string, error) {
+	b, err := os.ReadFile(p.path(pid, "cmdline"))
+	if err != nil {
+		return nil, fmt.Errorf("read command line of %d: %w", pid, err)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
+}
+
 // maxTree bounds the processes examined under one pane.
 const maxTree = 512
 
 // AgentPIDs returns the processes in the tree rooted at root (root
-// included) that isAgent accepts, shallowest first.
-func AgentPIDs(procs Procs, root int, isAgent func(comm, exe string) bool) []int {
+// included) that the router's provider counts as the pane's own agent,
+// shallowest first. A shared process (provider.SessionRouter.SharedProcess)
+// and everything below it are left out: they serve other panes as well.
+func AgentPIDs(procs Procs, root int, p AgentMatcher) []int {
+	own, _ := walk(procs, root, p)
+	return own
+}
+
+// SharedPIDs returns the shared processes of the provider in the tree
+// rooted at root (their descendants excluded), shallowest first.
+func SharedPIDs(procs Procs, root int, p AgentMatcher) []int {
+	_, shared := walk(procs, root, p)
+	return shared
+}
+
+// AgentMatcher is what the tree walk asks of a provider: the
+// process-recognizing part of provider.SessionRouter.
+type AgentMatcher interface {
+	IsAgentProcess(comm, exe string) bool
+	SharedProcess(argv []string) bool
+}
+
+func walk(procs Procs, root int, p AgentMatcher) (own, shared []int) {
 	if root <= 0 {
-		return nil
+		return nil, nil
 	}
-	var out []int
 	queue := []int{root}
 	seen := map[int]bool{}
 	for len(queue) > 0 && len(seen) < maxTree {
@@ -149,11 +180,15 @@ func AgentPIDs(procs Procs, root int, isAgent func(comm, exe string) bool) []int
 			continue
 		}
 		seen[pid] = true
-		if comm, exe, err := procs.Name(pid); err == nil && isAgent(comm, exe) {
-			out = append(out, pid)
+		if comm, exe, err := procs.Name(pid); err == nil && p.IsAgentProcess(comm, exe) {
+			if argv, err := procs.Cmdline(pid); err == nil && p.SharedProcess(argv) {
+				shared = append(shared, pid)
+				continue
+			}
+			own = append(own, pid)
 		}
 		kids, _ := procs.Children(pid)
 		queue = append(queue, kids...)
 	}
-	return out
+	return own, shared
 }

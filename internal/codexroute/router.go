@@ -126,7 +126,7 @@ type paneInfo struct {
 func (r *Router) inspect(panes []Pane) []paneInfo {
 	var out []paneInfo
 	for _, p := range panes {
-		pids := AgentPIDs(r.procs, p.PID, r.prov.IsAgentProcess)
+		pids := AgentPIDs(r.procs, p.PID, r.prov)
 		if len(pids) == 0 {
 			continue // not (or no longer) an agent pane
 		}

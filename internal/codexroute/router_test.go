@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/musterhq/muster/internal/provider/codex"
 	"github.com/musterhq/muster/internal/transcript"
@@ -19,6 +21,7 @@ import (
 // script's process after the script, so it is a Codex process to the router.
 const fakeCodex = `#!/bin/sh
 if [ -n "$FAKE_ROLLOUT" ]; then exec 3<"$FAKE_ROLLOUT"; fi
+if [ -n "$FAKE_ROLLOUT2" ]; then exec 4<"$FAKE_ROLLOUT2"; fi
 echo ready
 while :; do sleep 3600; done
 `
@@ -111,6 +114,48 @@ func (e *env) pane(surface, dir, open string, viaShell bool, args ...string) Pan
 	}
 	argv := append([]string{"codex"}, args...)
 	return Pane{SurfaceID: surface, PID: cmd.Process.Pid, CWD: dir, LaunchArgs: argv}
+}
+
+// daemonPane starts a shell pane whose Codex TUI holds nothing open and
+// has a child `codex app-server --managed-daemon` that holds opens open, as
+// Codex 0.169.0 does without --no-daemon. It returns once the daemon holds
+// them.
+func (e *env) daemonPane(surface, dir string, opens ...string) Pane {
+	e.t.Helper()
+	opens = append(opens, "", "")
+	cmd := exec.Command("/bin/sh", "-c", `FAKE_ROLLOUT="$S1" FAKE_ROLLOUT2="$S2" codex app-server --managed-daemon >/dev/null & FAKE_ROLLOUT= exec codex`)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+e.bin+":/usr/bin:/bin", "S1="+opens[0], "S2="+opens[1])
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		e.t.Fatalf("fake codex did not start: %q, %v", line, err)
+	}
+	p := Pane{SurfaceID: surface, PID: cmd.Process.Pid, CWD: dir, LaunchArgs: []string{"codex"}}
+	if opens[0] == "" {
+		return p
+	}
+	for i := 0; ; i++ {
+		for _, pid := range SharedPIDs(e.procs, p.PID, codex.Provider{}) {
+			if files, _ := e.procs.OpenFiles(pid); slices.Contains(files, opens[0]) {
+				return p
+			}
+		}
+		if i == 500 {
+			e.t.Fatal("the fake app-server never opened its rollout")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // shellPane starts a pane with no Codex in it.
@@ -295,4 +340,36 @@ func TestHostileSessionIDs(t *testing.T) {
 	for _, id := range []string{"", "../../etc/passwd", "*", "a/b", "a b", "-rf", "x\x00y", string(make([]byte, 200))} {
 		wantRefused(t, r, id, "SessionStart", []Pane{p1}, ErrNoPane)
 	}
+}
+
+// The daemon-mode case of issue 10 (Codex 0.169.0 typed as `codex` in two
+// shell panes of one directory): pane 1's TUI started the app-server, which
+// holds both sessions' rollouts open. Rule 1 used to route pane 2's session
+// to pane 1; the daemon is not pane 1's agent, so both are refused while
+// neither pane can be told apart, and routed once one can.
+func TestSharedDaemonIsNotThePanesAgent(t *testing.T) {
+	e := newEnv(t)
+	w := e.dir("repo")
+	ra := e.rollout(sidA, w, "codex-tui", `"vscode"`)
+	rb := e.rollout(sidB, w, "codex-tui", `"vscode"`)
+	p1 := e.daemonPane("p1", w, ra, rb)
+	p2 := e.pane("p2", w, "", true)
+	if own := AgentPIDs(e.procs, p1.PID, codex.Provider{}); len(own) != 1 || own[0] != p1.PID {
+		t.Fatalf("the agent of pane 1 is %v, want only its TUI %d", own, p1.PID)
+	}
+	panes := []Pane{p1, p2}
+	r := e.router()
+	wantRefused(t, r, sidB, "SessionStart", panes, ErrAmbiguous)
+	wantRefused(t, r, sidA, "UserPromptSubmit", panes, ErrAmbiguous)
+	if _, ok := r.Binding(sidB); ok {
+		t.Fatal("a refused route left a binding")
+	}
+
+	// Pane 1 alone: its session routes by directory, and then pane 2's
+	// session goes to the only unbound pane, never to the daemon's.
+	r = e.router()
+	wantRoute(t, r, sidA, "UserPromptSubmit", []Pane{p1}, "p1", RuleUnboundCwd)
+	wantRoute(t, r, sidB, "UserPromptSubmit", panes, "p2", RuleUnboundCwd)
+	wantRoute(t, r, sidB, "Stop", panes, "p2", RuleBinding)
+	wantRoute(t, r, sidA, "Stop", panes, "p1", RuleBinding)
 }

@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/musterhq/muster/internal/codexroute"
 	"github.com/musterhq/muster/internal/events"
 	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/hookinstall"
@@ -86,6 +87,9 @@ type Daemon struct {
 	// ghosts are the surfaces of sessions killed during this daemon's
 	// life, for placing processes that outlived their pane.
 	ghosts map[string]ghost
+	// leftovers are the shared agent processes (Codex's app-server daemon)
+	// of closed panes, ended once no pane runs their agent.
+	leftovers *codexroute.Leftovers
 	// reserved are the names renames in flight are giving.
 	reserved map[string]bool
 
@@ -151,7 +155,8 @@ func Run(ctx context.Context, opts Options) error {
 	d := &Daemon{
 		opts: opts, dirs: dirs, logger: opts.Logger, store: st,
 		startedAt: time.Now(), sessions: map[string]*session{}, ghosts: map[string]ghost{}, reserved: map[string]bool{},
-		stop: cancel, shutting: make(chan struct{}),
+		leftovers: newLeftovers(),
+		stop:      cancel, shutting: make(chan struct{}),
 		procs: systemProcs(), ctl: newConnTable(controlConnLimit(), maxControlConnsPerPID),
 	}
 	if d.procs == nil {
@@ -315,9 +320,13 @@ func (d *Daemon) closeAllPanes() {
 	d.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range panes {
+		d.leftovers.PaneClosing(p.PID())
 		wg.Go(func() { p.Close(2 * time.Second) })
 	}
 	wg.Wait()
+	if ended := d.leftovers.Reap(nil); len(ended) > 0 {
+		d.logger.Info("ended shared agent processes of the closed panes", "pids", ended)
+	}
 }
 
 // serveControl accepts control connections until ctx ends (nil) or the
@@ -1014,6 +1023,7 @@ func (d *Daemon) kill(ctx context.Context, peer func() peerWhere, name string) e
 	}
 	d.mu.Unlock()
 	if p != nil {
+		d.leftovers.PaneClosing(p.PID())
 		p.Close(2 * time.Second)
 	}
 	if err := d.store.DeleteSession(ctx, s.rec.ID); err != nil {
@@ -1024,6 +1034,9 @@ func (d *Daemon) kill(ctx context.Context, peer func() peerWhere, name string) e
 	d.mu.Unlock()
 	d.events.SessionRemoved(s.rec.ID)
 	d.logger.Info("session killed", "session_id", s.rec.ID)
+	if ended := d.leftovers.Reap(d.livePanePIDs()); len(ended) > 0 {
+		d.logger.Info("ended shared agent processes no pane uses", "pids", ended)
+	}
 	return nil
 }
 

@@ -29,6 +29,32 @@ func sessionRouters(env transcript.Env) []*codexroute.Router {
 	return out
 }
 
+// newLeftovers watches the shared processes of every provider that has
+// them (Codex's app-server daemon).
+func newLeftovers() *codexroute.Leftovers {
+	var ms []codexroute.AgentMatcher
+	for _, r := range all.Capable[provider.SessionRouter]() {
+		ms = append(ms, r)
+	}
+	return codexroute.NewLeftovers(nil, ms...)
+}
+
+// livePanePIDs returns the processes of the panes still running.
+func (d *Daemon) livePanePIDs() []int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []int
+	for _, s := range d.sessions {
+		if s.pane == nil {
+			continue
+		}
+		if exited, _ := s.pane.Exited(); !exited {
+			out = append(out, s.pane.PID())
+		}
+	}
+	return out
+}
+
 // agentIsRoot reports whether the pane's first process is the agent itself
 // rather than a managed shell.
 func agentIsRoot(rec store.Session) bool {

@@ -84,6 +84,11 @@ type SessionRouter interface {
 	// IsAgentProcess reports whether a process (its command name, its
 	// executable's path) is the provider's CLI.
 	IsAgentProcess(comm, exe string) bool
+	// SharedProcess reports whether a process of the CLI, by its argv,
+	// serves the sessions of other panes too (Codex's app-server daemon,
+	// which the first TUI to need it starts as its child): neither it nor
+	// anything it runs is the pane's own agent, whatever pane it lives in.
+	SharedProcess(argv []string) bool
 	// SessionFile returns the file the CLI holds open while the session
 	// runs (Codex's rollout); "" when there is none (yet).
 	SessionFile(env transcript.Env, sessionID string) (string, error)

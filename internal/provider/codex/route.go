@@ -26,6 +26,38 @@ func (Provider) IsAgentProcess(comm, exe string) bool {
 	return false
 }
 
+// SharedProcess implements provider.SessionRouter: `codex app-server …`
+// (the background daemon a TUI starts unless run with --no-daemon, and its
+// pid-update-loop) and `codex mcp-server`. Measured with 0.169.0 in two
+// shell panes of one directory: the daemon was a child of the first pane's
+// TUI, held the rollout of every session open, and ran the hooks of both
+// panes; the TUIs held no rollout open.
+func (p Provider) SharedProcess(argv []string) bool {
+	i := 0
+	for i < len(argv) && !p.IsAgentProcess(filepath.Base(argv[i]), argv[i]) {
+		i++ // an interpreter running the codex script
+	}
+	for i++; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case valueFlags[a]:
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			return a == "app-server" || a == "mcp-server"
+		}
+	}
+	return false
+}
+
+// valueFlags are Codex's global options that take a separate value, which
+// is not a subcommand.
+var valueFlags = map[string]bool{
+	"-c": true, "--config": true, "-m": true, "--model": true, "-p": true, "--profile": true,
+	"-s": true, "--sandbox": true, "-a": true, "--ask-for-approval": true, "-C": true, "--cd": true,
+	"-i": true, "--image": true, "--add-dir": true, "--enable": true, "--disable": true, "--local-provider": true,
+}
+
 // SessionFile implements provider.SessionRouter: the rollout, which the
 // Codex process of the session holds open.
 func (Provider) SessionFile(env transcript.Env, sessionID string) (string, error) {

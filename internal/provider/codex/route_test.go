@@ -188,6 +188,30 @@ func TestIsAgentProcess(t *testing.T) {
 	}
 }
 
+func TestSharedProcess(t *testing.T) {
+	daemon := "/h/.codex/packages/app-server-daemon/releases/0.169.0-x86_64-unknown-linux-musl/bin/codex"
+	for _, tt := range []struct {
+		argv []string
+		want bool
+	}{
+		// As /proc/PID/cmdline read them in two shell panes (0.169.0).
+		{[]string{daemon, "app-server", "--listen", "unix://", "--analytics-default-enabled", "--managed-daemon"}, true},
+		{[]string{daemon, "app-server", "daemon", "pid-update-loop"}, true},
+		{[]string{"/usr/lib/node_modules/@openai/codex/vendor/x86_64-unknown-linux-musl/bin/codex"}, false},
+		{[]string{"node", "/usr/bin/codex"}, false},
+		{[]string{"codex", "-c", "model_provider=fake", "--no-daemon", "resume", "x"}, false},
+		{[]string{"codex", "-c", "app-server", "exec", "hi"}, false},
+		{[]string{"/bin/sh", "/tmp/bin/codex", "mcp-server"}, true},
+		{[]string{"codex", "fix the app-server"}, false},
+		{[]string{"/bin/sh", "-c", "codex app-server"}, false},
+		{nil, false},
+	} {
+		if got := (Provider{}).SharedProcess(tt.argv); got != tt.want {
+			t.Errorf("SharedProcess(%q) = %v, want %v", tt.argv, got, tt.want)
+		}
+	}
+}
+
 func TestTurnFailed(t *testing.T) {
 	for raw, want := range map[string]bool{
 		"7501;state=error:app=codex":  true,

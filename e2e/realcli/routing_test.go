@@ -1,0 +1,162 @@
+package realcli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/musterhq/muster/e2e/realcli"
+	"github.com/musterhq/muster/internal/testing/fakemodel"
+)
+
+// codexDaemons returns the Codex app-server processes running with the
+// Setup's HOME: the daemon and its pid-update-loop.
+func codexDaemons(s *realcli.Setup) []realcli.Process {
+	var out []realcli.Process
+	for _, p := range s.Processes() {
+		if strings.Contains(p.Command, " app-server") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// startCodexInShell opens a shell pane and types `codex` into it, as a
+// user would: Codex 0.169 then runs with its background app-server daemon.
+func startCodexInShell(m *musterRun, name string) {
+	m.t.Helper()
+	m.must("new", "--name", name, "--dir", m.s.Dir, "--detach")
+	m.must("send", name, "codex", "--enter")
+	m.waitScreen(name, profiles[realcli.Codex].idle, launchTimeout)
+}
+
+// promptUntil types prompt into pane name and presses Enter again until
+// the screen shows reply (a key typed while Codex redraws can be lost).
+func promptUntil(m *musterRun, name, prompt, reply string) {
+	m.t.Helper()
+	m.must("send", name, prompt, "--enter")
+	for i := 0; !poll(15*time.Second, func() bool { return strings.Contains(m.capture(name), reply) }); i++ {
+		if i == 4 {
+			m.t.Fatalf("%s: no reply %q to %q; screen:\n%s", name, reply, prompt, m.capture(name))
+		}
+		if !strings.Contains(m.capture(name), prompt) {
+			m.must("send", name, prompt, "--enter")
+		} else {
+			m.must("send", name, "", "--enter")
+		}
+	}
+}
+
+// rolloutOf returns the session id of the rollout that holds prompt.
+func rolloutOf(t *testing.T, s *realcli.Setup, prompt string) string {
+	t.Helper()
+	var id string
+	if !poll(turnTimeout, func() bool {
+		files, _ := filepath.Glob(filepath.Join(s.Home, ".codex", "sessions", "*", "*", "*", "rollout-*.jsonl"))
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), prompt) {
+				base := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+				id = base[len(base)-36:]
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("no rollout holds %q", prompt)
+	}
+	return id
+}
+
+// killAll kills the panes and checks that Codex's app-server daemon, which
+// the first pane's TUI started, is gone once none of them is left.
+func killAll(m *musterRun, names ...string) {
+	m.t.Helper()
+	if len(codexDaemons(m.s)) == 0 {
+		m.t.Fatalf("no Codex app-server runs before the kill: the panes did not run Codex in daemon mode")
+	}
+	for _, n := range names {
+		m.must("kill", n)
+	}
+	start := time.Now()
+	if !poll(20*time.Second, func() bool { return len(codexDaemons(m.s)) == 0 }) {
+		m.t.Fatalf("the Codex app-server outlived `muster kill` of its panes: %v", codexDaemons(m.s))
+	}
+	m.t.Logf("app-server gone %s after the last kill", time.Since(start).Round(10*time.Millisecond))
+}
+
+// TestMusterCodexDaemonPanes is issue 10's Codex daemon-mode case: Codex
+// typed as `codex` into two shell panes of one directory, where its
+// app-server daemon (a child of the first pane's TUI) holds every rollout
+// open and runs both panes' hooks. Each session's turns and native id stay
+// on its own pane or are refused, never crossed; the daemon does not
+// outlive `muster kill` of the panes.
+func TestMusterCodexDaemonPanes(t *testing.T) {
+	t.Parallel()
+	s := realcli.New(t, realcli.Codex, realcli.Options{})
+	m := newMuster(t, s)
+	defer func() {
+		if t.Failed() {
+			if b, err := os.ReadFile(filepath.Join(s.MusterHome, "state", "daemon.log")); err == nil {
+				t.Logf("daemon.log:\n%s", b)
+			}
+		}
+	}()
+	m.must("hooks", "setup", "codex")
+	if err := realcli.TrustCodexHooks(filepath.Join(s.Home, ".codex")); err != nil {
+		t.Fatal(err)
+	}
+
+	// Both Codexes start before either has a session: nothing tells the
+	// panes apart, so their events are refused.
+	startCodexInShell(m, "ca")
+	startCodexInShell(m, "cb")
+	s.Server.Enqueue(fakemodel.Text("reply for ca"), fakemodel.Text("reply for cb"))
+	promptUntil(m, "ca", "hello from ca", "reply for ca")
+	before := m.session("ca")
+	promptUntil(m, "cb", "hello from cb", "reply for cb")
+	sidA, sidB := rolloutOf(t, s, "hello from ca"), rolloutOf(t, s, "hello from cb")
+	time.Sleep(2 * time.Second) // the Stop hooks of both turns have run
+	a, b := m.session("ca"), m.session("cb")
+	t.Logf("at once: ca native %q run %q %q; cb native %q run %q %q (sessions %s, %s)",
+		a.NativeSessionID, runID(a), runState(a), b.NativeSessionID, runID(b), runState(b), sidA, sidB)
+	if a.NativeSessionID == sidB || b.NativeSessionID == sidA {
+		t.Errorf("crossed native ids: ca has %q, cb has %q; ca's session is %s, cb's %s", a.NativeSessionID, b.NativeSessionID, sidA, sidB)
+	}
+	if runID(a) != runID(before) {
+		t.Errorf("cb's turn moved ca's run from %q to %q", runID(before), runID(a))
+	}
+	if codexDaemons(s) == nil {
+		t.Fatal("no app-server: Codex did not run in daemon mode")
+	}
+	killAll(m, "ca", "cb")
+
+	// One after the other: the first pane is the only Codex pane in the
+	// directory, and the second is then the only one without a session.
+	startCodexInShell(m, "cc")
+	s.Server.Enqueue(fakemodel.Text("reply for cc"), fakemodel.Text("reply for cd"))
+	start := time.Now()
+	promptUntil(m, "cc", "hello from cc", "reply for cc")
+	w := m.wait("cc", "done", turnTimeout)
+	t.Logf("cc: prompt to %s %s", w.State, time.Since(start).Round(10*time.Millisecond))
+	startCodexInShell(m, "cd")
+	start = time.Now()
+	promptUntil(m, "cd", "hello from cd", "reply for cd")
+	w2 := m.wait("cd", "done", turnTimeout)
+	t.Logf("cd: prompt to %s %s", w2.State, time.Since(start).Round(10*time.Millisecond))
+	sidC, sidD := rolloutOf(t, s, "hello from cc"), rolloutOf(t, s, "hello from cd")
+	c, d := m.session("cc"), m.session("cd")
+	if c.NativeSessionID != sidC || d.NativeSessionID != sidD {
+		t.Errorf("native ids: cc %q, cd %q; want %s, %s", c.NativeSessionID, d.NativeSessionID, sidC, sidD)
+	}
+	if runID(c) == runID(d) || runID(c) != w.RunID || runID(d) != w2.RunID {
+		t.Errorf("runs: cc %q (waited %q), cd %q (waited %q); want each pane its own", runID(c), w.RunID, runID(d), w2.RunID)
+	}
+	for _, ws := range []string{w.State, w2.State} {
+		if ws != "succeeded" && ws != "idle" {
+			t.Errorf("a turn ended %q, want succeeded", ws)
+		}
+	}
+	killAll(m, "cc", "cd")
+}

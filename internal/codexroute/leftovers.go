@@ -1,0 +1,140 @@
+package codexroute
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Leftovers ends the shared processes a pane started (Codex's app-server
+// daemon and its pid-update-loop, which Codex 0.169 starts as children of
+// the first TUI and which survive it in a session of their own) once no
+// pane runs an agent of their provider any more: `muster kill` of the
+// panes must not leave them running, and they must not be killed while
+// another pane's agent may still be their client. Codex's own `codex
+// app-server daemon stop` only logs shutdown_requested, so they are
+// signalled: SIGTERM, then SIGKILL after Grace.
+type Leftovers struct {
+	procs Procs
+	provs []AgentMatcher
+	// Grace is how long a signalled process has to exit before SIGKILL.
+	Grace time.Duration
+
+	mu   sync.Mutex
+	held []leftover
+}
+
+type leftover struct {
+	pid   int
+	start string // the process's start time, so a reused pid is not hit
+	prov  AgentMatcher
+}
+
+// NewLeftovers returns Leftovers for the given providers, reading
+// processes through procs (ProcFS{} when nil).
+func NewLeftovers(procs Procs, provs ...AgentMatcher) *Leftovers {
+	if procs == nil {
+		procs = ProcFS{}
+	}
+	return &Leftovers{procs: procs, provs: provs, Grace: 2 * time.Second}
+}
+
+// PaneClosing notes the shared processes in the tree of a pane about to be
+// closed (root is its process), before closing orphans them.
+func (l *Leftovers) PaneClosing(root int) {
+	for _, p := range l.provs {
+		for _, pid := range SharedPIDs(l.procs, root, p) {
+			st := startTime(pid)
+			if st == "" {
+				continue
+			}
+			l.mu.Lock()
+			dup := false
+			for _, h := range l.held {
+				dup = dup || h.pid == pid && h.start == st
+			}
+			if !dup {
+				l.held = append(l.held, leftover{pid: pid, start: st, prov: p})
+			}
+			l.mu.Unlock()
+		}
+	}
+}
+
+// Reap ends the noted processes of each provider that no live pane (roots:
+// their processes) runs an agent of, and forgets those that are gone. It
+// returns the processes it signalled.
+func (l *Leftovers) Reap(roots []int) []int {
+	l.mu.Lock()
+	held := l.held
+	l.held = nil
+	l.mu.Unlock()
+	busy := map[AgentMatcher]bool{}
+	var keep []leftover
+	var ended []int
+	for _, h := range held {
+		if startTime(h.pid) != h.start {
+			continue // exited (or the pid was reused)
+		}
+		b, ok := busy[h.prov]
+		if !ok {
+			for _, r := range roots {
+				if len(AgentPIDs(l.procs, r, h.prov)) > 0 {
+					b = true
+					break
+				}
+			}
+			busy[h.prov] = b
+		}
+		if b {
+			keep = append(keep, h)
+			continue
+		}
+		l.end(h)
+		ended = append(ended, h.pid)
+	}
+	l.mu.Lock()
+	l.held = append(l.held, keep...)
+	l.mu.Unlock()
+	return ended
+}
+
+func (l *Leftovers) end(h leftover) {
+	if err := syscall.Kill(h.pid, syscall.SIGTERM); err != nil {
+		return
+	}
+	deadline := time.Now().Add(l.Grace)
+	for time.Now().Before(deadline) {
+		if startTime(h.pid) != h.start {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if startTime(h.pid) == h.start {
+		syscall.Kill(h.pid, syscall.SIGKILL)
+	}
+}
+
+// startTime is field 22 of /proc/PID/stat (clock ticks since boot), ""
+// when the process is gone or a zombie.
+func startTime(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if errors.Is(err, os.ErrNotExist) || err != nil {
+		return ""
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(s[i+1:])
+	// f[0] is field 3 (state); field 22 is f[19].
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return ""
+	}
+	return f[19]
+}
