@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Pane output path vs a raw PTY and tmux, measured in one run (issue 2).
-# Usage: bench/core.sh [-mb 200] [-idle 60] [-keys 300]
+# Usage: bench/core.sh [-mb 200] [-idle 60] [-keys 300] [-rss-panes 10] [-phases throughput,latency,rss,idle]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v tmux >/dev/null || { echo "bench/core.sh needs tmux (apt-get install -y tmux)" >&2; exit 1; }

@@ -1,8 +1,9 @@
 // Command corebench measures Muster's pane output path against a raw PTY and
 // tmux in one run on one machine, and prints the ratios (issue 2):
 // throughput with one attached client, keystroke-to-echo latency through
-// `muster attach` and `tmux attach`, RSS per idle pane with 10,000 lines of
-// scrollback, and daemon CPU with 50 idle panes.
+// `muster attach` and `tmux attach`, RSS per pane with 10,000 full-width
+// lines of scrollback beside tmux's on the same input, and daemon CPU with
+// 50 idle panes. -phases picks some of them.
 package main
 
 import (
@@ -32,8 +33,11 @@ var (
 	keys     = flag.Int("keys", 300, "keystrokes for the latency test")
 	idleSecs = flag.Int("idle", 60, "seconds to measure idle CPU")
 	panes    = flag.Int("panes", 50, "idle panes")
-	rssPanes = flag.Int("rss-panes", 20, "panes for the RSS test")
+	rssPanes = flag.Int("rss-panes", 10, "panes for the RSS test")
+	phases   = flag.String("phases", "throughput,latency,rss,idle", "which measurements to run")
 )
+
+func phase(name string) bool { return strings.Contains(","+*phases+",", ","+name+",") }
 
 func main() {
 	flag.Parse()
@@ -44,33 +48,40 @@ func main() {
 	defer exec.Command(*muster, "daemon", "stop").Run()
 	defer exec.Command("tmux", "-L", "musterbench", "kill-server").Run()
 
-	payload := filepath.Join(home, "payload")
-	makePayload(payload, *sizeMB<<20)
-
-	raw := timeRawPTY(payload)
-	ms := timeMusterSocket(payload)
-	ma := timeAttachPTY(payload, "muster")
-	tm := timeAttachPTY(payload, "tmux")
-	mb := float64(*sizeMB)
-	fmt.Printf("throughput %d MB of coloured lines, one attached client:\n", *sizeMB)
-	fmt.Printf("  raw PTY                      %7.1f MB/s\n", mb/raw.Seconds())
-	fmt.Printf("  muster (socket client)       %7.1f MB/s  = %.2fx raw PTY (target >= 0.8)\n", mb/ms.Seconds(), raw.Seconds()/ms.Seconds())
-	fmt.Printf("  muster attach (in a PTY)     %7.1f MB/s\n", mb/ma.Seconds())
-	fmt.Printf("  tmux attach (in a PTY)       %7.1f MB/s\n", mb/tm.Seconds())
-	fmt.Printf("  muster attach / tmux attach  %7.2fx (target >= 1.5)\n", tm.Seconds()/ma.Seconds())
-
-	mp50, mp99 := echoLatency("muster")
-	tp50, tp99 := echoLatency("tmux")
-	fmt.Printf("keystroke-to-echo latency over %d keys:\n", *keys)
-	fmt.Printf("  muster attach  p50 %v  p99 %v\n", mp50, mp99)
-	fmt.Printf("  tmux attach    p50 %v  p99 %v\n", tp50, tp99)
-	fmt.Printf("  muster/tmux p50 %.2fx (target <= 1)\n", float64(mp50)/float64(tp50))
-
-	per := rssPerPane()
-	fmt.Printf("RSS per idle pane with 10,000 lines of scrollback: %.1f MiB\n", per)
-
-	cpu := idleCPU()
-	fmt.Printf("daemon CPU with %d idle panes over %ds: %.3f%% of a core (target < 0.5%%)\n", *panes, *idleSecs, cpu)
+	if phase("throughput") {
+		payload := filepath.Join(home, "payload")
+		makePayload(payload, *sizeMB<<20)
+		raw := timeRawPTY(payload)
+		ms := timeMusterSocket(payload)
+		ma := timeAttachPTY(payload, "muster")
+		tm := timeAttachPTY(payload, "tmux")
+		mb := float64(*sizeMB)
+		fmt.Printf("throughput %d MB of coloured lines, one attached client:\n", *sizeMB)
+		fmt.Printf("  raw PTY                      %7.1f MB/s\n", mb/raw.Seconds())
+		fmt.Printf("  muster (socket client)       %7.1f MB/s  = %.2fx raw PTY (target >= 0.8)\n", mb/ms.Seconds(), raw.Seconds()/ms.Seconds())
+		fmt.Printf("  muster attach (in a PTY)     %7.1f MB/s\n", mb/ma.Seconds())
+		fmt.Printf("  tmux attach (in a PTY)       %7.1f MB/s\n", mb/tm.Seconds())
+		fmt.Printf("  muster attach / tmux attach  %7.2fx (target >= 1.5)\n", tm.Seconds()/ma.Seconds())
+	}
+	if phase("latency") {
+		mp50, mp99 := echoLatency("muster")
+		tp50, tp99 := echoLatency("tmux")
+		fmt.Printf("keystroke-to-echo latency over %d keys:\n", *keys)
+		fmt.Printf("  muster attach  p50 %v  p99 %v\n", mp50, mp99)
+		fmt.Printf("  tmux attach    p50 %v  p99 %v\n", tp50, tp99)
+		fmt.Printf("  muster/tmux p50 %.2fx p99 %.2fx (target <= 1)\n", float64(mp50)/float64(tp50), float64(mp99)/float64(tp99))
+	}
+	if phase("rss") {
+		m, t := rssPerPane(), tmuxRSSPerPane()
+		fmt.Printf("RSS per 80x24 pane after 10,000 full-width lines (%d panes each):\n", *rssPanes)
+		fmt.Printf("  muster daemon                %7.2f MiB\n", m)
+		fmt.Printf("  tmux server (history-limit 10000) %7.2f MiB\n", t)
+		fmt.Printf("  muster/tmux                  %7.2fx (target <= 0.5)\n", m/t)
+	}
+	if phase("idle") {
+		cpu := idleCPU()
+		fmt.Printf("daemon CPU with %d idle panes over %ds: %.3f%% of a core (target < 0.5%%)\n", *panes, *idleSecs, cpu)
+	}
 }
 
 func must(err error) {
@@ -343,22 +354,56 @@ func freshDaemon() int {
 	return daemonPID()
 }
 
+// fullWidthLines prints 10,000 lines of exactly 80 columns (issue 11: the
+// scrollback benchmark must use full-width lines), then a marker.
+const fullWidthLines = `seq 1 10000 | awk '{printf "%-80.80s\n", "line " $1 " of some typical agent output, eighty columns or so wide, with words and more words to fill"}'; echo RSS-DONE; sleep 100000`
+
+// settle lets both servers finish with the output before RSS is read.
+const settle = 3 * time.Second
+
 func rssPerPane() float64 {
 	pid := freshDaemon()
 	before := rssKiB(pid)
 	for i := 0; i < *rssPanes; i++ {
-		run("new", "--name", fmt.Sprintf("rss%d", i), "--detach", "--cmd", "sh -c 'seq 1 10100; sleep 100000'")
+		run("new", "--name", fmt.Sprintf("rss%d", i), "--detach", "--cmd", fullWidthLines)
 	}
 	for i := 0; i < *rssPanes; i++ {
-		for !strings.Contains(run("capture", fmt.Sprintf("rss%d", i)), "10100") {
+		for !strings.Contains(run("capture", fmt.Sprintf("rss%d", i)), "RSS-DONE") {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	time.Sleep(settle)
 	after := rssKiB(pid)
 	for i := 0; i < *rssPanes; i++ {
 		run("kill", fmt.Sprintf("rss%d", i))
 	}
 	return float64(after-before) / 1024 / float64(*rssPanes)
+}
+
+func tmuxRSSPerPane() float64 {
+	tmux := func(args ...string) string {
+		out, err := exec.Command("tmux", append([]string{"-L", "musterbench-rss", "-f", "/dev/null"}, args...)...).CombinedOutput()
+		must(err)
+		return string(out)
+	}
+	defer exec.Command("tmux", "-L", "musterbench-rss", "kill-server").Run()
+	tmux("new-session", "-d", "-s", "base", "-x", "80", "-y", "24", "sleep 100000")
+	tmux("set", "-g", "history-limit", "10000")
+	pidOut := strings.TrimSpace(tmux("display", "-p", "#{pid}"))
+	pid, err := strconv.Atoi(pidOut)
+	must(err)
+	time.Sleep(time.Second)
+	before := rssKiB(pid)
+	for i := 0; i < *rssPanes; i++ {
+		tmux("new-window", "-d", "-t", "base", "-n", fmt.Sprintf("rss%d", i), fullWidthLines)
+	}
+	for i := 0; i < *rssPanes; i++ {
+		for !strings.Contains(tmux("capture-pane", "-p", "-t", fmt.Sprintf("base:rss%d", i)), "RSS-DONE") {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	time.Sleep(settle)
+	return float64(rssKiB(pid)-before) / 1024 / float64(*rssPanes)
 }
 
 func cpuTicks(pid int) int {

@@ -14,9 +14,13 @@ import (
 type Config struct {
 	// Term is the TERM value panes get.
 	Term string `toml:"term"`
-	// Scrollback is each pane's history, in lines; a wide pane keeps
-	// fewer (emulator.ScrollbackCells bounds it in cells).
+	// Scrollback is each pane's history, in lines.
 	Scrollback int `toml:"scrollback"`
+	// ScrollbackBytes bounds each pane's history in bytes (its text with
+	// styles, plus 16 bytes a line); ScrollbackTotalBytes bounds all
+	// panes' together, taking the oldest lines of the largest first.
+	ScrollbackBytes      int   `toml:"scrollback_bytes"`
+	ScrollbackTotalBytes int64 `toml:"scrollback_total_bytes"`
 	// WindowSize is how a pane's size follows several attached clients,
 	// as tmux's window-size option: "latest" (the default: the client that
 	// typed last), "smallest" or "largest" (of the writable clients).
@@ -42,12 +46,19 @@ type Launcher struct {
 	Resume  string `toml:"resume"`
 }
 
+// Scrollback byte bounds: 4 MiB holds 10,000 full 200-column lines of
+// plain text; 512 MiB is 128 such panes.
+const (
+	DefaultScrollbackBytes      = 4 << 20
+	DefaultScrollbackTotalBytes = 512 << 20
+)
+
 // DefaultDetachKey is Ctrl-\: dtach's choice, and a key no coding agent binds.
 const DefaultDetachKey = `ctrl-\`
 
 // Default returns the built-in configuration.
 func Default() Config {
-	return Config{Term: "xterm-256color", Scrollback: 10000, WindowSize: "latest", Keys: Keys{Detach: DefaultDetachKey}}
+	return Config{Term: "xterm-256color", Scrollback: 10000, ScrollbackBytes: DefaultScrollbackBytes, ScrollbackTotalBytes: DefaultScrollbackTotalBytes, WindowSize: "latest", Keys: Keys{Detach: DefaultDetachKey}}
 }
 
 // Load reads path; a missing file gives the defaults.
@@ -73,6 +84,12 @@ func Load(path string) (Config, error) {
 	}
 	if c.Scrollback <= 0 {
 		c.Scrollback = 10000
+	}
+	if c.ScrollbackBytes <= 0 {
+		c.ScrollbackBytes = DefaultScrollbackBytes
+	}
+	if c.ScrollbackTotalBytes <= 0 {
+		c.ScrollbackTotalBytes = DefaultScrollbackTotalBytes
 	}
 	switch c.WindowSize {
 	case "":

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/musterhq/muster/internal/codexroute"
+	"github.com/musterhq/muster/internal/emulator"
 	"github.com/musterhq/muster/internal/events"
 	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/hookinstall"
@@ -50,6 +51,10 @@ type Options struct {
 	Scrollback int
 	// WindowSize is the panes' window-size policy (pane.WindowLatest…).
 	WindowSize string
+	// ScrollbackBytes bounds each pane's history in bytes (0: 4 MiB);
+	// ScrollbackTotalBytes bounds all panes' together (0: no bound).
+	ScrollbackBytes      int
+	ScrollbackTotalBytes int64
 	// NotifyCommand runs for each new attention item (nil: the platform's
 	// desktop notification).
 	NotifyCommand []string
@@ -131,6 +136,7 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	emulator.SetTotalScrollbackBytes(opts.ScrollbackTotalBytes)
 	dirs := opts.Dirs
 	if err := dirs.EnsureRuntime(); err != nil {
 		return err

@@ -268,14 +268,15 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 	bell := s.bellLocked()
 	d.mu.Unlock()
 	cfg := pane.Config{
-		Argv:       d.injectHooks(s.rec, argv),
-		Dir:        s.rec.CWD,
-		Env:        d.paneEnv(env, s, surfaceID, extra),
-		Cols:       cols,
-		Rows:       rows,
-		Scrollback: d.opts.Scrollback,
-		WindowSize: d.opts.WindowSize,
-		Logger:     d.logger.With("session_id", s.rec.ID, "surface_id", surfaceID),
+		Argv:            d.injectHooks(s.rec, argv),
+		Dir:             s.rec.CWD,
+		Env:             d.paneEnv(env, s, surfaceID, extra),
+		Cols:            cols,
+		Rows:            rows,
+		Scrollback:      d.opts.Scrollback,
+		WindowSize:      d.opts.WindowSize,
+		ScrollbackBytes: d.opts.ScrollbackBytes,
+		Logger:          d.logger.With("session_id", s.rec.ID, "surface_id", surfaceID),
 		Scanner: bellScanner{newPaneScanner(func(sigs []termsignal.Signal) {
 			d.onSignals(s, surfaceID, sigs)
 		}), bell},

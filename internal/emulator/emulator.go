@@ -40,49 +40,54 @@ type Terminal interface {
 	Close()
 }
 
-// ScrollbackCells bounds a terminal's history in cells (columns × lines):
-// x/vt keeps 112 bytes per cell, so 10,000 full lines of a 1000-column
-// pane held 1.4 GB of the daemon's memory. A terminal keeps its configured
-// lines or ScrollbackCells/columns lines, whichever is fewer: 10,000 lines
-// up to 104 columns, 1,048 at 1000 columns, about 120 MB at most.
-const ScrollbackCells = 1 << 20
-
-type vtTerminal struct {
-	emu        *vt.Emulator
-	title      string
-	scrollback int // configured lines, before ScrollbackCells
-	st         state
+// Limits bounds a terminal's history (its scrollback).
+type Limits struct {
+	// Lines is the most lines kept; 0 means vt.DefaultScrollbackSize.
+	Lines int
+	// Bytes is the most bytes of history kept, counted as the lines' text
+	// with styles plus 16 bytes a line; 0 means DefaultScrollbackBytes.
+	Bytes int
 }
 
-// New returns an x/vt-backed terminal of the given size keeping up to the
-// given number of scrollback lines (fewer when the columns are many, see
-// ScrollbackCells).
-func New(cols, rows, scrollback int) Terminal {
-	if scrollback <= 0 {
-		scrollback = vt.DefaultScrollbackSize
+// vtPending bounds the lines x/vt may hold between two takes of its
+// scrollback: more than one write of output can scroll in practice, so x/vt
+// never reaches its own bound, whose removal of the oldest line copies all
+// the others.
+const vtPending = 1 << 16
+
+type vtTerminal struct {
+	emu   *vt.Emulator
+	title string
+	hist  *history
+	st    state
+}
+
+// New returns an x/vt-backed terminal of the given size whose history is
+// kept compactly (see history) within lim.
+func New(cols, rows int, lim Limits) Terminal {
+	if lim.Lines <= 0 {
+		lim.Lines = vt.DefaultScrollbackSize
 	}
-	t := &vtTerminal{emu: vt.NewEmulator(cols, rows), scrollback: scrollback}
-	t.emu.SetScrollbackSize(scrollbackLines(scrollback, cols))
+	t := &vtTerminal{emu: vt.NewEmulator(cols, rows), hist: newHistory(lim.Lines, lim.Bytes)}
+	t.emu.SetScrollbackSize(vtPending)
 	t.st.reset()
 	t.track()
 	return t
 }
 
-func (t *vtTerminal) Write(p []byte) { t.emu.Write(p) }
+func (t *vtTerminal) Write(p []byte) {
+	t.emu.Write(p)
+	t.takeScrollback()
+}
 
 func (t *vtTerminal) Resize(cols, rows int) {
 	if cols <= 0 || rows <= 0 {
 		return
 	}
 	t.emu.Resize(cols, rows)
+	t.takeScrollback()
 	// x/vt gives both screens full-size margins on a resize.
 	t.st.margins = [2]margins{}
-	t.emu.SetScrollbackSize(scrollbackLines(t.scrollback, cols))
-}
-
-// scrollbackLines is how many lines of history a terminal cols wide keeps.
-func scrollbackLines(lines, cols int) int {
-	return max(1, min(lines, ScrollbackCells/max(cols, 1)))
 }
 
 func (t *vtTerminal) Size() (int, int) { return t.emu.Width(), t.emu.Height() }
@@ -100,6 +105,7 @@ func (t *vtTerminal) Replies() io.Reader { return t.emu }
 // another goroutine is blocked reading replies, and io.PipeWriter is safe
 // for that where the flag is a data race.
 func (t *vtTerminal) Close() {
+	t.hist.release()
 	if pw, ok := t.emu.InputPipe().(*io.PipeWriter); ok {
 		pw.CloseWithError(io.EOF)
 		return
@@ -120,15 +126,11 @@ func sanitizeTitle(s string) string {
 func (t *vtTerminal) Text(scrollback int, withANSI bool) string {
 	var b strings.Builder
 	if scrollback > 0 {
-		sb := t.emu.Scrollback()
-		n := sb.Len()
-		start := max(0, n-scrollback)
-		for i := start; i < n; i++ {
-			line := sb.Line(i)
+		for _, line := range t.hist.last(scrollback) {
 			if withANSI {
-				b.WriteString(line.Render())
+				b.WriteString(line)
 			} else {
-				b.WriteString(strings.TrimRight(line.String(), " "))
+				b.WriteString(strings.TrimRight(ansi.Strip(line), " "))
 			}
 			b.WriteByte('\n')
 		}

@@ -10,7 +10,7 @@ import (
 // starts with junk on it, which the snapshot must clear.
 func replay(t *testing.T, pane Terminal, cols, rows int) *vtTerminal {
 	t.Helper()
-	client := New(cols, rows, 100).(*vtTerminal)
+	client := New(cols, rows, Limits{Lines: 100}).(*vtTerminal)
 	t.Cleanup(client.Close)
 	go drain(client)
 	client.Write([]byte(strings.Repeat("junk ", cols*rows/5)))
@@ -29,7 +29,7 @@ func drain(t Terminal) {
 
 func newPane(t *testing.T, cols, rows int, out string) *vtTerminal {
 	t.Helper()
-	p := New(cols, rows, 100).(*vtTerminal)
+	p := New(cols, rows, Limits{Lines: 100}).(*vtTerminal)
 	t.Cleanup(p.Close)
 	go drain(p)
 	p.Write([]byte(out))

@@ -60,7 +60,13 @@ func (t *vtTerminal) track() {
 		EnableMode:  func(m ansi.Mode) { t.setMode(m, true) },
 		DisableMode: func(m ansi.Mode) { t.setMode(m, false) },
 	})
-	e.RegisterEscHandler('c', func() bool { t.st.reset(); return false }) // RIS
+	e.RegisterEscHandler('c', func() bool { t.st.reset(); return false }) // RIS (x/vt keeps the history too)
+	e.RegisterCsiHandler('J', func(params ansi.Params) bool {
+		if n, _, _ := params.Param(0, 0); n == 3 { // ED 3: erase the saved lines
+			t.hist.clear()
+		}
+		return false
+	})
 	e.RegisterEscHandler('7', func() bool { t.saveCursor(); return false })
 	e.RegisterCsiHandler('s', func(ansi.Params) bool {
 		if !t.st.dec[int(ansi.ModeLeftRightMargin)] {

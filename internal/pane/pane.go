@@ -34,6 +34,9 @@ type Config struct {
 	Cols, Rows int
 	// Scrollback is the emulator's history in lines.
 	Scrollback int
+	// ScrollbackBytes bounds the emulator's history in bytes (0: the
+	// emulator's default, emulator.DefaultScrollbackBytes).
+	ScrollbackBytes int
 	// RingSize is the raw output kept for emulator rebuilds.
 	RingSize int
 	// Scanner sees every output chunk before the emulator; it returns the
@@ -89,7 +92,9 @@ var ErrExited = errors.New("the pane's process has exited")
 
 const (
 	defaultScrollback = 10000
-	defaultRing       = 1 << 20
+	// defaultRing is the raw output kept: a rebuild replays rebuildBytes of
+	// it, and nothing else reads it.
+	defaultRing = 256 << 10
 	// emuQueueBytes bounds output waiting for the emulator; beyond it the
 	// emulator is marked dirty and rebuilt from the ring.
 	emuQueueBytes = 256 << 10
@@ -190,7 +195,7 @@ func Start(cfg Config) (*Pane, error) {
 		cols:       cfg.Cols,
 		rows:       cfg.Rows,
 		emu:        newEmuQueue(),
-		term:       emulator.New(cfg.Cols, cfg.Rows, cfg.Scrollback),
+		term:       emulator.New(cfg.Cols, cfg.Rows, emulator.Limits{Lines: cfg.Scrollback, Bytes: cfg.ScrollbackBytes}),
 		readerDone: make(chan struct{}),
 		done:       make(chan struct{}),
 		closed:     make(chan struct{}),

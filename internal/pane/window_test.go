@@ -88,7 +88,7 @@ type viewer struct {
 }
 
 func watch(t *testing.T, c *Client, cols, rows int) *viewer {
-	v := &viewer{term: emulator.New(cols, rows, 100), counts: map[byte]int{}}
+	v := &viewer{term: emulator.New(cols, rows, emulator.Limits{Lines: 100}), counts: map[byte]int{}}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done; v.term.Close() })
