@@ -1,62 +1,19 @@
 package replay
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/musterhq/muster/internal/testing/chromium"
 	"github.com/musterhq/muster/internal/transcript"
 )
-
-// chromium finds the headless browser the page test needs: Debian's
-// `chromium` package (/usr/bin/chromium), or MUSTER_CHROMIUM.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("MUSTER_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p == "" {
-			continue
-		}
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	if os.Getenv("MUSTER_SKIP_BROWSER") == "1" {
-		t.Skip("MUSTER_SKIP_BROWSER=1 and no chromium")
-	}
-	t.Fatal("headless chromium not found: install it (apt-get install -y chromium) or set MUSTER_SKIP_BROWSER=1 to skip the replay page test")
-	return ""
-}
-
-// dumpDOM loads url in headless chromium and returns the DOM after the
-// page's scripts ran.
-func dumpDOM(t *testing.T, bin, url string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu",
-		"--disable-background-networking", "--disable-component-update", "--no-first-run",
-		"--disable-sync", "--disable-extensions", "--disable-default-apps", "--no-default-browser-check",
-		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=3000", "--dump-dom", url)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("chromium %s: %v\n%s", url, err, stderr.String())
-	}
-	return string(out)
-}
 
 func bodyAttrs(t *testing.T, dom string) map[string]string {
 	t.Helper()
@@ -72,7 +29,7 @@ func bodyAttrs(t *testing.T, dom string) map[string]string {
 }
 
 func TestReplayInBrowser(t *testing.T) {
-	bin := chromium(t)
+	bin := chromium.Find(t)
 	var mu sync.Mutex
 	var requests []string
 	var page []byte
@@ -105,7 +62,7 @@ func TestReplayInBrowser(t *testing.T) {
 	page = rendered
 	mu.Unlock()
 
-	dom := dumpDOM(t, bin, srv.URL+"/replay.html#selftest")
+	dom := chromium.DumpDOM(t, bin, srv.URL+"/replay.html#selftest", 3000)
 	attrs := bodyAttrs(t, dom)
 	want := map[string]string{
 		"data-ready":              "1",
@@ -149,7 +106,7 @@ func TestReplayInBrowser(t *testing.T) {
 	if err := os.WriteFile(file, rendered, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	attrs = bodyAttrs(t, dumpDOM(t, bin, "file://"+file+"#selftest"))
+	attrs = bodyAttrs(t, chromium.DumpDOM(t, bin, "file://"+file+"#selftest", 3000))
 	if attrs["data-selftest"] != "done" || attrs["data-selftest-thinking"] != "ok" || attrs["data-rendered-scenes"] != "3" {
 		t.Errorf("from file://: %v", attrs)
 	}

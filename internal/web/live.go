@@ -233,8 +233,14 @@ const liveScript = `(function () {
     body.setAttribute("data-updates", String(Number(body.getAttribute("data-updates") || "0") + 1));
   }
   if (!window.EventSource) { return; }
-  var es = new EventSource("/live/events");
+  // #once takes one event and stops (a headless browser waits for every
+  // open request before it dumps the page).
+  var once = location.hash === "#once";
+  var es = new EventSource(once ? "/live/events?once" : "/live/events");
   es.addEventListener("open", function () { status.textContent = "live"; body.setAttribute("data-stream", "open"); });
   es.addEventListener("error", function () { status.textContent = "reconnecting…"; body.setAttribute("data-stream", "error"); });
-  es.addEventListener("live", function (e) { try { render(JSON.parse(e.data)); } catch (err) { status.textContent = "bad event"; } });
+  es.addEventListener("live", function (e) {
+    try { render(JSON.parse(e.data)); } catch (err) { status.textContent = "bad event"; }
+    if (once) { es.close(); status.textContent = "stopped (#once)"; }
+  });
 })();`

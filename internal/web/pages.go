@@ -11,7 +11,6 @@ import (
 // shortened here, after redaction, so that no secret is cut in half first.
 var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"headline": transcript.Headline,
-	"days":     func() []int { return []int{7, 30, 90, 365} },
 	// clip keeps a chart's row label inside its column.
 	"clip": func(s string) string {
 		if r := []rune(s); len(r) > 38 {
@@ -104,7 +103,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 
 {{define "stats"}}{{template "head" "Stats"}}
 <form method="get" action="/stats">
-<select name="days" aria-label="period">{{range $d := days}}<option value="{{$d}}"{{if eq $d $.Days}} selected{{end}}>last {{$d}} days</option>{{end}}</select>
+<select name="days" aria-label="period">{{range $d := .Periods}}<option value="{{$d}}"{{if eq $d $.Days}} selected{{end}}>last {{$d}} days</option>{{end}}</select>
 <select name="provider" aria-label="provider"><option value="">all providers</option>{{range .Providers}}<option value="{{.}}"{{if eq . $.Provider}} selected{{end}}>{{.}}</option>{{end}}</select>
 <button type="submit">Show</button>
 </form>

@@ -187,19 +187,45 @@ func (s *Server) handleStats(r *http.Request) reply {
 		return errorPage(http.StatusInternalServerError, "the statistics could not be computed")
 	}
 
-	perDay := map[string]stats.Group{}
-	for _, g := range byDay.Groups {
-		perDay[g.Key] = g
+	// A long period is drawn by month: a column a day would be too thin.
+	monthly := days > 92
+	bucket := func(d time.Time) string {
+		if monthly {
+			return d.Format("2006-01")
+		}
+		return d.Format(time.DateOnly)
 	}
+	index := map[string]int{}
 	var dayLabels []string
-	var dayTokens, dayCost, daySessions []float64
 	for d := first; !d.After(now); d = d.AddDate(0, 0, 1) {
-		key := d.Format(time.DateOnly)
-		g := perDay[key]
-		dayLabels = append(dayLabels, d.Format("Jan 2"))
-		dayTokens = append(dayTokens, float64(g.Tokens.Total))
-		dayCost = append(dayCost, g.CostUSD)
-		daySessions = append(daySessions, float64(g.Sessions))
+		k := bucket(d)
+		if _, ok := index[k]; ok {
+			continue
+		}
+		index[k] = len(dayLabels)
+		if monthly {
+			dayLabels = append(dayLabels, d.Format("Jan 2006"))
+		} else {
+			dayLabels = append(dayLabels, d.Format("Jan 2"))
+		}
+	}
+	dayTokens := make([]float64, len(dayLabels))
+	dayCost := make([]float64, len(dayLabels))
+	daySessions := make([]float64, len(dayLabels))
+	for _, g := range byDay.Groups {
+		d, err := time.ParseInLocation(time.DateOnly, g.Key, loc)
+		if err != nil {
+			continue
+		}
+		if i, ok := index[bucket(d)]; ok {
+			dayTokens[i] += float64(g.Tokens.Total)
+			dayCost[i] += g.CostUSD
+			daySessions[i] += float64(g.Sessions)
+		}
+	}
+	per := "day"
+	if monthly {
+		per = "month"
 	}
 	var modelLabels []string
 	var modelTokens, modelCost []float64
@@ -225,18 +251,28 @@ func (s *Server) handleStats(r *http.Request) reply {
 		providers = append(providers, src.Provider())
 	}
 	charts := []chart{
-		columns("Tokens per day", dayLabels, dayTokens, tokens),
-		columns("Cost per day (approximate)", dayLabels, dayCost, dollars),
-		columns("Sessions per day", dayLabels, daySessions, count),
+		columns("Tokens per "+per, dayLabels, dayTokens, tokens),
+		columns("Cost per "+per+" (approximate)", dayLabels, dayCost, dollars),
+		columns("Sessions per "+per, dayLabels, daySessions, count),
 		rows("Tokens per model", modelLabels, modelTokens, tokens),
 		rows("Cost per model (approximate)", modelLabels, modelCost, dollars),
 		rows("Tools used", toolLabels, toolCounts, count),
 		rows("Files edited (lines changed)", fileLabels, fileLines, count),
 	}
 	return pageReply{status: http.StatusOK, name: "stats", data: map[string]any{
-		"Days": days, "From": first.Format(time.DateOnly), "To": now.Format(time.DateOnly),
+		"Days": days, "Periods": periods(days), "From": first.Format(time.DateOnly), "To": now.Format(time.DateOnly),
 		"Provider": provider, "Providers": providers, "Total": total.Total, "Files": total.Files,
 		"Charts": charts, "Unanalyzed": total.Unanalyzed,
 		"Cost": dollars(total.Total.CostUSD), "Tokens": tokens(float64(total.Total.Tokens.Total)),
 	}}
+}
+
+// periods are the choices of the period menu, with the current one.
+func periods(days int) []int {
+	p := []int{7, 30, 90, 365}
+	if !slices.Contains(p, days) {
+		p = append(p, days)
+		slices.Sort(p)
+	}
+	return p
 }

@@ -92,6 +92,11 @@ func TestStatsPage(t *testing.T) {
 			t.Errorf("GET %s: %d, want 400", bad, rec.Code)
 		}
 	}
+	// A long period is drawn by month, and the menu keeps its choice.
+	body = f.get(t, "/stats?days=400", nil).Body.String()
+	if !strings.Contains(body, "<title>Mar 2026: 9.5k</title>") || !strings.Contains(body, "Tokens per month") || !strings.Contains(body, `<option value="400" selected>`) {
+		t.Error("a 400-day period is not drawn by month")
+	}
 	// An empty period says so.
 	if body := f.get(t, "/stats?days=1", nil).Body.String(); !strings.Contains(body, "Nothing in this period") {
 		t.Error("an empty period draws charts")

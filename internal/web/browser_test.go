@@ -1,0 +1,71 @@
+package web
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/testing/chromium"
+)
+
+// TestPagesInBrowser loads every page of the UI from a real listener in
+// headless Chromium, checks what the browser built (the Live page's
+// stream updated it; no secret, no blocked resource), and leaves a
+// screenshot of each in the test's artifact directory (go test
+// -artifacts keeps them).
+func TestPagesInBrowser(t *testing.T) {
+	bin := chromium.Find(t)
+	f := newFixture(t)
+	rs := "waitingApproval"
+	f.setLive([]proto.SessionInfo{
+		{Name: "api", Provider: "fake", State: "running", RunState: &rs, Attention: 1, NativeSessionID: "aaaa-1111", CWD: "/src/app", Title: "claude: fix login"},
+		{Name: "docs", Provider: "fake", State: "exited"},
+	}, nil)
+	f.srv = f.server(t, func(o *Options) {
+		o.LiveInterval = 100 * time.Millisecond
+		o.Capture = func(ctx context.Context, name string) (string, error) {
+			return "╭──────────────╮\n│ > fix login  │\n╰──────────────╯\n  token " + secrets[1].text + "\n", nil
+		}
+		o.Attention = func(ctx context.Context) ([]proto.AttentionItem, error) {
+			return []proto.AttentionItem{{SessionName: "api", Reason: "approval-requested", Message: "Bash: rm -rf build", Open: true}}, nil
+		}
+	})
+	base := "http://" + listen(t, f.srv)
+	dir := t.ArtifactDir()
+	pages := []struct {
+		name, path string
+		want       []string
+	}{
+		{"history", "/", []string{`<table id="history">`, "Fix &lt;the&gt; login"}},
+		{"search", "/?q=docs", []string{"<mark>", "Write docs"}},
+		{"stats", "/stats?days=3660", []string{"<svg", "Tools used"}},
+		{"live", "/live#once", []string{`data-stream="open"`, `data-name="api"`, "approval-requested: Bash: rm -rf build", `href="/session/fake/aaaa-1111"`, "│ &gt; fix login  │", "[REDACTED:anthropic-key]"}},
+		{"session", "/session/fake/aaaa-1111", []string{`<nav class="site">`, `<details class="thinking">`, `data-ready="1"`}},
+	}
+	for _, p := range pages {
+		t.Run(p.name, func(t *testing.T) {
+			dom := chromium.DumpDOM(t, bin, base+p.path, 3000)
+			for _, w := range p.want {
+				if !strings.Contains(dom, w) {
+					t.Errorf("the browser's DOM of %s lacks %q", p.path, w)
+				}
+			}
+			for _, s := range secrets {
+				if strings.Contains(dom, s.leak) {
+					t.Errorf("%s shows a secret in the browser: %q", p.path, s.leak)
+				}
+			}
+			if p.name == "live" {
+				// The snapshot came with the page; the stream replaced it.
+				if m := regexp.MustCompile(`data-updates="(\d+)"`).FindStringSubmatch(dom); m == nil || m[1] == "0" {
+					t.Errorf("the Live page was never updated by its event stream")
+				}
+			}
+			chromium.Screenshot(t, bin, base+p.path, filepath.Join(dir, p.name+".png"), 1280, 900)
+		})
+	}
+}
