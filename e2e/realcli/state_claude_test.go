@@ -298,7 +298,7 @@ func (st *stateRun) questionDeclined(prev string) string {
 	st.resolved(it.ID)
 	st.noOpenItems("after the decline")
 	sc.m.waitScreen(sc.name, "Declined to answer", turnTimeout)
-	if x.Because != nil && x.Because.Message != `key "\x1b" typed while waitingInput` {
+	if x.Because != nil && x.Because.Message != `Escape "\x1b" typed while waitingInput` {
 		sc.t.Errorf("the decline's evidence message is %q, want the key", x.Because.Message)
 	}
 	return run
@@ -322,5 +322,49 @@ func (st *stateRun) escMidTurn(prev string) {
 	})
 	if w := sc.m.wait(sc.name, "done,waiting", 5*time.Second); w.RunID != run {
 		sc.t.Errorf("wait --until done,waiting after the Esc: %+v", w)
+	}
+}
+
+// TestMusterClaudeHooklessIdle: Claude Code typed by hand in a shell pane,
+// with no hooks anywhere, is idle at its prompt, not running (issue 10's
+// table: the coarse run said running), and its prompt turn is then the
+// run, read from its transcript.
+func TestMusterClaudeHooklessIdle(t *testing.T) {
+	t.Parallel()
+	s := realcli.New(t, realcli.Claude, realcli.Options{})
+	sc := &mscenario{t: t, cli: realcli.Claude, prof: profiles[realcli.Claude], s: s, m: newMuster(t, s), name: "hl-claude"}
+	defer func() {
+		if t.Failed() {
+			if b, err := os.ReadFile(filepath.Join(s.MusterHome, "state", "daemon.log")); err == nil {
+				t.Logf("daemon.log:\n%s", b)
+			}
+		}
+	}()
+	sc.m.must("new", "--name", sc.name, "--dir", s.Dir, "--cmd", "bash --norc --noprofile", "--detach")
+	sc.m.waitScreen(sc.name, "bash", launchTimeout)
+	sc.m.must("send", sc.name, "claude", "--enter")
+	sc.m.waitScreen(sc.name, sc.prof.idle, launchTimeout)
+	// The estimator polls once a second: a few polls with Claude at its
+	// prompt must open no run.
+	for range 4 {
+		if info := sc.info(); info.RunState != nil {
+			t.Fatalf("hook-less claude idle at its prompt is %q (run %s), want no run; screen:\n%s", *info.RunState, runID(info), sc.m.capture(sc.name))
+		}
+		time.Sleep(time.Second)
+	}
+	sc.enqueue(fakemodel.Text("hook-less reply"))
+	run := sc.submit("say hello without hooks", "")
+	w := sc.m.wait(sc.name, "done", turnTimeout)
+	if w.RunID != run || (w.State != "succeeded" && w.Terminal != "succeeded") {
+		t.Errorf("the hook-less turn: %+v, want run %s succeeded", w, run)
+	}
+	x := (&stateRun{sc: sc}).explain()
+	if x.Because == nil || x.Because.Source != "native" || x.Because.HookName != "muster.native.turnCompleted" {
+		t.Errorf("the hook-less turn's evidence: %+v, want the transcript (muster.native.turnCompleted)", x.Because)
+	}
+	for _, e := range x.Events {
+		if e.HookName == "muster.native.launchObserved" {
+			t.Errorf("a coarse run opened for the idle claude: %+v", e)
+		}
 	}
 }

@@ -169,10 +169,10 @@ func (e *Estimator) apply(ctx context.Context, f fused) {
 		switch effect {
 		case provider.KeyAnswer:
 			ev.Kind, ev.Hook = proto.KindRunning, HookKeyAnswered
-			ev.Signal = fmt.Sprintf("key %s typed at the %s", strconv.Quote(string(key)), requestName(cur.State))
+			ev.Signal = fmt.Sprintf("%s typed at the %s", keyLabel(key), requestName(cur.State))
 		case provider.KeyInterrupt:
 			ev.Kind, ev.Hook = proto.KindInterrupted, HookKeyInterrupted
-			ev.Signal = fmt.Sprintf("key %s typed while %s", strconv.Quote(string(key)), cur.State)
+			ev.Signal = fmt.Sprintf("%s typed while %s", keyLabel(key), cur.State)
 		default:
 			return
 		}
@@ -190,6 +190,21 @@ func (e *Estimator) apply(ctx context.Context, f fused) {
 		hook = proto.ReservedHookPrefix + string(ev.Source) + "." + string(kind)
 	}
 	e.emitEvidence(ctx, f.surface, prov, run, hook, kind, ev.At, ev.Signal)
+}
+
+// keyLabel is a key as explain shows it: its name when it has a common one,
+// and always its bytes, quoted.
+func keyLabel(k []byte) string {
+	name := "key"
+	switch string(k) {
+	case "\x1b", "\x1b[27u", "\x1b[27;1u", "\x1b[27;1:1u":
+		name = "Escape"
+	case "\r", "\n", "\x1b[13u", "\x1b[13;1u", "\x1b[13;1:1u":
+		name = "Enter"
+	case "\x03":
+		name = "C-c"
+	}
+	return name + " " + strconv.Quote(string(k))
 }
 
 func requestName(s proto.RunState) string {

@@ -94,19 +94,19 @@ func TestKeystrokes(t *testing.T) {
 		want  proto.RunState
 		line  string // the fused event, "" for none
 	}{
-		{"Esc mid-turn", nil, []string{"\x1b"}, proto.StateInterrupted, `keystroke.interrupted interrupted key "\x1b" typed while running`},
-		{"kitty Esc mid-turn", nil, []string{"\x1b[27u"}, proto.StateInterrupted, `keystroke.interrupted interrupted key "\x1b[27u" typed while running`},
-		{"Esc denies", []proto.EventKind{proto.KindApprovalRequested}, []string{"\x1b"}, proto.StateInterrupted, `keystroke.interrupted interrupted key "\x1b" typed while waitingApproval`},
-		{"Enter approves", []proto.EventKind{proto.KindApprovalRequested}, []string{"\r"}, proto.StateRunning, `keystroke.answered running key "\r" typed at the approval dialog`},
+		{"Esc mid-turn", nil, []string{"\x1b"}, proto.StateInterrupted, `keystroke.interrupted interrupted Escape "\x1b" typed while running`},
+		{"kitty Esc mid-turn", nil, []string{"\x1b[27u"}, proto.StateInterrupted, `keystroke.interrupted interrupted Escape "\x1b[27u" typed while running`},
+		{"Esc denies", []proto.EventKind{proto.KindApprovalRequested}, []string{"\x1b"}, proto.StateInterrupted, `keystroke.interrupted interrupted Escape "\x1b" typed while waitingApproval`},
+		{"Enter approves", []proto.EventKind{proto.KindApprovalRequested}, []string{"\r"}, proto.StateRunning, `keystroke.answered running Enter "\r" typed at the approval dialog`},
 		{"a digit picks an option", []proto.EventKind{proto.KindApprovalRequested}, []string{"1"}, proto.StateRunning, `keystroke.answered running key "1" typed at the approval dialog`},
-		{"Enter answers a question", []proto.EventKind{proto.KindInputRequested}, []string{"\r"}, proto.StateRunning, `keystroke.answered running key "\r" typed at the question`},
-		{"Esc declines a question", []proto.EventKind{proto.KindInputRequested}, []string{"\x1b"}, proto.StateInterrupted, `keystroke.interrupted interrupted key "\x1b" typed while waitingInput`},
+		{"Enter answers a question", []proto.EventKind{proto.KindInputRequested}, []string{"\r"}, proto.StateRunning, `keystroke.answered running Enter "\r" typed at the question`},
+		{"Esc declines a question", []proto.EventKind{proto.KindInputRequested}, []string{"\x1b"}, proto.StateInterrupted, `keystroke.interrupted interrupted Escape "\x1b" typed while waitingInput`},
 		{"arrows move the selection only", []proto.EventKind{proto.KindApprovalRequested}, []string{"\x1b[B", "\x1b[A"}, proto.StateWaitingApproval, ""},
 		{"typing while running", nil, []string{"a", "\r"}, proto.StateRunning, ""},
 		{"a paste", []proto.EventKind{proto.KindApprovalRequested}, []string{strings.Repeat("x", 40) + "\r"}, proto.StateWaitingApproval, ""},
 		{"a bracketed paste", []proto.EventKind{proto.KindApprovalRequested}, []string{"\x1b[200~x\r\x1b[201~"}, proto.StateWaitingApproval, ""},
-		{"send --keys Down Down Enter", []proto.EventKind{proto.KindApprovalRequested}, []string{"\x1b[B\x1b[B\r"}, proto.StateRunning, `keystroke.answered running key "\r" typed at the approval dialog`},
-		{"send --keys Escape Escape", nil, []string{"\x1b\x1b"}, proto.StateInterrupted, `keystroke.interrupted interrupted key "\x1b" typed while running`},
+		{"send --keys Down Down Enter", []proto.EventKind{proto.KindApprovalRequested}, []string{"\x1b[B\x1b[B\r"}, proto.StateRunning, `keystroke.answered running Enter "\r" typed at the approval dialog`},
+		{"send --keys Escape Escape", nil, []string{"\x1b\x1b"}, proto.StateInterrupted, `keystroke.interrupted interrupted Escape "\x1b" typed while running`},
 		{"Esc after the turn ended", []proto.EventKind{proto.KindSucceeded}, []string{"\x1b"}, proto.StateSucceeded, ""},
 	}
 	for _, tt := range tests {
