@@ -17,6 +17,7 @@ import (
 	"github.com/musterhq/muster/internal/hookinstall"
 	"github.com/musterhq/muster/internal/launcher"
 	"github.com/musterhq/muster/internal/native"
+	"github.com/musterhq/muster/internal/nativeid"
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
@@ -131,6 +132,9 @@ func (d *Daemon) newSessionArgv(rec *store.Session, a proto.NewArgs) ([]string, 
 	if shell == "" {
 		shell = "/bin/sh"
 	}
+	if a.ResumeID != "" && (a.Cmd != "" || rec.Provider == provider.Shell) {
+		return nil, proto.Errorf(proto.CodeInvalid, "only a provider's conversation can be resumed, not a command")
+	}
 	if a.Cmd != "" {
 		if err := checkCommand(context.Background(), shell, a.Cmd, rec.CWD, a.Env); err != nil {
 			return nil, err
@@ -150,6 +154,14 @@ func (d *Daemon) newSessionArgv(rec *store.Session, a proto.NewArgs) ([]string, 
 		return nil, &proto.Error{Code: proto.CodeInvalid,
 			Message: fmt.Sprintf("%s is not installed: no %s on PATH", rec.Provider, strings.Join(l.Executables, " or ")),
 			Hint:    "install it with: " + l.Install}
+	}
+	if a.ResumeID != "" {
+		if err := nativeid.ValidSessionID(a.ResumeID); err != nil || strings.HasPrefix(a.ResumeID, "-") {
+			return nil, proto.Errorf(proto.CodeInvalid, "resume id %q is not a session id", a.ResumeID)
+		}
+		rec.NativeID = a.ResumeID
+		argv := append([]string{exe}, l.ResumeArgs(a.ResumeID)...)
+		return append(argv, a.Args...), nil
 	}
 	assigned := ""
 	if l.AssignsID {

@@ -58,3 +58,37 @@ func TestRegisteredProviderLaunches(t *testing.T) {
 		t.Errorf("without the executable: %v", err)
 	}
 }
+
+// TestNewResumesAConversation: op new with a resume id runs the provider's
+// resume command for it (the dashboard's history tab); an id that could
+// pass for a flag, or a resume id for a command, is refused.
+func TestNewResumesAConversation(t *testing.T) {
+	t.Cleanup(all.Register(testprovider.Provider{}))
+	bin := t.TempDir()
+	exe := filepath.Join(bin, "testagent")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := &Daemon{}
+	env := map[string]string{"PATH": bin}
+	rec := store.Session{Provider: "testagent"}
+	argv, err := d.newSessionArgv(&rec, proto.NewArgs{Provider: "testagent", Env: env, ResumeID: "abc-123", Args: []string{"-v"}})
+	if err != nil || !slices.Equal(argv, []string{exe, "--resume", "abc-123", "-v"}) || rec.NativeID != "abc-123" {
+		t.Fatalf("resume argv = %q (native id %q), %v", argv, rec.NativeID, err)
+	}
+	for _, tc := range []struct {
+		name string
+		rec  store.Session
+		a    proto.NewArgs
+	}{
+		{"a flag", store.Session{Provider: "testagent"}, proto.NewArgs{Provider: "testagent", Env: env, ResumeID: "--dangerous"}},
+		{"a control character", store.Session{Provider: "testagent"}, proto.NewArgs{Provider: "testagent", Env: env, ResumeID: "a\x1bb"}},
+		{"a command", store.Session{Provider: "testagent"}, proto.NewArgs{Cmd: "true", Env: env, ResumeID: "abc"}},
+	} {
+		if _, err := d.newSessionArgv(&tc.rec, tc.a); err == nil {
+			t.Errorf("%s: accepted", tc.name)
+		} else if pe, ok := err.(*proto.Error); !ok || pe.Code != proto.CodeInvalid {
+			t.Errorf("%s: %v, want code invalid", tc.name, err)
+		}
+	}
+}

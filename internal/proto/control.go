@@ -309,15 +309,19 @@ type SessionInfo struct {
 
 // NewArgs are the arguments of op "new".
 type NewArgs struct {
-	Name      string            `json:"name,omitempty"`
-	Provider  string            `json:"provider,omitempty"`
-	Dir       string            `json:"dir"`
-	Cmd       string            `json:"cmd,omitempty"`        // shell command (--cmd)
-	ResumeCmd string            `json:"resume_cmd,omitempty"` // custom resume template
-	Args      []string          `json:"args,omitempty"`       // after --
-	Env       map[string]string `json:"env,omitempty"`        // the caller's environment (SHELL, PATH, …)
-	Cols      int               `json:"cols,omitempty"`
-	Rows      int               `json:"rows,omitempty"`
+	Name      string   `json:"name,omitempty"`
+	Provider  string   `json:"provider,omitempty"`
+	Dir       string   `json:"dir"`
+	Cmd       string   `json:"cmd,omitempty"`        // shell command (--cmd)
+	ResumeCmd string   `json:"resume_cmd,omitempty"` // custom resume template
+	Args      []string `json:"args,omitempty"`       // after --
+	// ResumeID reopens a past conversation of Provider (the dashboard's
+	// history tab): the pane runs the provider's resume command for this
+	// native id instead of starting a new conversation.
+	ResumeID string            `json:"resume_id,omitempty"`
+	Env      map[string]string `json:"env,omitempty"` // the caller's environment (SHELL, PATH, …)
+	Cols     int               `json:"cols,omitempty"`
+	Rows     int               `json:"rows,omitempty"`
 }
 
 // SendArgs are the arguments of op "send".
