@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/history"
+	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/redact"
 	"github.com/musterhq/muster/internal/termtext"
@@ -96,6 +97,9 @@ type historyEntry struct {
 	Subagent   string   `json:"subagent,omitempty"`
 	Highlights [][2]int `json:"highlights,omitempty"`
 	Tier       *int     `json:"tier,omitempty"`
+	// Live names the running Muster session whose pane holds this
+	// conversation.
+	Live *liveEntry `json:"live,omitempty"`
 }
 
 func runHistory(ctx context.Context, f *Factory, o *historyOptions) error {
@@ -133,10 +137,14 @@ func runHistory(ctx context.Context, f *Factory, o *historyOptions) error {
 		}
 	}
 	searching := strings.TrimSpace(o.Search) != ""
+	live := livePanes(ctx, f)
 	if o.JSON {
 		out := make([]historyEntry, 0, len(hits))
 		for _, h := range hits {
 			e := historyEntry{Ref: h.Session.Provider + ":" + h.Session.ID, Session: h.Session}
+			if l, ok := live[e.Ref]; ok {
+				e.Live = &liveEntry{Name: l.Name, RunState: l.RunState}
+			}
 			if searching {
 				tier := h.Tier
 				e.Tier = &tier
@@ -165,13 +173,18 @@ func runHistory(ctx context.Context, f *Factory, o *historyOptions) error {
 		return err
 	}
 	home := f.Getenv("HOME")
-	printHistory(f.IO.Out, hits, ids, home, searching, f.IO.IsStdoutTTY(), o.Now())
+	printHistory(f.IO.Out, hits, ids, live, home, searching, f.IO.IsStdoutTTY(), o.Now())
 	if !searching && o.Limit > 0 && len(hits) == o.Limit {
 		if n, err := idx.Count(ctx, history.Query{Provider: o.Provider, Since: since, Until: until, Dir: dir}); err == nil && n > len(hits) {
 			fmt.Fprintf(f.IO.ErrOut, "%d more; use --limit 0 to list all\n", n-len(hits))
 		}
 	}
 	return nil
+}
+
+type liveEntry struct {
+	Name     string  `json:"name"`
+	RunState *string `json:"run_state,omitempty"`
 }
 
 // redactSecrets is s with its secrets redacted, or s unchanged (escapes
@@ -184,10 +197,25 @@ func redactSecrets(s string) string {
 }
 
 // printHistory prints the table: a unique prefix of each id, the directory
-// (home as ~), and the redacted title; for a search, each row is followed
-// by its snippet, the matches in reverse video on a terminal.
-func printHistory(w io.Writer, hits []history.Hit, allIDs []string, home string, searching, tty bool, now time.Time) {
+// (home as ~), and the redacted title; a PANE column names the running
+// sessions that hold a listed conversation, when any does. For a search,
+// each row is followed by its snippet, the matches in reverse video on a
+// terminal.
+func printHistory(w io.Writer, hits []history.Hit, allIDs []string, live map[string]proto.SessionInfo, home string, searching, tty bool, now time.Time) {
+	pane := func(s transcript.Session) (string, bool) {
+		l, ok := live[s.Provider+":"+s.ID]
+		return termtext.Line(l.Name), ok
+	}
+	anyLive := false
+	for _, h := range hits {
+		if _, ok := pane(h.Session); ok {
+			anyLive = true
+		}
+	}
 	rows := [][]string{{"ACTIVE", "SESSION", "DIR", "PROMPTS", "TOOLS", "TITLE"}}
+	if anyLive {
+		rows[0] = slices.Insert(rows[0], 2, "PANE")
+	}
 	for _, h := range hits {
 		s := h.Session
 		when := s.EndedAt
@@ -202,8 +230,16 @@ func printHistory(w io.Writer, hits []history.Hit, allIDs []string, home string,
 		if s.ParentID != "" {
 			title = "↳ " + title
 		}
-		rows = append(rows, []string{historyAge(when, now), s.Provider + ":" + uniquePrefix(s.ID, allIDs), displayDir(s.CWD, home),
-			strconv.Itoa(s.PromptCount), strconv.Itoa(s.ToolCallCount), termtext.Clip(title, 70)})
+		row := []string{historyAge(when, now), s.Provider + ":" + uniquePrefix(s.ID, allIDs), displayDir(s.CWD, home),
+			strconv.Itoa(s.PromptCount), strconv.Itoa(s.ToolCallCount), termtext.Clip(title, 70)}
+		if anyLive {
+			name, ok := pane(s)
+			if !ok {
+				name = "-"
+			}
+			row = slices.Insert(row, 2, name)
+		}
+		rows = append(rows, row)
 	}
 	widths := make([]int, len(rows[0]))
 	for _, r := range rows {

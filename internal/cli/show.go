@@ -31,7 +31,8 @@ func newShowCmdWith(f *Factory, runF func(*showOptions) error) *cobra.Command {
 		Use:   "show SESSION",
 		Short: "Print a past session's transcript as plain text",
 		Long: "Print a transcript: prompts, replies, thinking, tool calls and their results.\n" +
-			"SESSION is PROVIDER:ID, a unique id prefix, or a path to a transcript file.\n" +
+			"SESSION is PROVIDER:ID, a unique id prefix, a path to a transcript file, or the name of a\n" +
+			"Muster session (its current conversation).\n" +
 			"Terminal escape sequences in the transcript are removed.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -138,9 +138,14 @@ func (p *progress) done() {
 }
 
 // resolveSession turns a SESSION argument into a loaded transcript,
-// refreshing the index first unless the argument is a path.
+// refreshing the index first unless the argument is a path. The name of a
+// Muster session stands for its current conversation.
 func resolveSession(ctx context.Context, f *Factory, ref string) (*transcript.Transcript, error) {
 	sources := all.Sources()
+	ref, err := liveRef(ctx, f, ref)
+	if err != nil {
+		return nil, err
+	}
 	r, err := history.ParseRef(ref, all.Names())
 	if err != nil {
 		return nil, usagef("%v", err)
