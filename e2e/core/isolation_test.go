@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,6 +28,8 @@ func runHelper(mode string, args []string) int {
 		return rawHelper(args)
 	case "flood":
 		return floodHelper(args)
+	case "events":
+		return eventsHelper(args)
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper", mode)
 	return 2
@@ -68,6 +71,62 @@ func rawHelper(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// eventsHelper plays a process inside a pane that sends events on
+// events.sock. It sends each envelope of the JSON array in args[0] on a
+// fresh connection and writes the response lines to args[1]. In them, @CAP@
+// and @SURF@ become its own capability and surface id, @STOLEN@ and
+// @VSURF@ those read from /proc/<args[2]>/environ.
+func eventsHelper(args []string) int {
+	data, err := os.ReadFile(args[0])
+	if err != nil {
+		return 1
+	}
+	var reqs []json.RawMessage
+	if err := json.Unmarshal(data, &reqs); err != nil {
+		return 1
+	}
+	stolen := map[string]string{}
+	if env, err := os.ReadFile("/proc/" + args[2] + "/environ"); err == nil {
+		for kv := range bytes.SplitSeq(env, []byte{0}) {
+			k, v, _ := strings.Cut(string(kv), "=")
+			stolen[k] = v
+		}
+	}
+	var out bytes.Buffer
+	for _, r := range reqs {
+		line := strings.NewReplacer(
+			"@CAP@", os.Getenv("MUSTER_EVENT_CAPABILITY"), "@SURF@", os.Getenv("MUSTER_SURFACE_ID"),
+			"@STOLEN@", stolen["MUSTER_EVENT_CAPABILITY"], "@VSURF@", stolen["MUSTER_SURFACE_ID"],
+		).Replace(string(r))
+		out.WriteString(sendEvent(os.Getenv("MUSTER_EVENT_SOCKET"), line))
+	}
+	if err := os.WriteFile(args[1]+".tmp", out.Bytes(), 0o600); err != nil {
+		return 1
+	}
+	if err := os.Rename(args[1]+".tmp", args[1]); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// sendEvent sends one request line to events.sock and returns the answer.
+func sendEvent(sock, line string) string {
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		return `{"ok":false,"error":"dial_failed"}` + "\n"
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := c.Write([]byte(line + "\n")); err != nil {
+		return `{"ok":false,"error":"write_failed"}` + "\n"
+	}
+	resp, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return `{"ok":false,"error":"closed"}` + "\n"
+	}
+	return resp
 }
 
 // helloLine opens every raw control connection: the version exchange.
@@ -334,6 +393,156 @@ func TestPaneCannotDriveAnotherPane(t *testing.T) {
 			t.Errorf("session %q should not exist", s.Name)
 		}
 	}
+}
+
+func TestPaneCannotSendEventsForAnotherPane(t *testing.T) {
+	e := newEnv(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	os.Symlink(musterBin, filepath.Join(bin, "muster"))
+	e.vars = append(e.vars, "PATH="+bin+":"+os.Getenv("PATH"))
+	work := t.TempDir()
+	w := func(name string) string { return filepath.Join(work, name) }
+
+	e.must("new", "--name", "victim", "--detach", "--cmd", "bash --norc --noprofile")
+	e.must("new", "--name", "evil", "--detach", "--cmd", "bash --norc --noprofile")
+	// The victim's own hook runs inside its pane: recorded.
+	e.claudeHook("victim", "UserPromptSubmit", "p-1", `,"prompt":"deploy"`)
+	e.must("wait", "victim", "--until", "running", "--timeout", "20s")
+	victim := e.session("victim")
+	before := e.explainEvents("victim")
+
+	event := func(id, surface, capability string, kind proto.EventKind) proto.Envelope {
+		return proto.Envelope{SchemaVersion: 1, Capability: capability, Event: proto.Event{
+			SchemaVersion: 1, ID: proto.RawID{RawValue: id}, RunID: proto.RawID{RawValue: *victim.RunID},
+			SurfaceID: proto.RawID{RawValue: surface}, Provider: "claude", Kind: kind,
+			OccurredAt: time.Now().UTC(), HookName: "Stop"}}
+	}
+	forbidden := []proto.Envelope{
+		event("stolen-1", "@VSURF@", "@STOLEN@", proto.KindSucceeded),
+		event("stolen-2", "@VSURF@", "@STOLEN@", proto.KindFailed),
+	}
+	own := []proto.Envelope{event("own-1", "@SURF@", "@CAP@", proto.KindStarted)}
+	for name, reqs := range map[string][]proto.Envelope{"stolen.json": forbidden, "own.json": own} {
+		b, err := json.Marshal(reqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(w(name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vpid := strconv.Itoa(victim.PID)
+	helper := helperEnv + "=events " + self
+	// The real hook helper too, with the victim's variables read from /proc.
+	stolenEnv := "env $(tr '\\0' '\\n' </proc/" + vpid + "/environ | grep -E '^MUSTER_(SURFACE_ID|EVENT_CAPABILITY)=') MUSTER_HOOK_DEBUG=1"
+	stop := `{"session_id":"d374eff7-6681-449d-ac7d-e8ad01a2744d","transcript_path":"/tmp/x.jsonl","cwd":"/tmp","prompt_id":"p-1","hook_event_name":"Stop"}`
+	e.must("send", "evil", strings.Join([]string{
+		helper + " " + w("stolen.json") + " " + w("stolen.out") + " " + vpid,
+		helper + " " + w("own.json") + " " + w("own.out") + " " + vpid,
+		// A job that left the pane's process tree and session but kept its
+		// environment is still placed in the pane.
+		"setsid -f env " + helper + " " + w("stolen.json") + " " + w("escaped.out") + " " + vpid,
+		stolenEnv + " muster hook event claude 2>" + w("hook.err") + " <<'EOF'\n" + stop + "\nEOF",
+	}, "; "), "--enter")
+	want := func(file string, code string, n int) {
+		t.Helper()
+		out := strings.Split(strings.TrimSpace(waitFile(t, file)), "\n")
+		if len(out) != n {
+			t.Fatalf("%s: %d answers, want %d: %q", file, len(out), n, out)
+		}
+		for _, l := range out {
+			var r proto.EventResponse
+			if err := json.Unmarshal([]byte(l), &r); err != nil || r.OK != (code == "") || r.Error != code {
+				t.Errorf("%s: answer %q, want error %q", file, l, code)
+			}
+		}
+	}
+	want(w("stolen.out"), proto.ErrForbidden, 2)
+	want(w("escaped.out"), proto.ErrForbidden, 2)
+	want(w("own.out"), "", 1)
+	if !eventually(func() bool {
+		b, _ := os.ReadFile(w("hook.err"))
+		return strings.Contains(string(b), "ok=false "+proto.ErrForbidden)
+	}) {
+		b, _ := os.ReadFile(w("hook.err"))
+		t.Errorf("the hook helper run in evil with the victim's variables said %q; want it refused %s", b, proto.ErrForbidden)
+	}
+	if v := e.session("victim"); v.RunState == nil || *v.RunState != "running" || *v.RunID != *victim.RunID {
+		t.Errorf("victim after the attack: run %s state %s, want run %s still running", orNone(v.RunID), orNone(v.RunState), *victim.RunID)
+	}
+	if after := e.explainEvents("victim"); !slices.Equal(after, before) {
+		t.Errorf("the victim's events changed:\nbefore %v\nafter  %v", before, after)
+	}
+	if e.session("evil").RunState == nil {
+		t.Error("evil's event for its own pane was not recorded")
+	}
+
+	// The user, outside every pane, may run the victim's hook by hand. (Not
+	// the Stop: the refused one above is in the hook helper's own state,
+	// a file any process of the user may write.)
+	cmd := exec.Command(musterBin, "hook", "event", "claude")
+	cmd.Env = append(append([]string{}, e.vars...), "MUSTER_HOOK_DEBUG=1",
+		"MUSTER_EVENT_SOCKET="+filepath.Join(e.home, "run", "events.sock"),
+		"MUSTER_SURFACE_ID="+e.explainSurface("victim"), "MUSTER_EVENT_CAPABILITY="+e.paneVar(victim.PID, "MUSTER_EVENT_CAPABILITY"))
+	cmd.Stdin = strings.NewReader(strings.ReplaceAll(strings.ReplaceAll(stop, "p-1", "p-2"), `"Stop"`, `"UserPromptSubmit","prompt":"by hand"`))
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "ok=true") {
+		t.Fatalf("the hook run by hand: %v: %s", err, out)
+	}
+	if v := e.session("victim"); v.RunID == nil || *v.RunID == *victim.RunID || v.RunState == nil || *v.RunState != "running" {
+		t.Errorf("victim after the hook run by hand: run %s state %s, want a new run running", orNone(v.RunID), orNone(v.RunState))
+	}
+}
+
+func orNone(s *string) string {
+	if s == nil {
+		return "(none)"
+	}
+	return *s
+}
+
+// explainEvents lists the ids of a session's stored events (explain).
+func (e *env) explainEvents(name string) []string {
+	e.t.Helper()
+	var x proto.Explanation
+	if err := json.Unmarshal([]byte(e.must("explain", name, "--json")), &x); err != nil {
+		e.t.Fatal(err)
+	}
+	var ids []string
+	for _, ev := range x.Events {
+		ids = append(ids, ev.EventID)
+	}
+	return ids
+}
+
+// explainSurface is a session's live surface id.
+func (e *env) explainSurface(name string) string {
+	e.t.Helper()
+	var x proto.Explanation
+	if err := json.Unmarshal([]byte(e.must("explain", name, "--json")), &x); err != nil {
+		e.t.Fatal(err)
+	}
+	return x.SurfaceID
+}
+
+// paneVar reads a variable of a pane's process from /proc, as any process
+// of the user can.
+func (e *env) paneVar(pid int, key string) string {
+	e.t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for kv := range bytes.SplitSeq(b, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte(key+"=")); ok {
+			return string(v)
+		}
+	}
+	e.t.Fatalf("pane %d has no %s", pid, key)
+	return ""
 }
 
 func TestForgedNativeCaptureFromOutsideChangesNothing(t *testing.T) {

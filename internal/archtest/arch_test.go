@@ -137,6 +137,7 @@ func TestImportsFlowDown(t *testing.T) {
 		"internal/termtext":   nil,
 		"internal/iostreams":  nil,
 		"internal/unixsock":   nil,
+		"internal/panepeer":   nil,
 		"internal/emulator":   nil,
 		"internal/launcher":   nil,
 		"internal/keyname":    nil,

@@ -29,6 +29,7 @@ import (
 	"github.com/musterhq/muster/internal/hookinstall"
 	"github.com/musterhq/muster/internal/native"
 	"github.com/musterhq/muster/internal/pane"
+	"github.com/musterhq/muster/internal/panepeer"
 	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider/all"
@@ -98,9 +99,10 @@ type Daemon struct {
 	// reserved are the names renames in flight are giving.
 	reserved map[string]bool
 
-	// procs reads other processes to tell pane processes from the rest;
-	// nil where the system offers no way to.
-	procs procTree
+	// peers places the processes on the other end of both sockets (see
+	// peer.go); nil where the system offers no way to read other
+	// processes.
+	peers *panepeer.Cache
 	ctl   *connTable
 	// mux serves every op of proto.Ops but hello and attach.
 	mux *proto.Mux
@@ -163,10 +165,12 @@ func Run(ctx context.Context, opts Options) error {
 		startedAt: time.Now(), sessions: map[string]*session{}, ghosts: map[string]ghost{}, reserved: map[string]bool{},
 		leftovers: newLeftovers(),
 		stop:      cancel, shutting: make(chan struct{}),
-		procs: systemProcs(), ctl: newConnTable(controlConnLimit(), maxControlConnsPerPID),
+		ctl: newConnTable(controlConnLimit(), maxControlConnsPerPID),
 	}
-	if d.procs == nil {
-		d.logger.Warn("cannot read other processes here: processes inside panes are not told apart from others on control.sock")
+	if procs := panepeer.System(); procs != nil {
+		d.peers = panepeer.NewCache(procs)
+	} else {
+		d.logger.Warn("cannot read other processes here: processes inside panes are not told apart from others on control.sock and events.sock")
 	}
 	if exe, err := paths.StableExecutable(dirs.State); err == nil {
 		d.musterPath = exe
@@ -186,6 +190,7 @@ func Run(ctx context.Context, opts Options) error {
 	eng, err := events.New(events.Config{
 		Store: st, Logger: d.logger.With("component", "events"), Resolver: d, Quota: quota,
 		Routers: sessionRouters(tenv), NotifyCommand: opts.NotifyCommand,
+		MayRecord: d.eventsMayRecord(),
 		OnHookEvent: func(surfaceID, provider string) {
 			if d.native != nil {
 				d.native.HookEventSeen(surfaceID, provider)
@@ -464,13 +469,13 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 	rep := replier{w: deadlineWriter{conn}}
 	// Who is on the other end is worked out once, at the first request
 	// that needs it.
-	var where *peerWhere
-	peer := func() peerWhere {
+	var where *panepeer.Where
+	peer := func() panepeer.Where {
 		if where == nil {
 			w := d.whereIs(ctx, c.pid)
 			where = &w
-			if w.inPane {
-				d.logger.Debug("control client inside a pane", "pid", w.pid, "session_id", w.sessionID, "how", w.how)
+			if w.InPane {
+				d.logger.Debug("control client inside a pane", "pid", w.PID, "session_id", w.SessionID, "how", w.How)
 			}
 		}
 		return *where
@@ -512,7 +517,7 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 		}
 		if err := d.gate(peer, op, known, req.Args); err != nil {
 			w := peer()
-			d.logger.Info("refused control request from inside a pane", "op", req.Op, "pid", c.pid, "session_id", w.sessionID, "how", w.how)
+			d.logger.Info("refused control request from inside a pane", "op", req.Op, "pid", c.pid, "session_id", w.SessionID, "how", w.How)
 			if rep.fail(err) != nil {
 				return
 			}
@@ -609,32 +614,32 @@ func (d *Daemon) hello(raw json.RawMessage, pid int) (proto.HelloResult, error) 
 	return proto.HelloResult{Protocol: proto.ControlVersion, Version: d.opts.Version, PID: os.Getpid()}, nil
 }
 
-// peerKey carries a request's peer (func() peerWhere) in its context, for
+// peerKey carries a request's peer (func() panepeer.Where) in its context, for
 // the handlers of ops that check who asks.
 type peerKey struct{}
 
 // peerOf returns the peer of the request ctx belongs to. Outside a request
 // it returns an unidentified peer inside a pane: the narrowest rights.
-func peerOf(ctx context.Context) func() peerWhere {
-	if p, ok := ctx.Value(peerKey{}).(func() peerWhere); ok {
+func peerOf(ctx context.Context) func() panepeer.Where {
+	if p, ok := ctx.Value(peerKey{}).(func() panepeer.Where); ok {
 		return p
 	}
-	return func() peerWhere { return peerWhere{inPane: true, how: "unidentified"} }
+	return func() panepeer.Where { return panepeer.Unidentified(0) }
 }
 
 // gate applies an op's access rule (proto.Ops; see peer.go) to one request
 // before it runs. Ops that act on one session check their target where
 // they look it up; ack's items are checked here, because the engine that
 // serves it knows nothing of panes.
-func (d *Daemon) gate(peer func() peerWhere, op proto.Op, known bool, args json.RawMessage) error {
+func (d *Daemon) gate(peer func() panepeer.Where, op proto.Op, known bool, args json.RawMessage) error {
 	if known && op.Access == proto.ReadOnly {
 		return nil
 	}
-	if !known && d.procs == nil {
+	if !known && d.peers == nil {
 		return nil
 	}
 	p := peer()
-	if !p.inPane {
+	if !p.InPane {
 		return nil
 	}
 	if op.Name == proto.OpAck {
@@ -655,7 +660,7 @@ func (d *Daemon) gate(peer func() peerWhere, op proto.Op, known bool, args json.
 
 // gateAck lets a pane acknowledge the items of its own sessions only.
 // Unknown ids are left for the engine to report.
-func (d *Daemon) gateAck(p peerWhere, raw json.RawMessage) error {
+func (d *Daemon) gateAck(p panepeer.Where, raw json.RawMessage) error {
 	var a proto.AckArgs
 	if err := proto.DecodeArgs(raw, &a); err != nil {
 		return nil // the engine reports malformed arguments
@@ -754,8 +759,8 @@ func (d *Daemon) routes() (*proto.Mux, error) {
 	})
 	proto.Handle(m, proto.OpNew, func(ctx context.Context, a proto.NewArgs) (proto.SessionInfo, error) {
 		parent := ""
-		if p := peerOf(ctx)(); p.inPane {
-			parent = p.sessionID
+		if p := peerOf(ctx)(); p.InPane {
+			parent = p.SessionID
 		}
 		return d.newSession(ctx, a, parent)
 	})
@@ -899,7 +904,7 @@ func displayCommand(s *session) string {
 	return strings.Join(s.surface.Argv, " ")
 }
 
-func (d *Daemon) send(ctx context.Context, peer func() peerWhere, a proto.SendArgs) error {
+func (d *Daemon) send(ctx context.Context, peer func() panepeer.Where, a proto.SendArgs) error {
 	p0 := peer()
 	d.mu.Lock()
 	s, err := d.lookupLocked(a.Name)
@@ -983,7 +988,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (d *Daemon) capture(ctx context.Context, peer func() peerWhere, a proto.CaptureArgs) (proto.CaptureResult, error) {
+func (d *Daemon) capture(ctx context.Context, peer func() panepeer.Where, a proto.CaptureArgs) (proto.CaptureResult, error) {
 	if a.Scrollback < 0 {
 		return proto.CaptureResult{}, proto.Errorf(proto.CodeBadRequest, "scrollback must not be negative")
 	}
@@ -1011,7 +1016,7 @@ func (d *Daemon) capture(ctx context.Context, peer func() peerWhere, a proto.Cap
 	return proto.CaptureResult{Text: text}, nil
 }
 
-func (d *Daemon) kill(ctx context.Context, peer func() peerWhere, name string) error {
+func (d *Daemon) kill(ctx context.Context, peer func() panepeer.Where, name string) error {
 	p0 := peer()
 	d.mu.Lock()
 	s, err := d.lookupLocked(name)
@@ -1049,7 +1054,7 @@ func (d *Daemon) kill(ctx context.Context, peer func() peerWhere, name string) e
 // rename writes the store without d.mu, which the pane output path takes,
 // and swaps the name in memory afterwards. The new name is reserved while
 // the write runs, so that no new session or other rename takes it.
-func (d *Daemon) rename(ctx context.Context, peer func() peerWhere, a proto.RenameArgs) error {
+func (d *Daemon) rename(ctx context.Context, peer func() panepeer.Where, a proto.RenameArgs) error {
 	if err := validateName(a.NewName); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/musterhq/muster/internal/codexroute"
 	"github.com/musterhq/muster/internal/launcher"
 	"github.com/musterhq/muster/internal/nativeid"
+	"github.com/musterhq/muster/internal/panepeer"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/provider/all"
@@ -69,7 +70,7 @@ func agentIsRoot(rec store.Session) bool {
 // only the pane's processes were given; and the process that connected must
 // run inside that pane, because a same-user process can read another's
 // capability from /proc/PID/environ.
-func (d *Daemon) nativeCapture(ctx context.Context, peer func() peerWhere, a proto.NativeCaptureArgs) error {
+func (d *Daemon) nativeCapture(ctx context.Context, peer func() panepeer.Where, a proto.NativeCaptureArgs) error {
 	if err := nativeid.ValidSessionID(a.NativeID); err != nil {
 		return proto.Errorf(proto.CodeInvalid, "%v", err)
 	}
@@ -91,12 +92,12 @@ func (d *Daemon) nativeCapture(ctx context.Context, peer func() peerWhere, a pro
 			Message: fmt.Sprintf("capture refused: the request does not carry the event capability of session %s's pane", rec.Name),
 			Hint:    "`muster hook capture` records an id only when run by a hook inside the session's own pane"}
 	}
-	if d.procs != nil {
-		if w := peer(); !w.inPane || w.sessionID != rec.ID {
-			d.logger.Warn("native capture refused: sent from outside the session's pane", "session_id", rec.ID, "pid", w.pid, "peer_session_id", w.sessionID, "how", w.how)
+	if d.peers != nil {
+		if w := peer(); !w.InPane || w.SessionID != rec.ID {
+			d.logger.Warn("native capture refused: sent from outside the session's pane", "session_id", rec.ID, "pid", w.PID, "peer_session_id", w.SessionID, "how", w.How)
 			d.mu.Lock()
 			defer d.mu.Unlock()
-			if !w.inPane {
+			if !w.InPane {
 				return &proto.Error{Code: proto.CodeForbidden,
 					Message: fmt.Sprintf("refused: this process does not run inside pane %q; only its own hooks may record its native id", rec.Name),
 					Hint:    "`muster hook capture` is meant to be run by an agent's hook inside its pane"}

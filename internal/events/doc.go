@@ -28,11 +28,23 @@
 //     new events; events the daemon synthesizes are not. A Codex event
 //     counts against the surface it is routed to. MUSTER_EVENT_QUOTA=off
 //     turns the quota off (benchmarks).
+//   - Sender: the capability proves what a process inside the pane knows,
+//     but any process of the user can read it from /proc/PID/environ. So
+//     an authorized event is also refused `forbidden` when
+//     Config.MayRecord says its sender (the SO_PEERCRED pid) may not
+//     record for that surface's session: the daemon allows a process
+//     outside every pane (a user running a hook by hand) or inside that
+//     session's own pane (internal/panepeer). Events of a provider with a
+//     router (Codex) are not asked about: seed 004 says their hooks may run
+//     in a process another pane started, and their pane is worked out from
+//     the session id instead. A refused event records nothing and is not
+//     charged to the quota.
 //   - Codes: DESIGN §4's nine (invalid_json, too_large, unsupported_version,
 //     invalid_event, unknown_kind, reserved_hook_name, unauthorized,
-//     storage_failure, timeout) and rate_limited. They are checked in the
-//     order invalid_json, unsupported_version, invalid_event, unknown_kind,
-//     reserved_hook_name, unauthorized, rate_limited, storage_failure. A
+//     storage_failure, timeout), rate_limited and forbidden. They are
+//     checked in the order invalid_json, unsupported_version,
+//     invalid_event, unknown_kind, reserved_hook_name, unauthorized,
+//     forbidden, rate_limited, storage_failure. A
 //     missing or null schemaVersion is invalid_event; any value but the
 //     number 1 is unsupported_version. A top-level value that is not an
 //     object is invalid_json; a field of the wrong JSON type is

@@ -70,6 +70,14 @@ type Config struct {
 	EventRetention time.Duration      // stored events older than this are pruned at start (30 days)
 	PeerAllowed    func(uid int) bool // default: the daemon's own uid only
 
+	// MayRecord, when set, decides whether the process pid (SO_PEERCRED; 0
+	// when unknown) may send events for a surface of session sessionID; an
+	// error refuses the event with ErrForbidden. It runs after the
+	// capability check, for every provider without a router. The daemon
+	// allows a process outside every pane or inside that session's pane
+	// (internal/panepeer).
+	MayRecord func(pid int, sessionID string) error
+
 	// OnHookEvent, when set, learns of every authorized provider hook event
 	// (after Codex routing) before it is committed; it must not block. The
 	// native run estimator stands down for a surface once hooks report.
@@ -126,9 +134,9 @@ type Engine struct {
 	// snapshot, for the maintenance goroutine.
 	dirtyN atomic.Int64
 
-	conns                                *conns  // events.sock connections
-	quotas                               *quotas // per surface
-	acceptLog, peerLog, capLog, quotaLog rateLog
+	conns                                              *conns  // events.sock connections
+	quotas                                             *quotas // per surface
+	acceptLog, peerLog, capLog, quotaLog, forbiddenLog rateLog
 }
 
 // Stats are counters for benchmarks and diagnostics.

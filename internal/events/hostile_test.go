@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -265,6 +266,59 @@ func TestHostileClients(t *testing.T) {
 			t.Fatalf("second event after one second: %q", got)
 		}
 		h.stored(before, "b0@sfB", "a3@sfA")
+	})
+
+	t.Run("a sender the daemon places inside another pane", func(t *testing.T) {
+		type ask struct {
+			pid     int
+			session string
+		}
+		var mu sync.Mutex
+		var asked []ask
+		var inEvil atomic.Bool // the sender runs in pane evil from now on
+		h := startHarness(t, "", func(c *Config) {
+			c.Quota = Quota{Events: 1, EventBurst: 2, Bytes: 1 << 20, ByteBurst: 1 << 20}
+			c.MayRecord = func(pid int, session string) error {
+				mu.Lock()
+				asked = append(asked, ask{pid, session})
+				mu.Unlock()
+				if inEvil.Load() && session == "sVictim" {
+					return errors.New(`muster pane "evil": it may not send events for pane "victim"`)
+				}
+				return nil
+			}
+		})
+		h.surface("sfVictim", "sVictim", "victim", "claude")
+		h.surface("sfEvil", "sEvil", "evil", "claude")
+		h.mustPost(evt{id: "v0", run: "r1", surface: "sfVictim", kind: proto.KindStarted, msg: "before"})
+		before, dump := h.eventIDs(), h.dump()
+		inEvil.Store(true)
+		// The victim's own capability, as read from /proc/PID/environ.
+		for _, id := range []string{"v1", "v0", "v2", "v3"} { // new, a reused id, and beyond the quota
+			if got := h.post(evt{id: id, run: "r1", surface: "sfVictim", kind: proto.KindSucceeded}); got != errResp(proto.ErrForbidden) {
+				t.Fatalf("event %s from inside another pane: %q, want %q", id, got, errResp(proto.ErrForbidden))
+			}
+		}
+		if h.dump() != dump {
+			t.Error("a refused event changed stored state")
+		}
+		if st := h.e.SessionState("sVictim"); st.RunState != string(proto.StateRunning) {
+			t.Errorf("the victim's run state after refused events: %s", st.RunState)
+		}
+		// Refused events were not charged: the victim's quota still has its
+		// second event; the sender's own pane is unaffected.
+		h.mustPost(evt{id: "e0", run: "r1", surface: "sfEvil", kind: proto.KindStarted})
+		h.stored(before, "e0@sfEvil")
+		mu.Lock()
+		defer mu.Unlock()
+		for _, a := range asked {
+			if a.pid != os.Getpid() {
+				t.Errorf("MayRecord asked about pid %d, want the sender %d (SO_PEERCRED)", a.pid, os.Getpid())
+			}
+		}
+		if len(asked) != 6 {
+			t.Errorf("MayRecord was asked %d times, want once per authorized event (6)", len(asked))
+		}
 	})
 
 	t.Run("a surface over its byte quota", func(t *testing.T) {

@@ -26,7 +26,7 @@ var (
 func init() {
 	for _, c := range []string{proto.ErrInvalidJSON, proto.ErrTooLarge, proto.ErrUnsupportedVersion,
 		proto.ErrInvalidEvent, proto.ErrUnknownKind, proto.ErrReservedHookName, proto.ErrUnauthorized,
-		proto.ErrStorageFailure, proto.ErrTimeout, proto.ErrRateLimited} {
+		proto.ErrStorageFailure, proto.ErrTimeout, proto.ErrRateLimited, proto.ErrForbidden} {
 		respErr[c] = []byte(`{"ok":false,"error":"` + c + `"}` + "\n")
 	}
 }
@@ -197,7 +197,7 @@ func (e *Engine) handle(ctx context.Context, cn *conn, w *connWorker) {
 	if !e.conns.busy(cn) {
 		return // dropped for a newer connection
 	}
-	resp := e.ingest(ctx, line, len(line)+1)
+	resp := e.ingest(ctx, line, len(line)+1, cn.pid)
 	c.SetWriteDeadline(time.Now().Add(time.Second))
 	c.Write(resp)
 }
@@ -239,9 +239,9 @@ type rateLog struct {
 
 const logInterval = 10 * time.Second
 
-// ingest decodes, authorizes and records one request of size bytes and
-// returns the response line.
-func (e *Engine) ingest(ctx context.Context, line []byte, size int) []byte {
+// ingest decodes, authorizes and records one request of size bytes from
+// process pid (0: unknown) and returns the response line.
+func (e *Engine) ingest(ctx context.Context, line []byte, size, pid int) []byte {
 	now := e.now()
 	req, code := Decode(line, now, e.cfg.MaxFutureSkew)
 	if code != "" {
@@ -251,6 +251,14 @@ func (e *Engine) ingest(ctx context.Context, line []byte, size int) []byte {
 	if surf == nil {
 		e.log.Debug("unauthorized event", "provider", req.Event.Provider, "why", why)
 		return respErr[proto.ErrUnauthorized]
+	}
+	if e.cfg.MayRecord != nil && e.routers[req.Event.Provider] == nil {
+		// After the capability, so that only a sender holding one pays
+		// for reading /proc.
+		if err := e.cfg.MayRecord(pid, surf.SessionID); err != nil {
+			e.logEvery(&e.forbiddenLog, "refused an event from inside another pane", "surface_id", surf.ID, "pid", pid, "why", err)
+			return respErr[proto.ErrForbidden]
+		}
 	}
 	if !e.quotas.take(surf.ID, size, now) {
 		e.logEvery(&e.quotaLog, "a surface is over its event quota", "surface_id", surf.ID)

@@ -98,8 +98,9 @@ type EventResponse struct {
 	Error    string `json:"error,omitempty"`
 }
 
-// Stable error codes of events.sock: the nine of DESIGN §4, and
-// ErrRateLimited for a surface over its quota (internal/events).
+// Stable error codes of events.sock: the nine of DESIGN §4, ErrRateLimited
+// for a surface over its quota, and ErrForbidden for a sender inside
+// another surface's pane (internal/events).
 const (
 	ErrInvalidJSON        = "invalid_json"
 	ErrTooLarge           = "too_large"
@@ -111,6 +112,7 @@ const (
 	ErrStorageFailure     = "storage_failure"
 	ErrTimeout            = "timeout"
 	ErrRateLimited        = "rate_limited"
+	ErrForbidden          = "forbidden"
 )
 
 // ParseTime parses an ISO 8601 date and time as events carry it:

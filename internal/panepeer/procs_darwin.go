@@ -1,4 +1,4 @@
-package daemon
+package panepeer
 
 import (
 	"errors"
@@ -14,19 +14,23 @@ var errNoProcInfo = errors.New("process information unavailable")
 // place a peer.
 type sysctlProcs struct{}
 
-func (sysctlProcs) parent(pid int) (int, error) {
+func (sysctlProcs) Stat(pid int) (Stat, error) {
 	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
 	if err != nil {
-		return 0, err
+		return Stat{}, err
 	}
 	if kp.Proc.P_pid != int32(pid) {
-		return 0, errNoProcInfo
+		return Stat{}, errNoProcInfo
 	}
-	return int(kp.Eproc.Ppid), nil
+	sid, err := unix.Getsid(pid)
+	if err != nil {
+		return Stat{}, err
+	}
+	return Stat{PPID: int(kp.Eproc.Ppid), SID: sid}, nil
 }
 
-func (sysctlProcs) session(pid int) (int, error) { return unix.Getsid(pid) }
+func (sysctlProcs) Session(pid int) (int, error) { return unix.Getsid(pid) }
 
-func (sysctlProcs) environ(int, string) (string, error) { return "", errNoProcInfo }
+func (sysctlProcs) Environ(int, string) (string, error) { return "", errNoProcInfo }
 
-func otherProcs() procTree { return sysctlProcs{} }
+func otherProcs() Procs { return sysctlProcs{} }

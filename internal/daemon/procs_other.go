@@ -1,5 +1,0 @@
-//go:build !darwin
-
-package daemon
-
-func otherProcs() procTree { return nil }

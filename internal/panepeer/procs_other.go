@@ -1,0 +1,5 @@
+//go:build !darwin
+
+package panepeer
+
+func otherProcs() Procs { return nil }
