@@ -32,7 +32,8 @@ func (Provider) NewTurnLocator(env transcript.Env) provider.TurnLocator {
 //   - event_msg task_complete ends it as succeeded (last_agent_message is
 //     the message);
 //   - event_msg turn_aborted ends it as interrupted (Esc, a denied
-//     permission; Codex fires no hook for either).
+//     permission; Codex fires no hook for either, so the end is HookSilent
+//     and applies while the hooks report too).
 //
 // Records of a nested turn (root_turn_id set and different) are skipped.
 // Lines that mention none of those event types are not parsed at all.
@@ -85,7 +86,7 @@ func (p *turnParser) Line(raw []byte, out []provider.Turn) []provider.Turn {
 		if reason == "" {
 			reason = "aborted"
 		}
-		out = append(out, provider.Turn{Op: provider.TurnEnd, Key: turn, Kind: proto.KindInterrupted, At: at, Text: reason})
+		out = append(out, provider.Turn{Op: provider.TurnEnd, Key: turn, Kind: proto.KindInterrupted, At: at, Text: reason, HookSilent: true})
 	}
 	return out
 }

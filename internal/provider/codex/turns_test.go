@@ -1,11 +1,15 @@
 package codex
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/testing/providertest"
 )
 
@@ -70,4 +74,36 @@ func TestTurnLines(t *testing.T) {
 func FuzzTurnLines(f *testing.F) {
 	providertest.AddLineSeeds(f, filepath.Join("testdata", "turns", "codex-01a22c19.jsonl"), filepath.Join("testdata", "turns", "codex-01a22c0e.jsonl"))
 	f.Fuzz(func(t *testing.T, data []byte) { providertest.FuzzTurnLines(t, Provider{}, data) })
+}
+
+// Codex fires no hook for an aborted turn (Esc, "No, and tell Codex what
+// to do differently"), so only that end is HookSilent: the fusion rule
+// applies it while the hooks report; a completed turn has its Stop hook.
+func TestAbortedTurnsAreHookSilent(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "turns", "codex-01a22c19.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Provider{}.NewTurnParser()
+	var turns []provider.Turn
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		turns = p.Line(l, turns)
+	}
+	var silent, loud int
+	for _, r := range turns {
+		switch {
+		case r.Op == provider.TurnEnd && r.Kind == proto.KindInterrupted:
+			if !r.HookSilent {
+				t.Errorf("aborted turn %s is not HookSilent", r.Key)
+			}
+			silent++
+		case r.HookSilent:
+			t.Errorf("%+v is HookSilent; Codex's hooks report it", r)
+		default:
+			loud++
+		}
+	}
+	if silent == 0 || loud == 0 {
+		t.Fatalf("the recording has %d aborted and %d other records; want both", silent, loud)
+	}
 }
