@@ -136,7 +136,10 @@
 // text, the OSC sequence), occurredAt the time it was seen; `muster
 // explain` shows the three. An interrupt by the user's own key or denial
 // opens no attention item (interrupted never does) and resolves the open
-// approval or input item, because the run moved on. Evidence is queued
+// approval or input item, because the run moved on. After a key answers a
+// dialog, Run reads the panes every 200 ms for 5 s, so that a "No" picked
+// with the arrows and Enter, known only from the transcript, shows within
+// 2 s. Evidence is queued
 // (Observe, Input never block) and fused by one goroutine of Run, so a key
 // is applied within milliseconds, whatever a poll is reading.
 //

@@ -144,7 +144,10 @@ type Estimator struct {
 
 	running atomic.Bool
 	wake    chan struct{}
-	fuse    chan fused // evidence for the fusion goroutine
+	// fastUntil (Unix ns): until then Run polls every fastPoll, because a
+	// key answered a dialog and the transcript will say how (a denial).
+	fastUntil atomic.Int64
+	fuse      chan fused // evidence for the fusion goroutine
 }
 
 // surface is the estimator's state of one pane.
@@ -367,7 +370,7 @@ func (e *Estimator) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { e.fuseLoop(ctx) })
-	t := time.NewTicker(e.poll)
+	t := time.NewTimer(e.poll)
 	defer t.Stop()
 	for {
 		select {
@@ -377,6 +380,11 @@ func (e *Estimator) Run(ctx context.Context) error {
 		case <-e.wake:
 		}
 		e.pollOnce(ctx)
+		next := e.poll
+		if e.now().UnixNano() < e.fastUntil.Load() {
+			next = min(next, fastPoll)
+		}
+		t.Reset(next)
 	}
 }
 

@@ -28,6 +28,14 @@ const (
 // a paste (or a script's text), which answers nothing by itself.
 const maxKeyInput = 16
 
+// After a key answers a dialog the transcripts are read every fastPoll for
+// fastFor: a "No" picked with the arrows and Enter is known only from the
+// transcript's marker, which must show within 2 s of the key.
+const (
+	fastPoll = 200 * time.Millisecond
+	fastFor  = 5 * time.Second
+)
+
 // fuseQueue bounds the evidence waiting for the fusion goroutine; beyond
 // it evidence is dropped (and logged) rather than blocking a pane's input
 // or output path.
@@ -169,6 +177,8 @@ func (e *Estimator) apply(ctx context.Context, f fused) {
 		switch effect {
 		case provider.KeyAnswer:
 			ev.Kind, ev.Hook = proto.KindRunning, HookKeyAnswered
+			e.fastUntil.Store(ev.At.Add(fastFor).UnixNano())
+			e.nudge()
 			ev.Signal = fmt.Sprintf("%s typed at the %s", keyLabel(key), requestName(cur.State))
 		case provider.KeyInterrupt:
 			ev.Kind, ev.Hook = proto.KindInterrupted, HookKeyInterrupted

@@ -4,11 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/musterhq/muster/internal/hookinstall"
+	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termsignal"
 )
 
@@ -99,4 +101,52 @@ func TestHookStatus(t *testing.T) {
 	if installed("claude") {
 		t.Error("removed hooks still installed after the ttl")
 	}
+}
+
+// TestFastPollAfterAnAnswer: once a key answers a dialog, Run reads the
+// panes every fastPoll for fastFor (a denial shows only in the transcript),
+// then once per poll again.
+func TestFastPollAfterAnAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rec := newRecorder(t)
+		e := New(Config{Emit: rec.Emit, CurrentRun: func(string) CurrentRun {
+			return CurrentRun{RunID: "R", State: proto.StateWaitingApproval, Provider: "claude"}
+		}})
+		e.inspect = func(int) (procInfo, error) { return procInfo{Comm: "bash"}, nil }
+		var polls atomic.Int64
+		e.SurfaceStarted(Surface{ID: "s1", Provider: "shell", PID: 100, ForegroundPGID: func() (int, error) {
+			polls.Add(1)
+			return 100, nil
+		}})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- e.Run(ctx) }()
+		synctest.Wait() // the poll SurfaceStarted asked for
+		count := func(d time.Duration) int64 {
+			n := polls.Load()
+			time.Sleep(d)
+			synctest.Wait()
+			return polls.Load() - n
+		}
+		if n := count(3 * DefaultPoll); n != 3 {
+			t.Errorf("%d polls in 3 poll intervals", n)
+		}
+		e.Input("s1", []byte("\r"))
+		synctest.Wait()
+		if rec.count() != 1 {
+			t.Fatalf("the answer was not recorded: %v", rec.lines(nil))
+		}
+		if n := count(time.Second); n < 5 {
+			t.Errorf("%d polls in the second after the answer, want every %s", n, fastPoll)
+		}
+		time.Sleep(fastFor)
+		synctest.Wait()
+		if n := count(3 * DefaultPoll); n != 3 {
+			t.Errorf("%d polls in 3 poll intervals after the fast period", n)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run returned %v", err)
+		}
+	})
 }
