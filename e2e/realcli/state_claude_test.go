@@ -84,7 +84,7 @@ func (st *stateRun) act(what, until, kind string, action func()) proto.WaitSessi
 		daemon = d.Round(10 * time.Microsecond).String()
 	}
 	st.sc.times = append(st.sc.times, fmt.Sprintf("%s: daemon %s, CLI %s", what, daemon, total.Round(10*time.Millisecond)))
-	st.sc.t.Logf("claude: %s → %s: in the daemon %s; send %s, send+wait %s", what, w.State, daemon,
+	st.sc.t.Logf("%s: %s → %s: in the daemon %s; send %s, send+wait %s", st.sc.cli, what, w.State, daemon,
 		sent.Round(time.Millisecond), total.Round(time.Millisecond))
 	return w
 }
