@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/blob"
+	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/replay"
 )
 
@@ -60,7 +61,8 @@ func runReplay(ctx context.Context, f *Factory, o *replayOptions) error {
 	if err != nil {
 		return err
 	}
-	page, err := replay.HTML(t, replay.Options{NoRedact: o.NoRedact, Version: Version})
+	subs := replay.LoadSubagents(ctx, all.Source(t.Provider), transcriptEnv(f), t)
+	page, err := replay.HTML(t, replay.Options{NoRedact: o.NoRedact, Version: Version, Subagents: subs})
 	if err != nil {
 		return err
 	}

@@ -49,8 +49,10 @@ type page struct {
 	Scenes        []scene
 	// SceneTotal counts the session's scenes; Scenes are one page's.
 	SceneTotal int
-	Pager      *pager
-	Nav        []navLink
+	// Unlinked are subagents whose call was not found.
+	Unlinked []*subView
+	Pager    *pager
+	Nav      []navLink
 }
 
 type navLink struct {
@@ -117,6 +119,20 @@ type toolView struct {
 	Note string
 	// Exit is the exit code a command wrapper reported ("" when none).
 	Exit string
+	// Sub is the subagent a Task call started, rendered under the call.
+	Sub *subView
+	// taskPrompt is a Task call's prompt, which the subagent's first
+	// prompt repeats.
+	taskPrompt string
+}
+
+// subView is a subagent's conversation, nested under the call that
+// started it.
+type subView struct {
+	Title     string
+	Prompts   int
+	ToolCalls int
+	Scenes    []scene
 }
 
 type todo struct {
@@ -220,6 +236,7 @@ type toolInput struct {
 		Status string `json:"status"`
 	} `json:"plan"`
 	Explanation string `json:"explanation"`
+	Prompt      string `json:"prompt"`
 }
 
 func buildTool(use transcript.Item, res *transcript.Item) *toolView {
@@ -295,6 +312,9 @@ func buildTool(use transcript.Item, res *transcript.Item) *toolView {
 			}
 		}
 		tv.Args = argsText(use.Input)
+	}
+	if use.Tool == transcript.ToolTask && decoded {
+		tv.taskPrompt = strings.TrimSpace(in.Prompt)
 	}
 	tv.Subject = termtext.Strip(tv.Subject)
 	if use.IsError {

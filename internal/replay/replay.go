@@ -48,7 +48,12 @@ type Options struct {
 	// PageScenes scenes and about PageBytes of content (defaults below),
 	// and Page (1-based) says which one to render; PageURL(n) is the
 	// address of page n. Unset, the whole session is one page.
-	PageURL    func(n int) string
+	PageURL func(n int) string
+	// Subagents are the conversations of subagents the session started
+	// (LoadSubagents); each is nested under the Task call that started it
+	// (the call whose prompt its first prompt repeats, else the first
+	// Task call left, in order), or listed at the end.
+	Subagents  []*transcript.Transcript
 	Page       int
 	PageScenes int
 	PageBytes  int
@@ -135,6 +140,7 @@ func build(t *transcript.Transcript, opts Options) (*page, error) {
 			hasUse[it.CallID] = true
 		}
 	}
+	var tasks []*toolView
 	var cur *scene
 	newScene := func() *scene {
 		p.Scenes = append(p.Scenes, scene{N: len(p.Scenes) + 1})
@@ -178,6 +184,9 @@ func build(t *transcript.Transcript, opts Options) (*page, error) {
 			}
 			b.Kind = "tool"
 			b.Tool = buildTool(*it, res)
+			if it.Tool == transcript.ToolTask {
+				tasks = append(tasks, b.Tool)
+			}
 			p.ToolCalls++
 			if b.Tool.Error {
 				p.Errors++
@@ -203,6 +212,9 @@ func build(t *transcript.Transcript, opts Options) (*page, error) {
 	if p.Prompts == 0 {
 		p.Prompts = t.PromptCount
 	}
+	if len(opts.Subagents) > 0 {
+		p.nest(tasks, opts)
+	}
 	p.SceneTotal = len(p.Scenes)
 	if opts.PageURL != nil {
 		if err := p.paginate(opts); err != nil {
@@ -219,6 +231,57 @@ func build(t *transcript.Transcript, opts Options) (*page, error) {
 		}
 	}
 	return p, nil
+}
+
+// maxSubagents bounds the subagents nested in one replay.
+const maxSubagents = 200
+
+// nest builds each subagent's view and puts it under its Task call.
+func (p *page) nest(tasks []*toolView, opts Options) {
+	subs := opts.Subagents
+	if len(subs) > maxSubagents {
+		subs = subs[:maxSubagents]
+	}
+	taken := map[*toolView]bool{}
+	var unmatched []*subView
+	for _, st := range subs {
+		sp, err := build(st, Options{NoRedact: opts.NoRedact, Version: opts.Version})
+		if err != nil {
+			continue
+		}
+		p.Redactions += sp.Redactions
+		sv := &subView{Title: sp.Title, Prompts: sp.Prompts, ToolCalls: sp.ToolCalls, Scenes: sp.Scenes}
+		first := ""
+		for _, it := range st.Items {
+			if it.Kind == transcript.UserPrompt {
+				first = strings.TrimSpace(it.Text)
+				break
+			}
+		}
+		var call *toolView
+		for _, tv := range tasks {
+			if !taken[tv] && tv.taskPrompt != "" && tv.taskPrompt == first {
+				call = tv
+				break
+			}
+		}
+		if call == nil {
+			unmatched = append(unmatched, sv)
+			continue
+		}
+		taken[call] = true
+		call.Sub = sv
+	}
+	// Unmatched subagents take the Task calls left, in order.
+	for _, sv := range unmatched {
+		i := slices.IndexFunc(tasks, func(tv *toolView) bool { return !taken[tv] })
+		if i < 0 {
+			p.Unlinked = append(p.Unlinked, sv)
+			continue
+		}
+		taken[tasks[i]] = true
+		tasks[i].Sub = sv
+	}
 }
 
 // paginate keeps the scenes of page opts.Page and sets the pager.
@@ -283,6 +346,11 @@ func (s *scene) size() int {
 		}
 		if t := b.Tool; t != nil {
 			n += len(t.Command) + len(t.Args) + len(t.Output) + 300
+			if t.Sub != nil {
+				for i := range t.Sub.Scenes {
+					n += t.Sub.Scenes[i].size()
+				}
+			}
 			for _, f := range t.Files {
 				for _, l := range f.Lines {
 					n += len(l.Text) + 90

@@ -88,6 +88,10 @@ ul.todos .box{display:inline-block;width:1.2em;color:var(--muted)}
 ul.todos li.completed{color:var(--muted);text-decoration:line-through}
 ul.todos li.in_progress{font-weight:600}
 ul.todos li.cancelled{color:var(--muted);text-decoration:line-through wavy}
+details.subagent{border-top:1px solid var(--line);padding:4px 10px 8px;background:var(--bg)}
+details.subagent>summary{cursor:pointer;font-size:13px;color:var(--muted);padding:2px 0}
+.sub-scene{border-left:3px solid var(--userline);margin:8px 0 0;padding-left:8px}
+.sub-scene .block{margin-left:6px}
 .todo-note{font-size:13px;color:var(--muted);padding:0 12px 6px}
 .tool-head .exit{color:var(--muted);font-size:12px;margin-left:auto}
 .tool-head .exit.bad{color:var(--err)}
@@ -130,18 +134,10 @@ ul.todos li.cancelled{color:var(--muted);text-decoration:line-through wavy}
 <div class="prompt{{if .Directive}} directive{{end}}">{{if .Directive}}<span class="tag">directive{{if .Source}} · {{.Source}}{{end}}</span>{{end}}{{.Prompt}}
 {{- range .Images}}{{if .URL}}<img class="attachment" src="{{.URL}}" alt="{{.Alt}}">{{else}}<div class="imgnote">{{.Alt}}: {{.Note}}</div>{{end}}{{end}}</div>
 {{- end}}
-{{- range .Blocks}}
-<div class="block">
-{{- if eq .Kind "text"}}{{if .HTML}}<div class="md">{{.HTML}}</div>{{else}}<div class="text">{{.Text}}</div>{{end}}
-{{- else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking</summary>{{if .HTML}}<div class="body md">{{.HTML}}</div>{{else}}<div class="body">{{.Text}}</div>{{end}}</details>
-{{- else if eq .Kind "compaction"}}<div class="compaction">Context compacted{{if .Text}}: {{.Text}}{{end}}</div>
-{{- else if .Tool}}{{template "tool" .Tool}}
-{{- end}}
-{{- range .Images}}{{if .URL}}<img class="attachment" src="{{.URL}}" alt="{{.Alt}}">{{else}}<div class="imgnote">{{.Alt}}: {{.Note}}</div>{{end}}{{end}}
-</div>
-{{- end}}
+{{- template "blocks" .Blocks}}
 </section>
 {{end}}
+{{range .Unlinked}}<section class="scene unlinked"><div class="scene-head">A subagent whose call is not in the transcript</div>{{template "sub" .}}</section>{{end}}
 {{template "pager" .Pager}}
 </main>
 <footer>Replay made by muster {{.Version}}{{if .Warnings}} · the parser skipped {{.Warnings}} malformed record{{if ne .Warnings 1}}s{{end}}{{end}}</footer>
@@ -188,6 +184,19 @@ ul.todos li.cancelled{color:var(--muted);text-decoration:line-through wavy}
 </body>
 </html>
 {{define "pager"}}{{with .}}<nav class="pager">{{with .First}}<a href="{{.}}">« first</a>{{end}}{{with .Prev}}<a href="{{.}}" rel="prev">‹ previous</a>{{end}}<span>page {{.Page}} of {{.Pages}} · prompts {{.From}}–{{.To}}</span>{{with .Next}}<a href="{{.}}" rel="next">next ›</a>{{end}}{{with .Last}}<a href="{{.}}">last »</a>{{end}}</nav>{{end}}{{end}}
+{{define "blocks"}}{{- range .}}
+<div class="block">
+{{- if eq .Kind "text"}}{{if .HTML}}<div class="md">{{.HTML}}</div>{{else}}<div class="text">{{.Text}}</div>{{end}}
+{{- else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking</summary>{{if .HTML}}<div class="body md">{{.HTML}}</div>{{else}}<div class="body">{{.Text}}</div>{{end}}</details>
+{{- else if eq .Kind "compaction"}}<div class="compaction">Context compacted{{if .Text}}: {{.Text}}{{end}}</div>
+{{- else if .Tool}}{{template "tool" .Tool}}
+{{- end}}
+{{- range .Images}}{{if .URL}}<img class="attachment" src="{{.URL}}" alt="{{.Alt}}">{{else}}<div class="imgnote">{{.Alt}}: {{.Note}}</div>{{end}}{{end}}
+</div>
+{{- end}}
+{{end}}
+{{define "sub"}}<details class="subagent"><summary>Subagent: {{.Title}} · {{.Prompts}} prompt{{if ne .Prompts 1}}s{{end}}, {{.ToolCalls}} tool call{{if ne .ToolCalls 1}}s{{end}}</summary>
+{{- range .Scenes}}<div class="sub-scene">{{if not .Preamble}}<div class="prompt{{if .Directive}} directive{{end}}">{{.Prompt}}</div>{{end}}{{template "blocks" .Blocks}}</div>{{end}}</details>{{end}}
 {{define "tool" -}}
 <div class="tool {{.Class}}{{if .Error}} error{{end}}">
 <div class="tool-head"><span class="name">{{.Name}}</span>{{if .Raw}}<span class="raw">{{.Raw}}</span>{{end}}{{if .Subject}}<span class="subject">{{.Subject}}</span>{{end}}{{if .Exit}}<span class="exit{{if ne .Exit "0"}} bad{{end}}">exit {{.Exit}}</span>{{end}}{{if .Error}}<span class="err">error</span>{{end}}</div>
@@ -199,6 +208,7 @@ ul.todos li.cancelled{color:var(--muted);text-decoration:line-through wavy}
 <table class="diff">{{range .Lines}}<tr class="{{.Class}}"><td class="n">{{.Old}}</td><td class="n">{{.New}}</td><td class="s">{{.Sign}}</td><td>{{.Text}}</td></tr>{{end}}</table>
 {{- if .Clipped}}<div class="clipped">… {{.Clipped}} more diff lines not shown</div>{{end}}
 {{- end}}
+{{- with .Sub}}{{template "sub" .}}{{end}}
 {{- if .HasOut}}
 {{- if .Long}}<details class="output"><summary>Output ({{.OutLines}} lines)</summary>{{end}}
 <pre class="out{{if eq .Class "bash"}} term{{end}}">{{.Output}}</pre>

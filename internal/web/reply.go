@@ -82,15 +82,17 @@ func (t textReply) write(s *Server, w http.ResponseWriter, r *http.Request) {
 // server has no way to ask for a replay without redaction.
 type replayReply struct {
 	t    *transcript.Transcript
+	subs []*transcript.Transcript
 	page int
 	link string // the session page's path
 }
 
 func (rp replayReply) write(s *Server, w http.ResponseWriter, r *http.Request) {
 	out, err := replay.HTML(rp.t, replay.Options{
-		Version: s.o.Version,
-		Nav:     []replay.Link{{Label: "← History", URL: "/"}, {Label: "Live", URL: "/live"}, {Label: "Stats", URL: "/stats"}},
-		Page:    rp.page,
+		Version:   s.o.Version,
+		Nav:       []replay.Link{{Label: "← History", URL: "/"}, {Label: "Live", URL: "/live"}, {Label: "Stats", URL: "/stats"}},
+		Page:      rp.page,
+		Subagents: rp.subs,
 		PageURL: func(n int) string {
 			if n == 1 {
 				return rp.link

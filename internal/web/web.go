@@ -597,7 +597,8 @@ func (s *Server) handleSession(r *http.Request) reply {
 		s.o.Logger.Warn("load transcript", "path", res.Session.Path, "err", err)
 		return errorPage(http.StatusNotFound, "the transcript could not be read")
 	}
-	return replayReply{t: t, page: page, link: sessionLink(res.Session.Provider, res.Session.ID)}
+	subs := replay.LoadSubagents(r.Context(), res.Source, s.o.Env, t)
+	return replayReply{t: t, subs: subs, page: page, link: sessionLink(res.Session.Provider, res.Session.ID)}
 }
 
 // writePage renders an already redacted page.
