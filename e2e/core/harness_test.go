@@ -43,6 +43,8 @@ type env struct {
 	home string
 	vars []string
 	bin  string // the muster binary e.run runs; musterBin unless a test sets it
+	// hookBin holds hook-loop and the hook spools (installHookLoop).
+	hookBin string
 }
 
 func (e *env) userHome() string {

@@ -98,7 +98,9 @@ printf '\033]0;title\302\2332J\007'; read line`)
 	}
 	quoted := false
 	for line := range strings.Lines(out) {
-		quoted = quoted || line == strings.Repeat(" ", 11)+`"`+evilShown+`"`+"\n"
+		// The quoted line is a continuation row of explain's table, indented
+		// to its first column's width.
+		quoted = quoted || strings.HasPrefix(line, "   ") && strings.TrimLeft(line, " ") == `"`+evilShown+`"`+"\n"
 	}
 	if !quoted {
 		t.Errorf("muster explain lacks the quoted message line:\n%q", out)

@@ -180,6 +180,7 @@ func floodHelper(args []string) int {
 const victimAgent = `#!/bin/sh
 printf '{"version":1,"event":"session_started","session_id":"%s"}' "conv-victim-$$" |
 	muster hook capture --provider custom --process-id "$$" || echo "capture failed"
+hook-loop "$(dirname "$0")/spool-victim" &
 echo victim-ready
 exec bash --norc --noprofile
 `
@@ -265,12 +266,10 @@ func TestPaneCannotDriveAnotherPane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := t.TempDir()
-	os.Symlink(musterBin, filepath.Join(bin, "muster"))
+	bin := e.installHookLoop()
 	if err := os.WriteFile(filepath.Join(bin, "victim-agent"), []byte(victimAgent), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e.vars = append(e.vars, "PATH="+bin+":"+os.Getenv("PATH"))
 	work := t.TempDir()
 
 	// The victim: an agent with a confirmed conversation id and an open
@@ -547,12 +546,10 @@ func (e *env) paneVar(pid int, key string) string {
 
 func TestForgedNativeCaptureFromOutsideChangesNothing(t *testing.T) {
 	e := newEnv(t)
-	bin := t.TempDir()
-	os.Symlink(musterBin, filepath.Join(bin, "muster"))
+	bin := e.installHookLoop()
 	if err := os.WriteFile(filepath.Join(bin, "victim-agent"), []byte(victimAgent), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e.vars = append(e.vars, "PATH="+bin+":"+os.Getenv("PATH"))
 	e.must("new", "--name", "victim", "--detach", "--cmd", "victim-agent")
 	e.waitScreen("victim", "victim-ready")
 	var victim proto.SessionInfo
