@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/transcript"
 )
 
 type newOptions struct {
@@ -20,6 +22,7 @@ type newOptions struct {
 	Cmd       string
 	CmdSet    bool
 	ResumeCmd string
+	Resume    string
 	Detach    bool
 	Args      []string
 }
@@ -27,10 +30,13 @@ type newOptions struct {
 func newNewCmd(f *Factory) *cobra.Command {
 	var o newOptions
 	cmd := &cobra.Command{
-		Use:   "new [PROVIDER] [--name NAME] [--dir DIR] [--cmd 'COMMAND'] [--detach] [-- ARGS...]",
+		Use:   "new [PROVIDER] [--name NAME] [--dir DIR] [--cmd 'COMMAND' | --resume SESSION] [--detach] [-- ARGS...]",
 		Short: "Start a session in a new pane and attach to it",
 		Long: "Start a session in a new pane. PROVIDER is one of " + strings.Join(all.LaunchNames(), ", ") +
-			";\nwith neither PROVIDER nor --cmd the pane runs your $SHELL, or CMD ARGS... given after --.\nOn a terminal it attaches at once unless --detach is given; otherwise it prints the session name.",
+			";\nwith neither PROVIDER nor --cmd the pane runs your $SHELL, or CMD ARGS... given after --.\n" +
+			"--resume SESSION reopens a past conversation (PROVIDER:ID, an id prefix or a path, as `muster\n" +
+			"history` lists them) with its provider's resume command, in its directory unless --dir.\n" +
+			"On a terminal it attaches at once unless --detach is given; otherwise it prints the session name.",
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 || cmd.ArgsLenAtDash() >= 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
@@ -57,6 +63,7 @@ func newNewCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVarP(&o.Dir, "dir", "C", "", "working directory (default: the current one)")
 	cmd.Flags().StringVar(&o.Cmd, "cmd", "", "run this shell command instead of a provider")
 	cmd.Flags().StringVar(&o.ResumeCmd, "resume-cmd", "", "resume template for --cmd, with {session_id}")
+	cmd.Flags().StringVar(&o.Resume, "resume", "", "reopen this past conversation (PROVIDER:ID, as history lists it)")
 	cmd.Flags().BoolVarP(&o.Detach, "detach", "d", false, "do not attach after creating the pane")
 	return cmd
 }
@@ -64,6 +71,23 @@ func newNewCmd(f *Factory) *cobra.Command {
 func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 	if o.CmdSet && strings.TrimSpace(o.Cmd) == "" {
 		return Userf("empty command: --cmd needs a command to run")
+	}
+	resumeID := ""
+	if o.Resume != "" {
+		if o.CmdSet || o.ResumeCmd != "" {
+			return usagef("--resume reopens a provider's conversation; drop --cmd and --resume-cmd")
+		}
+		s, err := resumeTarget(cmd.Context(), f, o.Resume, o.Provider)
+		if err != nil {
+			return err
+		}
+		o.Provider, resumeID = s.Provider, s.ID
+		if o.Dir == "" {
+			if st, err := os.Stat(s.CWD); s.CWD == "" || err != nil || !st.IsDir() {
+				return Userf("the directory of %s:%s (%q) is gone; give one with --dir", s.Provider, s.ID, s.CWD)
+			}
+			o.Dir = s.CWD
+		}
 	}
 	if o.Provider != "" && !all.Valid(o.Provider) {
 		// A [[launcher]] from config.toml stands in for a provider.
@@ -118,7 +142,7 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 	}
 	var info proto.SessionInfo
 	err = c.Call(cmd.Context(), proto.OpNew, proto.NewArgs{
-		Name: o.Name, Provider: o.Provider, Dir: abs, Cmd: o.Cmd, ResumeCmd: o.ResumeCmd,
+		Name: o.Name, Provider: o.Provider, Dir: abs, Cmd: o.Cmd, ResumeCmd: o.ResumeCmd, ResumeID: resumeID,
 		Args: o.Args, Env: env, Cols: cols, Rows: rows,
 	}, &info)
 	c.Close()
@@ -151,4 +175,27 @@ func (f *Factory) launcher(name string) (config.Launcher, bool, error) {
 		}
 	}
 	return config.Launcher{}, false, nil
+}
+
+// resumeTarget resolves --resume to a conversation its provider can
+// resume; provider, when given as well, must be its provider.
+func resumeTarget(ctx context.Context, f *Factory, ref, provider string) (transcript.Session, error) {
+	res, err := resolveRef(ctx, f, ref)
+	if err != nil {
+		return transcript.Session{}, err
+	}
+	s := res.Session
+	if provider != "" && provider != s.Provider {
+		return s, usagef("--resume %s is a %s conversation, not %s", ref, s.Provider, provider)
+	}
+	if s.ParentID != "" {
+		return s, Userf("%s:%s is a sub-agent of %s:%s; resume that conversation", s.Provider, s.ID, s.Provider, s.ParentID)
+	}
+	if l, ok := all.Launch(s.Provider); !ok || l.ResumeArgs == nil {
+		return s, Userf("muster cannot resume %s conversations", s.Provider)
+	}
+	if s.ID == "" {
+		return s, Userf("%s has no conversation id to resume", s.Path)
+	}
+	return s, nil
 }

@@ -141,39 +141,48 @@ func (p *progress) done() {
 // refreshing the index first unless the argument is a path. The name of a
 // Muster session stands for its current conversation.
 func resolveSession(ctx context.Context, f *Factory, ref string) (*transcript.Transcript, error) {
-	sources := all.Sources()
-	ref, err := liveRef(ctx, f, ref)
+	res, err := resolveRef(ctx, f, ref)
 	if err != nil {
 		return nil, err
 	}
-	r, err := history.ParseRef(ref, all.Names())
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
-	idx, err := openHistory(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	defer idx.Close()
-	if r.Path == "" {
-		if err := refreshHistory(ctx, f, idx, historySources(r.Provider), history.RefreshOptions{}); err != nil {
-			return nil, err
-		}
-	}
-	env := transcriptEnv(f)
-	res, err := idx.Resolve(ctx, ref, sources, env)
-	if err != nil {
-		if ae, ok := errors.AsType[*history.AmbiguousError](err); ok {
-			return nil, &UserError{Err: ae, Hint: "give more of the id, or PROVIDER:ID", Code: ExitError}
-		}
-		if errors.Is(err, history.ErrNoSession) {
-			return nil, &UserError{Err: err, Hint: "run `muster history` to list sessions", Code: ExitError}
-		}
-		return nil, Userf("%v", err)
-	}
-	t, err := history.Load(ctx, res, env)
+	t, err := history.Load(ctx, res, transcriptEnv(f))
 	if err != nil {
 		return nil, Userf("%v", err)
 	}
 	return t, nil
+}
+
+// resolveRef finds the session a SESSION argument names, as resolveSession
+// does, without reading its transcript.
+func resolveRef(ctx context.Context, f *Factory, ref string) (history.Resolved, error) {
+	sources := all.Sources()
+	ref, err := liveRef(ctx, f, ref)
+	if err != nil {
+		return history.Resolved{}, err
+	}
+	r, err := history.ParseRef(ref, all.Names())
+	if err != nil {
+		return history.Resolved{}, usagef("%v", err)
+	}
+	idx, err := openHistory(ctx, f)
+	if err != nil {
+		return history.Resolved{}, err
+	}
+	defer idx.Close()
+	if r.Path == "" {
+		if err := refreshHistory(ctx, f, idx, historySources(r.Provider), history.RefreshOptions{}); err != nil {
+			return history.Resolved{}, err
+		}
+	}
+	res, err := idx.Resolve(ctx, ref, sources, transcriptEnv(f))
+	if err != nil {
+		if ae, ok := errors.AsType[*history.AmbiguousError](err); ok {
+			return history.Resolved{}, &UserError{Err: ae, Hint: "give more of the id, or PROVIDER:ID", Code: ExitError}
+		}
+		if errors.Is(err, history.ErrNoSession) {
+			return history.Resolved{}, &UserError{Err: err, Hint: "run `muster history` to list sessions", Code: ExitError}
+		}
+		return history.Resolved{}, Userf("%v", err)
+	}
+	return res, nil
 }
