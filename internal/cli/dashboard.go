@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -12,8 +14,11 @@ import (
 
 	"github.com/musterhq/muster/internal/client"
 	"github.com/musterhq/muster/internal/config"
+	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/replay"
+	"github.com/musterhq/muster/internal/transcript"
 	"github.com/musterhq/muster/internal/tui"
 )
 
@@ -233,4 +238,94 @@ func (b *dashboardBackend) Rename(ctx context.Context, name, newName string) err
 func (b *dashboardBackend) Explain(ctx context.Context, name string) (proto.Explanation, error) {
 	var x proto.Explanation
 	return x, b.call(ctx, proto.OpExplain, proto.Target{Name: name}, &x)
+}
+
+// History refreshes the history index without progress output (the
+// dashboard owns the terminal) and lists or searches it.
+func (b *dashboardBackend) History(ctx context.Context, query string) ([]tui.HistoryRow, error) {
+	idx, err := openHistory(ctx, b.f)
+	if err != nil {
+		return nil, err
+	}
+	defer idx.Close()
+	if _, err := idx.Refresh(ctx, all.Sources(), transcriptEnv(b.f), history.RefreshOptions{}); err != nil {
+		return nil, fmt.Errorf("refresh history: %w", err)
+	}
+	const limit = 200
+	var hits []history.Hit
+	if query != "" {
+		if hits, err = idx.Search(ctx, history.SearchQuery{Text: query, Limit: limit}); err != nil {
+			return nil, err
+		}
+	} else {
+		list, err := idx.List(ctx, history.Query{Limit: limit})
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range list {
+			hits = append(hits, history.Hit{Session: s})
+		}
+	}
+	rows := make([]tui.HistoryRow, 0, len(hits))
+	for _, h := range hits {
+		s := h.Session
+		title := s.Title
+		if title == "" {
+			title = transcript.Headline(s.FirstPrompt)
+		}
+		when := s.EndedAt
+		if when.IsZero() {
+			when = s.StartedAt
+		}
+		l, ok := all.Launch(s.Provider)
+		rows = append(rows, tui.HistoryRow{
+			Ref: s.Provider + ":" + s.ID, Provider: s.Provider, ID: s.ID,
+			Title: redactSecrets(title), CWD: s.CWD, Snippet: h.Snippet, When: when,
+			Prompts: s.PromptCount, Tools: s.ToolCallCount,
+			Resumable: ok && l.ResumeArgs != nil && s.ParentID == "",
+		})
+	}
+	return rows, nil
+}
+
+// Transcript reads one conversation, as `muster show` does but without
+// progress output.
+func (b *dashboardBackend) Transcript(ctx context.Context, ref string) (*transcript.Transcript, error) {
+	idx, err := openHistory(ctx, b.f)
+	if err != nil {
+		return nil, err
+	}
+	defer idx.Close()
+	env := transcriptEnv(b.f)
+	res, err := idx.Resolve(ctx, ref, all.Sources(), env)
+	if err != nil {
+		return nil, err
+	}
+	return history.Load(ctx, res, env)
+}
+
+// WriteReplay writes the conversation's redacted replay into the
+// directory the dashboard was started in, named as `muster replay` names
+// it.
+func (b *dashboardBackend) WriteReplay(ctx context.Context, ref string) (string, error) {
+	t, err := b.Transcript(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	page, err := replay.HTML(t, replay.Options{Version: Version})
+	if err != nil {
+		return "", err
+	}
+	id := t.ID
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	out, err := filepath.Abs("replay-" + fileSafe(t.Provider) + "-" + fileSafe(id) + ".html")
+	if err != nil {
+		return "", err
+	}
+	if err := writeFileAtomic(out, page); err != nil {
+		return "", fmt.Errorf("write %s: %w", out, err)
+	}
+	return out, nil
 }

@@ -109,8 +109,12 @@ func TestDashboardReconnects(t *testing.T) {
 
 	// Any command starts a new daemon; the dashboard finds it by itself.
 	muster("ls")
-	frame = waitFor("reconnected to the daemon", "alpha", "⟲ restorable")
+	// It offers the session the dead daemon left to restore; esc keeps it
+	// in the list.
+	frame = waitFor("reconnected to the daemon", "Restore 1 session?", "[✓] alpha", "the daemon died")
 	if strings.Contains(frame, "daemon away") || strings.Contains(frame, "1 live") {
 		t.Errorf("stale rows after the daemon came back:\n%s", frame)
 	}
+	m, _ = m.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
+	waitFor("alpha", "⟲ restorable", "nothing restored")
 }

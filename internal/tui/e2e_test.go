@@ -65,6 +65,18 @@ func TestDashboardInTmux(t *testing.T) {
 		cmd.Run()
 		os.RemoveAll(home)
 	})
+	// A past Claude Code conversation for the history tab.
+	proj := filepath.Join(userHome, ".claude", "projects", "-work-zoo")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const sid = "5f0c1d2e-0000-4000-8000-00000000abcd"
+	conv := `{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"` + sid + `","cwd":"/work/zoo","timestamp":"2026-11-30T10:00:00.000Z","message":{"role":"user","content":"Plan the zebra-migration of the zoo database"}}
+{"type":"assistant","uuid":"u2","parentUuid":"u1","sessionId":"` + sid + `","cwd":"/work/zoo","timestamp":"2026-11-30T10:00:05.000Z","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4","content":[{"type":"text","text":"First copy the stripes table."}],"usage":{"input_tokens":10,"output_tokens":5}}}
+`
+	if err := os.WriteFile(filepath.Join(proj, sid+".jsonl"), []byte(conv), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	muster("new", "--name", "alpha", "--detach", "--cmd", "bash --norc")
 	muster("new", "--name", "beta", "--detach", "--cmd", "bash --norc")
 	// Something to recognise alpha's screen by once attached.
@@ -121,6 +133,22 @@ func TestDashboardInTmux(t *testing.T) {
 		t.Errorf("the sessions are not shown as live:\n%s", s)
 	}
 	waitFor("alpha selected", selected("alpha"))
+
+	// h opens the history tab: a search finds the conversation, enter
+	// reads it, esc and h come back.
+	keys("h")
+	waitText("History", "Plan the zebra-migration")
+	keys("/")
+	keys("zebra", "Enter")
+	waitText(`1 session matching "zebra"`)
+	keys("Enter")
+	waitText("Transcript", "› Plan the zebra-migration of the zoo database", "First copy the stripes table.")
+	keys("Escape")
+	waitText(`1 session matching "zebra"`)
+	keys("Escape")
+	waitText("History", "newest first")
+	keys("h")
+	waitText("2 sessions", "q quit")
 
 	// The preview shows alpha's pane and follows it as it prints, pushed by
 	// the daemon.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/transcript"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -31,6 +33,8 @@ type fakeBackend struct {
 	screens  map[string]proto.PreviewScreen // what Preview opens with, by session
 	choices  []Choice
 	explain  map[string]proto.Explanation
+	history  []HistoryRow
+	scripts  map[string]*transcript.Transcript
 	calls    []string
 }
 
@@ -92,7 +96,11 @@ func (f *fakeBackend) Choices(context.Context) ([]Choice, error) {
 }
 
 func (f *fakeBackend) New(_ context.Context, a proto.NewArgs) (proto.SessionInfo, error) {
-	f.record(fmt.Sprintf("new provider=%s cmd=%q dir=%s name=%s args=%q", a.Provider, a.Cmd, a.Dir, a.Name, a.Args))
+	call := fmt.Sprintf("new provider=%s cmd=%q dir=%s name=%s args=%q", a.Provider, a.Cmd, a.Dir, a.Name, a.Args)
+	if a.ResumeID != "" {
+		call += " resume=" + a.ResumeID
+	}
+	f.record(call)
 	if f.err != nil {
 		return proto.SessionInfo{}, f.err
 	}
@@ -115,6 +123,31 @@ func (f *fakeBackend) Explain(_ context.Context, name string) (proto.Explanation
 		return x, &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("no session named %q", name)}
 	}
 	return x, f.err
+}
+
+func (f *fakeBackend) History(_ context.Context, query string) ([]HistoryRow, error) {
+	f.record("history " + query)
+	var out []HistoryRow
+	for _, r := range f.history {
+		if query == "" || strings.Contains(strings.ToLower(r.Title+" "+r.Snippet), strings.ToLower(query)) {
+			out = append(out, r)
+		}
+	}
+	return out, f.err
+}
+
+func (f *fakeBackend) Transcript(_ context.Context, ref string) (*transcript.Transcript, error) {
+	f.record("transcript " + ref)
+	t, ok := f.scripts[ref]
+	if !ok && f.err == nil {
+		return nil, fmt.Errorf("no session %s", ref)
+	}
+	return t, f.err
+}
+
+func (f *fakeBackend) WriteReplay(_ context.Context, ref string) (string, error) {
+	f.record("replay " + ref)
+	return "/tmp/replay-" + strings.ReplaceAll(ref, ":", "-") + ".html", f.err
 }
 
 // fakeStream is a preview stream with nothing more to say until closed.

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/transcript"
 )
 
 // RefreshInterval is how often the dashboard asks the daemon for sessions
@@ -46,6 +47,14 @@ type Backend interface {
 	Rename(ctx context.Context, name, newName string) error
 	// Explain answers op "explain".
 	Explain(ctx context.Context, name string) (proto.Explanation, error)
+	// History lists past conversations from the history index, newest
+	// first, or those matching a full-text query, best first.
+	History(ctx context.Context, query string) ([]HistoryRow, error)
+	// Transcript reads one conversation by its ref (PROVIDER:ID).
+	Transcript(ctx context.Context, ref string) (*transcript.Transcript, error)
+	// WriteReplay writes the conversation's HTML replay and returns the
+	// file's path.
+	WriteReplay(ctx context.Context, ref string) (string, error)
 }
 
 // ResumeOutcome is one session's result of op "resume".
@@ -157,10 +166,21 @@ type Model struct {
 	confirmMany []string        // marked sessions awaiting y/n before kill
 	explain     *explainView    // the explain view, when open
 	restore     *restorePrompt  // the restore prompt, when open
+	tab         tab
+	hist        *historyTab     // the history tab, once opened
+	tview       *transcriptView // a conversation opened from it
 	offered     map[string]bool // sessions (by id) the restore prompt offered
 
 	attach string
 }
+
+// tab is the dashboard's page: the sessions or the history.
+type tab int
+
+const (
+	tabSessions tab = iota
+	tabHistory
+)
 
 // pvPref is whether the user wants the preview box.
 type pvPref int
@@ -320,6 +340,19 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.refresh()
 	case choicesMsg, completeMsg, createdMsg:
 		return m.updateDialog(msg)
+	case historyMsg:
+		if m.hist != nil && msg.seq == m.hist.seq {
+			h := *m.hist
+			h.loading, h.err, h.rows, h.shown = false, msg.err, msg.rows, msg.query
+			h.sel = min(h.sel, max(len(h.rows)-1, 0))
+			m.hist = &h
+		}
+		return m, nil
+	case transcriptMsg:
+		if m.tview != nil && m.tview.row.Ref == msg.ref {
+			m.tview = &transcriptView{row: m.tview.row, t: msg.t, err: msg.err}
+		}
+		return m, nil
 	case explainMsg:
 		if m.explain != nil && m.explain.name == msg.name {
 			m.explain = &explainView{name: msg.name, x: msg.x, err: msg.err}
@@ -339,6 +372,8 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch {
 	case m.restore != nil:
 		return m.restoreKey(k)
+	case m.tab == tabHistory && !m.help && m.dlg == nil:
+		return m.historyKey(msg)
 	case m.dlg != nil:
 		return m.dialogKey(msg)
 	case m.renameFrom != "":
@@ -483,6 +518,8 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case "i":
 		return m.openExplain()
+	case "h":
+		return m.openHistory()
 	case "p":
 		if m.zoom || m.pvMode() != pvHidden {
 			m.pvPref, m.zoom = pvOff, false

@@ -80,7 +80,7 @@ const pvSideWidth, pvUnderHeight = 140, 36
 
 func (m Model) pvMode() pvLayout {
 	switch {
-	case m.help || m.dlg != nil || m.explain != nil || m.restore != nil || m.width < minWidth || m.height < minHeight:
+	case m.help || m.dlg != nil || m.explain != nil || m.restore != nil || m.tab == tabHistory || m.width < minWidth || m.height < minHeight:
 		return pvHidden
 	case m.zoom:
 		return pvZoom
@@ -148,6 +148,9 @@ func (m Model) render() string {
 		}
 		title = fit(styleTitle.Styled(" muster ")+"  "+styleError.Styled("daemon away"+away+" · reconnecting…"), w)
 	}
+	if m.tab == tabHistory && m.err == nil {
+		title = fit(styleTitle.Styled(" muster ")+"  "+styleBold.Styled("History")+styleFaint.Styled("  of the conversations agents left on disk · h returns to the sessions"), w)
+	}
 	head := []string{title, m.filterLine(w)}
 	var body []string
 	mode := m.pvMode()
@@ -156,6 +159,8 @@ func (m Model) render() string {
 		body = strings.Split(helpPage{detachKey: m.detachKey}.Render(w), "\n")
 	case m.restore != nil:
 		body = m.restore.Render(w, m.bodyHeight())
+	case m.tab == tabHistory && m.hist != nil:
+		body = m.renderHistory(w, m.bodyHeight())
 	case m.dlg != nil:
 		body = m.dlg.Render(w, m.bodyHeight())
 	case m.explain != nil:
@@ -195,7 +200,7 @@ func (m Model) render() string {
 	for len(lines) < room {
 		lines = append(lines, "")
 	}
-	lines = append(lines, m.statusLine(w), helpLine{focus: m.focus, help: m.help, zoom: m.pvMode() == pvZoom, dialog: m.dlg != nil, explain: m.explain != nil, restore: m.restore != nil, filtering: m.filtering}.Render(w))
+	lines = append(lines, m.statusLine(w), helpLine{focus: m.focus, help: m.help, zoom: m.pvMode() == pvZoom, dialog: m.dlg != nil, explain: m.explain != nil, restore: m.restore != nil, history: m.tab == tabHistory && m.tview == nil, transcript: m.tab == tabHistory && m.tview != nil, filtering: m.filtering}.Render(w))
 	if len(lines) > h {
 		lines = lines[len(lines)-h:]
 	}
@@ -531,13 +536,15 @@ func (r restoreList) Render(w int) string {
 
 // helpLine is the bottom line: the keys that matter where the cursor is.
 type helpLine struct {
-	focus     focus
-	help      bool
-	zoom      bool
-	dialog    bool
-	explain   bool
-	restore   bool
-	filtering bool
+	focus      focus
+	help       bool
+	zoom       bool
+	dialog     bool
+	explain    bool
+	restore    bool
+	history    bool
+	transcript bool
+	filtering  bool
 }
 
 func (h helpLine) Render(w int) string {
@@ -552,6 +559,10 @@ func (h helpLine) Render(w int) string {
 	switch {
 	case h.help:
 		keys = []hint{{"?/esc", "close help", 9}, {"q", "quit", 9}}
+	case h.transcript:
+		keys = []hint{{"j/k", "scroll", 5}, {"t", "tool output", 4}, {"w", "replay", 6}, {"r", "resume", 6}, {"esc", "close", 9}}
+	case h.history:
+		keys = []hint{{"/", "search", 8}, {"enter", "open", 8}, {"w", "write replay", 6}, {"r", "resume in a pane", 6}, {"j/k", "move", 2}, {"h/esc", "sessions", 9}, {"q", "quit", 9}}
 	case h.restore:
 		keys = []hint{{"enter", "restore checked", 9}, {"space", "check", 7}, {"a", "all", 8}, {"esc", "none", 9}, {"j/k", "move", 3}}
 	case h.dialog:
@@ -600,6 +611,7 @@ var helpKeys = [][2]string{
 	{"x", "kill the selected session, or the marked ones (asks y/n)"},
 	{"space / u", "mark or unmark the selected session / clear the marks"},
 	{"e / i", "rename the selected session / explain its state"},
+	{"h", "history: search past conversations; enter reads one, w writes its replay, r resumes it"},
 	{"p / z", "show or hide the live preview / zoom it (z or esc returns)"},
 	{"mouse", "click selects, a click on the selection attaches; wheel moves"},
 	{"?", "show or hide this help"},

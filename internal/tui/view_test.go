@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/transcript"
 )
 
 // manySessions makes n live sessions, to overflow the screen.
@@ -121,6 +122,15 @@ func TestView(t *testing.T) {
 		}},
 		{"restoreprompt", func(t *testing.T, w, h int) Model {
 			return loadedPrompting(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{})
+		}},
+		{"history", func(t *testing.T, w, h int) Model {
+			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), history: fixtureHistory()}, w, h, Options{})
+			return keysRun(t, m, "h", "j")
+		}},
+		{"transcript", func(t *testing.T, w, h int) Model {
+			b := &fakeBackend{sessions: fixtureSessions(), history: fixtureHistory(),
+				scripts: map[string]*transcript.Transcript{"claude:aaaa-1111": fixtureTranscript()}}
+			return keysRun(t, loaded(t, b, w, h, Options{}), "h", "enter")
 		}},
 		{"overflow", func(t *testing.T, w, h int) Model {
 			sessions := manySessions(60)
