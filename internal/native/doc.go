@@ -89,12 +89,17 @@
 // Gemini CLI and OpenCode have no turn identifier at all.
 //
 // Transcripts are found by the provider's locator (provider.TurnLocator)
-// from the captured native id (Surface.NativeID) or, with none, as the
-// single transcript of the agent's working directory modified
-// since the launch that no other surface follows (two agents started in
-// one directory without ids are left coarse rather than guessed). After
-// /clear a newer transcript there is followed. At most 4 MiB of a
-// transcript are read per poll.
+// from the captured native id (Surface.NativeID); with none, from the id
+// the agent's own processes prove (provider.ProcessSessionReader: Claude
+// Code's sessions/<pid>.json, the rollout a Codex TUI holds open; asked
+// every 2 s, so a /clear is followed); with neither, as the single
+// transcript of the agent's working directory modified since the launch
+// that no other surface follows, and only while no other pane's agent of
+// the provider without an id runs in that directory (prove.go): two such
+// agents are left coarse rather than guessed, as are two Codexes in
+// daemon mode, whose rollouts only the shared app-server holds. Found by
+// scanning, a newer transcript there is followed after /clear. At most
+// 4 MiB of a transcript are read per poll.
 //
 // # The fusion rule
 //

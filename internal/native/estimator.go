@@ -137,10 +137,12 @@ type Estimator struct {
 	inspect func(pid int) (procInfo, error)
 	alive   func(pgid int) bool
 	cwdOf   func(pid int) string
+	treeOf  func(root, max int) []int
 
 	mu       sync.RWMutex
 	surfaces map[string]*surface
 	claims   map[string]string // transcript path → surface id following it
+	dirs     map[string]string // surface id → provider and directory of its tracked agent
 
 	running atomic.Bool
 	wake    chan struct{}
@@ -198,6 +200,9 @@ type agentRun struct {
 	tr     *tracker // nil for providers without turn reading
 	cwd    string
 	wantID string // the native id the tracker was last asked to find
+
+	proved    string    // the session the agent's processes said they are in (prove.go)
+	nextProve time.Time // when to ask them again
 }
 
 // New returns an estimator; it starts nothing (see Run).
@@ -211,6 +216,8 @@ func New(cfg Config) *Estimator {
 		inspect:  inspectProcess,
 		alive:    groupAlive,
 		cwdOf:    processCwd,
+		treeOf:   processTree,
+		dirs:     map[string]string{},
 		surfaces: map[string]*surface{},
 		claims:   map[string]string{},
 		wake:     make(chan struct{}, 1),
@@ -605,11 +612,18 @@ func (e *Estimator) readTurns(ctx context.Context, s *surface, a *agentRun, now 
 	if s.NativeID != nil {
 		id = s.NativeID()
 	}
+	if id == "" {
+		id = e.provenID(a, now)
+	}
 	if id != a.wantID {
 		a.wantID, t.nextLocate = id, time.Time{}
 	}
+	crowd := e.crowded(s, a, id)
 	cutoff := a.startedAt.Add(-(e.poll + cutoffSlack))
 	switch {
+	case id == "" && crowd:
+		// Nothing proves which transcript of the directory is this
+		// agent's: left coarse rather than guessed.
 	case (t.path == "" || (id != "" && id != t.byID)) && !now.Before(t.nextLocate):
 		t.nextLocate = now.Add(locateEvery)
 		walk := id != "" && !now.Before(t.nextWalk)
@@ -632,7 +646,9 @@ func (e *Estimator) readTurns(ctx context.Context, s *surface, a *agentRun, now 
 	}
 }
 
-func (e *Estimator) locate(ctx context.Context, s *surface, a *agentRun, id string, cutoff, now time.Time, walk bool, except string) string {
+// agentDir returns the agent's working directory, found once: its own,
+// else the shell's last OSC 7, else the pane's.
+func (e *Estimator) agentDir(s *surface, a *agentRun) string {
 	if a.cwd == "" {
 		a.cwd = e.cwdOf(a.pgid)
 		if a.cwd == "" {
@@ -644,6 +660,11 @@ func (e *Estimator) locate(ctx context.Context, s *surface, a *agentRun, id stri
 			a.cwd = s.CWD
 		}
 	}
+	return a.cwd
+}
+
+func (e *Estimator) locate(ctx context.Context, s *surface, a *agentRun, id string, cutoff, now time.Time, walk bool, except string) string {
+	e.agentDir(s, a)
 	if id != "" && !safeID(id) {
 		return ""
 	}
@@ -679,8 +700,11 @@ func (e *Estimator) claim(s *surface, a *agentRun, path, id string) {
 	t.follow(path, id)
 }
 
-// release gives up the agent's transcript claim.
+// release gives up the agent's transcript claim and directory.
 func (e *Estimator) release(s *surface, a *agentRun) {
+	e.mu.Lock()
+	delete(e.dirs, s.ID)
+	e.mu.Unlock()
 	if a.tr == nil || a.tr.path == "" {
 		return
 	}

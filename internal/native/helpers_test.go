@@ -247,6 +247,7 @@ func newHarness(t *testing.T) *harness {
 		return h.procs.alive[pgid]
 	}
 	h.e.cwdOf = func(int) string { return h.procs.cwd }
+	h.e.treeOf = func(root, _ int) []int { return []int{root} }
 	return h
 }
 

@@ -1,0 +1,93 @@
+package native
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all"
+)
+
+// Proving which transcript is a pane's when no hook captured the session
+// id (issue 10): the provider's per-process record says which session each
+// process of the agent is in (provider.ProcessSessionReader: Claude Code's
+// sessions/<pid>.json, the rollout a Codex TUI holds open). Without that
+// proof a transcript is found by scanning the agent's directory only while
+// no other pane runs the same provider there; two hook-less agents in one
+// directory that cannot be proven stay coarse, until all but one of them
+// are.
+
+const (
+	proveEvery = 2 * time.Second // ask the processes again (the session changes on /clear)
+	maxProve   = 32              // processes of one agent asked
+)
+
+// provenID returns the session the agent's processes say they are in, ""
+// when none says.
+func (e *Estimator) provenID(a *agentRun, now time.Time) string {
+	r, ok := all.As[provider.ProcessSessionReader](a.provider)
+	if !ok {
+		return ""
+	}
+	if now.Before(a.nextProve) {
+		return a.proved
+	}
+	a.nextProve = now.Add(proveEvery)
+	a.proved = ""
+	for _, pid := range e.treeOf(a.pgid, maxProve) {
+		if id := r.ProcessSession(e.cfg.Env, pid); id != "" && safeID(id) {
+			a.proved = id
+			break
+		}
+	}
+	return a.proved
+}
+
+// crowded reports whether another surface's agent of the same provider
+// without a known session id runs in the agent's directory: scanning that
+// directory could then pick the other's transcript. (An agent whose id is
+// known follows its own transcript, which the scan skips as taken.) It
+// records the agent's directory, while it has no id (id == ""), for the
+// others' checks.
+func (e *Estimator) crowded(s *surface, a *agentRun, id string) bool {
+	key := a.provider + "\x00" + e.agentDir(s, a)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if id != "" {
+		delete(e.dirs, s.ID)
+		return false
+	}
+	e.dirs[s.ID] = key
+	for id, k := range e.dirs {
+		if id != s.ID && k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// processTree returns root and its descendants, shallowest first, at most
+// max of them (Linux: /proc/PID/task/*/children; elsewhere root only).
+func processTree(root, max int) []int {
+	out := []int{root}
+	for i := 0; i < len(out) && len(out) < max; i++ {
+		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(out[i]) + "/task")
+		if err != nil {
+			continue
+		}
+		for _, t := range tasks {
+			b, err := os.ReadFile("/proc/" + strconv.Itoa(out[i]) + "/task/" + t.Name() + "/children")
+			if err != nil {
+				continue
+			}
+			for _, f := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(f); err == nil && len(out) < max {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}

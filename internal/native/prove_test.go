@@ -1,0 +1,94 @@
+package native
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+const (
+	sessA = "22222222-2222-4333-8444-555555555555"
+	sessB = "d374eff7-6681-449d-ac7d-e8ad01a2744d"
+)
+
+// twoClaudesInOneDir starts two hook-less Claudes in shell panes a and b of
+// one directory, and writes their transcripts: a's first, b's a while later
+// (issue 10: both turns used to land on a, which followed b's newer
+// transcript as if a /clear had made it).
+func twoClaudesInOneDir(t *testing.T, h *harness, records bool) {
+	h.procs.set(shellPID, "bash", "bash")
+	h.procs.set(shellPID+1, "bash", "bash")
+	h.procs.set(agentPGID, "claude", "claude")
+	h.procs.set(agentPGID+1, "claude", "claude")
+	if records {
+		// Claude Code's per-process records (sessions/<pid>.json).
+		dir := filepath.Join(h.home, ".claude", "sessions")
+		os.MkdirAll(dir, 0o755)
+		for pid, id := range map[int]string{agentPGID: sessA, agentPGID + 1: sessB} {
+			body := `{"pid":` + strconv.Itoa(pid) + `,"sessionId":"` + id + `","cwd":"` + testCWD + `"}`
+			if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(pid)+".json"), []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	p1 := h.surface("a", "shell", shellPID)
+	p2 := h.surface("b", "shell", shellPID+1)
+	p1.fg(agentPGID)
+	p2.fg(agentPGID + 1)
+	h.poll()
+	working(h, "a")
+	working(h, "b")
+	g1 := newGrowing(t, h.clk, "claude-22222222.jsonl", h.claudePath(sessA), h.clk.Now(), nil)
+	g1.write(0, isLine(`"promptId"`))
+	for range 3 {
+		h.clk.Advance(locateEvery)
+		h.poll()
+	}
+	g2 := newGrowing(t, h.clk, "claude-d374eff7.jsonl", h.claudePath(sessB), h.clk.Now(), nil)
+	g2.write(0, isLine(`"promptId"`))
+	for range 4 {
+		h.clk.Advance(switchEvery)
+		h.poll()
+	}
+}
+
+// turnStarts lists "surface prompt" of the turns started.
+func turnStarts(h *harness) []string {
+	var got []string
+	for _, ev := range h.rec.all() {
+		if ev.HookName == HookTurnStarted && ev.Kind == proto.KindStarted {
+			got = append(got, ev.SurfaceID.RawValue+" "+ev.Message)
+		}
+	}
+	sort.Strings(got)
+	return got
+}
+
+func TestUnprovableTranscriptsStayCoarse(t *testing.T) {
+	h := newHarness(t)
+	twoClaudesInOneDir(t, h, false)
+	if got := turnStarts(h); len(got) != 0 {
+		t.Errorf("turns %q attributed without proof; want both panes left coarse:\n%s", got, strings.Join(h.rec.lines(nil), "\n"))
+	}
+}
+
+func TestTranscriptsProvedByProcessRecords(t *testing.T) {
+	h := newHarness(t)
+	twoClaudesInOneDir(t, h, true)
+	if got, want := strings.Join(turnStarts(h), "|"), "a say hi|b say hi"; got != want {
+		t.Errorf("turn starts %q, want %q:\n%s", got, want, strings.Join(h.rec.lines(nil), "\n"))
+	}
+	for _, ev := range h.rec.all() {
+		if ev.HookName == HookTurnStarted && ev.Kind == proto.KindStarted {
+			want := map[string]string{"a": sessA, "b": sessB}[ev.SurfaceID.RawValue]
+			if f := h.e.surfaces[ev.SurfaceID.RawValue]; f != nil && f.agent != nil && f.agent.tr.byID != want {
+				t.Errorf("surface %s follows %s by id %q, want %s", ev.SurfaceID.RawValue, f.agent.tr.path, f.agent.tr.byID, want)
+			}
+		}
+	}
+}
