@@ -225,7 +225,7 @@ func decodeDetails(sessions []history.Analyzed) ([]detailView, []bool) {
 // encoding/json into maps.
 func decodeDetail(raw json.RawMessage) (detailView, bool) {
 	var d detailView
-	if raw == nil || !gjson.ValidBytes(raw) {
+	if raw == nil || !transcript.ValidJSON(raw) {
 		return d, false
 	}
 	r := gjson.ParseBytes(raw)

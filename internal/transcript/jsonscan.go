@@ -39,7 +39,10 @@ func Members(line []byte, dst []Member) (members []Member, ok bool) {
 }
 
 // ValidJSON reports whether b is one JSON value, with the same leniency as
-// Members.
+// Members. Every parser validates with it, gjson's users too: gjson.Valid
+// recurses once per nesting level, and a 16 MiB line of '[' (transcript
+// lines may have 64 MiB) overflows the goroutine stack, a fatal error that
+// no recover catches; ValidJSON stops at maxDepth.
 func ValidJSON(b []byte) bool {
 	s := jscan{b: b}
 	if !s.value() {
@@ -48,6 +51,9 @@ func ValidJSON(b []byte) bool {
 	s.ws()
 	return s.i == len(s.b)
 }
+
+// ValidJSONString is ValidJSON of a string.
+func ValidJSONString(s string) bool { return ValidJSON([]byte(s)) }
 
 type jscan struct {
 	b     []byte

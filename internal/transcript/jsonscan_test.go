@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -249,4 +250,23 @@ func FuzzStr(f *testing.F) {
 			t.Fatalf("Str(%q) = %q, want %q", b, got, want)
 		}
 	})
+}
+
+// deepJSON is 16 MiB of '[': gjson.Valid overflows the goroutine stack on
+// it (a fatal error); ValidJSON stops at maxDepth.
+func deepJSON() []byte { return bytes.Repeat([]byte("["), 16<<20) }
+
+func TestValidJSONOnDeepNesting(t *testing.T) {
+	deep := deepJSON()
+	if ValidJSON(deep) || ValidJSONString(string(deep)) {
+		t.Error("16 MiB of '[' is valid JSON")
+	}
+	if _, ok := Members(append([]byte(`{"a":`), deep...), nil); ok {
+		t.Error("Members accepted 16 MiB of '['")
+	}
+	ok := bytes.Repeat([]byte("["), maxDepth-1)
+	ok = append(ok, bytes.Repeat([]byte("]"), maxDepth-1)...)
+	if !ValidJSON(ok) || !ValidJSONString(string(ok)) {
+		t.Errorf("%d levels of nesting refused", maxDepth-1)
+	}
 }

@@ -25,7 +25,7 @@ func parseJSONL(b *builder, s string) {
 		if l == "" {
 			continue
 		}
-		if !gjson.Valid(l) {
+		if !transcript.ValidJSONString(l) {
 			b.warnf("line %d: malformed JSON", line)
 			continue
 		}

@@ -117,7 +117,7 @@ func parseStore(ctx context.Context, path string, opts transcript.ParseOptions) 
 // wrapper.
 func embeddedMessages(data []byte) []gjson.Result {
 	s := string(data)
-	if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") && gjson.Valid(t) {
+	if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") && transcript.ValidJSONString(t) {
 		if v := gjson.Parse(t); v.Get("role").Type == gjson.String {
 			return []gjson.Result{v}
 		}
@@ -148,7 +148,7 @@ func embeddedMessages(data []byte) []gjson.Result {
 			continue
 		}
 		obj := s[start:end]
-		if gjson.Valid(obj) {
+		if transcript.ValidJSONString(obj) {
 			if v := gjson.Parse(obj); v.Get("role").Type == gjson.String {
 				out = append(out, v)
 				i = end

@@ -29,8 +29,8 @@ type conversation struct {
 // is accepted too.
 func load(s string, legacyExt bool) *conversation {
 	c := &conversation{index: map[string]int{}}
-	if legacyExt || !gjson.Valid(firstLine(s)) {
-		if doc := strings.TrimSpace(s); doc != "" && gjson.Valid(doc) {
+	if legacyExt || !transcript.ValidJSONString(firstLine(s)) {
+		if doc := strings.TrimSpace(s); doc != "" && transcript.ValidJSONString(doc) {
 			if v := gjson.Parse(doc); v.IsObject() {
 				c.meta(v)
 				return c
@@ -50,7 +50,7 @@ func load(s string, legacyExt bool) *conversation {
 		if l == "" {
 			continue
 		}
-		if !gjson.Valid(l) {
+		if !transcript.ValidJSONString(l) {
 			c.warnf("line %d: malformed JSON", line)
 			continue
 		}

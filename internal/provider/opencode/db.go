@@ -171,7 +171,7 @@ func (r *dbReader) messages(byID map[string]*dbSession) (map[string]*message, er
 			continue
 		}
 		doc := strings.TrimSpace(data.String)
-		if !gjson.Valid(doc) || !gjson.Parse(doc).IsObject() {
+		if !transcript.ValidJSONString(doc) || !gjson.Parse(doc).IsObject() {
 			s.b.warnf("message %s: malformed JSON", id.String)
 			continue
 		}
@@ -215,7 +215,7 @@ func (r *dbReader) parts(byID map[string]*dbSession, msgs map[string]*message) e
 		}
 		b := byID[m.session].b
 		doc := strings.TrimSpace(data.String)
-		if !gjson.Valid(doc) || !gjson.Parse(doc).IsObject() {
+		if !transcript.ValidJSONString(doc) || !gjson.Parse(doc).IsObject() {
 			b.warnf("part %s: malformed JSON", id.String)
 			continue
 		}

@@ -15,7 +15,7 @@ import (
 // parseJSON reads an export document or a legacy session file.
 func parseJSON(path, data string, opts transcript.ParseOptions) *transcript.Transcript {
 	doc := strings.TrimSpace(data)
-	if !gjson.Valid(doc) || !gjson.Parse(doc).IsObject() {
+	if !transcript.ValidJSONString(doc) || !gjson.Parse(doc).IsObject() {
 		b := newBuilder(path, info{id: stem(path)}, opts)
 		b.warnf("%s: not a JSON object", filepath.Base(path))
 		return b.finish()
@@ -123,7 +123,7 @@ func readJSON(b *builder, path string) (gjson.Result, bool) {
 		return gjson.Result{}, false
 	}
 	s := string(data)
-	if !gjson.Valid(s) || !gjson.Parse(s).IsObject() {
+	if !transcript.ValidJSONString(s) || !gjson.Parse(s).IsObject() {
 		b.warnf("%s: malformed JSON", filepath.Base(path))
 		return gjson.Result{}, false
 	}
