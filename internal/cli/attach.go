@@ -54,7 +54,9 @@ func newAttachCmd(f *Factory) *cobra.Command {
 		Short: "Attach this terminal to a session's pane (detach with Ctrl-\\)",
 		Long: "Attach this terminal to a session's pane. The screen is repainted as the program left it.\n" +
 			"Detach with the detach key (Ctrl-\\ by default; `[keys] detach` in config.toml or --detach-key);\n" +
-			"the program keeps running.",
+			"the program keeps running. Ctrl-^ (`[keys] copy`) opens copy mode on the pane's history:\n" +
+			"move with vi or emacs keys, search with / and ?, select with v, copy with y (OSC 52),\n" +
+			"open the history in $PAGER with o, leave with q.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Name = args[0]
@@ -66,6 +68,9 @@ func newAttachCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&o.DetachKey, "detach-key", "", `detach key, e.g. "ctrl-\" or "ctrl-]"`)
 	return cmd
 }
+
+// copyModeLines is the most history copy mode asks the daemon for.
+const copyModeLines = 100000
 
 // enterSequence pushes the user's window title (CSI 22 t) and switches the
 // user's terminal to its alternate screen, as tmux does, so that detaching
@@ -147,6 +152,15 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	if err != nil {
 		return &UserError{Err: err, Code: ExitUsage}
 	}
+	copyName := config.DefaultCopyKey
+	if cfg, err := config.Load(dirs.ConfigFile()); err == nil {
+		copyName = cfg.Keys.Copy
+	}
+	copyKey, err := config.ParseKey(copyName)
+	if err != nil || copyKey.Sequences[0][0] == key.Sequences[0][0] {
+		// The detach key wins; copy mode is then reached by no key.
+		copyKey = config.Key{}
+	}
 	c, err := f.Client(ctx)
 	if err != nil {
 		return err
@@ -193,7 +207,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		err      error
 	}
 	done := make(chan outcome, 3)
-	var detaching atomic.Bool
+	var detaching, copying atomic.Bool
 
 	go func() {
 		br := c.Reader()
@@ -211,6 +225,11 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 			}
 			switch typ {
 			case proto.FrameOutput, proto.FrameSnapshot:
+				if copying.Load() {
+					// Copy mode has the screen; leaving it asks for a
+					// snapshot that repaints the pane.
+					continue
+				}
 				if _, err := pane.Write(alt.filter(payload)); err != nil {
 					done <- outcome{err: err}
 					return
@@ -237,10 +256,75 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	}
 	defer stdin.Close()
 	defer stdin.Cancel()
+	var cm *copyMode
+	startCopy := func() {
+		copying.Store(true)
+		text := ""
+		if cc, err := f.Client(ctx); err == nil {
+			var cr proto.CaptureResult
+			if err := cc.Call(ctx, proto.OpCapture, proto.CaptureArgs{Name: res.Name, Scrollback: copyModeLines}, &cr); err == nil {
+				text = termtext.Strip(cr.Text)
+			}
+			cc.Close()
+		}
+		w, h := termSize()
+		cm = newCopyMode(pane, text, w, h)
+		cm.external = runExternal(func() {
+			term.Restore(stdinFd, oldState)
+		}, func() {
+			term.MakeRaw(stdinFd)
+			io.WriteString(pane, "\x1b[?1049h")
+		})
+	}
+	// leaveCopy gives the screen back to the pane; rest is input typed
+	// after the key that left.
+	leaveCopy := func(rest []byte) {
+		cm = nil
+		io.WriteString(pane, "\x1b[0m\x1b[H\x1b[2J")
+		copying.Store(false)
+		// A resize frame, even of the same size, makes the daemon
+		// repaint this client.
+		w, h := termSize()
+		send(proto.FrameResize, proto.ResizePayload(w, h))
+		if len(rest) > 0 && !res.ReadOnly {
+			send(proto.FrameInput, rest)
+		}
+	}
 	go func() {
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := stdin.Read(buf)
+			if n > 0 && cm != nil {
+				p, detach := buf[:n], false
+				if i, _ := key.Find(p); i >= 0 {
+					p, detach = p[:i], true
+				}
+				over, rest := cm.feed(p)
+				if detach {
+					detaching.Store(true)
+					send(proto.FrameDetach, nil)
+					done <- outcome{detached: true}
+					return
+				}
+				if over {
+					leaveCopy(rest)
+				}
+				continue
+			}
+			if n > 0 && len(copyKey.Sequences) > 0 {
+				if j, l := copyKey.Find(buf[:n]); j >= 0 {
+					if k, _ := key.Find(buf[:j]); k < 0 {
+						if j > 0 && !res.ReadOnly {
+							send(proto.FrameInput, buf[:j])
+						}
+						startCopy()
+						if over, rest := cm.feed(buf[j+l : n]); over {
+							leaveCopy(rest)
+						}
+						continue
+					}
+				}
+			}
 			if n > 0 {
 				p := buf[:n]
 				if i, _ := key.Find(p); i >= 0 {

@@ -36,6 +36,8 @@ type Config struct {
 type Keys struct {
 	// Detach is the key that leaves an attached pane: "ctrl-\" by default.
 	Detach string `toml:"detach"`
+	// Copy enters copy mode (history, search, copy): "ctrl-^" by default.
+	Copy string `toml:"copy"`
 }
 
 // Launcher is a user-defined `[[launcher]]`: `muster new NAME` runs Command
@@ -53,12 +55,16 @@ const (
 	DefaultScrollbackTotalBytes = 512 << 20
 )
 
+// DefaultCopyKey is Ctrl-^ (Ctrl-6 on most keyboards): bound by neither
+// the coding agents nor the shells' default key maps.
+const DefaultCopyKey = "ctrl-^"
+
 // DefaultDetachKey is Ctrl-\: dtach's choice, and a key no coding agent binds.
 const DefaultDetachKey = `ctrl-\`
 
 // Default returns the built-in configuration.
 func Default() Config {
-	return Config{Term: "xterm-256color", Scrollback: 10000, ScrollbackBytes: DefaultScrollbackBytes, ScrollbackTotalBytes: DefaultScrollbackTotalBytes, WindowSize: "latest", Keys: Keys{Detach: DefaultDetachKey}}
+	return Config{Term: "xterm-256color", Scrollback: 10000, ScrollbackBytes: DefaultScrollbackBytes, ScrollbackTotalBytes: DefaultScrollbackTotalBytes, WindowSize: "latest", Keys: Keys{Detach: DefaultDetachKey, Copy: DefaultCopyKey}}
 }
 
 // Load reads path; a missing file gives the defaults.
@@ -103,6 +109,12 @@ func Load(path string) (Config, error) {
 	}
 	if _, err := ParseKey(c.Keys.Detach); err != nil {
 		return Default(), fmt.Errorf("config %s: keys.detach: %w", path, err)
+	}
+	if c.Keys.Copy == "" {
+		c.Keys.Copy = DefaultCopyKey
+	}
+	if _, err := ParseKey(c.Keys.Copy); err != nil {
+		return Default(), fmt.Errorf("config %s: keys.copy: %w", path, err)
 	}
 	return c, nil
 }

@@ -63,6 +63,13 @@ func TestLoad(t *testing.T) {
 	if _, err := Load(path); err == nil {
 		t.Errorf("bad detach key accepted")
 	}
+	if c, _ := Load(path + ".none"); c.Keys.Copy != DefaultCopyKey {
+		t.Errorf("default copy key %q", c.Keys.Copy)
+	}
+	os.WriteFile(path, []byte("[keys]\ncopy = \"alt-c\"\n"), 0o600)
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "keys.copy") {
+		t.Errorf("bad copy key: %v", err)
+	}
 	os.WriteFile(path, []byte("window_size = \"smallest\"\n"), 0o600)
 	if c, err := Load(path); err != nil || c.WindowSize != "smallest" {
 		t.Errorf("window_size smallest: %+v, %v", c, err)
