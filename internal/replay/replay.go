@@ -19,6 +19,7 @@ package replay
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -99,6 +100,9 @@ func HTML(t *transcript.Transcript, opts Options) ([]byte, error) {
 }
 
 func build(t *transcript.Transcript, opts Options) (*page, error) {
+	if opts.PageURL != nil {
+		return buildPage(t, opts)
+	}
 	p := &page{Redacted: !opts.NoRedact, Version: opts.Version}
 	for _, l := range opts.Nav {
 		p.Nav = append(p.Nav, navLink(l))
@@ -216,11 +220,6 @@ func build(t *transcript.Transcript, opts Options) (*page, error) {
 		p.nest(tasks, opts)
 	}
 	p.SceneTotal = len(p.Scenes)
-	if opts.PageURL != nil {
-		if err := p.paginate(opts); err != nil {
-			return nil, err
-		}
-	}
 	// Markdown is rendered for the scenes shown only: it is the costly part.
 	md := newMarkdown()
 	for i := range p.Scenes {
@@ -284,8 +283,11 @@ func (p *page) nest(tasks []*toolView, opts Options) {
 	}
 }
 
-// paginate keeps the scenes of page opts.Page and sets the pager.
-func (p *page) paginate(opts Options) error {
+// buildPage builds one page of a paged replay. Only the page's items
+// are redacted and built (a 100 MB session has thousands of scenes); the
+// header still counts the whole session, and the redaction notice counts
+// what this page hides.
+func buildPage(t *transcript.Transcript, opts Options) (*page, error) {
 	maxScenes, maxBytes := opts.PageScenes, opts.PageBytes
 	if maxScenes <= 0 {
 		maxScenes = DefaultPageScenes
@@ -293,72 +295,150 @@ func (p *page) paginate(opts Options) error {
 	if maxBytes <= 0 {
 		maxBytes = DefaultPageBytes
 	}
-	var starts []int
+	// Scenes start at each prompt (and at 0, for a preamble).
+	var scenes []int
+	for i, it := range t.Items {
+		if i == 0 || it.Kind == transcript.UserPrompt {
+			scenes = append(scenes, i)
+		}
+	}
+	var pages []int // the first scene of each page
 	size := 0
-	for i := range p.Scenes {
-		n := p.Scenes[i].size()
-		if i == 0 || i-starts[len(starts)-1] >= maxScenes || (size+n > maxBytes && size > 0) {
-			starts = append(starts, i)
+	for sc, start := range scenes {
+		end := len(t.Items)
+		if sc+1 < len(scenes) {
+			end = scenes[sc+1]
+		}
+		n := itemsSize(t.Items[start:end])
+		if sc == 0 || sc-pages[len(pages)-1] >= maxScenes || (size+n > maxBytes && size > 0) {
+			pages = append(pages, sc)
 			size = 0
 		}
 		size += n
 	}
 	page := max(opts.Page, 1)
-	if len(starts) == 0 {
-		if page > 1 {
-			return ErrNoPage
+	if page > max(len(pages), 1) {
+		return nil, ErrNoPage
+	}
+	sub := *t
+	firstScene, lastScene := 0, len(scenes)
+	if len(pages) > 0 {
+		firstScene = pages[page-1]
+		if page < len(pages) {
+			lastScene = pages[page]
 		}
-		return nil
+		lo, hi := scenes[firstScene], len(t.Items)
+		if lastScene < len(scenes) {
+			hi = scenes[lastScene]
+		}
+		sub.Items = t.Items[lo:hi]
 	}
-	if page > len(starts) {
-		return ErrNoPage
+	one := opts
+	one.PageURL = nil
+	one.Subagents = pageSubagents(sub.Items, opts.Subagents)
+	p, err := build(&sub, one)
+	if err != nil {
+		return nil, err
 	}
-	from, to := starts[page-1], len(p.Scenes)
-	if page < len(starts) {
-		to = starts[page]
+	for i := range p.Scenes {
+		p.Scenes[i].N += firstScene
 	}
-	if len(starts) > 1 {
-		p.Pager = &pager{Page: page, Pages: len(starts), From: from + 1, To: to}
+	p.SceneTotal = len(scenes)
+	p.Prompts, p.ToolCalls, p.Errors, p.Thinking, p.Compacted, p.Models = sessionCounts(t)
+	if len(pages) > 1 {
+		p.Pager = &pager{Page: page, Pages: len(pages), From: firstScene + 1, To: lastScene}
 		if page > 1 {
 			p.Pager.Prev = template.URL(opts.PageURL(page - 1))
 			p.Pager.First = template.URL(opts.PageURL(1))
 		}
-		if page < len(starts) {
+		if page < len(pages) {
 			p.Pager.Next = template.URL(opts.PageURL(page + 1))
-			p.Pager.Last = template.URL(opts.PageURL(len(starts)))
+			p.Pager.Last = template.URL(opts.PageURL(len(pages)))
 		}
 	}
-	p.Scenes = p.Scenes[from:to]
-	return nil
+	return p, nil
 }
 
-// size estimates the bytes a scene adds to the page.
-func (s *scene) size() int {
-	n := len(s.Prompt) + 200
-	for _, im := range s.Images {
-		n += len(im.URL)
-	}
-	for i := range s.Blocks {
-		b := &s.Blocks[i]
-		n += len(b.Text) + 150
-		for _, im := range b.Images {
-			n += len(im.URL)
+// itemsSize estimates the bytes items add to a page, outputs clipped as
+// the page clips them.
+func itemsSize(items []transcript.Item) int {
+	n := 200
+	for i := range items {
+		it := &items[i]
+		text := len(it.Text)
+		if it.Kind == transcript.ToolResult {
+			text = min(text, maxOutputBytes)
 		}
-		if t := b.Tool; t != nil {
-			n += len(t.Command) + len(t.Args) + len(t.Output) + 300
-			if t.Sub != nil {
-				for i := range t.Sub.Scenes {
-					n += t.Sub.Scenes[i].size()
-				}
-			}
-			for _, f := range t.Files {
-				for _, l := range f.Lines {
-					n += len(l.Text) + 90
-				}
-			}
+		n += text + min(len(it.Input), maxArgsBytes+8*maxDiffLines) + 200
+		for _, im := range it.Images {
+			n += len(im.DataURL)
 		}
 	}
 	return n
+}
+
+// pageSubagents keeps the subagents whose Task call is among items, so a
+// page nests its own and lists no other page's as unlinked.
+func pageSubagents(items []transcript.Item, subs []*transcript.Transcript) []*transcript.Transcript {
+	if len(subs) == 0 {
+		return nil
+	}
+	prompts := map[string]int{}
+	for _, it := range items {
+		if it.Kind == transcript.ToolUse && it.Tool == transcript.ToolTask {
+			var in toolInput
+			if json.Unmarshal(it.Input, &in) == nil {
+				prompts[strings.TrimSpace(in.Prompt)]++
+			}
+		}
+	}
+	var out []*transcript.Transcript
+	for _, st := range subs {
+		for _, it := range st.Items {
+			if it.Kind == transcript.UserPrompt {
+				if p := strings.TrimSpace(it.Text); prompts[p] > 0 {
+					prompts[p]--
+					out = append(out, st)
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// sessionCounts are the header's figures over the whole session.
+func sessionCounts(t *transcript.Transcript) (prompts, calls, errs, thinking, compacted int, models []string) {
+	failed := map[string]bool{}
+	for _, it := range t.Items {
+		if it.Kind == transcript.ToolResult && it.IsError && it.CallID != "" {
+			failed[it.CallID] = true
+		}
+	}
+	for _, it := range t.Items {
+		if it.Model != "" && len(models) < 20 {
+			if m := termtext.Strip(it.Model); !slices.Contains(models, m) {
+				models = append(models, m)
+			}
+		}
+		switch it.Kind {
+		case transcript.UserPrompt:
+			prompts++
+		case transcript.ToolUse:
+			calls++
+			if it.IsError || failed[it.CallID] {
+				errs++
+			}
+		case transcript.Thinking:
+			thinking++
+		case transcript.Compaction:
+			compacted++
+		}
+	}
+	if prompts == 0 {
+		prompts = t.PromptCount
+	}
+	return prompts, calls, errs, thinking, compacted, models
 }
 
 // redactedKinds says which kinds of secret the redacted t hides, most

@@ -119,7 +119,7 @@ details.subagent>summary{cursor:pointer;font-size:13px;color:var(--muted);paddin
 {{- if gt (len .Models) 1}}<span>models {{range $i, $m := .Models}}{{if $i}}, {{end}}{{$m}}{{end}}</span>{{end}}
 </div>
 {{if .Redacted -}}
-<div class="notice" id="redaction">Secrets redacted: {{.Redactions}} credential-shaped string{{if ne .Redactions 1}}s{{end}} (API keys, tokens, private keys, passwords) replaced with [REDACTED]{{if .RedactedKinds}} ({{range $i, $k := .RedactedKinds}}{{if $i}}, {{end}}{{$k.N}} {{$k.Kind}}{{end}}){{end}}. Redaction is pattern-based and may miss secrets.</div>
+<div class="notice" id="redaction">Secrets redacted{{if .Pager}} on this page{{end}}: {{.Redactions}} credential-shaped string{{if ne .Redactions 1}}s{{end}} (API keys, tokens, private keys, passwords) replaced with [REDACTED]{{if .RedactedKinds}} ({{range $i, $k := .RedactedKinds}}{{if $i}}, {{end}}{{$k.N}} {{$k.Kind}}{{end}}){{end}}. Redaction is pattern-based and may miss secrets.</div>
 {{- else -}}
 <div class="notice off" id="redaction">Not redacted: this replay shows the transcript exactly as recorded and may contain secrets.</div>
 {{- end}}
