@@ -6,7 +6,8 @@ import (
 )
 
 // BenchmarkView renders one frame of 100 sessions and 50 open attention
-// items at 160×48: go test -run '^$' -bench View ./internal/tui
+// items at 160×48, with the preview of the selected pane beside them:
+// go test -run '^$' -bench View ./internal/tui
 func BenchmarkView(b *testing.B) {
 	sessions := manySessions(100)
 	for i := range sessions {
@@ -22,6 +23,10 @@ func BenchmarkView(b *testing.B) {
 	}
 	t := &testing.T{}
 	m := loaded(t, &fakeBackend{sessions: sessions, items: manyItems(50)}, 160, 48, Options{Select: "agent-50"})
+	m = shown(t, m)
+	if m.pvMode() != pvSide || m.pv.screen == nil {
+		b.Fatal("no preview in the frame")
+	}
 	for b.Loop() {
 		_ = m.View()
 	}
