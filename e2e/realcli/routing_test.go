@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/e2e/realcli"
+	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/testing/fakemodel"
 )
 
@@ -159,4 +160,63 @@ func TestMusterCodexDaemonPanes(t *testing.T) {
 		}
 	}
 	killAll(m, "cc", "cd")
+}
+
+// TestMusterHooklessClaudesOneDir is issue 10's hook-less two-pane case:
+// Claude Code typed as `claude` into two shell panes of one directory, no
+// hooks anywhere. Each pane's turn is read from its own transcript, which
+// the Claude process proves (its sessions/<pid>.json); neither pane shows
+// the other's prompt.
+func TestMusterHooklessClaudesOneDir(t *testing.T) {
+	t.Parallel()
+	s := realcli.New(t, realcli.Claude, realcli.Options{})
+	m := newMuster(t, s)
+	defer func() {
+		if t.Failed() {
+			if b, err := os.ReadFile(filepath.Join(s.MusterHome, "state", "daemon.log")); err == nil {
+				t.Logf("daemon.log:\n%s", b)
+			}
+		}
+	}()
+	for _, n := range []string{"ha", "hb"} {
+		m.must("new", "--name", n, "--dir", s.Dir, "--detach")
+		m.must("send", n, "claude", "--enter")
+	}
+	for _, n := range []string{"ha", "hb"} {
+		m.waitScreen(n, profiles[realcli.Claude].idle, launchTimeout)
+	}
+	s.Server.Enqueue(fakemodel.Text("reply for ha"), fakemodel.Text("reply for hb"))
+	for _, n := range []string{"ha", "hb"} {
+		start := time.Now()
+		promptUntil(m, n, "hello from "+n, "reply for "+n)
+		var msgs string
+		m.waitFor(n, "its own turn in explain", turnTimeout, func() bool {
+			msgs = explainMessages(m, n)
+			return strings.Contains(msgs, "hello from "+n)
+		})
+		t.Logf("%s: prompt to its turn in explain %s", n, time.Since(start).Round(10*time.Millisecond))
+	}
+	time.Sleep(3 * time.Second) // a few more polls: nothing may move
+	for _, n := range []string{"ha", "hb"} {
+		other := map[string]string{"ha": "hb", "hb": "ha"}[n]
+		msgs := explainMessages(m, n)
+		if strings.Contains(msgs, "hello from "+other) {
+			t.Errorf("%s shows %s's turn:\n%s", n, other, msgs)
+		}
+		info := m.session(n)
+		t.Logf("%s: run %q %q", n, runID(info), runState(info))
+	}
+}
+
+// explainMessages returns the hook names and messages of the events
+// `muster explain --json` shows for pane name, one a line.
+func explainMessages(m *musterRun, name string) string {
+	m.t.Helper()
+	var x proto.Explanation
+	m.mustJSON(&x, "explain", name, "--json")
+	var b strings.Builder
+	for _, e := range x.Events {
+		b.WriteString(e.HookName + " " + e.Message + "\n")
+	}
+	return b.String()
 }
