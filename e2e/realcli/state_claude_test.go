@@ -45,7 +45,8 @@ func TestMusterClaudeStates(t *testing.T) {
 	run = st.slowTool(run)
 	run = st.questionAnswered(run)
 	run = st.questionDeclined(run)
-	st.escMidTurn(run)
+	run = st.escMidTurn(run)
+	st.ctrlCMidTurn(run)
 }
 
 // stateRun drives the state scenarios of one Claude Code session.
@@ -108,6 +109,13 @@ func (st *stateRun) daemonLatency(run, kind string) (time.Duration, bool) {
 	for _, e := range x.Events {
 		got, err := time.Parse(time.RFC3339Nano, e.ReceivedAt)
 		if e.RunID == run && e.Kind == kind && e.Effect == "applied" && err == nil && !got.Before(keyAt) {
+			if e.Source == "transcript" {
+				// How much of it the CLI took to write its record.
+				if wrote, err := time.Parse(time.RFC3339Nano, e.OccurredAt); err == nil {
+					st.sc.t.Logf("claude: the CLI wrote the record %s after the key, Muster read it %s later",
+						wrote.Sub(keyAt).Round(time.Millisecond), got.Sub(wrote).Round(time.Millisecond))
+				}
+			}
 			return got.Sub(keyAt), true
 		}
 	}
@@ -306,7 +314,7 @@ func (st *stateRun) questionDeclined(prev string) string {
 
 // escMidTurn: Esc while the model answers; Claude Code writes no marker
 // and fires no hook, so the key is the evidence.
-func (st *stateRun) escMidTurn(prev string) {
+func (st *stateRun) escMidTurn(prev string) string {
 	sc := st.sc
 	gate := make(chan struct{})
 	defer close(gate)
@@ -323,6 +331,25 @@ func (st *stateRun) escMidTurn(prev string) {
 	if w := sc.m.wait(sc.name, "done,waiting", 5*time.Second); w.RunID != run {
 		sc.t.Errorf("wait --until done,waiting after the Esc: %+v", w)
 	}
+	return run
+}
+
+// ctrlCMidTurn: Ctrl-C while the model answers interrupts the turn as Esc
+// does (the Esc step left its prompt in the input box, which Ctrl-C keeps).
+func (st *stateRun) ctrlCMidTurn(prev string) {
+	sc := st.sc
+	gate := make(chan struct{})
+	defer close(gate)
+	sc.enqueue(fakemodel.Text("never shown either").After(gate))
+	run := sc.submit(" and hold on again", prev)
+	sc.m.wait(sc.name, "running", turnTimeout)
+	sc.m.waitScreen(sc.name, "esc to interrupt", turnTimeout)
+	st.act("Ctrl-C mid-turn", "interrupted", "interrupted", func() { st.key("\x03") })
+	st.because(run, "interrupted", "keystroke", "muster.keystroke.interrupted")
+	st.noOpenItems("after Ctrl-C mid-turn")
+	sc.m.waitFor(sc.name, "the idle prompt after Ctrl-C", turnTimeout, func() bool {
+		return !strings.Contains(sc.m.capture(sc.name), "esc to interrupt")
+	})
 }
 
 // TestMusterClaudeHooklessIdle: Claude Code typed by hand in a shell pane,

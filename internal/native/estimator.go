@@ -55,6 +55,9 @@ const (
 	// without the shell's OSC 133 D (at least one poll): the shell prints
 	// D when it gets the terminal back, a moment after the job ended.
 	exitGrace = 2 * time.Second
+	// workGrace is how long an idle turn reader's agent must report work,
+	// with no transcript followed, before its coarse run opens.
+	workGrace = 3 * time.Second
 )
 
 // nativeNS is the UUIDv5 namespace of the coarse run ids and of every event
@@ -442,11 +445,14 @@ func (e *Estimator) tick(ctx context.Context, s *surface) {
 		if known && pgid == a.pgid {
 			a.goneAt = time.Time{}
 			e.readTurns(ctx, s, a, now)
-			if a.idle && !a.standDown && a.turn == "" {
+			if a.idle && !a.standDown && a.turn == "" && a.tr.path == "" {
+				// Work that no transcript explains: the transcript
+				// reports a prompt within a poll or two, so only work
+				// that lasts opens the coarse run.
 				s.sig.Lock()
 				act := s.act.cur
 				s.sig.Unlock()
-				if act.State == Working {
+				if act.State == Working && now.Sub(act.Since) >= workGrace {
 					e.openCoarse(ctx, s, a, now, act.Evidence)
 				}
 			}

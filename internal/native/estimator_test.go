@@ -44,11 +44,14 @@ func startClaudeInShell(h *harness, id string) *pane {
 	return p
 }
 
-// working makes the agent in the pane report work (OSC 9;4 progress), which
-// opens the coarse run of an agent whose turns are read.
+// working makes the agent in the pane report work (OSC 9;4 progress) for
+// workGrace, which opens the coarse run of an agent whose turns are read
+// when no transcript is followed.
 func working(h *harness, id string) {
 	h.t.Helper()
 	h.e.Signals(id, []termsignal.Signal{progress(termsignal.ProgressIndeterminate)})
+	h.poll()
+	h.clk.Advance(workGrace)
 	h.poll()
 }
 
@@ -683,6 +686,12 @@ func TestIdleAgentHasNoRun(t *testing.T) {
 	h.e.Signals("s1", []termsignal.Signal{title("✳ Claude Code")}) // its only signal at a dialog
 	h.poll()
 	h.want()
+	// A moment of work (the prompt is being submitted) opens nothing: the
+	// transcript says which turn it is a poll later.
+	h.e.Signals("s1", []termsignal.Signal{progress(termsignal.ProgressIndeterminate)})
+	h.poll()
+	h.want()
+	h.e.Signals("s1", []termsignal.Signal{progress(termsignal.ProgressRemove)})
 	if v := h.rec.view(h.clk.Now()); v.HasRun {
 		t.Errorf("idle claude has a run: %+v", v.Run)
 	}
@@ -698,6 +707,20 @@ func TestIdleAgentHasNoRun(t *testing.T) {
 	if n := h.rec.count(); n != 1 {
 		t.Errorf("%d events after progress during a turn", n)
 	}
+
+	// Work while its transcript is followed opens nothing either: the
+	// transcript will say.
+	h3 := newHarness(t)
+	h3.procs.set(shellPID, "bash", "-bash")
+	p3 := h3.surface("s1", "shell", shellPID)
+	h3.procs.set(agentPGID, "claude", "claude")
+	p3.setNativeID("22222222-2222-4333-8444-555555555555")
+	g3 := newGrowing(t, h3.clk, "claude-22222222.jsonl", h3.claudePath("22222222-2222-4333-8444-555555555555"), h3.clk.Now(), nil)
+	g3.write(1, nil) // the session's first record, no prompt yet
+	p3.fg(agentPGID)
+	h3.poll()
+	working(h3, "s1")
+	h3.want()
 
 	// An idle claude that exits leaves no run.
 	h2 := newHarness(t)

@@ -13,7 +13,10 @@ var _ provider.KeyReader = Provider{}
 // a Muster pane (e2e/realcli, state_claude_test.go):
 //
 //   - Esc while a turn runs interrupts it: the prompt goes back into the
-//     input box, no hook fires and the transcript gets no marker.
+//     input box, no hook fires and the transcript gets no marker. Ctrl-C
+//     while a turn runs interrupts it too, even with text in the input box
+//     (the text stays; a second Ctrl-C clears it). Ctrl-C at a dialog was
+//     not measured and counts for nothing.
 //   - Esc at a permission dialog is its "No": the transcript then gets
 //     "[Request interrupted by user for tool use]" (the marker confirms
 //     it); at an AskUserQuestion dialog it declines the question, with the
@@ -25,7 +28,8 @@ var _ provider.KeyReader = Provider{}
 //
 // Esc arrives as a lone ESC byte, or in the kitty keyboard protocol
 // (CSI 27 u, which Claude Code asks the terminal for) when the attached
-// terminal speaks it; Enter as CR, or CSI 13 u.
+// terminal speaks it; Enter as CR, or CSI 13 u; Ctrl-C as ETX, or
+// CSI 99;5 u.
 func (Provider) Key(input []byte, state proto.RunState) provider.KeyEffect {
 	switch {
 	case isEsc(input):
@@ -36,6 +40,10 @@ func (Provider) Key(input []byte, state proto.RunState) provider.KeyEffect {
 	case isEnter(input):
 		if state == proto.StateWaitingApproval || state == proto.StateWaitingInput {
 			return provider.KeyAnswer
+		}
+	case isCtrlC(input):
+		if state == proto.StateRunning {
+			return provider.KeyInterrupt
 		}
 	case len(input) == 1 && '1' <= input[0] && input[0] <= '9':
 		if state == proto.StateWaitingApproval {
@@ -50,6 +58,14 @@ func isEsc(b []byte) bool {
 		return b[0] == 0x1b
 	}
 	return kittyKey(b, "27")
+}
+
+func isCtrlC(b []byte) bool {
+	if len(b) == 1 {
+		return b[0] == 0x03
+	}
+	rest, ok := bytes.CutPrefix(b, []byte("\x1b[99;5"))
+	return ok && (string(rest) == "u" || string(rest) == ":1u")
 }
 
 func isEnter(b []byte) bool {

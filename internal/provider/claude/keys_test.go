@@ -29,6 +29,11 @@ func TestKey(t *testing.T) {
 		{"\x1b[27;5u", run, provider.KeyNone}, // Ctrl-Esc
 		{"\x1b[A", appr, provider.KeyNone},
 		{"\x1b\x1b", run, provider.KeyNone},
+		{"\x03", run, provider.KeyInterrupt},
+		{"\x1b[99;5u", run, provider.KeyInterrupt},
+		{"\x03", appr, provider.KeyNone},
+		{"\x03", done, provider.KeyNone},
+		{"\x1b[99;1u", run, provider.KeyNone},
 		{"\r", appr, provider.KeyAnswer},
 		{"\r", inp, provider.KeyAnswer},
 		{"\r", run, provider.KeyNone}, // queues a message
