@@ -10,7 +10,7 @@
 # beside the list) with the first streaming session selected, checks that the
 # preview shows it, then reads the dashboard's utime+stime from /proc before
 # and after SECS seconds. The daemon's CPU over the same window is printed
-# for context. Needs go and tmux. Nothing outside the temp dirs is touched.
+# for context. Needs go, tmux and perl. Nothing outside the temp dirs is touched.
 set -euo pipefail
 
 panes=20 secs=30 size=160x48
@@ -23,6 +23,7 @@ while (($#)); do
 	esac
 done
 command -v tmux >/dev/null || { echo "bench/dashboard.sh needs tmux (apt-get install -y tmux)" >&2; exit 1; }
+command -v perl >/dev/null || { echo "bench/dashboard.sh needs perl" >&2; exit 1; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 # Socket paths must stay short.
 work=$(mktemp -d /tmp/mdb.XXXXXX)
@@ -41,17 +42,20 @@ export MUSTER_HOME=$work/m HOME=$work/home XDG_CONFIG_HOME=$work/home/.config XD
 mkdir -p "$HOME"
 
 echo "starting $panes streaming panes…" >&2
-cat >"$work/stream.sh" <<'SH'
-i=0
-while :; do
-	i=$((i + 1))
-	printf '%s line %d \033[32mok\033[m %s\n' "$1" "$i" "$(date +%T.%N)"
-	sleep 0.01
-done
-SH
+# perl, so that no line costs a fork: on a loaded machine a shell loop
+# forking sleep and date printed a fraction of its lines.
+cat >"$work/stream.pl" <<'PL'
+$| = 1;
+my $i = 0;
+while (1) {
+	$i++;
+	printf "%s line %d \e[32mok\e[m %.6f\n", $ARGV[0], $i, time;
+	select(undef, undef, undef, 0.01);
+}
+PL
 for ((i = 0; i < panes; i++)); do
 	name=$(printf 'stream-%02d' "$i")
-	"$m" new --name "$name" --detach --dir "$work" --cmd "sh $work/stream.sh $name" >/dev/null
+	"$m" new --name "$name" --detach --dir "$work" --cmd "perl $work/stream.pl $name" >/dev/null
 done
 
 cols=${size%x*} rows=${size#*x}
