@@ -5,8 +5,10 @@
 // query, parses only what changed (in parallel) and drops files that
 // vanished. Each session also gets a full-text row (migrations 006 and 007,
 // Search) with what was said in it, replaced with its file and dropped
-// with it. The daemon keeps the index fresh with Watch; the CLI refreshes
-// it itself, so history works without a daemon.
+// with it. Sub-agent sessions (Session.ParentID) belong to their parent's
+// conversation: listings and searches report the parent, Subagents lists
+// them for nesting. The daemon keeps the index fresh with Watch; the CLI
+// refreshes it itself, so history works without a daemon.
 //
 // It knows no provider: callers pass the transcript.Sources (internal/provider/all).
 package history
