@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/musterhq/muster/internal/proto"
@@ -174,5 +175,81 @@ echo SIG-DONE-$1`)
 		return len(items) == 1 && items[0].Message == "Note for you"
 	}) {
 		t.Errorf("notification items: %+v", e.openNotifications("probe"))
+	}
+}
+
+func (e *env) waitJSON(args ...string) (proto.WaitResult, int) {
+	e.t.Helper()
+	r := e.run(append([]string{"wait"}, append(args, "--json")...)...)
+	var res proto.WaitResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		e.t.Fatalf("wait %v: exit %d, %q, %q", args, r.code, r.stdout, r.stderr)
+	}
+	return res, r.code
+}
+
+// TestWaitDoneWaitingAndResume: `done` returns for an exited pane with its
+// exit code and for a restorable one; `waiting` returns for a turn that
+// ended at the prompt; resuming a session resolves its disconnected item.
+func TestWaitDoneWaitingAndResume(t *testing.T) {
+	e, _ := agentEnv(t)
+	work := t.TempDir()
+
+	// A shell pane has no run: done is its pane exiting.
+	e.must("new", "--name", "sh", "--detach", "--cmd", "bash --norc --noprofile")
+	if _, code := e.waitJSON("sh", "--until", "done", "--timeout", "300ms"); code != 1 {
+		t.Fatalf("done while the shell runs: exit %d, want 1 (timeout)", code)
+	}
+	e.must("send", "sh", "exit 7", "--enter")
+	res, code := e.waitJSON("sh", "--until", "done", "--timeout", "20s")
+	if s := res.Sessions[0]; code != 0 || !s.Reached || s.Pane != proto.PaneExited || s.ExitCode == nil || *s.ExitCode != 7 {
+		t.Fatalf("done after exit 7: exit %d, %+v", code, res)
+	}
+
+	// A Claude turn that ends is `waiting` (the agent is at its prompt).
+	e.must("new", "claude", "--name", "cl", "--dir", work, "--detach")
+	e.waitConfirmed("cl")
+	e.must("send", "cl", "reply first turn", "--enter")
+	// No run yet, so the current state cannot satisfy the wait.
+	res, code = e.waitJSON("cl", "--until", "waiting", "--timeout", "30s")
+	if s := res.Sessions[0]; code != 0 || (s.State != "succeeded" && s.State != "idle") || s.Pane != proto.PaneRunning {
+		t.Fatalf("waiting after a turn: exit %d, %+v", code, res)
+	}
+
+	// A turn left open when the daemon dies is disconnected at the next
+	// start (the startup sweep); the session is restorable, which is done;
+	// resume resolves the disconnected item.
+	e.must("send", "cl", "sleep 600000", "--enter")
+	if !eventually(func() bool { s := e.session("cl"); return s.RunState != nil && *s.RunState == "running" }) {
+		t.Fatalf("the long turn never ran: %+v", e.session("cl"))
+	}
+	var st struct{ PID int }
+	json.Unmarshal([]byte(e.must("daemon", "status", "--json")), &st)
+	if st.PID <= 0 {
+		t.Fatal("no daemon pid")
+	}
+	syscall.Kill(st.PID, syscall.SIGKILL)
+	if !eventually(func() bool { return syscall.Kill(st.PID, 0) != nil }) {
+		t.Fatal("the daemon did not die")
+	}
+	res, code = e.waitJSON("cl", "--until", "done", "--timeout", "20s")
+	if s := res.Sessions[0]; code != 0 || s.Pane != proto.PaneRestorable || s.State != "disconnected" {
+		t.Fatalf("done after the daemon stopped: exit %d, %+v", code, res)
+	}
+	disc := func() []proto.AttentionItem {
+		var out []proto.AttentionItem
+		for _, it := range e.attention(true) {
+			if it.SessionName == "cl" && it.Reason == "disconnected" {
+				out = append(out, it)
+			}
+		}
+		return out
+	}
+	if items := disc(); len(items) != 1 || !items[0].Open {
+		t.Fatalf("disconnected items before resume: %+v", items)
+	}
+	e.must("resume", "cl")
+	if items := disc(); len(items) != 1 || items[0].Open || items[0].Resolution != "the session was resumed" {
+		t.Fatalf("disconnected items after resume: %+v", items)
 	}
 }

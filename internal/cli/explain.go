@@ -155,6 +155,9 @@ func printActivity(w io.Writer, a *proto.Activity) {
 	if a.Notification != "" {
 		fmt.Fprintf(w, "  \t%q\n", termtext.Clip(a.Notification, 100))
 	}
+	for _, r := range a.Recent {
+		fmt.Fprintf(w, "  \tsaw %s at %s\n", termtext.Clip(r.Evidence, 100), termtext.Line(r.At))
+	}
 }
 
 func printItems(w io.Writer, items []proto.AttentionItem) {

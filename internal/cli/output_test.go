@@ -58,6 +58,7 @@ func cannedOps(m *proto.Mux) {
 	answer[proto.WaitArgs](m, proto.OpWait, proto.WaitResult{Status: proto.WaitGone, Sessions: []proto.WaitSession{
 		{Name: "api", SessionID: "3f1c2b9e-0000-4000-8000-000000000001", State: "idle", Terminal: "succeeded", RunID: "run-1", Reached: true},
 		{Name: "web", SessionID: "3f1c2b9e-0000-4000-8000-000000000005", Attention: 1, Gone: true},
+		{Name: "db", SessionID: "3f1c2b9e-0000-4000-8000-000000000006", Reached: true, Pane: proto.PaneExited, ExitCode: ptr(3)},
 	}})
 	because := proto.Evidence{
 		EventID: "ev-8", Kind: "succeeded", HookName: "Stop", Provider: "claude", Source: "hook",
@@ -79,7 +80,9 @@ func cannedOps(m *proto.Mux) {
 			{Seq: 12, RunID: "run-1", Evidence: last, Effect: "final"},
 		},
 		Activity: &proto.Activity{State: "waiting", Since: ago(10 * time.Minute), Evidence: "OSC 9;4;0;",
-			Notification: "Claude is waiting for your input"},
+			Notification: "Claude is waiting for your input",
+			Recent: []proto.ActivitySignal{{At: ago(11 * time.Minute), Evidence: "OSC 7501;state=working:app=claude-code"},
+				{At: ago(10 * time.Minute), Evidence: "OSC 9;4;0;"}}},
 	})
 	answer[proto.ResumeArgs](m, proto.OpResume, []proto.ResumeOutcome{
 		{Name: "docs", Resumed: true, Argv: []string{"codex", "resume", "0199aaaa-bbbb"}},

@@ -31,10 +31,15 @@ func newWaitCmdWith(f *Factory, runF func(*waitOptions) error) *cobra.Command {
 		Short: "Wait until sessions reach a run state",
 		Long: "Wait until every named session (or any one, with --any) is in one of STATES, a comma list of\n" +
 			"run states (running, waitingInput, waitingApproval, succeeded, failed, interrupted, disconnected,\n" +
-			"idle) or groups: waiting (waitingInput, waitingApproval), done (succeeded, failed, interrupted,\n" +
-			"disconnected, idle), attention (an open attention item). A terminal state also counts once the\n" +
-			"session has gone idle after it. The current state is checked first; then the daemon answers\n" +
-			"when the state is reached.\n\n" +
+			"idle) or groups:\n" +
+			"  done       the run is over (succeeded, failed, interrupted, disconnected, idle), or the\n" +
+			"             session's pane exited or is restorable; --json then has the pane's exit_code\n" +
+			"  waiting    the agent needs you: it asks (waitingInput, waitingApproval), or its turn ended\n" +
+			"             and it is back at its prompt (succeeded, failed, interrupted, idle)\n" +
+			"  attention  the session has an open attention item\n" +
+			"A terminal state also counts once the session has gone idle after it. The current state is\n" +
+			"checked first, so after sending a prompt wait for running before waiting for done or waiting;\n" +
+			"then the daemon answers when the state is reached.\n\n" +
 			"Exit status: 0 reached, 1 timed out, 2 usage error, 3 a session disappeared.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -99,6 +104,12 @@ func runWait(ctx context.Context, f *Factory, o waitOptions) error {
 			}
 			if s.Terminal != "" {
 				state += " (after " + termtext.Line(s.Terminal) + ")"
+			}
+			switch {
+			case s.Pane == proto.PaneExited && s.ExitCode != nil:
+				state += fmt.Sprintf(", pane exited with code %d", *s.ExitCode)
+			case s.Pane == proto.PaneExited, s.Pane == proto.PaneRestorable:
+				state += ", pane " + s.Pane
 			}
 			if s.Gone {
 				state = "gone"

@@ -48,6 +48,9 @@ func (d *Daemon) activityOf(sessionID string) (proto.Activity, bool) {
 	if !a.Since.IsZero() {
 		out.Since = a.Since.UTC().Format(time.RFC3339Nano)
 	}
+	for _, r := range a.Recent {
+		out.Recent = append(out.Recent, proto.ActivitySignal{At: r.At.UTC().Format(time.RFC3339Nano), Evidence: r.Evidence})
+	}
 	return out, true
 }
 
@@ -61,4 +64,25 @@ func (d *Daemon) paneOf(surfaceID string) *pane.Pane {
 		}
 	}
 	return nil
+}
+
+// PaneOf tells the event engine's wait what became of a session's pane
+// (events.PaneResolver).
+func (d *Daemon) PaneOf(sessionID string) (string, *int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s, ok := d.sessions[sessionID]
+	switch {
+	case !ok:
+		return "", nil
+	case s.pane != nil:
+		if exited, code := s.pane.Exited(); exited {
+			return proto.PaneExited, &code
+		}
+		return proto.PaneRunning, nil
+	case restorable(s):
+		return proto.PaneRestorable, nil
+	}
+	// A pane of an earlier daemon that ended on its own.
+	return proto.PaneExited, s.surface.ExitCode
 }

@@ -131,7 +131,9 @@ func (e *Engine) Ack(ctx context.Context, a proto.AckArgs) (proto.AckResult, err
 // them, or any one with a.Any), the timeout passes (Status timeout), or a
 // session disappears (Status gone; with a.Any, once all have). It checks
 // the current state first. A session matches a terminal state also once it
-// has turned idle after it.
+// has turned idle after it. `done` is also reached by a pane that exited
+// or is restorable (PaneResolver); `waiting` covers a turn that ended and
+// left the agent at its prompt (proto.WaitGroupWaiting).
 func (e *Engine) Wait(ctx context.Context, a proto.WaitArgs) (proto.WaitResult, error) {
 	if err := e.checkStarted(); err != nil {
 		return proto.WaitResult{}, err
@@ -191,10 +193,17 @@ func (e *Engine) Wait(ctx context.Context, a proto.WaitArgs) (proto.WaitResult, 
 // wake is when a derived state (idle) will next change.
 func (e *Engine) waitCheck(a proto.WaitArgs, ids []string, states []proto.RunState, attention bool) (proto.WaitResult, time.Time, <-chan struct{}) {
 	isGone := make([]bool, len(ids))
+	panes := make([]string, len(ids))
+	codes := make([]*int, len(ids))
+	pr, _ := e.cfg.Resolver.(PaneResolver)
 	for i, id := range ids {
 		_, ok := e.name(id)
 		isGone[i] = !ok
+		if pr != nil {
+			panes[i], codes[i] = pr.PaneOf(id)
+		}
 	}
+	done := slices.Contains(a.Until, proto.WaitGroupDone)
 	now := e.now()
 	res := proto.WaitResult{Sessions: make([]proto.WaitSession, len(ids))}
 	var wake time.Time
@@ -203,7 +212,9 @@ func (e *Engine) waitCheck(a proto.WaitArgs, ids []string, states []proto.RunSta
 	changed := e.changed
 	for i, id := range ids {
 		v := e.board.Session(id, now)
-		s := proto.WaitSession{Name: a.Names[i], SessionID: id, State: string(v.State), RunID: v.Run.RunID, Attention: v.OpenItems}
+		s := proto.WaitSession{Name: a.Names[i], SessionID: id, State: string(v.State), RunID: v.Run.RunID, Attention: v.OpenItems,
+			Pane: panes[i], ExitCode: codes[i]}
+		paneOver := panes[i] == proto.PaneExited || panes[i] == proto.PaneRestorable
 		if v.State == proto.StateIdle {
 			s.Terminal = string(v.Terminal)
 		}
@@ -211,7 +222,7 @@ func (e *Engine) waitCheck(a proto.WaitArgs, ids []string, states []proto.RunSta
 		if s.Gone {
 			gone++
 		}
-		s.Reached = !s.Gone && ((attention && v.OpenItems > 0) ||
+		s.Reached = !s.Gone && ((attention && v.OpenItems > 0) || (done && paneOver) ||
 			(v.State != "" && (slices.Contains(states, v.State) || (v.State == proto.StateIdle && slices.Contains(states, v.Terminal)))))
 		if s.Reached {
 			reached++

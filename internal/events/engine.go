@@ -38,6 +38,16 @@ type Resolver interface {
 	SessionName(id string) (name string, ok bool)
 }
 
+// PaneResolver is a Resolver that also knows the sessions' panes: wait's
+// `done` is satisfied by a pane that exited or is restorable, whatever its
+// run state (a shell pane has none; an agent killed mid-turn may have
+// been recorded disconnected, or not at all). state is one of
+// proto.PaneRunning, PaneExited, PaneRestorable, or "" when unknown;
+// exitCode is set once the pane exited.
+type PaneResolver interface {
+	PaneOf(sessionID string) (state string, exitCode *int)
+}
+
 // Config configures an Engine. Store is required; zero fields take the
 // documented defaults.
 type Config struct {

@@ -25,6 +25,28 @@ import (
 type fakeResolver struct {
 	mu     sync.Mutex
 	byName map[string]string
+	panes  map[string]fakePane // by session id
+}
+
+type fakePane struct {
+	state string
+	code  *int
+}
+
+func (r *fakeResolver) setPane(id, state string, code *int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.panes == nil {
+		r.panes = map[string]fakePane{}
+	}
+	r.panes[id] = fakePane{state, code}
+}
+
+func (r *fakeResolver) PaneOf(id string) (string, *int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.panes[id]
+	return p.state, p.code
 }
 
 func (r *fakeResolver) add(name, id string) {

@@ -30,7 +30,20 @@ type Activity struct {
 	// Notification is the text of the request for attention (title: body
 	// of a notification, "bell", "blocked (permission)", the title).
 	Notification string `json:"notification,omitempty"`
+	// Recent lists the pane's last activity signals, oldest first, whether
+	// or not they changed State (a program that sends both OSC 9;4 and OSC
+	// 7501 shows both here); Estimator.Activity fills it.
+	Recent []Seen `json:"recent,omitempty"`
 }
+
+// Seen is one activity signal of a pane.
+type Seen struct {
+	At       time.Time `json:"at"`
+	Evidence string    `json:"evidence"`
+}
+
+// maxRecent bounds Activity.Recent.
+const maxRecent = 8
 
 // maxEvidence bounds Activity.Evidence and Activity.Notification in bytes.
 const maxEvidence = 200
@@ -43,6 +56,20 @@ type activityTracker struct {
 	// strong is set once the current program sent OSC 9;4 or OSC 7501: it
 	// reports its state through a protocol, so its titles are ignored.
 	strong bool
+	recent []Seen
+}
+
+// saw records an activity signal in Recent; a repeat of the newest one
+// only moves its time.
+func (t *activityTracker) saw(ev string, now time.Time) {
+	if n := len(t.recent); n > 0 && t.recent[n-1].Evidence == ev {
+		t.recent[n-1].At = now
+		return
+	}
+	if len(t.recent) == maxRecent {
+		t.recent = append(t.recent[:0], t.recent[1:]...)
+	}
+	t.recent = append(t.recent, Seen{At: now, Evidence: ev})
 }
 
 // AttentionRequest is one request for the user's attention made through a pane's
@@ -61,9 +88,20 @@ type AttentionRequest struct {
 // limiter lets through) even when the activity was already attention.
 func (t *activityTracker) apply(provider string, sig termsignal.Signal, now time.Time) (changed, attention bool) {
 	if sig.Kind == termsignal.KindNotify || sig.Kind == termsignal.KindBell {
-		return t.request(sig, now)
+		changed, attention = t.request(sig, now)
+		if attention {
+			t.saw(evidence(sig), now)
+		}
+		return changed, attention
 	}
-	return t.applyState(provider, sig, now), false
+	changed = t.applyState(provider, sig, now)
+	switch {
+	case sig.Kind == termsignal.KindProgress, sig.Kind == termsignal.KindAgentStatus:
+		t.saw(evidence(sig), now)
+	case changed: // a title that moved the state
+		t.saw(evidence(sig), now)
+	}
+	return changed, false
 }
 
 // request folds a notification or a bell.

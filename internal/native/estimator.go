@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -364,7 +365,9 @@ func (e *Estimator) Activity(surfaceID string) Activity {
 	}
 	s.sig.Lock()
 	defer s.sig.Unlock()
-	return s.act.cur
+	a := s.act.cur
+	a.Recent = slices.Clone(s.act.recent)
+	return a
 }
 
 // Run polls every surface each Config.Poll, and at once after an event that

@@ -471,7 +471,18 @@ type WaitSession struct {
 	Attention int    `json:"attention"`
 	Reached   bool   `json:"reached"`
 	Gone      bool   `json:"gone,omitempty"`
+	// Pane is the session's pane: running, exited or restorable ("" when
+	// the daemon cannot say). An exited or restorable pane satisfies done.
+	Pane     string `json:"pane,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"` // the pane's exit status, once exited
 }
+
+// Pane states of WaitSession.Pane.
+const (
+	PaneRunning    = "running"
+	PaneExited     = "exited"
+	PaneRestorable = "restorable"
+)
 
 // Explanation answers op "explain": why a session is in its state.
 type Explanation struct {
@@ -502,6 +513,15 @@ type Activity struct {
 	Since        string `json:"since,omitempty"`        // when State was entered
 	Evidence     string `json:"evidence,omitempty"`     // the raw signal: "OSC 9;4;3;", "BEL", "OSC 7501;state=idle:app=claude-code"
 	Notification string `json:"notification,omitempty"` // the text of a request for attention
+	// Recent lists the pane's last activity signals, oldest first, whether
+	// or not they changed State.
+	Recent []ActivitySignal `json:"recent,omitempty"`
+}
+
+// ActivitySignal is one activity signal a pane's terminal sent.
+type ActivitySignal struct {
+	At       string `json:"at"`
+	Evidence string `json:"evidence"`
 }
 
 // Evidence is the provenance of a run state.

@@ -241,8 +241,14 @@ func (p *timeParser) expect(c byte) {
 
 // Wait groups: names accepted by WaitArgs.Until besides the run states.
 const (
-	WaitGroupWaiting   = "waiting"   // waitingInput, waitingApproval
-	WaitGroupDone      = "done"      // succeeded, failed, interrupted, disconnected, idle
+	// waiting: the agent needs you. It asks (waitingInput,
+	// waitingApproval), or its turn is over and it is back at its prompt
+	// (succeeded, failed, interrupted, idle).
+	WaitGroupWaiting = "waiting"
+	// done: the run is over (succeeded, failed, interrupted, disconnected,
+	// idle), or the session's pane is: exited or restorable, which the
+	// waiter checks besides the run states (WaitSession.Pane).
+	WaitGroupDone      = "done"
 	WaitGroupAttention = "attention" // the session has an open attention item
 )
 
@@ -267,7 +273,7 @@ func ExpandWaitStates(list []string) (states []RunState, attention bool, err err
 		}
 		switch raw {
 		case WaitGroupWaiting:
-			add(StateWaitingInput, StateWaitingApproval)
+			add(StateWaitingInput, StateWaitingApproval, StateSucceeded, StateFailed, StateInterrupted, StateIdle)
 		case WaitGroupDone:
 			add(StateSucceeded, StateFailed, StateInterrupted, StateDisconnected, StateIdle)
 		case WaitGroupAttention:
