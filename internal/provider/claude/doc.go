@@ -88,4 +88,26 @@
 //     in tool_input; claudehook maps it to input-requested with the
 //     question as the message. Enter picks the highlighted option and
 //     PostToolUse follows.
+//
+// # What it sends to a Muster pane's terminal (2.1.328, measured)
+//
+// e2e/realcli TestMusterClaudeSpeaks, one held text turn, the signals
+// `muster explain --json` listed: OSC 9;4;0; and OSC 7501
+// state=idle:app=claude-code at start-up; state=working:app=claude-code
+// and OSC 9;4;3; when the prompt is taken (activity working 0.6 s after
+// the send); state=done:app=claude-code when the reply is in. Read from
+// the bundle: the status also carries id=, kind= (blocked), progress=,
+// title= and msg= (base64), and state=clear on exit.
+//
+// It sends OSC 7501 only after its probe OSC 7501;? gets a reply whose data
+// starts with '?' (within 2 s of start-up), which the daemon gives for every
+// pane; it sends OSC 9;4 only where ConEmu's variables are set (the pane
+// has ConEmuTask) or TERM_PROGRAM names Ghostty ≥ 1.2.0 or iTerm2 ≥ 3.6.6,
+// and never under WT_SESSION (which panes drop). Its notifications (OSC
+// 777, 9 or 99) follow TERM_PROGRAM or an XTVERSION reply naming
+// Ghostty, iTerm2 or kitty; a pane claims none of them (TERM_PROGRAM=muster,
+// and no XTVERSION reply while nobody is attached), so it sends none there:
+// OSC 7501 blocked carries the same request. With a client attached, the
+// client's terminal answers XTVERSION and Claude may pick that terminal's
+// notification; Muster consumes it either way (an attention item).
 package claude

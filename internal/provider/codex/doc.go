@@ -71,4 +71,14 @@
 //     background app-server records source "vscode"; that is still
 //     interactive.
 //   - Title: the first prompt's first line (rollouts carry no title).
+//
+// # What it sends to a Muster pane's terminal (0.169.0, measured)
+//
+// e2e/realcli TestMusterCodexSignals, one held text turn: the title OSC 0
+// with the directory name ("work"), then OSC 7501 state=idle:app=codex at
+// start-up, state=working:app=codex when the prompt is taken (activity
+// working 2.2 s after the send) and state=done:app=codex when the reply is
+// in (state=blocked:…:kind=permission at an approval, state=error on a
+// failed turn: see daemon agentstatus.go). No OSC 9;4, no notification,
+// no bell; it reads none of the terminal variables a pane sets.
 package codex
