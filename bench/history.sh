@@ -11,7 +11,10 @@
 # package ccusage into a temporary prefix, then times
 #   muster stats --json --provider claude   (cold: empty index; warm: second run)
 #   ccusage daily --json --offline
-# checks that both report the same token totals, and prints the ratios.
+#   muster history --search WORDS           (full-text queries on the warm index)
+# checks that both report the same token totals, and prints the ratios, the
+# peak RSS of each, the p50 of the searches (whole process: start, index
+# check, query) and the size of the index against the transcripts'.
 # Needs go, node and npm. Nothing outside the temp dir is touched.
 set -euo pipefail
 
@@ -87,8 +90,8 @@ JS
 export HOME="$work/home"
 mkdir -p "$HOME"
 
-# best WALL CPU of $repeat runs: best_of OUTFILE SETUP CMD...; SETUP runs
-# untimed before each run (to empty the index for cold runs).
+# best WALL CPU RSS(KB) of $repeat runs: best_of OUTFILE SETUP CMD...; SETUP
+# runs untimed before each run (to empty the index for cold runs).
 repeat=${REPEAT:-3}
 best_of() {
 	local out=$1 setup=$2
@@ -96,11 +99,11 @@ best_of() {
 	local best="" i
 	for ((i = 0; i < repeat; i++)); do
 		eval "$setup"
-		/usr/bin/time -f "%e %U %S" -o "$work/time" "$@" >"$out"
-		read -r wall user sys <"$work/time"
+		/usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >"$out"
+		read -r wall user sys rss <"$work/time"
 		cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
 		if [[ -z "$best" ]] || awk -v a="$wall" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
-			best="$wall $cpu"
+			best="$wall $cpu $rss"
 		fi
 	done
 	echo "$best"
@@ -109,13 +112,25 @@ command -v /usr/bin/time >/dev/null || { echo "bench/history.sh: /usr/bin/time i
 
 n=0
 cold=$(best_of "$work/muster-cold.json" 'n=$((n+1)); export MUSTER_HOME="$work/muster-home-$n"' "$work/muster" stats --json --provider claude)
+# The warm runs' index: their first run fills it (best_of runs in a
+# subshell, so the cold runs' MUSTER_HOME does not reach here).
+export MUSTER_HOME="$work/muster-home-warm"
+"$work/muster" stats --json --provider claude >/dev/null
 warm=$(best_of "$work/muster-warm.json" '' "$work/muster" stats --json --provider claude)
 hist=$(best_of /dev/null '' "$work/muster" history --json --provider claude --limit 0)
 cc=$(best_of "$work/ccusage.json" '' "$ccusage" daily --json --offline)
+# Full-text queries: a common phrase, a word said once per session, an id
+# fragment, a tool input path, a rare word.
+searches=""
+for q in "tests pass" "session 4" "step 17" "build step3" "nosuchword"; do
+	searches="$searches $(best_of /dev/null '' "$work/muster" history --search "$q" --json --provider claude --limit 50 | cut -d' ' -f1)"
+done
+db=$(find "$MUSTER_HOME" -name 'muster.db*' -printf '%s\n' | awk '{ s += $1 } END { print s }')
+tx=$(find "$CLAUDE_CONFIG_DIR/projects" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
 
-node - "$work/muster-cold.json" "$work/muster-warm.json" "$work/ccusage.json" "$cold" "$warm" "$hist" "$cc" "$ccversion" "$repeat" <<'JS'
+node - "$work/muster-cold.json" "$work/muster-warm.json" "$work/ccusage.json" "$cold" "$warm" "$hist" "$cc" "$ccversion" "$repeat" "$searches" "$db" "$tx" <<'JS'
 const fs = require('fs');
-const [mc, mw, cf, coldS, warmS, histS, ccS, ver, repeat] = process.argv.slice(2);
+const [mc, mw, cf, coldS, warmS, histS, ccS, ver, repeat, searchS, dbS, txS] = process.argv.slice(2);
 const [cold, warm, hist, cc] = [coldS, warmS, histS, ccS].map((s) => s.split(' ').map(Number));
 const m = JSON.parse(fs.readFileSync(mc)).total.tokens;
 const w = JSON.parse(fs.readFileSync(mw)).total.tokens;
@@ -129,13 +144,16 @@ for (const k of Object.keys(mine)) {
   same = same && eq;
   console.log(`  ${k.padEnd(12)} ${String(mine[k]).padStart(16)} ${String(theirs[k]).padStart(18)}  ${eq ? 'equal' : 'DIFFERENT'}`);
 }
-const row = (name, [wall, cpu]) => console.log(`  ${name.padEnd(34)} ${wall.toFixed(3).padStart(8)} s wall ${cpu.toFixed(2).padStart(7)} s cpu`);
+const row = (name, [wall, cpu, rss]) => console.log(`  ${name.padEnd(34)} ${wall.toFixed(3).padStart(8)} s wall ${cpu.toFixed(2).padStart(7)} s cpu ${(rss / 1024).toFixed(0).padStart(6)} MB peak RSS`);
 console.log(`times (best of ${repeat}):`);
 row('muster stats (cold, empty index)', cold);
 row('muster stats (warm)', warm);
 row('muster history (warm)', hist);
 row('ccusage daily --offline', cc);
 const r = (a, b) => (a / b).toFixed(1) + 'x';
+const searches = searchS.trim().split(/\s+/).map(Number).sort((a, b) => a - b);
+console.log(`  muster history --search (p50 of ${searches.length} queries, whole process) ${(searches[searches.length >> 1] * 1000).toFixed(0)} ms wall   (target <= 50 ms for the query)`);
+console.log(`index ${(+dbS / 1e6).toFixed(1)} MB for ${(+txS / 1e6).toFixed(1)} MB of transcripts (${(+dbS / +txS).toFixed(2)}x)`);
 console.log(`ccusage / muster, wall: cold ${r(cc[0], cold[0])}, warm ${r(cc[0], warm[0])}   cpu: cold ${r(cc[1], cold[1])}, warm ${r(cc[1], warm[1])}   (target >= 10x)`);
 if (!same) { console.error('bench/history.sh: token totals differ'); process.exit(1); }
 JS
