@@ -21,15 +21,17 @@ import (
 // unread record types before any parsing.
 //
 // The outcome (BenchmarkDecodeLine, alternating passes, 2 CPUs at load
-// 25): on a Claude Code 2.1.328-shaped transcript, Members 209 MB/s, gjson
-// 126, gjson validated with encoding/json 70, encoding/json 42. gjson's own
-// validator cannot be used on transcripts: it recurses once per nesting
-// level and a 16 MiB line of '[' overflows the stack (a fatal error, see
-// internal/transcript's TestValidJSONOnDeepNesting), so the safe gjson
-// decode is the third one, 3x slower than Members, and decoding is about
-// half of the summary scan that `muster stats` and the history index run
-// over every transcript. So the scanner stays, and every provider
-// validates with it (transcript.ValidJSON).
+// 23-25, three runs) on a Claude Code 2.1.328-shaped transcript, MB/s:
+// Members 209, 144, 289; gjson 126, 275, 265; gjson validated with
+// encoding/json 70, 40, 49; encoding/json 42, 26, 37. gjson alone is as
+// fast as Members, but its validator cannot be used on transcripts: it
+// recurses once per nesting level and a 16 MiB line of '[' overflows the
+// stack (a fatal error, see internal/transcript's
+// TestValidJSONOnDeepNesting). The safe gjson decode is 3-6x slower than
+// Members, encoding/json 4-6x, and decoding is about half of the summary
+// scan that `muster stats` and the history index run over every
+// transcript. So the scanner stays, and every provider validates with it
+// (transcript.ValidJSON).
 
 // decodeGJSON is decode written with gjson. Validation is kept: a line
 // that is not JSON must be told apart, as decode does.
