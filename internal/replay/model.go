@@ -72,6 +72,7 @@ type kindCount struct {
 
 type scene struct {
 	N         int
+	Rewind    bool
 	Time      string
 	Preamble  bool
 	Directive bool

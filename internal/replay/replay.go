@@ -159,6 +159,7 @@ func build(t *transcript.Transcript, opts Options) (*page, error) {
 			cur = newScene()
 			cur.Time = fmtTime(it.Time)
 			cur.Directive, cur.Source = it.Directive, termtext.Strip(it.Source)
+			cur.Rewind = it.Rewind
 			cur.Prompt = termtext.Strip(it.Text)
 			cur.Images = images(it.Images)
 			if strings.TrimSpace(cur.Prompt) == "" && len(cur.Images) > 0 {

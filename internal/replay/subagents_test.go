@@ -81,3 +81,32 @@ func TestSubagentMatching(t *testing.T) {
 		t.Error("the subagent without a call is not listed")
 	}
 }
+
+// TestRewindAndCompactionMarked: claude-code-log's rewind-then-compact
+// fixture replays the second attempt marked as a rewind and the
+// compaction marked, without the compaction summary as a prompt.
+func TestRewindAndCompactionMarked(t *testing.T) {
+	path := filepath.Join(sharedDir(t), "fixtures", "claude", "claude-code-log", "dag_compact_after_rewind.jsonl")
+	tr := parseFixture(t, "claude", path, testEnv(t, nil))
+	var rewinds []string
+	for _, it := range tr.Items {
+		if it.Rewind {
+			rewinds = append(rewinds, it.Text)
+		}
+	}
+	if len(rewinds) != 1 || rewinds[0] != "Second attempt" {
+		t.Fatalf("rewound prompts %q, want [Second attempt]", rewinds)
+	}
+	out, err := HTML(tr, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(out)
+	r := strings.Index(page, `<div class="rewind">`)
+	if strings.Count(page, `<div class="rewind">`) != 1 || r < 0 || r > strings.Index(page, "Second attempt") || r < strings.Index(page, "First answer") {
+		t.Error("the rewind is not marked once, between the abandoned branch and its replacement")
+	}
+	if !strings.Contains(page, `<div class="compaction">Context compacted`) || strings.Contains(page, "This session is being continued") {
+		t.Error("the compaction is not marked, or its summary is shown as a prompt")
+	}
+}

@@ -92,6 +92,7 @@ details.subagent{border-top:1px solid var(--line);padding:4px 10px 8px;backgroun
 details.subagent>summary{cursor:pointer;font-size:13px;color:var(--muted);padding:2px 0}
 .sub-scene{border-left:3px solid var(--userline);margin:8px 0 0;padding-left:8px}
 .sub-scene .block{margin-left:6px}
+.rewind{color:#b45309;font-size:13px;border-top:2px dashed #d97706;padding:4px 0 6px}
 .todo-note{font-size:13px;color:var(--muted);padding:0 12px 6px}
 .tool-head .exit{color:var(--muted);font-size:12px;margin-left:auto}
 .tool-head .exit.bad{color:var(--err)}
@@ -130,6 +131,7 @@ details.subagent>summary{cursor:pointer;font-size:13px;color:var(--muted);paddin
 {{range .Scenes}}
 <section class="scene" id="scene-{{.N}}" data-scene="{{.N}}">
 <div class="scene-head"><a href="#scene-{{.N}}">{{if .Preamble}}Before the first prompt{{else}}Prompt {{.N}}{{end}}</a>{{if .Time}}<span>{{.Time}}</span>{{end}}</div>
+{{- if .Rewind}}<div class="rewind">↺ Rewound: the user went back to an earlier point; this prompt replaces what followed it above.</div>{{end}}
 {{- if not .Preamble}}
 <div class="prompt{{if .Directive}} directive{{end}}">{{if .Directive}}<span class="tag">directive{{if .Source}} · {{.Source}}{{end}}</span>{{end}}{{.Prompt}}
 {{- range .Images}}{{if .URL}}<img class="attachment" src="{{.URL}}" alt="{{.Alt}}">{{else}}<div class="imgnote">{{.Alt}}: {{.Note}}</div>{{end}}{{end}}</div>

@@ -38,6 +38,10 @@ type Item struct {
 	// (Muse dotted sources, Claude command wrappers): counted in
 	// PromptCount, skipped for FirstPrompt and Title.
 	Directive bool `json:"directive,omitempty"`
+	// Rewind marks a prompt sent after the user rewound the conversation:
+	// it continues from an earlier point than the item before it, and
+	// what came between was abandoned (Claude's parentUuid branches).
+	Rewind bool `json:"rewind,omitempty"`
 	// Tool use and result, matched by CallID.
 	CallID  string          `json:"call_id,omitempty"`
 	Tool    string          `json:"tool,omitempty"`     // canonical name (Bash, Edit, Write, Read, …)

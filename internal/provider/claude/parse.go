@@ -39,6 +39,11 @@ type parser struct {
 	assistantN int // assistant records with content or usage
 	budget     *transcript.ImageBudget
 
+	// parents are the uuids that some record already continues: a prompt
+	// continuing one of them again is a rewind.
+	parents map[string]bool
+	rewind  bool // the current record continues such a uuid
+
 	dec decoder
 	// scratch slices reused across lines
 	msg, blk []transcript.Member
@@ -87,6 +92,7 @@ type record struct {
 	typ, subtype, timestamp  []byte
 	cwd, sessionID, agentID  []byte
 	requestID, uuid          []byte
+	parentUUID               []byte
 	summary, customTitle     []byte
 	aiTitle, message, origin []byte
 	compactMeta, promptID    []byte
@@ -139,6 +145,8 @@ func (d *decoder) decode(raw []byte, r *record) lineStatus {
 			r.requestID = m.Value
 		case "uuid":
 			r.uuid = m.Value
+		case "parentUuid":
+			r.parentUUID = m.Value
 		case "summary":
 			r.summary = m.Value
 		case "customTitle":
@@ -231,6 +239,16 @@ func (p *parser) line(n int, raw []byte) {
 	// Old builds inlined sub-agent turns in the main file: they are not the
 	// user's turns, but their tokens were spent.
 	inlined := r.isSidechain && !p.subagent
+	p.rewind = false
+	if !inlined && !p.opts.SummaryOnly {
+		if pu := transcript.Str(r.parentUUID); pu != "" {
+			if p.parents == nil {
+				p.parents = map[string]bool{}
+			}
+			p.rewind = p.parents[pu]
+			p.parents[pu] = true
+		}
+	}
 	switch typ {
 	case "user":
 		if !inlined {
@@ -341,7 +359,7 @@ func (p *parser) user(n int, r *record, ts time.Time) {
 	if p.opts.SummaryOnly {
 		return
 	}
-	it := transcript.Item{Kind: transcript.UserPrompt, Time: ts, Text: shown, Directive: directive}
+	it := transcript.Item{Kind: transcript.UserPrompt, Time: ts, Text: shown, Directive: directive, Rewind: p.rewind}
 	if originKind != "" {
 		it.Source = "origin:" + originKind
 	}
