@@ -400,13 +400,11 @@ func TestPaneCannotSendEventsForAnotherPane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := t.TempDir()
-	os.Symlink(musterBin, filepath.Join(bin, "muster"))
-	e.vars = append(e.vars, "PATH="+bin+":"+os.Getenv("PATH"))
+	e.installHookLoop()
 	work := t.TempDir()
 	w := func(name string) string { return filepath.Join(work, name) }
 
-	e.must("new", "--name", "victim", "--detach", "--cmd", "bash --norc --noprofile")
+	e.must("new", "--name", "victim", "--detach", "--cmd", e.hookShell("victim"))
 	e.must("new", "--name", "evil", "--detach", "--cmd", "bash --norc --noprofile")
 	// The victim's own hook runs inside its pane: recorded.
 	e.claudeHook("victim", "UserPromptSubmit", "p-1", `,"prompt":"deploy"`)
