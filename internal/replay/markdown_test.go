@@ -117,7 +117,8 @@ func parseFixture(t *testing.T, provider, path string, env transcript.Env) *tran
 }
 
 // sharedDir finds the specification's shared folder beside the checkout
-// (../shared) or beside a worktree's parent.
+// (../shared) or beside a worktree's parent; like the other fixture tests,
+// a checkout without it skips the test rather than failing.
 func sharedDir(t *testing.T) string {
 	t.Helper()
 	for _, p := range []string{"../../../shared", "../../../../shared"} {
@@ -126,7 +127,7 @@ func sharedDir(t *testing.T) string {
 			return abs
 		}
 	}
-	t.Fatal("../shared/fixtures not found beside the checkout")
+	t.Skip("../shared/fixtures not found beside the checkout")
 	return ""
 }
 
