@@ -496,7 +496,9 @@ func (p *Pane) Close(grace time.Duration) {
 		case <-p.done:
 		default:
 			p.Signal(syscall.SIGHUP)
+			p.signalSession(syscall.SIGHUP)
 			p.Signal(syscall.SIGCONT)
+			p.signalSession(syscall.SIGCONT)
 			select {
 			case <-p.done:
 			case <-time.After(grace):
@@ -504,6 +506,9 @@ func (p *Pane) Close(grace time.Duration) {
 				<-p.done
 			}
 		}
+		// What outlived the hangup (a job that ignored it) would hold the
+		// terminal open and the reader with it.
+		p.signalSession(syscall.SIGKILL)
 		p.mu.Lock()
 		for c := range p.clients {
 			c.close()

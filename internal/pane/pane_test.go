@@ -1,9 +1,14 @@
 package pane
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -61,6 +66,43 @@ func TestAttachGetsSnapshotThenLiveOutput(t *testing.T) {
 		}
 		for _, f := range frames {
 			seen.Write(f.Data)
+		}
+	}
+}
+
+// TestCloseEndsJobsThatIgnoreHangup: a job of the pane's shell in a process
+// group of its own that ignores SIGHUP and holds the terminal must not keep
+// Close (and so muster kill and daemon stop) waiting.
+func TestCloseEndsJobsThatIgnoreHangup(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "job")
+	// set -m: the job gets a process group of its own, as an agent typed
+	// at an interactive shell's prompt does.
+	script := fmt.Sprintf(`set -m; (trap '' HUP; echo $BASHPID > %[1]s.tmp; mv %[1]s.tmp %[1]s; exec sleep 600) & wait`, marker)
+	p, err := Start(Config{Argv: []string{"bash", "-c", script}, Cols: 80, Rows: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if !poll.Until(10*time.Second, func() bool {
+		b, err := os.ReadFile(marker)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	}) {
+		t.Fatal("the job never started")
+	}
+	closed := make(chan struct{})
+	go func() { p.Close(500 * time.Millisecond); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close waited on a job that ignores SIGHUP")
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); !bytes.Contains(b, []byte(") Z ")) {
+			t.Errorf("job %d outlived Close", pid)
 		}
 	}
 }
