@@ -1,6 +1,7 @@
 package native
 
 import (
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -59,14 +60,14 @@ type activityTracker struct {
 	recent []Seen
 }
 
-// saw records an activity signal in Recent; a repeat of the newest one
-// only moves its time.
+// saw records an activity signal in Recent; a repeat of one already
+// there moves it to the end with its new time, so a program that
+// alternates two signals (Claude Code's OSC 9;4 updates) cannot push its
+// rarer ones (OSC 7501) out of the list.
 func (t *activityTracker) saw(ev string, now time.Time) {
-	if n := len(t.recent); n > 0 && t.recent[n-1].Evidence == ev {
-		t.recent[n-1].At = now
-		return
-	}
-	if len(t.recent) == maxRecent {
+	if i := slices.IndexFunc(t.recent, func(s Seen) bool { return s.Evidence == ev }); i >= 0 {
+		t.recent = append(t.recent[:i], t.recent[i+1:]...)
+	} else if len(t.recent) == maxRecent {
 		t.recent = append(t.recent[:0], t.recent[1:]...)
 	}
 	t.recent = append(t.recent, Seen{At: now, Evidence: ev})
