@@ -23,6 +23,16 @@ func IsEnterKey(input []byte) bool {
 	return isKittyKey(input, "13")
 }
 
+// IsCtrlCKey reports whether input is one press of Ctrl-C: ETX, or the
+// kitty protocol's c with the Ctrl modifier (CSI 99;5 u, CSI 99;5:1 u).
+func IsCtrlCKey(input []byte) bool {
+	if len(input) == 1 {
+		return input[0] == 0x03
+	}
+	rest, ok := bytes.CutPrefix(input, []byte("\x1b[99;5"))
+	return ok && (string(rest) == "u" || string(rest) == ":1u")
+}
+
 // IsCharKey reports whether input is one press of the printable ASCII key
 // c, without modifiers.
 func IsCharKey(input []byte, c byte) bool {

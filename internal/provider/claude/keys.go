@@ -1,8 +1,6 @@
 package claude
 
 import (
-	"bytes"
-
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
 )
@@ -32,16 +30,16 @@ var _ provider.KeyReader = Provider{}
 // CSI 99;5 u.
 func (Provider) Key(input []byte, state proto.RunState) provider.KeyEffect {
 	switch {
-	case isEsc(input):
+	case provider.IsEscKey(input):
 		switch state {
 		case proto.StateRunning, proto.StateWaitingApproval, proto.StateWaitingInput:
 			return provider.KeyInterrupt
 		}
-	case isEnter(input):
+	case provider.IsEnterKey(input):
 		if state == proto.StateWaitingApproval || state == proto.StateWaitingInput {
 			return provider.KeyAnswer
 		}
-	case isCtrlC(input):
+	case provider.IsCtrlCKey(input):
 		if state == proto.StateRunning {
 			return provider.KeyInterrupt
 		}
@@ -51,41 +49,4 @@ func (Provider) Key(input []byte, state proto.RunState) provider.KeyEffect {
 		}
 	}
 	return provider.KeyNone
-}
-
-func isEsc(b []byte) bool {
-	if len(b) == 1 {
-		return b[0] == 0x1b
-	}
-	return kittyKey(b, "27")
-}
-
-func isCtrlC(b []byte) bool {
-	if len(b) == 1 {
-		return b[0] == 0x03
-	}
-	rest, ok := bytes.CutPrefix(b, []byte("\x1b[99;5"))
-	return ok && (string(rest) == "u" || string(rest) == ":1u")
-}
-
-func isEnter(b []byte) bool {
-	if len(b) == 1 {
-		return b[0] == '\r' || b[0] == '\n'
-	}
-	return kittyKey(b, "13")
-}
-
-// kittyKey reports whether b is the kitty keyboard protocol's press of the
-// key with that code and no modifier: CSI code u, CSI code;1 u, or with
-// the event type, CSI code;1:1 u.
-func kittyKey(b []byte, code string) bool {
-	rest, ok := bytes.CutPrefix(b, []byte("\x1b["+code))
-	if !ok {
-		return false
-	}
-	switch string(rest) {
-	case "u", ";1u", ";1:1u":
-		return true
-	}
-	return false
 }
