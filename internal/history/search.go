@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -58,8 +59,9 @@ const (
 
 // MatchExpr turns user input into an FTS5 query that cannot be a syntax
 // error: every word is split into its tokens as the index's tokenizer
-// splits text, each quoted (the index keeps no positions, so a word such
-// as "foo.bar" matches sessions holding foo and bar); words without a
+// splits text, each quoted (the index keeps no positions, so FTS5 finds a
+// word such as "foo.bar" in every session holding foo and bar, and Search
+// then keeps those holding it literally, see literalWords); words without a
 // letter or digit (which match nothing) are dropped. The last token of a
 // word of at least prefixMin characters, or of one that ends in *, is
 // matched as a prefix, so that "deploy" finds "deployment" and the start
@@ -218,13 +220,14 @@ func (x *Index) search(ctx context.Context, q SearchQuery, words []queryWord, ex
 	var found []found
 	seen := map[int64]bool{}
 	parents := map[[2]string]int64{}
+	literal := literalWords(words)
 	for tier, te := range tierExprs(expr) {
 		// No LIMIT: sub-agent rows fold into their parent, so how many
 		// rows make Limit conversations is unknown; reading stops there.
 		sqlq := `SELECT s.rowid, s.provider, s.parent_id FROM history_sessions s
 			WHERE s.rowid IN (SELECT rowid FROM history_fts WHERE history_fts MATCH ?)` + where +
 			` ORDER BY s.last_ms DESC, s.rowid DESC`
-		done, err := x.collect(ctx, sqlq, append([]any{te}, args...), tier, q.Limit, &found, seen, parents)
+		done, err := x.collect(ctx, sqlq, append([]any{te}, args...), tier, q.Limit, &found, seen, parents, literal)
 		if err != nil {
 			return nil, fmt.Errorf("search history: %w", err)
 		}
@@ -248,7 +251,7 @@ type found struct {
 // collect appends the conversations of a tier query's rows to out, a
 // sub-agent's as its parent's (itself when its parent is not indexed),
 // each once; it reports whether limit is reached.
-func (x *Index) collect(ctx context.Context, sqlq string, args []any, tier, limit int, out *[]found, seen map[int64]bool, parents map[[2]string]int64) (bool, error) {
+func (x *Index) collect(ctx context.Context, sqlq string, args []any, tier, limit int, out *[]found, seen map[int64]bool, parents map[[2]string]int64, literal []*regexp.Regexp) (bool, error) {
 	rows, err := x.st.R.QueryContext(ctx, sqlq, args...)
 	if err != nil {
 		return false, err
@@ -259,6 +262,15 @@ func (x *Index) collect(ctx context.Context, sqlq string, args []any, tier, limi
 		var prov, parent string
 		if err := rows.Scan(&id, &prov, &parent); err != nil {
 			return false, err
+		}
+		if len(literal) > 0 {
+			ok, err := x.holdsLiterally(ctx, id, literal)
+			if err != nil {
+				return false, err
+			}
+			if !ok {
+				continue
+			}
 		}
 		show := id
 		if parent != "" {
@@ -286,6 +298,52 @@ func (x *Index) collect(ctx context.Context, sqlq string, args []any, tier, limi
 		}
 	}
 	return false, rows.Err()
+}
+
+// literalWords returns, for each query word the tokenizer splits into
+// several tokens ("fake-created", "foo.bar"), a pattern matching those
+// tokens in order with only separators between them. The index keeps no
+// positions (detail=column), so FTS5 alone finds every session that holds
+// the tokens anywhere; a person who typed a hyphenated name means that
+// name.
+func literalWords(words []queryWord) []*regexp.Regexp {
+	var out []*regexp.Regexp
+	for _, w := range words {
+		toks := strings.FieldsFunc(w.text, func(r rune) bool { return !isTokenRune(r) })
+		if len(toks) < 2 {
+			continue
+		}
+		for i, t := range toks {
+			toks[i] = regexp.QuoteMeta(t)
+		}
+		pat := `(?i)` + strings.Join(toks, `[^\pL\pN\p{Co}]+`)
+		if w.prefix {
+			out = append(out, regexp.MustCompile(pat))
+		} else {
+			out = append(out, regexp.MustCompile(pat+`(?:[^\pL\pN\p{Co}]|$)`))
+		}
+	}
+	return out
+}
+
+// holdsLiterally reports whether the indexed text of row id matches every
+// literal pattern.
+func (x *Index) holdsLiterally(ctx context.Context, id int64, literal []*regexp.Regexp) (bool, error) {
+	var cols [3]sql.NullString
+	err := x.st.R.QueryRowContext(ctx, `SELECT meta, said, tools FROM history_fts WHERE rowid = ?`, id).
+		Scan(&cols[0], &cols[1], &cols[2])
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, re := range literal {
+		if !re.MatchString(cols[0].String) && !re.MatchString(cols[1].String) && !re.MatchString(cols[2].String) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // hits reads the summaries of the kept conversations and the text that

@@ -114,12 +114,14 @@ func TestSearchRealTranscripts(t *testing.T) {
 	}
 	var line string
 	for l := range strings.Lines(string(data)) {
-		if strings.Contains(l, "please write outside") && strings.Contains(l, `"user_message"`) {
+		// Codex 0.169 records a prompt as an item_completed UserMessage;
+		// older versions as an event_msg user_message.
+		if strings.Contains(l, "please write outside") && (strings.Contains(l, `"user_message"`) || strings.Contains(l, `"UserMessage"`)) {
 			line = l
 		}
 	}
 	if line == "" {
-		t.Fatal("no user_message line with the prompt in the Codex transcript")
+		t.Fatal("no user_message or UserMessage line with the prompt in the Codex transcript")
 	}
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -202,6 +204,10 @@ func TestSearchRankingAndFilters(t *testing.T) {
 		{"since", SearchQuery{Text: "widget", Provider: "fake", Since: t0.Add(24 * time.Hour)}, []string{"fake:s-said", "fake:s-tool"}},
 		{"until", SearchQuery{Text: "widget", Provider: "fake", Until: t0.Add(24 * time.Hour)}, []string{"fake:s-title"}},
 		{"both words", SearchQuery{Text: "widget spring"}, []string{"fake:s-said"}},
+		{"a hyphenated word literally", SearchQuery{Text: "broken-spring"}, nil}, // s-said holds both words, apart
+		{"a hyphenated word found", SearchQuery{Text: "widget-spring"}, []string{"fake:s-said"}},
+		{"a dotted word literally", SearchQuery{Text: "widget.go"}, []string{"fake:s-tool"}},
+		{"a dotted word, any case", SearchQuery{Text: "Widget.Go"}, []string{"fake:s-tool"}},
 		{"limit", SearchQuery{Text: "widget", Provider: "fake", Limit: 1}, []string{"fake:s-title"}},
 	} {
 		if got := refs(search(t, x, c.q)); !slices.Equal(got, c.want) {
