@@ -33,6 +33,7 @@ func newLsCmd(f *Factory) *cobra.Command {
 			if list == nil {
 				list = []proto.SessionInfo{}
 			}
+			redactSessions(list)
 			if asJSON {
 				return writeJSON(f.IO.Out, list)
 			}
@@ -42,6 +43,20 @@ func newLsCmd(f *Factory) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
 	return cmd
+}
+
+// redactSessions hides secrets in the agent-set or user-typed text of each
+// row: a pane's title is whatever the agent printed (a prompt pasted with an
+// sk-ant-… key becomes Claude's title), a command line may carry an API key,
+// and a reason quotes paths and titles. `muster history` redacts titles the
+// same way; ls must not be the way around it.
+func redactSessions(list []proto.SessionInfo) {
+	for i := range list {
+		s := &list[i]
+		s.Title = redactSecrets(s.Title)
+		s.Command = redactSecrets(s.Command)
+		s.Reason = redactSecrets(s.Reason)
+	}
 }
 
 func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
