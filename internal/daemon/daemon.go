@@ -114,6 +114,8 @@ type Daemon struct {
 	conns    sync.WaitGroup
 	bg       sync.WaitGroup
 	shutting chan struct{}
+	// watchers are the op "watch" streams, rung by stateChanged (watch.go).
+	watchers outputBell
 }
 
 type session struct {
@@ -218,6 +220,7 @@ func Run(ctx context.Context, opts Options) error {
 		},
 		HooksInstalled: native.HookStatus(hookinstall.Env{Home: home, Getenv: opts.Getenv}, d.musterPath, 10*time.Second, nil),
 		OnAttention:    d.onAttention,
+		OnActivity:     func(string, native.Activity) { d.stateChanged() },
 	})
 	// The startup sweep runs before anything can read run state.
 	if err := eng.Start(ctx); err != nil {
@@ -549,7 +552,11 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 			d.attach(rctx, conn, br, req.Args)
 			return
 		case proto.Stream:
-			d.preview(rctx, conn, br, req.Args)
+			if op.Name == proto.OpWatch {
+				d.watch(rctx, conn, br)
+			} else {
+				d.preview(rctx, conn, br, req.Args)
+			}
 			return
 		case proto.Blocking:
 			// A blocking op ends the connection's life: it is cancelled
@@ -1096,6 +1103,7 @@ func (d *Daemon) rename(ctx context.Context, peer func() panepeer.Where, a proto
 		return proto.Errorf(proto.CodeNotFound, "session %q was killed while being renamed", s.rec.Name)
 	}
 	s.rec.Name = a.NewName
+	d.stateChanged()
 	return nil
 }
 

@@ -144,6 +144,7 @@ func (d *Daemon) nativeCapture(ctx context.Context, peer func() panepeer.Where, 
 	s.rec.NativeID, s.rec.NativeConfirmed = a.NativeID, true
 	s.rec.RestoreReason, s.rec.RestoreAttempts = "", 0
 	d.mu.Unlock()
+	d.stateChanged()
 	d.logger.Info("native session captured", "session_id", rec.ID, "provider", a.Provider, "native_id", a.NativeID, "replaced", old != "" && old != a.NativeID)
 	return nil
 }
@@ -252,6 +253,7 @@ func (d *Daemon) resumeOne(ctx context.Context, s *session, a proto.ResumeArgs) 
 		s.rec.RestoreReason, s.rec.RestoreAttempts = reason, attempts
 		s.rec.UpdatedAt = time.Now()
 		d.mu.Unlock()
+		d.stateChanged()
 		d.logger.Warn("resume failed", "session_id", rec.ID, "reason", reason)
 		return proto.ResumeOutcome{Name: rec.Name, Reason: reason}
 	}
@@ -288,6 +290,7 @@ func (d *Daemon) resumeOne(ctx context.Context, s *session, a proto.ResumeArgs) 
 	d.mu.Lock()
 	s.rec.RestoreReason, s.rec.RestoreAttempts = "", 0
 	d.mu.Unlock()
+	d.stateChanged()
 	// The conversation the disconnected items reported lost is back.
 	if err := d.events.Resumed(ctx, rec.ID); err != nil {
 		d.logger.Warn("resolve disconnected items", "session_id", rec.ID, "err", err)

@@ -109,6 +109,7 @@ func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs, parent string)
 		d.mu.Lock()
 		delete(d.sessions, rec.ID)
 		d.mu.Unlock()
+		d.stateChanged()
 		d.store.DeleteSession(context.Background(), rec.ID)
 		return proto.SessionInfo{}, err
 	}
@@ -289,9 +290,9 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 		WindowSize:      d.opts.WindowSize,
 		ScrollbackBytes: d.opts.ScrollbackBytes,
 		Logger:          d.logger.With("session_id", s.rec.ID, "surface_id", surfaceID),
-		Scanner: bellScanner{newPaneScanner(func(sigs []termsignal.Signal) {
+		Scanner: bellScanner{Scanner: newPaneScanner(func(sigs []termsignal.Signal) {
 			d.onSignals(s, surfaceID, sigs)
-		}), bell},
+		}), bell: bell, retitled: d.stateChanged},
 		FilterClients: true,
 	}
 	cfg.OnExit = func(code int) { d.onExit(s, surfaceID, code) }
@@ -322,6 +323,7 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 	s.pane = p
 	s.surface = su
 	d.mu.Unlock()
+	d.stateChanged()
 	if old != nil {
 		// The exited surface this one replaces (a resume) still holds its
 		// emulator and reader goroutines.
@@ -383,5 +385,6 @@ func (d *Daemon) onExit(s *session, surfaceID string, code int) {
 		s.surface.EndedAt = &now
 	}
 	d.mu.Unlock()
+	d.stateChanged()
 	d.logger.Info("pane exited", "session_id", s.rec.ID, "surface_id", surfaceID, "exit_code", code)
 }

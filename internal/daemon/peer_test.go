@@ -90,7 +90,7 @@ func TestEveryPaneRuleIsDeliberate(t *testing.T) {
 		}
 		return o.Access
 	}
-	for _, op := range []string{"status", "ls", "wait", "attention", "explain", "hello"} {
+	for _, op := range []string{"status", "ls", "wait", "attention", "explain", "hello", "watch"} {
 		if access(op) != proto.ReadOnly {
 			t.Errorf("%s: want allowed from a pane", op)
 		}
@@ -105,7 +105,7 @@ func TestEveryPaneRuleIsDeliberate(t *testing.T) {
 			t.Errorf("%s: want refused from a pane", op)
 		}
 	}
-	if len(proto.Ops) != 17 {
+	if len(proto.Ops) != 18 {
 		t.Errorf("%d ops: give the new ones a deliberate rule here", len(proto.Ops))
 	}
 	// An op the table does not know is refused from a pane.

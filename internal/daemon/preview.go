@@ -71,11 +71,17 @@ func (s *session) bellLocked() *outputBell {
 type bellScanner struct {
 	pane.Scanner
 	bell *outputBell
+	// retitled, when set, runs when the chunk changed the pane's title,
+	// which the session list shows.
+	retitled func()
 }
 
 func (b bellScanner) Scan(p []byte) ([]byte, string, bool) {
 	filtered, title, changed := b.Scanner.Scan(p)
 	b.bell.ring()
+	if changed && b.retitled != nil {
+		b.retitled()
+	}
 	return filtered, title, changed
 }
 

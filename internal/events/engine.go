@@ -487,6 +487,15 @@ func (e *Engine) routedPanes() []codexroute.Pane {
 	return out
 }
 
+// Changed returns a channel that is closed at the board's next change: an
+// event applied, an operation run, a session removed. Op "watch" takes it
+// before reading the state it pushes, so that no change is missed.
+func (e *Engine) Changed() <-chan struct{} {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.changed
+}
+
 // broadcastLocked wakes every waiter; e.mu must be held for writing.
 func (e *Engine) broadcastLocked() {
 	close(e.changed)
@@ -501,6 +510,10 @@ type Summary struct {
 	SurfaceID       string // the surface of the newest event
 	Attention       int    // open attention items
 	LastEventAt     time.Time
+	// IdleAt is when RunState turns idle with no event (a run that ended
+	// and went quiet); zero when no such change is due. Op "watch" wakes
+	// then, since nothing else announces it.
+	IdleAt time.Time
 }
 
 // SessionState summarizes a session for `muster ls`.
@@ -509,10 +522,14 @@ func (e *Engine) SessionState(sessionID string) Summary {
 	e.mu.RLock()
 	v := e.board.Session(sessionID, now)
 	e.mu.RUnlock()
-	return Summary{
+	s := Summary{
 		RunState: string(v.State), RunID: v.Run.RunID, NativeSessionID: v.NativeSessionID,
 		SurfaceID: v.SurfaceID, Attention: v.OpenItems, LastEventAt: v.LastEventAt,
 	}
+	if v.State != proto.StateIdle {
+		s.IdleAt = v.IdleAt
+	}
+	return s
 }
 
 // Fill copies the summary into a `muster ls --json` row. It leaves the

@@ -108,6 +108,7 @@ const (
 	OpWait          = "wait"           // block until sessions reach run states
 	OpExplain       = "explain"        // why a session is in its run state
 	OpPreview       = "preview"        // a pane's screen, pushed again whenever it changes
+	OpWatch         = "watch"          // the sessions and the attention drawer, pushed again whenever they change
 )
 
 // Access says who may call an op. Processes inside a Muster pane may not
@@ -156,7 +157,7 @@ const (
 	Frames
 	// Stream: after a successful response the daemon sends more
 	// Responses of the op's result type, one JSON line each, until either
-	// side leaves; the client sends nothing further (preview).
+	// side leaves; the client sends nothing further (preview, watch).
 	Stream
 	// Handshake: hello, which the connection itself answers.
 	Handshake
@@ -210,6 +211,7 @@ var Ops = []Op{
 	{OpWait, t[WaitArgs](), t[WaitResult](), ReadOnly, Blocking, false, []string{CodeInvalid, CodeNotFound, CodeUnsupported}},
 	{OpExplain, t[Target](), t[Explanation](), ReadOnly, Reply, false, []string{CodeNotFound, CodeUnsupported}},
 	{OpPreview, t[PreviewArgs](), t[PreviewScreen](), OwnPane, Stream, false, []string{CodeNotFound, CodeConflict, CodeUnsupported}},
+	{OpWatch, t[None](), t[WatchUpdate](), ReadOnly, Stream, false, []string{CodeUnsupported}},
 }
 
 var opIndex = func() map[string]Op {
@@ -568,3 +570,26 @@ type PreviewScreen struct {
 // reads no faster, and a pane streaming output would otherwise cost a
 // screen render per chunk.
 const MinPreviewInterval = 100 * time.Millisecond
+
+// WatchUpdate is one push of op "watch", which feeds the dashboard: the
+// first carries both lists, and each later one the lists that changed
+// since the push before it, whole; a list that did not change is left out
+// (absent, which decodes as nil, while an empty list is []). Sessions are
+// op "ls"'s rows, Attention op "attention"'s items with all set: the open
+// ones and those resolved in the last 24 hours, oldest first.
+//
+// The daemon pushes as things happen (an event, a new, exited, renamed or
+// killed session, a pane's activity or title), at most every
+// MinWatchInterval, so that a burst of changes costs one push. Pushes never
+// queue: a client still reading the last one when the next is due gets the
+// state as it is once it has read it, and one that does not read for
+// longer than the daemon's write timeout is dropped; reconnecting gives a
+// full first push again, which is also how a client resyncs after a daemon
+// restart.
+type WatchUpdate struct {
+	Sessions  []SessionInfo   `json:"sessions,omitzero"`
+	Attention []AttentionItem `json:"attention,omitzero"`
+}
+
+// MinWatchInterval spaces the pushes of one watch stream.
+const MinWatchInterval = 100 * time.Millisecond

@@ -23,7 +23,7 @@ func NewMux() *Mux {
 }
 
 // Handle registers fn as the handler of op. It panics when op is not in
-// Ops, is answered by the connection itself (hello, attach, preview), already has a
+// Ops, is answered by the connection itself (hello, attach, preview, watch), already has a
 // handler, or when A or R differ from the op's declared types: mistakes
 // that show the first time a daemon starts.
 func Handle[A, R any](m *Mux, op string, fn func(ctx context.Context, args A) (R, error)) {
