@@ -60,3 +60,5 @@ require (
 )
 
 tool honnef.co/go/tools/cmd/staticcheck
+
+replace github.com/charmbracelet/x/vt => ./third_party/x/vt

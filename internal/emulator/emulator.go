@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 
+	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/vt"
 )
@@ -49,12 +50,6 @@ type Limits struct {
 	Bytes int
 }
 
-// vtPending bounds the lines x/vt may hold between two takes of its
-// scrollback: more than one write of output can scroll in practice, so x/vt
-// never reaches its own bound, whose removal of the oldest line copies all
-// the others.
-const vtPending = 1 << 16
-
 type vtTerminal struct {
 	emu   *vt.Emulator
 	title string
@@ -69,7 +64,10 @@ func New(cols, rows int, lim Limits) Terminal {
 		lim.Lines = vt.DefaultScrollbackSize
 	}
 	t := &vtTerminal{emu: vt.NewEmulator(cols, rows), hist: newHistory(lim.Lines, lim.Bytes)}
-	t.emu.SetScrollbackSize(vtPending)
+	// Each line that leaves the top of the main screen is rendered into
+	// the history as it goes (third_party/x/vt's sink): x/vt neither
+	// clones its cells nor keeps them.
+	t.emu.Scrollback().SetSink(func(l uv.Line) { t.hist.push(l.Render()) })
 	t.st.reset()
 	t.track()
 	return t
@@ -77,7 +75,6 @@ func New(cols, rows int, lim Limits) Terminal {
 
 func (t *vtTerminal) Write(p []byte) {
 	t.emu.Write(p)
-	t.takeScrollback()
 }
 
 func (t *vtTerminal) Resize(cols, rows int) {
@@ -85,7 +82,6 @@ func (t *vtTerminal) Resize(cols, rows int) {
 		return
 	}
 	t.emu.Resize(cols, rows)
-	t.takeScrollback()
 	// x/vt gives both screens full-size margins on a resize.
 	t.st.margins = [2]margins{}
 }

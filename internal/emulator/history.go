@@ -143,19 +143,3 @@ func (h *history) release() {
 	h.bytes.Store(0)
 	h.lines, h.head = nil, 0
 }
-
-// takeScrollback moves the lines x/vt pushed to its scrollback during the
-// last write into the history, and empties x/vt's, so that cells never
-// pile up there.
-func (t *vtTerminal) takeScrollback() {
-	sb := t.emu.Scrollback()
-	if sb.Len() == 0 {
-		return
-	}
-	lines := sb.Lines()
-	for i, l := range lines {
-		t.hist.push(l.Render())
-		lines[i] = nil // Clear keeps the backing array; let the cells go
-	}
-	sb.Clear()
-}

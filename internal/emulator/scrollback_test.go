@@ -91,3 +91,36 @@ func TestEraseSavedLinesClearsHistory(t *testing.T) {
 type writer struct{ t Terminal }
 
 func (w writer) Write(p []byte) (int, error) { w.t.Write(p); return len(p), nil }
+
+// TestScrollFastPath checks third_party/x/vt's rotation of rows on a
+// full-width scroll against what a terminal does: a scroll region moves
+// only its own rows, the row that comes in is blank in the pen's
+// background, and several lines at once (CSI n S) keep their order.
+func TestScrollFastPath(t *testing.T) {
+	term := New(10, 5, Limits{Lines: 100})
+	defer term.Close()
+	go drain(term)
+	vtt := term.(*vtTerminal)
+	term.Write([]byte("r0\r\nr1\r\nr2\r\nr3\r\nr4"))
+	// Region rows 2-4: a newline at its bottom scrolls r1 out of it and
+	// leaves r0 and r4 where they are.
+	term.Write([]byte("\x1b[2;4r\x1b[4;1H\n"))
+	if got := term.Text(0, false); got != "r0\nr2\nr3\n\nr4\n" {
+		t.Errorf("region scroll gave %q", got)
+	}
+	// Full screen again, a blue pen: the new bottom row is blue blanks.
+	term.Write([]byte("\x1b[r\x1b[5;1H\x1b[44m\n\x1b[0m"))
+	if c := vtt.emu.CellAt(3, 4); c == nil || c.Style.Bg == nil || c.Content != " " && c.Content != "" {
+		t.Errorf("the row scrolled in is %+v, want a blank in the pen's background", c)
+	}
+	if got := term.Text(0, false); got != "r2\nr3\n\nr4\n" {
+		t.Errorf("full scroll gave %q", got)
+	}
+	term.Write([]byte("\x1b[2J\x1b[H\x1b[3Ja\r\nb\r\nc\r\nd\r\ne\x1b[3S"))
+	if got := term.Text(10, false); got != "a\nb\nc\nd\ne\n" {
+		t.Errorf("CSI 3 S gave %q, want a b c in the history and d e on screen", got)
+	}
+	if n := histLines(term); n != 3 {
+		t.Errorf("history holds %d lines after CSI 3 S, want 3", n)
+	}
+}
