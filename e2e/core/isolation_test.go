@@ -336,6 +336,7 @@ func TestPaneCannotDriveAnotherPane(t *testing.T) {
 		"muster new --name child --cmd 'bash --norc --noprofile' 2>" + w("new.err") + "; echo $? >" + w("new.rc"),
 		"muster send victim 'touch " + pwned + "-cli' --enter 2>" + w("send.err") + "; echo $? >" + w("send.rc"),
 		"muster attach victim 2>" + w("attach.err") + "; echo $? >" + w("attach.rc"),
+		"muster attach evil 2>" + w("attach-self.err") + "; echo $? >" + w("attach-self.rc"),
 		helperEnv + "=raw " + self + " " + w("reqs.json") + " " + w("raw.out") + " " + strconv.Itoa(victim.PID),
 		"setsid -f env " + helperEnv + "=raw " + self + " " + w("escaped.json") + " " + w("escaped.out") + " " + strconv.Itoa(victim.PID),
 	}, "; ")
@@ -354,12 +355,21 @@ func TestPaneCannotDriveAnotherPane(t *testing.T) {
 	if rc, msg := strings.TrimSpace(waitFile(t, w("send.rc"))), waitFile(t, w("send.err")); rc != "1" || !strings.Contains(msg, wantSend) {
 		t.Errorf("muster send victim from evil: exit %s, stderr %q; want 1 and %q", rc, msg, wantSend)
 	}
-	if rc, msg := strings.TrimSpace(waitFile(t, w("attach.rc"))), waitFile(t, w("attach.err")); rc != "1" || !strings.Contains(msg, "nest") {
-		t.Errorf("muster attach from a pane: exit %s, stderr %q; want 1 and a word on nesting", rc, msg)
+	if rc, msg := strings.TrimSpace(waitFile(t, w("attach.rc"))), waitFile(t, w("attach.err")); rc != "1" || !strings.Contains(msg, `may not drive pane "victim"`) {
+		t.Errorf("muster attach victim from evil: exit %s, stderr %q; want 1 and a refusal", rc, msg)
+	}
+	if rc, msg := strings.TrimSpace(waitFile(t, w("attach-self.rc"))), waitFile(t, w("attach-self.err")); rc != "1" || !strings.Contains(msg, "its own output") {
+		t.Errorf("muster attach to the pane it runs in: exit %s, stderr %q; want 1 and why", rc, msg)
 	}
 
 	// The child was driven; the victim was not.
 	e.waitScreen("kid", "from-evil-42")
+	// A pane may attach to what it started: a nested client, with its own
+	// detach key, that leaves the pane's shell as it was.
+	e.must("send", "evil", "muster attach kid; echo attach-rc=$?", "--enter")
+	e.waitScreen("evil", "nested muster client on kid; detach it with ctrl-]")
+	e.must("send", "evil", "--keys", "C-]")
+	e.waitScreen("evil", "attach-rc=0")
 	if after := e.stableScreen("victim"); after != before {
 		t.Errorf("the victim's screen changed:\nbefore:\n%s\nafter:\n%s", before, after)
 	}

@@ -125,14 +125,6 @@ func termSize() (int, int) {
 }
 
 func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
-	if f.insidePane() {
-		// The daemon refuses it too; saying so here spares the dial.
-		return &UserError{
-			Err:  errors.New("refused: this terminal is a muster pane; attaching here would nest muster clients"),
-			Hint: fmt.Sprintf("attach from a terminal outside muster: `muster attach %s`; from here, `muster capture` and `muster send` work on the sessions this pane started", o.Name),
-			Code: ExitError,
-		}
-	}
 	if !f.IO.IsStdinTTY() || !f.IO.IsStdoutTTY() {
 		return Userf("attach needs a terminal; use `muster capture %s` to read the screen", o.Name)
 	}
@@ -140,6 +132,11 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	if err != nil {
 		return err
 	}
+	// A client inside a pane is nested in the outer client, which takes
+	// the configured keys first: the inner one detaches with another key
+	// and has no copy-mode key (the outer one's copy mode shows the same
+	// text).
+	nested := f.insidePane()
 	keyName := o.DetachKey
 	if keyName == "" {
 		cfg, err := config.Load(dirs.ConfigFile())
@@ -147,6 +144,9 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 			return Userf("%v", err)
 		}
 		keyName = cfg.Keys.Detach
+		if nested {
+			keyName = nestedDetachKey(keyName)
+		}
 	}
 	key, err := config.ParseKey(keyName)
 	if err != nil {
@@ -157,7 +157,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		copyName = cfg.Keys.Copy
 	}
 	copyKey, err := config.ParseKey(copyName)
-	if err != nil || copyKey.Sequences[0][0] == key.Sequences[0][0] {
+	if err != nil || nested || copyKey.Sequences[0][0] == key.Sequences[0][0] {
 		// The detach key wins; copy mode is then reached by no key.
 		copyKey = config.Key{}
 	}
@@ -235,7 +235,11 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 					return
 				}
 				if typ == proto.FrameSnapshot && !res.ReadOnly {
-					showHintOnce(pane, dirs.State, res.Name, key.Name)
+					if nested {
+						showHint(pane, "nested muster client on "+termtext.Line(res.Name)+"; detach it with "+key.Name)
+					} else {
+						showHintOnce(pane, dirs.State, res.Name, key.Name)
+					}
 				}
 			case proto.FrameExit:
 				var e struct {
@@ -426,7 +430,21 @@ func showHintOnce(w io.Writer, stateDir, name, key string) {
 	if err := os.WriteFile(mark, nil, 0o600); err != nil {
 		return
 	}
+	showHint(w, "attached to "+termtext.Line(name)+"; detach with "+key+" (it keeps running)")
+}
+
+// showHint writes one line of text, already safe to print, on the last row
+// in reverse video, leaving the cursor where it was.
+func showHint(w io.Writer, text string) {
 	_, rows := termSize()
-	fmt.Fprintf(w, "\x1b7\x1b[%d;1H\x1b[0;7m\x1b[2K muster: attached to %s; detach with %s (it keeps running) \x1b[0m\x1b8",
-		rows, termtext.Line(name), key)
+	fmt.Fprintf(w, "\x1b7\x1b[%d;1H\x1b[0;7m\x1b[2K muster: %s \x1b[0m\x1b8", rows, text)
+}
+
+// nestedDetachKey is the detach key of a client nested in another, whose
+// own detach key is outer.
+func nestedDetachKey(outer string) string {
+	if outer == "ctrl-]" {
+		return `ctrl-\`
+	}
+	return "ctrl-]"
 }

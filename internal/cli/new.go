@@ -24,6 +24,7 @@ type newOptions struct {
 	ResumeCmd string
 	Resume    string
 	Detach    bool
+	Attach    bool
 	Args      []string
 }
 
@@ -36,7 +37,8 @@ func newNewCmd(f *Factory) *cobra.Command {
 			";\nwith neither PROVIDER nor --cmd the pane runs your $SHELL, or CMD ARGS... given after --.\n" +
 			"--resume SESSION reopens a past conversation (PROVIDER:ID, an id prefix or a path, as `muster\n" +
 			"history` lists them) with its provider's resume command, in its directory unless --dir.\n" +
-			"On a terminal it attaches at once unless --detach is given; otherwise it prints the session name.",
+			"On a terminal it attaches at once unless --detach is given; otherwise it prints the session name.\n" +
+			"Inside a muster pane it creates the session detached unless --attach is given.",
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			if len(args) > 0 || cmd.ArgsLenAtDash() >= 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
@@ -65,6 +67,7 @@ func newNewCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&o.ResumeCmd, "resume-cmd", "", "resume template for --cmd, with {session_id}")
 	cmd.Flags().StringVar(&o.Resume, "resume", "", "reopen this past conversation (PROVIDER:ID, as history lists it)")
 	cmd.Flags().BoolVarP(&o.Detach, "detach", "d", false, "do not attach after creating the pane")
+	cmd.Flags().BoolVar(&o.Attach, "attach", false, "attach even inside a muster pane (a nested client; its detach key is the outer one's too)")
 	return cmd
 }
 
@@ -121,10 +124,13 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 		return Userf("directory %s does not exist", abs)
 	}
+	if o.Detach && o.Attach {
+		return usagef("--attach and --detach contradict each other")
+	}
 	attach := !o.Detach && f.IO.IsStdinTTY() && f.IO.IsStdoutTTY()
-	// Inside a pane the session is created detached: attaching would nest
-	// muster clients (tmux refuses the same).
-	nested := attach && f.insidePane()
+	// Inside a pane the session is created detached unless --attach asks
+	// for a client nested in this pane (tmux refuses to nest unless told).
+	nested := attach && f.insidePane() && !o.Attach
 	attach = attach && !nested
 	cols, rows := 0, 0
 	if attach {
@@ -152,7 +158,7 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 	if !attach {
 		fmt.Fprintln(f.IO.Out, info.Name)
 		if nested {
-			fmt.Fprintf(f.IO.ErrOut, "created %s detached: this terminal is a muster pane\n  attach from a terminal outside muster with `muster attach %s`\n", info.Name, info.Name)
+			fmt.Fprintf(f.IO.ErrOut, "created %s detached: this terminal is a muster pane\n  attach from a terminal outside muster with `muster attach %s`, or nest a client here with `muster new --attach`\n", info.Name, info.Name)
 		}
 		return nil
 	}

@@ -26,8 +26,12 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 		rep.fail(err)
 		return
 	}
+	p0 := peerOf(ctx)()
 	d.mu.Lock()
 	s, err := d.lookupLocked(a.Name)
+	if err == nil {
+		err = d.mayAttachLocked(p0, s)
+	}
 	if err != nil {
 		d.mu.Unlock()
 		rep.fail(err)

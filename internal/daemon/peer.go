@@ -152,6 +152,19 @@ func (d *Daemon) mayDriveLocked(p panepeer.Where, s *session) error {
 		"a process inside a pane may drive only its own pane and the sessions it started; run this from a terminal outside muster")
 }
 
+// mayAttachLocked is mayDriveLocked for attach, which also refuses the
+// peer's own pane: a client inside the pane it shows would type into
+// itself and echo its own output forever (tmux refuses the same). A pane
+// may attach to the sessions it started, a nested client the user asked
+// for (muster new --attach). d.mu is held.
+func (d *Daemon) mayAttachLocked(p panepeer.Where, s *session) error {
+	if p.InPane && p.SessionID == s.rec.ID {
+		what, hint := refusalFor(proto.OpAttach)
+		return d.forbiddenLocked(p, what, hint)
+	}
+	return d.mayDriveLocked(p, s)
+}
+
 // forbiddenLocked builds the one refusal a peer inside a pane gets. d.mu is
 // held.
 func (d *Daemon) forbiddenLocked(p panepeer.Where, what, hint string) error {
@@ -181,7 +194,7 @@ func refusalFor(op string) (what, hint string) {
 	case "resume":
 		return "it may not resume sessions", "resume from a terminal outside muster"
 	case "attach":
-		return "attaching from inside a pane would nest muster clients",
+		return "attaching to the pane you are in would feed it its own output",
 			"attach from a terminal outside muster; from here, `muster capture` and `muster send` work on the sessions this pane started"
 	case "ack":
 		return "it may not acknowledge every attention item", "acknowledge the items of this pane's own sessions by id"

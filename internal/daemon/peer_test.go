@@ -60,6 +60,12 @@ func TestMayDrive(t *testing.T) {
 			if tc.ok != (err == nil) {
 				t.Fatalf("mayDrive = %v, want ok=%v", err, tc.ok)
 			}
+			// Attach follows the same rule, but never into the pane the
+			// caller is in.
+			own := tc.peer.InPane && tc.peer.SessionID == tc.target
+			if aerr := d.mayAttachLocked(tc.peer, d.sessions[tc.target]); (aerr == nil) != (tc.ok && !own) {
+				t.Fatalf("mayAttach = %v, want ok=%v", aerr, tc.ok && !own)
+			}
 			if err != nil {
 				pe, ok := errors.AsType[*proto.Error](err)
 				if !ok || pe.Code != proto.CodeForbidden {
@@ -95,12 +101,12 @@ func TestEveryPaneRuleIsDeliberate(t *testing.T) {
 			t.Errorf("%s: want allowed from a pane", op)
 		}
 	}
-	for _, op := range []string{"send", "capture", "kill", "rename", "ack", "native_capture", "new", "preview"} {
+	for _, op := range []string{"send", "capture", "kill", "rename", "ack", "native_capture", "new", "preview", "attach"} {
 		if access(op) != proto.OwnPane {
 			t.Errorf("%s: want allowed on the pane's own sessions only", op)
 		}
 	}
-	for _, op := range []string{"stop", "resume", "attach"} {
+	for _, op := range []string{"stop", "resume"} {
 		if access(op) != proto.Outside {
 			t.Errorf("%s: want refused from a pane", op)
 		}

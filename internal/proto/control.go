@@ -122,7 +122,8 @@ const (
 	// OwnPane ops act on one session: a peer inside a pane may call them
 	// for its own pane and the sessions started from it (new records the
 	// new session as the pane's child; ack checks each item's session;
-	// native_capture also needs the pane's capability).
+	// native_capture also needs the pane's capability; attach refuses the
+	// caller's own pane, which would feed the pane its own output).
 	OwnPane
 	// Outside ops are refused to every peer inside a pane.
 	Outside
@@ -203,7 +204,7 @@ var Ops = []Op{
 	{OpCapture, t[CaptureArgs](), t[CaptureResult](), OwnPane, Reply, false, []string{CodeNotFound, CodeConflict}},
 	{OpKill, t[Target](), t[None](), OwnPane, Reply, false, []string{CodeNotFound, CodeConflict}},
 	{OpRename, t[RenameArgs](), t[None](), OwnPane, Reply, false, []string{CodeInvalid, CodeNotFound, CodeConflict}},
-	{OpAttach, t[AttachArgs](), t[AttachResult](), Outside, Frames, false, []string{CodeInvalid, CodeNotFound, CodeConflict}},
+	{OpAttach, t[AttachArgs](), t[AttachResult](), OwnPane, Frames, false, []string{CodeInvalid, CodeNotFound, CodeConflict}},
 	{OpResume, t[ResumeArgs](), t[[]ResumeOutcome](), Outside, Reply, false, []string{CodeInvalid, CodeNotFound, CodeConflict}},
 	{OpNativeCapture, t[NativeCaptureArgs](), t[None](), OwnPane, Reply, false, []string{CodeInvalid, CodeNotFound, CodeUnauthorized, CodeExited}},
 	{OpAttention, t[AttentionArgs](), t[[]AttentionItem](), ReadOnly, Reply, false, []string{CodeUnsupported}},
