@@ -58,8 +58,10 @@
 // # Session state
 //
 // One JSON file per (provider, session) in StateDir (the runtime dir,
-// mode 0700), locked with flock while an invocation reads and rewrites it,
-// deleted at SessionEnd. It remembers the current run, whether it is open,
+// mode 0700), locked with flock while an invocation reads it, sends the
+// events and rewrites it, deleted at SessionEnd. It records only what the
+// daemon was told: when the daemon refuses an event (forbidden, over
+// quota, malformed) the file is left as it was. It remembers the current run, whether it is open,
 // the last kind sent and whether an approval was reported. That lets the
 // helper
 //   - give Gemini and OpenCode hooks their turn's run;

@@ -148,8 +148,15 @@ func Run(args []string, o Options) int {
 		}
 	}
 	res := apply(provider, in, payload, st, now)
+	// The state is written after the events are sent, with the lock held
+	// all along: it records what the daemon was told, so an event the
+	// daemon refuses (forbidden, over quota, malformed) must leave it as it
+	// was, or the next hook would be mapped against a turn the daemon never
+	// saw (a repeat dropped, a run id reused).
+	refused := send(o, debug, provider, socket, capability, surface, res)
 	if sf != nil {
 		switch {
+		case refused:
 		case res.Drop:
 			err = sf.remove()
 		case res.State != nil:
@@ -160,11 +167,18 @@ func Run(args []string, o Options) int {
 		}
 		sf.Close()
 	}
+	return 0
+}
+
+// send sends the events of res and reports whether the daemon refused one
+// of them. An unreachable daemon or a lost answer is no refusal: the event
+// may have been recorded, and a daemon that is down records nothing anyway.
+func send(o Options, debug bool, provider, socket, capability, surface string, res Result) (refused bool) {
 	if len(res.Events) == 0 {
 		if debug {
 			warn(o.Stderr, "%s %s ignored: %s", provider, res.Hook, res.Ignored)
 		}
-		return 0
+		return false
 	}
 	for _, m := range res.Events {
 		env := Envelope(provider, m, capability, surface)
@@ -176,11 +190,14 @@ func Run(args []string, o Options) int {
 				warn(o.Stderr, "%s %s → %s run %s: ok=%t %s", provider, m.HookName, m.Kind, m.RunID, resp.OK, resp.Error)
 			}
 		}
+		if err == nil && !resp.OK {
+			refused = true
+		}
 		if errors.Is(err, ErrUnreachable) {
 			break // daemon down: do not wait out the retry again
 		}
 	}
-	return 0
+	return refused
 }
 
 // Envelope wraps a mapped event for the events socket. The capability never

@@ -25,9 +25,10 @@ type eventServer struct {
 	ln   net.Listener
 	wg   sync.WaitGroup
 
-	mu   sync.Mutex
-	raw  [][]byte
-	seen map[string]bool
+	mu     sync.Mutex
+	raw    [][]byte
+	seen   map[string]bool
+	refuse string // when set, every event is refused with this error code
 }
 
 // shortDir returns a fresh directory with a short path, so that socket
@@ -78,12 +79,19 @@ func (s *eventServer) serve() {
 		if json.Unmarshal(line, &env) == nil {
 			s.mu.Lock()
 			s.raw = append(s.raw, line)
+			refuse := s.refuse
 			dup := s.seen[env.Event.ID.RawValue]
-			s.seen[env.Event.ID.RawValue] = true
+			if refuse == "" {
+				s.seen[env.Event.ID.RawValue] = true
+			}
 			s.mu.Unlock()
-			resp = `{"ok":true,"inserted":true}`
-			if dup {
+			switch {
+			case refuse != "":
+				resp = `{"ok":false,"error":"` + refuse + `"}`
+			case dup:
 				resp = `{"ok":true,"inserted":false}`
+			default:
+				resp = `{"ok":true,"inserted":true}`
 			}
 		}
 		c.Write([]byte(resp + "\n"))
@@ -407,6 +415,87 @@ func TestRunKeepsStateAcrossInvocations(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("sent (-want +got):\n%s", diff)
+	}
+}
+
+func (s *eventServer) setRefuse(code string) {
+	s.mu.Lock()
+	s.refuse = code
+	s.mu.Unlock()
+}
+
+// stateFiles returns the content of every state file beside the socket.
+func stateFiles(t *testing.T, sock string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	ents, err := os.ReadDir(StateDir(sock))
+	if errors.Is(err, os.ErrNotExist) {
+		return out
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(StateDir(sock), e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = string(b)
+	}
+	return out
+}
+
+func TestRunRefusedEventLeavesStateAlone(t *testing.T) {
+	// Session 4444… of research/real-cli/claude: a prompt, then a
+	// permission request.
+	var prompt, permission string
+	for _, l := range readLines(t, "claude.jsonl", "44444444-2222-4333-8444-555555555555") {
+		switch {
+		case strings.Contains(l, `"hook_event_name":"UserPromptSubmit"`):
+			prompt = l
+		case strings.Contains(l, `"hook_event_name":"PermissionRequest"`):
+			permission = l
+		}
+	}
+	for _, code := range []string{proto.ErrForbidden, proto.ErrRateLimited, proto.ErrInvalidEvent, proto.ErrUnauthorized} {
+		t.Run(code, func(t *testing.T) {
+			srv := startServer(t, filepath.Join(shortDir(t), "events.sock"))
+			// Refused from the first hook on: no state appears.
+			srv.setRefuse(code)
+			invoke(t, []string{"claude"}, prompt, paneEnv(srv.path))
+			for name, content := range stateFiles(t, srv.path) {
+				if content != "" {
+					t.Fatalf("a refused first event stored state %s: %s", name, content)
+				}
+			}
+			// Accepted: the prompt is sent again (not dropped as a repeat
+			// of a turn the daemon never recorded) and stored.
+			srv.setRefuse("")
+			invoke(t, []string{"claude"}, prompt, paneEnv(srv.path))
+			if n := len(srv.requests()); n != 2 {
+				t.Fatalf("%d requests after the prompt was re-run, want 2", n)
+			}
+			before := stateFiles(t, srv.path)
+			if len(before) != 1 {
+				t.Fatalf("state files after an accepted prompt: %v", before)
+			}
+			// Refused mid-turn: the state stays byte for byte.
+			srv.setRefuse(code)
+			invoke(t, []string{"claude"}, permission, paneEnv(srv.path))
+			if diff := cmp.Diff(before, stateFiles(t, srv.path)); diff != "" {
+				t.Errorf("a refused %s event changed the state (-before +after):\n%s", code, diff)
+			}
+			// The provider re-runs the refused hook and it goes through.
+			srv.setRefuse("")
+			invoke(t, []string{"claude"}, permission, paneEnv(srv.path))
+			envs := srv.envelopes(t)
+			if len(envs) != 4 || envs[3].Event.Kind != proto.KindApprovalRequested {
+				t.Fatalf("after the refused permission request was re-run: %d requests, last %+v", len(envs), envs[len(envs)-1].Event)
+			}
+			if diff := cmp.Diff(before, stateFiles(t, srv.path)); diff == "" {
+				t.Error("an accepted permission request left the state unchanged; the test proves nothing")
+			}
+		})
 	}
 }
 
