@@ -11,7 +11,7 @@
 # the same run, alternating with this tree's build event by event, so that
 # a busy machine slows both alike (issue 14: before and after).
 #
-# Usage: bench/events.sh [-base REV] [-n 5000] [-burst 20000] [-bursts 3] [-clients 16] [-sessions 8] [-idle 5000] [-idle-hooks 300]
+# Usage: bench/events.sh [-base REV] [-cpuprofile PREFIX] [-n 5000] [-burst 20000] [-bursts 3] [-clients 16] [-sessions 8] [-idle 5000] [-idle-hooks 300]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)

@@ -23,6 +23,12 @@
 // attention item (and no notification command) is involved. The daemons
 // run with MUSTER_EVENT_QUOTA=off (-quota): the throughput test sends far
 // more per pane than the per-surface quota allows a real agent.
+//
+// With -cpuprofile PREFIX, each daemon writes its CPU profile to
+// PREFIX.baseline and PREFIX.muster (go tool pprof BINARY FILE).
+//
+// Every process it starts (daemons and their panes, the echo server, the
+// idle clients) is stopped on every way out: the end, an error, a signal.
 package main
 
 import (
@@ -34,6 +40,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -60,12 +67,10 @@ var (
 	idleN     = flag.Int("idle", 5000, "idle connections held open by another process during the hook test (0: skip it)")
 	idleHooks = flag.Int("idle-hooks", 300, "events sent as the hook helper does while the idle connections are open")
 	quota     = flag.String("quota", "off", "MUSTER_EVENT_QUOTA for the daemons")
+	cpuprof   = flag.String("cpuprofile", "", "write each daemon's CPU profile to this prefix + .NAME (MUSTER_CPUPROFILE)")
 )
 
 type pane struct{ sock, surface, capability string }
-
-// running holds the daemons started, for fail to stop them.
-var running []*daemon
 
 // daemon is one muster daemon under test.
 type daemon struct {
@@ -89,6 +94,7 @@ func main() {
 		return
 	}
 	flag.Parse()
+	reapOnSignal()
 	for _, k := range []string{"TMUX", "TMUX_PANE", "MUSTER_EVENT_SOCKET", "MUSTER_SURFACE_ID", "MUSTER_EVENT_CAPABILITY", "MUSTER_HOME"} {
 		os.Unsetenv(k)
 	}
@@ -97,21 +103,15 @@ func main() {
 		ds = append(ds, startDaemon("baseline", *baseline))
 	}
 	ds = append(ds, startDaemon("muster", *muster))
-	defer func() {
-		for _, d := range ds {
-			d.stop()
-		}
-	}()
 
 	tmp, err := os.MkdirTemp("/tmp", "meb")
 	check(err)
-	defer os.RemoveAll(tmp)
+	atExit(func() { os.RemoveAll(tmp) })
 	echoSock := filepath.Join(tmp, "echo.sock")
 	self, err := os.Executable()
 	check(err)
 	echo := exec.Command(self, "echo-server", echoSock)
-	check(echo.Start())
-	defer func() { echo.Process.Kill(); echo.Wait() }()
+	startChild(echo)
 	waitFor(echoSock)
 
 	fmt.Printf("%d CPUs, load %s; %d panes per daemon\n", runtimeCPUs(), loadavg(), *sessions)
@@ -207,8 +207,9 @@ func main() {
 		}
 	}
 	if bad {
-		os.Exit(1)
+		exit(1)
 	}
+	exit(0)
 }
 
 func startDaemon(name, bin string) *daemon {
@@ -216,11 +217,17 @@ func startDaemon(name, bin string) *daemon {
 	check(err)
 	d := &daemon{name: name, bin: bin, home: home}
 	d.env = append(os.Environ(), "MUSTER_HOME="+home, "MUSTER_EVENT_QUOTA="+*quota)
+	if *cpuprof != "" {
+		d.env = append(d.env, "MUSTER_CPUPROFILE="+*cpuprof+"."+name)
+	}
 	d.cmd = exec.Command(bin, "daemon", "--foreground", "--quiet")
 	d.cmd.Env = d.env
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	check(d.cmd.Start())
-	running = append(running, d)
+	if err := d.cmd.Start(); err != nil {
+		os.RemoveAll(home)
+		fail("%s: %v", name, err)
+	}
+	atExit(d.stop)
 	waitFor(filepath.Join(home, "run", "control.sock"))
 
 	script := filepath.Join(home, "pane.sh")
@@ -262,13 +269,24 @@ func (d *daemon) muster(args ...string) ([]byte, error) {
 	return c.CombinedOutput()
 }
 
+// stop stops the daemon and its panes the orderly way, so that its CPU
+// profile is written; a daemon that does not exit within daemonExitWait
+// is killed with its process group (a pane is its own session, and dies
+// of the hangup when the daemon's end of its terminal closes).
 func (d *daemon) stop() {
 	d.muster("daemon", "stop")
-	running = slices.DeleteFunc(running, func(x *daemon) bool { return x == d })
-	d.cmd.Process.Kill()
-	d.cmd.Wait()
+	exited := make(chan struct{})
+	go func() { d.cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(daemonExitWait):
+		syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+	}
 	os.RemoveAll(d.home)
 }
+
+const daemonExitWait = 10 * time.Second
 
 // checkLs: the daemon saw the events; every pane's run state is known.
 func (d *daemon) checkLs() {
@@ -294,8 +312,7 @@ func (d *daemon) idleTest(self string) {
 	stdout, err := cmd.StdoutPipe()
 	check(err)
 	cmd.Stderr = os.Stderr
-	check(cmd.Start())
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	defer startChild(cmd)()
 	sc := bufio.NewScanner(stdout)
 	if !sc.Scan() {
 		fail("%s: idle clients did not start", d.name)
@@ -566,9 +583,67 @@ func check(err error) {
 
 func fail(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "eventsbench: "+format+"\n", args...)
-	for _, d := range running {
-		d.cmd.Process.Kill()
-		os.RemoveAll(d.home)
+	exit(1)
+}
+
+// Every process the benchmark starts is registered with atExit, and every
+// way out (the end of main, fail, a signal) goes through exit, which
+// stops them: os.Exit runs no deferred call, so a defer alone would leak
+// daemons, their panes and the helper processes on an error.
+var (
+	reapMu  sync.Mutex
+	reapers []func()
+	reaped  bool
+	reapAll sync.Once
+)
+
+// atExit registers f to run on exit, after those registered later.
+func atExit(f func()) {
+	reapMu.Lock()
+	if !reaped {
+		reapers = append(reapers, f)
+		reapMu.Unlock()
+		return
 	}
-	os.Exit(1)
+	reapMu.Unlock()
+	f() // exiting already: nobody would run it
+}
+
+// reap runs the registered cleanups once, newest first; a concurrent
+// caller waits until they have run.
+func reap() {
+	reapAll.Do(func() {
+		reapMu.Lock()
+		fs := reapers
+		reapers, reaped = nil, true
+		reapMu.Unlock()
+		for _, f := range slices.Backward(fs) {
+			f()
+		}
+	})
+}
+
+func exit(code int) {
+	reap()
+	os.Exit(code)
+}
+
+// startChild starts a helper process and registers it to be killed; the
+// returned stop kills it earlier (once, whoever calls first).
+func startChild(c *exec.Cmd) (stop func()) {
+	check(c.Start())
+	stop = sync.OnceFunc(func() { c.Process.Kill(); c.Wait() })
+	atExit(stop)
+	return stop
+}
+
+// reapOnSignal makes an interrupt or termination exit through exit.
+func reapOnSignal() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		s := <-sig
+		fmt.Fprintf(os.Stderr, "eventsbench: %v\n", s)
+		exit(130)
+	}()
 }
