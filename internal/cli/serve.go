@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 
@@ -74,6 +75,32 @@ func daemonCall(ctx context.Context, dirs paths.Dirs, op string, args, res any) 
 	return c.Call(ctx, op, args, res)
 }
 
+// daemonStream opens a stream op on the running daemon and calls push with
+// each result until ctx ends or the stream does (io.EOF is a normal end).
+func daemonStream[T any](ctx context.Context, dirs paths.Dirs, op string, args any, push func(T)) error {
+	c, err := client.Dial(ctx, dirs, Version)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	var v T
+	if err := c.Open(ctx, op, args, &v); err != nil {
+		return err
+	}
+	for {
+		push(v)
+		v = *new(T)
+		if err := c.Recv(&v); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
 func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 	dirs, err := f.Dirs()
 	if err != nil {
@@ -109,6 +136,12 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 		Attention: func(ctx context.Context) ([]proto.AttentionItem, error) {
 			var items []proto.AttentionItem
 			return items, daemonCall(ctx, dirs, proto.OpAttention, proto.AttentionArgs{}, &items)
+		},
+		Watch: func(ctx context.Context, push func(proto.WatchUpdate)) error {
+			return daemonStream(ctx, dirs, proto.OpWatch, nil, push)
+		},
+		Preview: func(ctx context.Context, name string, push func(proto.PreviewScreen)) error {
+			return daemonStream(ctx, dirs, proto.OpPreview, proto.PreviewArgs{Name: name}, push)
 		},
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/redact"
 	"github.com/musterhq/muster/internal/termtext"
 )
@@ -65,30 +66,45 @@ type liveSession struct {
 // liveSnapshot asks the daemon for its sessions, their attention items
 // and screens.
 func (s *Server) liveSnapshot(ctx context.Context) liveState {
-	var st liveState
 	if s.o.Live == nil {
-		return st
+		return liveState{}
 	}
 	ctx, cancel := context.WithTimeout(ctx, liveEventTimeout)
 	defer cancel()
 	list, err := s.o.Live(ctx)
 	if err != nil {
 		s.o.Logger.Debug("list live sessions", "err", err)
-		return st
+		return liveState{}
 	}
-	st.Running = true
-	reasons := map[string][]string{}
+	var items []proto.AttentionItem
 	if s.o.Attention != nil {
-		if items, err := s.o.Attention(ctx); err == nil {
-			for _, it := range items {
-				if it.Open {
-					r := it.Reason
-					if it.Message != "" {
-						r += ": " + it.Message
-					}
-					reasons[it.SessionName] = append(reasons[it.SessionName], termtext.Line(r))
-				}
+		items, _ = s.o.Attention(ctx)
+	}
+	return s.liveState(list, items, func(name string) string {
+		if s.o.Capture == nil {
+			return ""
+		}
+		text, err := s.o.Capture(ctx, name)
+		if err != nil {
+			return ""
+		}
+		return previewText(text)
+	})
+}
+
+// liveState builds the Live page's state of a running daemon from its
+// sessions, its attention items (the open ones count) and the screen
+// preview of each running pane.
+func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem, screen func(name string) string) liveState {
+	st := liveState{Running: true}
+	reasons := map[string][]string{}
+	for _, it := range items {
+		if it.Open {
+			r := it.Reason
+			if it.Message != "" {
+				r += ": " + it.Message
 			}
+			reasons[it.SessionName] = append(reasons[it.SessionName], termtext.Line(r))
 		}
 	}
 	for _, si := range list {
@@ -100,15 +116,23 @@ func (s *Server) liveSnapshot(ctx context.Context) liveState {
 		if si.NativeSessionID != "" && s.knownProvider(si.Provider) {
 			ls.Link = sessionLink(si.Provider, si.NativeSessionID)
 		}
-		if s.o.Capture != nil && si.State == "running" {
-			if text, err := s.o.Capture(ctx, si.Name); err == nil {
-				ls.Screen = previewText(text)
-			}
+		if si.State == "running" {
+			ls.Screen = screen(si.Name)
 		}
 		st.Sessions = append(st.Sessions, ls)
 	}
 	slices.SortStableFunc(st.Sessions, func(a, b liveSession) int { return strings.Compare(a.Name, b.Name) })
 	return st
+}
+
+// hubState is the Live page's state from what the daemon pushed; ok is
+// false until the hub knows anything.
+func (s *Server) hubState() (liveState, bool) {
+	known, running, list, items, screens := s.hub.snapshot()
+	if !known || !running {
+		return liveState{}, known
+	}
+	return s.liveState(list, items, func(name string) string { return screens[name] }), true
 }
 
 // previewText is the bottom of a screen: blank lines at its end dropped,
@@ -147,9 +171,15 @@ func (s *Server) handleLiveEvents(r *http.Request) reply {
 }
 
 // eventsReply is the Live page's event stream: a "live" event with the
-// redacted snapshot whenever it changes, polled every LiveInterval. With
-// ?once the stream ends after the first event (for scripts and curl).
+// redacted state whenever it changes. With Options.Watch the state is what
+// the daemon pushes (at most one event per minEventGap); without it the
+// daemon is asked every LiveInterval. With ?once the stream ends after the
+// first event (for scripts and curl).
 type eventsReply struct{}
+
+// minEventGap spaces the events of one stream: twenty busy panes push a
+// screen each every 100 ms, and a person reads no faster than this.
+const minEventGap = 250 * time.Millisecond
 
 func (eventsReply) write(s *Server, w http.ResponseWriter, r *http.Request) {
 	once := r.URL.Query().Has("once")
@@ -159,37 +189,58 @@ func (eventsReply) write(s *Server, w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	// The page shows the stream open at once, before the first event.
+	if rc.Flush() != nil {
+		return
+	}
 	interval := s.o.LiveInterval
 	if interval <= 0 {
 		interval = time.Second
 	}
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
+	var changed <-chan struct{}
+	var tick <-chan time.Time
+	state := func() liveState { return s.liveSnapshot(r.Context()) }
+	if s.hub != nil {
+		ch, cancel := s.hub.subscribe()
+		defer cancel()
+		changed = ch
+		// The first event waits for the daemon's first push, or says no
+		// daemon answers once the attempt failed.
+		deadline := time.After(liveEventTimeout)
+		for known := false; !known; {
+			if _, known = s.hubState(); known {
+				break
+			}
+			select {
+			case <-r.Context().Done():
+				return
+			case <-ch:
+			case <-deadline:
+				known = true
+			}
+		}
+		state = func() liveState { st, _ := s.hubState(); return st }
+	} else {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	keep := time.NewTicker(keepAlive)
+	defer keep.Stop()
 	var last []byte
-	idle := time.Now()
 	for {
-		st, _ := redact.Value(s.liveSnapshot(r.Context()))
+		st, _ := redact.Value(state())
 		data, err := json.Marshal(st)
 		if err != nil {
 			s.o.Logger.Error("encode live event", "err", err)
 			return
 		}
-		var msg []byte
-		switch {
-		case !bytes.Equal(data, last):
-			msg = fmt.Appendf(nil, "event: live\ndata: %s\n\n", data)
+		if !bytes.Equal(data, last) {
+			if !writeEvent(w, rc, fmt.Appendf(nil, "event: live\ndata: %s\n\n", data)) {
+				return
+			}
 			last = data
-		case time.Since(idle) >= keepAlive:
-			msg = []byte(": keep-alive\n\n")
-		}
-		if msg != nil {
-			if _, err := w.Write(msg); err != nil {
-				return
-			}
-			if err := rc.Flush(); err != nil {
-				return
-			}
-			idle = time.Now()
+			keep.Reset(keepAlive)
 		}
 		if once {
 			return
@@ -197,9 +248,29 @@ func (eventsReply) write(s *Server, w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-tick.C:
+		case <-tick:
+		case <-changed:
+			// Coalesce a burst of pushes into one event.
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(minEventGap):
+			}
+		case <-keep.C:
+			if !writeEvent(w, rc, []byte(": keep-alive\n\n")) {
+				return
+			}
 		}
 	}
+}
+
+// writeEvent writes and flushes one message of an event stream; false
+// means the client is gone.
+func writeEvent(w http.ResponseWriter, rc *http.ResponseController, msg []byte) bool {
+	if _, err := w.Write(msg); err != nil {
+		return false
+	}
+	return rc.Flush() == nil
 }
 
 // liveScript renders each event into #sessions. It builds elements and

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/testing/poll"
 )
 
 // readEvent reads the next "live" event of an event stream.
@@ -133,4 +135,156 @@ func TestPreviewText(t *testing.T) {
 	if len(gl) != previewLines || gl[len(gl)-1] != "red" || len([]rune(gl[len(gl)-2])) != previewCols {
 		t.Errorf("previewText: %d lines, last %q", len(gl), gl[len(gl)-1])
 	}
+}
+
+// fakeDaemon serves the Live page's streams from channels: each watch
+// call takes updates from watches until the test closes the current one
+// (the daemon going away), and each pane's preview takes screens from
+// screens.
+type fakeDaemon struct {
+	mu          sync.Mutex
+	watchCalls  int
+	watchActive int
+	watches     chan chan proto.WatchUpdate
+	screens     chan proto.PreviewScreen
+}
+
+func (d *fakeDaemon) watch(ctx context.Context, push func(proto.WatchUpdate)) error {
+	d.mu.Lock()
+	d.watchCalls++
+	d.watchActive++
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.watchActive--
+		d.mu.Unlock()
+	}()
+	var updates chan proto.WatchUpdate
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case updates = <-d.watches:
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case u, ok := <-updates:
+			if !ok {
+				return errors.New("daemon closed the connection")
+			}
+			push(u)
+		}
+	}
+}
+
+func (d *fakeDaemon) preview(ctx context.Context, name string, push func(proto.PreviewScreen)) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ps := <-d.screens:
+			push(ps)
+		}
+	}
+}
+
+// TestLiveEventsPushed: with the daemon's watch and preview streams, the
+// Live page's events follow what the daemon pushes without asking it
+// anything else, two pages share one watch, a daemon that goes away and
+// comes back is shown both ways, and the watch ends with the last page.
+func TestLiveEventsPushed(t *testing.T) {
+	f := newFixture(t)
+	d := &fakeDaemon{watches: make(chan chan proto.WatchUpdate), screens: make(chan proto.PreviewScreen)}
+	var polled sync.Mutex
+	polls := 0
+	f.srv = f.server(t, func(o *Options) {
+		o.LiveInterval = 20 * time.Millisecond // the retry; nothing is polled
+		o.Watch, o.Preview = d.watch, d.preview
+		o.Live = func(context.Context) ([]proto.SessionInfo, error) {
+			polled.Lock()
+			polls++
+			polled.Unlock()
+			return nil, nil
+		}
+		o.Capture = func(context.Context, string) (string, error) {
+			t.Error("Capture called in pushed mode")
+			return "", nil
+		}
+	})
+	ln := listen(t, f.srv)
+	open := func(ctx context.Context) *bufio.Reader {
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+ln+"/live/events", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return bufio.NewReader(resp.Body)
+	}
+	until := func(r *bufio.Reader, what string, ok func(liveState) bool) liveState {
+		t.Helper()
+		for range 100 {
+			if st := readEvent(t, r); ok(st) {
+				return st
+			}
+		}
+		t.Fatalf("no event with %s", what)
+		return liveState{}
+	}
+
+	ctx1, close1 := context.WithCancel(t.Context())
+	r1 := open(ctx1)
+	ctx2, close2 := context.WithCancel(t.Context())
+	r2 := open(ctx2)
+	updates := make(chan proto.WatchUpdate, 4)
+	d.watches <- updates
+	rs := "running"
+	updates <- proto.WatchUpdate{
+		Sessions:  []proto.SessionInfo{{Name: "api", Provider: "fake", State: "running", RunState: &rs, Attention: 1}, {Name: "old", State: "exited"}},
+		Attention: []proto.AttentionItem{{SessionName: "api", Reason: "approval-requested", Message: "Run rm -rf build?", Open: true}},
+	}
+	d.screens <- proto.PreviewScreen{Name: "api", Lines: []string{"$ make", "building…"}}
+	for _, r := range []*bufio.Reader{r1, r2} {
+		st := until(r, "the pushed screen", func(st liveState) bool {
+			return st.Running && len(st.Sessions) == 2 && st.Sessions[0].Screen == "$ make\nbuilding…"
+		})
+		if s := st.Sessions[0]; s.Name != "api" || len(s.Reasons) != 1 || s.Reasons[0] != "approval-requested: Run rm -rf build?" {
+			t.Errorf("pushed session: %+v", s)
+		}
+	}
+	// Only the attention list changes: the item is resolved.
+	updates <- proto.WatchUpdate{Attention: []proto.AttentionItem{{SessionName: "api", Reason: "approval-requested", Open: false}}}
+	until(r1, "the item resolved", func(st liveState) bool { return len(st.Sessions) == 2 && len(st.Sessions[0].Reasons) == 0 })
+
+	// The daemon goes away, then a new one pushes its state.
+	close(updates)
+	until(r1, "no daemon", func(st liveState) bool { return !st.Running })
+	updates = make(chan proto.WatchUpdate, 4)
+	d.watches <- updates
+	updates <- proto.WatchUpdate{Sessions: []proto.SessionInfo{{Name: "new", State: "running"}}, Attention: []proto.AttentionItem{}}
+	until(r2, "the new daemon's session", func(st liveState) bool {
+		return st.Running && len(st.Sessions) == 1 && st.Sessions[0].Name == "new"
+	})
+
+	d.mu.Lock()
+	calls := d.watchCalls
+	d.mu.Unlock()
+	if calls != 2 {
+		t.Errorf("%d watch calls for two pages and one daemon restart, want 2", calls)
+	}
+	polled.Lock()
+	if polls != 0 {
+		t.Errorf("the daemon was polled %d times", polls)
+	}
+	polled.Unlock()
+
+	// The last page closes: the watch ends.
+	close1()
+	close2()
+	poll.Wait(t, 10*time.Second, func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.watchActive == 0
+	}, func() string { return "the watch outlived every page" })
 }

@@ -73,12 +73,22 @@ type Options struct {
 	Capture func(ctx context.Context, name string) (string, error)
 	// Attention lists the daemon's attention items; nil shows none.
 	Attention func(ctx context.Context) ([]proto.AttentionItem, error)
+	// Watch streams the daemon's sessions and attention items (op
+	// "watch"), calling push for each update until ctx ends or the
+	// daemon goes away. With it the Live page's event stream follows
+	// what the daemon pushes; without it, it asks Live, Attention and
+	// Capture every LiveInterval.
+	Watch func(ctx context.Context, push func(proto.WatchUpdate)) error
+	// Preview streams one pane's screen (op "preview") like Watch; nil
+	// shows no screens in pushed mode.
+	Preview func(ctx context.Context, name string, push func(proto.PreviewScreen)) error
 	// Now is the clock of the Stats page's period; nil means time.Now.
 	Now func() time.Time
 	// Location is where the Stats page's days begin; nil means time.Local.
 	Location *time.Location
 	// LiveInterval is how often the Live page's event stream looks at
-	// the daemon; 0 means every second.
+	// the daemon without Watch, and how often it tries to reach a daemon
+	// that is not running with it; 0 means every second.
 	LiveInterval time.Duration
 	// Addr is the address the server listens on (host:port). It decides
 	// the Host names the server answers to and the URL it prints.
@@ -106,6 +116,7 @@ type Server struct {
 	loopback bool
 	tokenSum [sha256.Size]byte
 	cookie   string
+	hub      *liveHub
 }
 
 // New builds a server; it starts nothing.
@@ -114,6 +125,13 @@ func New(o Options) (*Server, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{o: o, mux: http.NewServeMux(), hosts: map[string]bool{}, cookie: "muster_serve"}
+	if o.Watch != nil {
+		retry := o.LiveInterval
+		if retry <= 0 {
+			retry = time.Second
+		}
+		s.hub = &liveHub{watch: o.Watch, preview: o.Preview, retry: retry}
+	}
 	if o.Public {
 		if s.o.Token == "" {
 			s.o.Token = rand.Text()

@@ -1,0 +1,184 @@
+package web
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/musterhq/muster/internal/proto"
+)
+
+// liveHub holds what the daemon pushes for the Live page (op "watch" for
+// the sessions and attention items, op "preview" for each running pane's
+// screen) while at least one page listens, and wakes the listeners when
+// it changes. One hub serves every open page: the daemon sees one watch
+// and one preview per pane however many tabs are open, and nothing is
+// asked of it while no page is open.
+type liveHub struct {
+	watch   func(ctx context.Context, push func(proto.WatchUpdate)) error
+	preview func(ctx context.Context, name string, push func(proto.PreviewScreen)) error
+	// retry spaces the attempts to reach a daemon that is not running.
+	retry time.Duration
+
+	mu   sync.Mutex
+	subs map[chan struct{}]struct{}
+	stop context.CancelFunc
+	// known is set once the first watch answered or failed: until then
+	// a page has nothing true to show.
+	known     bool
+	running   bool
+	sessions  []proto.SessionInfo
+	attention []proto.AttentionItem
+	screens   map[string]string
+	previews  map[string]context.CancelFunc
+}
+
+// subscribe registers a listener, starting the hub for the first one. The
+// channel receives a value (coalesced) after each change; cancel
+// unregisters it, stopping the hub after the last one.
+func (h *liveHub) subscribe() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs == nil {
+		h.subs = map[chan struct{}]struct{}{}
+	}
+	h.subs[ch] = struct{}{}
+	if h.stop == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		h.stop = cancel
+		h.screens = map[string]string{}
+		h.previews = map[string]context.CancelFunc{}
+		go h.run(ctx)
+	}
+	return ch, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.subs, ch)
+		if len(h.subs) == 0 && h.stop != nil {
+			h.stop()
+			h.stop = nil
+			h.known, h.running = false, false
+			h.sessions, h.attention = nil, nil
+		}
+	}
+}
+
+// snapshot returns the hub's state: whether it is known yet, whether a
+// daemon answers, and the lists and screens it pushed.
+func (h *liveHub) snapshot() (known, running bool, sessions []proto.SessionInfo, attention []proto.AttentionItem, screens map[string]string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	screens = make(map[string]string, len(h.screens))
+	for k, v := range h.screens {
+		screens[k] = v
+	}
+	return h.known, h.running, h.sessions, h.attention, screens
+}
+
+// notifyLocked wakes every listener. h.mu is held.
+func (h *liveHub) notifyLocked() {
+	for ch := range h.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// run keeps a watch open until ctx ends, reconnecting after the daemon
+// stops or restarts (a restarted daemon pushes its whole state first).
+func (h *liveHub) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		// An error means no daemon answers (the page says so); the next
+		// attempt may find one.
+		h.watch(ctx, func(u proto.WatchUpdate) { h.apply(ctx, u) })
+		h.mu.Lock()
+		if ctx.Err() != nil {
+			// Stopped: the state is the next run's, if any.
+			h.mu.Unlock()
+			return
+		}
+		h.known, h.running = true, false
+		h.sessions, h.attention = nil, nil
+		h.stopPreviewsLocked(nil)
+		h.notifyLocked()
+		h.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-time.After(h.retry):
+		}
+	}
+}
+
+// apply takes one push of the watch: the lists it carries replace the
+// hub's, and the running panes get a preview each.
+func (h *liveHub) apply(ctx context.Context, u proto.WatchUpdate) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
+	h.known, h.running = true, true
+	if u.Sessions != nil {
+		h.sessions = u.Sessions
+		live := map[string]bool{}
+		for _, si := range u.Sessions {
+			if si.State == "running" {
+				live[si.Name] = true
+			}
+		}
+		h.stopPreviewsLocked(live)
+		if h.preview != nil {
+			for name := range live {
+				if _, ok := h.previews[name]; !ok {
+					pctx, cancel := context.WithCancel(ctx)
+					h.previews[name] = cancel
+					go h.follow(pctx, name)
+				}
+			}
+		}
+	}
+	if u.Attention != nil {
+		h.attention = u.Attention
+	}
+	h.notifyLocked()
+}
+
+// stopPreviewsLocked ends the previews of the panes not in keep (all of
+// them for nil) and forgets their screens. h.mu is held.
+func (h *liveHub) stopPreviewsLocked(keep map[string]bool) {
+	for name, cancel := range h.previews {
+		if !keep[name] {
+			cancel()
+			delete(h.previews, name)
+			delete(h.screens, name)
+		}
+	}
+}
+
+// follow keeps one pane's screen current until ctx ends or the pane
+// exits; a broken stream is opened again after the retry interval.
+func (h *liveHub) follow(ctx context.Context, name string) {
+	for ctx.Err() == nil {
+		exited := false
+		h.preview(ctx, name, func(ps proto.PreviewScreen) {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if ctx.Err() != nil {
+				return
+			}
+			h.screens[name] = previewText(strings.Join(ps.Lines, "\n"))
+			exited = exited || ps.Exited
+			h.notifyLocked()
+		})
+		if exited {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(h.retry):
+		}
+	}
+}
