@@ -128,11 +128,21 @@ type Pane struct {
 	title    string
 
 	attached  atomic.Int32
-	lastInput atomic.Int64  // Unix nanoseconds of the last Write
-	answering atomic.Bool   // an Answerer's answer is being written
-	emuSeq    atomic.Uint64 // output consumed by the emulator
-	emu       *emuQueue
-	term      terminal // owned by the emulator goroutine
+	lastInput atomic.Int64 // Unix nanoseconds of the last Write
+	answering atomic.Bool  // a goroutine is writing the pending answers
+	// answers holds an Answerer's answers not yet written, in the order of
+	// their queries. They are queued before the chunk that asked goes to
+	// the emulator or a client, and every write to the program writes
+	// them first (writeLocked), so an answer always precedes the reply to
+	// anything the program wrote after its query. Claude Code's probe is
+	// OSC 7501;? then DA1, and a DA1 reply that arrives first means "no
+	// reply to OSC 7501": the emulator's DA1 reply won that race in 2 of
+	// 8 realcli runs (TestAnswerPrecedesLaterReplies fails without this).
+	ansMu   sync.Mutex
+	answers []byte
+	emuSeq  atomic.Uint64 // output consumed by the emulator
+	emu     *emuQueue
+	term    terminal // owned by the emulator goroutine
 
 	// Owned by the reader goroutine: the client filter, and whether it
 	// ran for the previous chunk (a filter idle while nobody was attached
@@ -365,7 +375,7 @@ func (p *Pane) replyLoop() {
 			// With a client attached its own terminal answers the same
 			// queries; answering too would send the program two replies.
 			p.inputMu.Lock()
-			p.ptmx.Write(buf[:n])
+			p.writeLocked(buf[:n])
 			p.inputMu.Unlock()
 		}
 		if err != nil {
@@ -384,28 +394,65 @@ func (p *Pane) Write(b []byte) error {
 	p.lastInput.Store(time.Now().UnixNano())
 	p.inputMu.Lock()
 	defer p.inputMu.Unlock()
-	_, err := p.ptmx.Write(b)
-	if err != nil {
+	if err := p.writeLocked(b); err != nil {
 		return fmt.Errorf("write to pane: %w", err)
 	}
 	return nil
 }
 
-// answer writes an Answerer's answer to the program off the reader
-// goroutine (the program may not be reading its input), one at a time: an
-// answer while another is still being written is dropped.
+// writeLocked writes the pending answers and then b to the program; the
+// caller holds inputMu.
+func (p *Pane) writeLocked(b []byte) error {
+	p.ansMu.Lock()
+	ans := p.answers
+	p.answers = nil
+	p.ansMu.Unlock()
+	if len(ans) > 0 {
+		if _, err := p.ptmx.Write(ans); err != nil {
+			return err
+		}
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	_, err := p.ptmx.Write(b)
+	return err
+}
+
+// maxPendingAnswers bounds the answers queued for a program that does not
+// read its input; later ones are dropped.
+const maxPendingAnswers = 4 << 10
+
+// answer queues an Answerer's answer and has it written off the reader
+// goroutine (the program may not be reading its input, so the write may
+// block): by one goroutine at a time, or by whichever write to the
+// program comes first.
 func (p *Pane) answer(b []byte) {
+	p.ansMu.Lock()
+	if len(p.answers)+len(b) <= maxPendingAnswers {
+		p.answers = append(p.answers, b...)
+	}
+	p.ansMu.Unlock()
 	if !p.answering.CompareAndSwap(false, true) {
 		return
 	}
-	b = append([]byte(nil), b...)
 	p.wg.Add(1) // the reader holds the group open, so Close waits for this
 	go func() {
 		defer p.wg.Done()
-		defer p.answering.Store(false)
-		p.inputMu.Lock()
-		defer p.inputMu.Unlock()
-		p.ptmx.Write(b)
+		for {
+			p.inputMu.Lock()
+			p.writeLocked(nil)
+			p.inputMu.Unlock()
+			p.answering.Store(false)
+			// An answer queued after the write above, while answering
+			// was still set, started no goroutine: write it too.
+			p.ansMu.Lock()
+			more := len(p.answers) > 0
+			p.ansMu.Unlock()
+			if !more || !p.answering.CompareAndSwap(false, true) {
+				return
+			}
+		}
 	}()
 }
 

@@ -101,7 +101,13 @@
 //
 // It sends OSC 7501 only after its probe OSC 7501;? gets a reply whose data
 // starts with '?' (within 2 s of start-up), which the daemon gives for every
-// pane; it sends OSC 9;4 only where ConEmu's variables are set (the pane
+// pane. The probe is the queries (XTVERSION, CSI ? u, OSC 7501;?) and then
+// DA1 as a sentinel: a DA1 reply that arrives before the 7501 reply settles
+// "probe: no reply to OSC 7501 ; ?" for the session (read from the bundle's
+// query queue). The emulator's DA1 reply won that race in 2 of 8 runs, so
+// a pane writes its answers before any later reply (internal/pane).
+//
+// It sends OSC 9;4 only where ConEmu's variables are set (the pane
 // has ConEmuTask) or TERM_PROGRAM names Ghostty ≥ 1.2.0 or iTerm2 ≥ 3.6.6,
 // and never under WT_SESSION (which panes drop). Its notifications (OSC
 // 777, 9 or 99) follow TERM_PROGRAM or an XTVERSION reply naming
