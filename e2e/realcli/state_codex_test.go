@@ -19,6 +19,9 @@ func newStateRun(t *testing.T, cli realcli.CLI) *stateRun {
 	sc := &mscenario{t: t, cli: cli, prof: profiles[cli], s: s, m: newMuster(t, s), name: "st-" + string(cli)}
 	t.Cleanup(func() {
 		t.Logf("%s: times to the true state: %s", cli, strings.Join(sc.times, "; "))
+		if dir := os.Getenv("MUSTER_REALCLI_RECORD"); dir != "" {
+			recordTranscripts(t, s, cli, dir)
+		}
 		if t.Failed() {
 			if b, err := os.ReadFile(filepath.Join(s.MusterHome, "state", "daemon.log")); err == nil {
 				t.Logf("daemon.log:\n%s", b)
@@ -33,6 +36,25 @@ func newStateRun(t *testing.T, cli realcli.CLI) *stateRun {
 	}
 	sc.launch()
 	return &stateRun{sc: sc}
+}
+
+// recordTranscripts copies the CLI's transcripts of the run into dir
+// (MUSTER_REALCLI_RECORD; internal/provider/*/testdata was recorded so).
+func recordTranscripts(t *testing.T, s *realcli.Setup, cli realcli.CLI, dir string) {
+	var pattern string
+	switch cli {
+	case realcli.Codex:
+		pattern = filepath.Join(s.Home, ".codex", "sessions", "*", "*", "*", "rollout-*.jsonl")
+	case realcli.Gemini:
+		pattern = filepath.Join(s.Home, ".gemini", "tmp", "*", "chats", "session-*.jsonl")
+	}
+	m, _ := filepath.Glob(pattern)
+	for _, f := range m {
+		if b, err := os.ReadFile(f); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, string(cli)+"-states-"+filepath.Base(f)), b, 0o644)
+		}
+	}
+	t.Logf("%s: recorded %d transcripts into %s", cli, len(m), dir)
 }
 
 // escMidTurnKey: Esc while the model's reply is held ends the run

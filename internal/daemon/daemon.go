@@ -215,8 +215,8 @@ func Run(ctx context.Context, opts Options) error {
 		Logger: d.logger.With("component", "native"),
 		Env:    tenv,
 		CurrentRun: func(surfaceID string) native.CurrentRun {
-			id, st, prov := eng.SurfaceRun(surfaceID)
-			return native.CurrentRun{RunID: id, State: st, Provider: prov}
+			id, st, prov, at := eng.SurfaceRun(surfaceID)
+			return native.CurrentRun{RunID: id, State: st, Provider: prov, StartedAt: at}
 		},
 		HooksInstalled: native.HookStatus(hookinstall.Env{Home: home, Getenv: opts.Getenv}, d.musterPath, 10*time.Second, nil),
 		OnAttention:    d.onAttention,

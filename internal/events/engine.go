@@ -575,15 +575,15 @@ func itemRow(it runstate.Item) store.AttentionRow {
 }
 
 // SurfaceRun is the current run of a surface as the board has it: its id,
-// its stored state (never idle) and its provider; zero when the surface
+// its stored state (never idle), its provider and its start; zero when the surface
 // has none. The fusion rule (internal/native) reads it.
-func (e *Engine) SurfaceRun(surfaceID string) (runID string, state proto.RunState, provider string) {
+func (e *Engine) SurfaceRun(surfaceID string) (runID string, state proto.RunState, provider string, startedAt time.Time) {
 	now := e.now()
 	e.mu.RLock()
 	v := e.board.Surface(surfaceID, now)
 	e.mu.RUnlock()
 	if !v.HasRun {
-		return "", "", ""
+		return "", "", "", time.Time{}
 	}
-	return v.Run.RunID, v.Run.State, v.Run.Provider
+	return v.Run.RunID, v.Run.State, v.Run.Provider, v.Run.StartedAt
 }

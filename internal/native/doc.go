@@ -87,7 +87,8 @@
 // Cursor gets the coarse run only: its hooks key a turn by
 // conversation_id/generation_id, and no local store holds the generation
 // id, so a turn run read from store.db could not share the hook's run id.
-// Gemini CLI and OpenCode have no turn identifier at all.
+// Gemini CLI and OpenCode have no turn identifier at all (Gemini's chat
+// file is followed for the fusion rule only, below).
 //
 // Transcripts are found by the provider's locator (provider.TurnLocator)
 // from the captured native id (Surface.NativeID); with none, from the id
@@ -113,8 +114,16 @@
 //   - the provider's transcript, read incrementally also while its hooks
 //     report (the turn readers above): a turn end the provider marks
 //     provider.Turn.HookSilent (Claude Code's "[Request interrupted by
-//     user…]") ends the turn's own run (hookevent.TurnRunID of its key,
-//     the hooks' run id) — `muster.transcript.turnEnded`;
+//     user…]", Codex's turn_aborted) ends the turn's own run
+//     (hookevent.TurnRunID of its key, the hooks' run id) —
+//     `muster.transcript.turnEnded`. Gemini CLI's chat file is read for
+//     this only (provider.PrivateTurnKeys: its hooks carry no turn id and
+//     it marks no successful end): its cancel ("Request cancelled.", an
+//     info message) ends the surface's current Gemini run if that run
+//     started before the record, hooks or not (hook-less, the coarse
+//     run). It is what tells a cancel from an API error, whose AfterAgent
+//     payload is the same; geminihook reads the same record when
+//     AfterAgent fires;
 //   - the user's keys: every write to a pane on the user's behalf
 //     (attach, send; Input) is read by the provider of the surface's
 //     current run (provider.KeyReader) in that run's state. A key that

@@ -514,7 +514,7 @@ func (e *Estimator) observe(ctx context.Context, s *surface, pgid int, now time.
 		return
 	}
 	a.tr = newTracker(prov, e.cfg.Env)
-	if a.tr != nil {
+	if _, private := all.As[provider.PrivateTurnKeys](prov); a.tr != nil && !private {
 		// An agent whose turns are read is idle until a prompt starts one
 		// or its terminal says it works: at launch it waits for a prompt
 		// or shows a start-up dialog.
@@ -747,13 +747,23 @@ func (e *Estimator) applyTurn(ctx context.Context, s *surface, a *agentRun, r pr
 	if at.IsZero() || at.After(now) {
 		at = now
 	}
-	if a.standDown {
-		// The hooks report this provider's turns, on the same run ids:
-		// only an end they never report is evidence (the fusion rule).
+	_, private := all.As[provider.PrivateTurnKeys](a.provider)
+	if a.standDown || private {
+		// The hooks report this provider's turns, on the same run ids;
+		// a transcript read for the fusion rule only (PrivateTurnKeys)
+		// makes no turn runs. Only an end the hooks never report is
+		// evidence (the fusion rule).
 		if r.Op == provider.TurnEnd && r.HookSilent {
+			// A private key is not the hooks' run id (Gemini CLI): the
+			// end applies to the current run, if it is the provider's
+			// and started before the record.
+			run := ""
+			if !private {
+				run = hookevent.TurnRunID(a.provider, r.Key)
+			}
 			e.apply(ctx, fused{surface: s.ID, ev: Evidence{
 				Source: runstate.SourceTranscript, Hook: HookTranscriptTurnEnd, Signal: r.Text, Kind: r.Kind,
-				RunID: hookevent.TurnRunID(a.provider, r.Key), Provider: a.provider, At: at,
+				RunID: run, Provider: a.provider, At: at,
 			}})
 		}
 		return

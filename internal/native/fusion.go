@@ -47,6 +47,8 @@ type CurrentRun struct {
 	RunID    string
 	State    proto.RunState // the stored state: running, waiting…, or terminal
 	Provider string
+	// StartedAt is when the run started; zero when unknown.
+	StartedAt time.Time
 }
 
 // Evidence is one observation other than a provider hook about the run of
@@ -66,9 +68,13 @@ type Evidence struct {
 	Kind proto.EventKind
 	// RunID names the run the evidence is about (a transcript record of
 	// that turn); empty: the surface's current run at the time the
-	// evidence is fused (a key, a terminal status).
-	RunID    string
-	Provider string // with RunID: the run's provider
+	// evidence is fused (a key, a terminal status, a transcript record
+	// of a provider whose turn keys are not its hooks' run ids), provided
+	// it started no later than At.
+	RunID string
+	// Provider is the run's provider: with RunID, the named run's; without,
+	// the current run must be the provider's.
+	Provider string
 	At       time.Time
 }
 
@@ -90,6 +96,14 @@ func Fuse(ev Evidence, cur CurrentRun) (run string, kind proto.EventKind, ok boo
 		return ev.RunID, ev.Kind, ev.Kind.Valid()
 	}
 	if cur.RunID == "" || !open {
+		return "", "", false
+	}
+	if ev.Provider != "" && ev.Provider != cur.Provider {
+		return "", "", false
+	}
+	if !cur.StartedAt.IsZero() && ev.At.Before(cur.StartedAt) {
+		// Seen before the current run started (a transcript record read
+		// late): it is about an earlier run.
 		return "", "", false
 	}
 	switch ev.Kind {

@@ -3,6 +3,7 @@ package native
 import (
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,12 @@ func TestFuse(t *testing.T) {
 		{"marker with no run known", marker("R2", proto.KindInterrupted), CurrentRun{}, "R2", proto.KindInterrupted},
 		{"a named run is never started by evidence", marker("R2", proto.KindRunning), CurrentRun{}, "", ""},
 		{"not a kind", key("bogus"), cur(proto.StateRunning), "", ""},
+		{"a record of the current run's provider", Evidence{Source: runstate.SourceTranscript, Kind: proto.KindInterrupted, Provider: "claude", At: t0},
+			CurrentRun{RunID: "R", State: proto.StateRunning, Provider: "claude", StartedAt: t0}, "R", proto.KindInterrupted},
+		{"a record older than the current run is an earlier run's", Evidence{Source: runstate.SourceTranscript, Kind: proto.KindInterrupted, Provider: "claude", At: t0},
+			CurrentRun{RunID: "R", State: proto.StateRunning, Provider: "claude", StartedAt: t0.Add(time.Millisecond)}, "", ""},
+		{"a record of another provider", Evidence{Source: runstate.SourceTranscript, Kind: proto.KindInterrupted, Provider: "gemini", At: t0},
+			CurrentRun{RunID: "R", State: proto.StateRunning, Provider: "claude", StartedAt: t0}, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,11 +62,16 @@ func TestFuse(t *testing.T) {
 // hook applies a provider hook event to the recorder's board, as the
 // engine would.
 func (r *recorder) hook(surface, run string, kind proto.EventKind, hook, msg string, at time.Time) runstate.Result {
+	return r.hookOf("claude", surface, run, kind, hook, msg, at)
+}
+
+// hookOf is hook for another provider.
+func (r *recorder) hookOf(prov, surface, run string, kind proto.EventKind, hook, msg string, at time.Time) runstate.Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.board.Apply(runstate.Event{
 		ID: fmt.Sprintf("hook-%s-%s-%d", run, kind, at.UnixNano()), RunID: run, SessionID: testSession, SurfaceID: surface,
-		Provider: "claude", Kind: kind, HookName: hook, Message: msg, OccurredAt: at, ReceivedAt: at, Source: runstate.SourceHook,
+		Provider: prov, Kind: kind, HookName: hook, Message: msg, OccurredAt: at, ReceivedAt: at, Source: runstate.SourceHook,
 	})
 }
 
@@ -71,7 +83,7 @@ func (r *recorder) current(surface string) CurrentRun {
 	if !v.HasRun {
 		return CurrentRun{}
 	}
-	return CurrentRun{RunID: v.Run.RunID, State: v.Run.State, Provider: v.Run.Provider}
+	return CurrentRun{RunID: v.Run.RunID, State: v.Run.State, Provider: v.Run.Provider, StartedAt: v.Run.StartedAt}
 }
 
 // drain fuses the queued evidence, as Run's fusion goroutine does.
@@ -368,5 +380,101 @@ func TestSplitKeys(t *testing.T) {
 		if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
 			t.Errorf("splitKeys(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestRecordedGeminiStates replays the chat file Gemini CLI 0.61.0 wrote
+// in e2e/realcli's TestMusterGeminiStates (testdata/gemini-states.jsonl:
+// an Esc mid-turn, a refused tool, an API error), with the hooks the CLI
+// fired for it, into a pane whose Gemini hooks are installed, with the
+// user's keys missed. The chat file's cancels end the first two runs
+// interrupted and resolve the approval item; the API error is left to
+// AfterAgent, which reports it failed.
+func TestRecordedGeminiStates(t *testing.T) {
+	h := newHarness(t)
+	h.e.cfg.CurrentRun = h.rec.current
+	h.setHooks("gemini", true)
+	h.procs.set(300, "gemini", "node", "/usr/bin/gemini")
+	p := &pane{pgid: 300}
+	const id = "aa3ac65c-1884-452c-956b-62539224443c"
+	p.setNativeID(id)
+	h.e.SurfaceStarted(Surface{ID: "s1", SessionID: testSession, Provider: "gemini", PID: 300, CWD: testCWD,
+		ForegroundPGID: p.ForegroundPGID, NativeID: p.NativeID})
+	h.poll()
+	path := filepath.Join(h.home, ".gemini", "tmp", "repo", "chats", "session-2026-12-02T03-19-aa3ac65c.jsonl")
+	g := newGrowing(t, h.clk, "gemini-states.jsonl", path, h.clk.Now(), nil)
+	names := map[string]string{}
+	var run string
+	for g.next < len(g.lines) {
+		l := g.lines[g.next]
+		typ, content := gjson.GetBytes(l, "type").String(), gjson.GetBytes(l, "content.0.text").String()
+		if gjson.GetBytes(l, "timestamp").Exists() {
+			// The CLI's clock and the pane's are one: a record is read
+			// after it was written.
+			if d := g.recordTimeOf(l).Sub(h.clk.Now()); d > 0 {
+				h.clk.Advance(d)
+			}
+		}
+		g.write(1, nil)
+		// The hooks the CLI fired for this record (geminihook's run id is
+		// its own: BeforeAgent's time and prompt).
+		switch {
+		case typ == "user" && content != "" && !strings.HasPrefix(content, "<session_context>"):
+			run = fmt.Sprintf("gemini-run-%d", len(names)+1)
+			names[run] = fmt.Sprintf("G%d", len(names)+1)
+			h.rec.hookOf("gemini", "s1", run, proto.KindStarted, "BeforeAgent", content, g.recordTimeOf(l))
+		case typ == "gemini" && gjson.GetBytes(l, "toolCalls").Exists():
+			h.rec.hookOf("gemini", "s1", run, proto.KindApprovalRequested, "Notification", "Shell", g.recordTimeOf(l))
+		}
+		h.poll()
+		if typ == "error" {
+			h.rec.hookOf("gemini", "s1", run, proto.KindFailed, "AfterAgent", "turn ended without a response (API error?)", g.recordTimeOf(l).Add(time.Millisecond))
+		}
+	}
+	h.wantNamed(names,
+		"muster.transcript.turnEnded interrupted G1 chat file: info Request cancelled.",
+		"muster.transcript.turnEnded interrupted G2 chat file: info Request cancelled.",
+	)
+	want := map[string]proto.RunState{"G1": proto.StateInterrupted, "G2": proto.StateInterrupted, "G3": proto.StateFailed}
+	if len(names) != len(want) {
+		t.Fatalf("%d prompts in the recording, want %d", len(names), len(want))
+	}
+	for run, name := range names {
+		r, _ := h.rec.board.Run(runstate.RunKey{SessionID: testSession, RunID: run})
+		if r.State != want[name] {
+			t.Errorf("%s is %s, want %s", name, r.State, want[name])
+		}
+	}
+	for _, it := range h.rec.items(h.clk.Now()) {
+		if it.Open() != (it.Reason == proto.KindFailed) {
+			t.Errorf("item %+v: open %v; want only the API error's failure item open", it, it.Open())
+		}
+	}
+}
+
+// TestGeminiCancelReadLate: a chat file's cancel read after the next
+// prompt's run started (a poll that came late) is about the earlier run
+// and leaves the new one running.
+func TestGeminiCancelReadLate(t *testing.T) {
+	h := newHarness(t)
+	h.e.cfg.CurrentRun = h.rec.current
+	h.setHooks("gemini", true)
+	h.procs.set(300, "gemini", "gemini")
+	p := &pane{pgid: 300}
+	const id = "aa3ac65c-1884-452c-956b-62539224443c"
+	p.setNativeID(id)
+	h.e.SurfaceStarted(Surface{ID: "s1", SessionID: testSession, Provider: "gemini", PID: 300, CWD: testCWD,
+		ForegroundPGID: p.ForegroundPGID, NativeID: p.NativeID})
+	h.poll()
+	path := filepath.Join(h.home, ".gemini", "tmp", "repo", "chats", "session-2026-12-02T03-19-aa3ac65c.jsonl")
+	g := newGrowing(t, h.clk, "gemini-states.jsonl", path, h.clk.Now(), nil)
+	cancel := g.find(`"Request cancelled."`)
+	g.write(0, func(l []byte) bool { return string(l) == string(cancel) })
+	h.rec.hookOf("gemini", "s1", "G1", proto.KindStarted, "BeforeAgent", "a turn to interrupt", g.recordTimeOf(g.find("a turn to interrupt")))
+	h.rec.hookOf("gemini", "s1", "G2", proto.KindStarted, "BeforeAgent", "next", g.recordTimeOf(cancel).Add(time.Second))
+	h.poll()
+	h.want()
+	if v := h.rec.view(h.clk.Now()); v.Run.RunID != "G2" || v.Run.State != proto.StateRunning {
+		t.Errorf("current run %s %s, want G2 running", v.Run.RunID, v.Run.State)
 	}
 }

@@ -92,3 +92,15 @@ const (
 	ActivityWaiting   = "waiting"
 	ActivityAttention = "attention"
 )
+
+// PrivateTurnKeys is a TurnReader whose transcript is read for the fusion
+// rule only: its turn keys are the transcript's own, never what its hooks
+// send (Gemini CLI: no hook payload carries a turn id), and it does not
+// mark every turn's end. internal/native applies its HookSilent ends to
+// the surface's current run, when that run is the provider's and started
+// before the record, and otherwise estimates the agent's runs as for a
+// provider without a turn reader (the coarse run).
+type PrivateTurnKeys interface {
+	TurnReader
+	PrivateTurnKeys()
+}

@@ -71,6 +71,21 @@
 // Malformed lines become warnings with their line number; unknown records
 // and message types are skipped silently.
 //
+// # Run state from the chat file (turns.go)
+//
+// Gemini CLI 0.61.0 fires AfterAgent with prompt_response "[no response
+// text]" both when the user cancels a turn (Esc mid-turn; a tool refused
+// at its approval fires none) and when the API fails it. Its chat file
+// tells them apart (recorded: testdata/states): the cancel is an info
+// message "Request cancelled." the key's handler appends at once, an API
+// error an error message "[API Error: …]" (then an info note "This
+// request failed…"). geminihook maps that AfterAgent to interrupted when
+// the chat file's last message is the cancel, and internal/native follows
+// the chat file (Provider.NewTurnParser, PrivateTurnKeys) so that a
+// cancel ends the current run even when the user's key was missed. No
+// record marks a successful end: a reply with text is recorded before its
+// tool calls are added to it.
+//
 // # What it sends to a Muster pane's terminal (0.61.0, measured)
 //
 // e2e/realcli TestMusterGeminiSignals, one held text turn: only titles,

@@ -4,7 +4,11 @@
 package geminihook
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/musterhq/muster/internal/provider/hookmap"
@@ -33,7 +37,8 @@ type payload struct {
 		Title   hookmap.String `json:"title"`
 		Command hookmap.String `json:"command"`
 	} `json:"details"`
-	Reason hookmap.String `json:"reason"`
+	Reason         hookmap.String `json:"reason"`
+	TranscriptPath string         `json:"transcript_path"`
 }
 
 // noResponse is what Gemini CLI puts in AfterAgent's prompt_response
@@ -50,8 +55,11 @@ const noResponse = "[no response text]"
 //	BeforeAgent                      → started
 //	BeforeTool, AfterTool            → running
 //	Notification ToolPermission      → approval-requested
-//	AfterAgent                       → succeeded; failed when prompt_response
-//	                                   is "[no response text]"
+//	AfterAgent                       → succeeded; with prompt_response
+//	                                   "[no response text]": interrupted
+//	                                   when the chat file's last message
+//	                                   is the cancel (cancelRecorded),
+//	                                   failed otherwise
 //	SessionEnd (fires twice)         → interrupted if a run is open (once)
 //	SessionStart, PreCompress (every turn), BeforeModel and
 //	  BeforeToolSelection (every retry), AfterModel → ignored
@@ -85,9 +93,12 @@ func mapPayload(data []byte) (hookmap.Intent, error) {
 			in.Why = "notification " + string(p.NotificationType)
 		}
 	case "AfterAgent":
-		if string(p.PromptResponse) == noResponse {
+		switch {
+		case string(p.PromptResponse) == noResponse && cancelRecorded(p.TranscriptPath):
+			in.Act, in.Message = hookmap.Interrupted, "turn cancelled (chat file: info "+cancelled+")"
+		case string(p.PromptResponse) == noResponse:
 			in.Act, in.Message = hookmap.Failed, "turn ended without a response (API error?)"
-		} else {
+		default:
 			in.Act, in.Message = hookmap.Succeeded, hookmap.FirstLine(string(p.PromptResponse))
 		}
 	case "SessionEnd":
@@ -96,4 +107,54 @@ func mapPayload(data []byte) (hookmap.Intent, error) {
 		in.Why = "hook not mapped"
 	}
 	return in, nil
+}
+
+// cancelled is the info message Gemini CLI 0.61.0 records in its chat file
+// when the user cancels the turn (Esc; a refused tool), internal/provider/
+// gemini's turn reader reads the same.
+const cancelled = "Request cancelled."
+
+// tailSize bounds what cancelRecorded reads of a chat file: the records
+// after the prompt are a few small lines.
+const tailSize = 64 << 10
+
+// cancelRecorded reports whether the last message of the chat file at path
+// (the payload's transcript_path) is the cancel. Gemini CLI fires
+// AfterAgent with "[no response text]" both for a turn the API failed and
+// for one the user cancelled; it records the cancel (an info message)
+// synchronously in the key's handler, before the aborted turn unwinds to
+// AfterAgent, and an API error as an error message. Anything unreadable is
+// not a cancel.
+func cancelRecorded(path string) bool {
+	if !filepath.IsAbs(path) || filepath.Ext(path) != ".jsonl" {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	off := max(fi.Size()-tailSize, 0)
+	buf := make([]byte, fi.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && err != io.EOF {
+		return false
+	}
+	lines := bytes.Split(buf, []byte{'\n'})
+	for i := len(lines) - 1; i >= 0; i-- {
+		var m struct {
+			ID      *string         `json:"id"`
+			Type    string          `json:"type"`
+			Content json.RawMessage `json:"content"`
+		}
+		if len(bytes.TrimSpace(lines[i])) == 0 || json.Unmarshal(lines[i], &m) != nil || m.ID == nil || m.Type == "" {
+			continue // metadata, $set, a partial first line
+		}
+		var text string
+		return m.Type == "info" && json.Unmarshal(m.Content, &text) == nil && text == cancelled
+	}
+	return false
 }
