@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,14 +124,41 @@ func (b *dashboardBackend) Close() {
 	}
 }
 
-func (b *dashboardBackend) Sessions(ctx context.Context) ([]proto.SessionInfo, error) {
-	var list []proto.SessionInfo
-	return list, b.call(ctx, proto.OpList, nil, &list)
+// Watch opens a watch stream on a connection of its own, which ends with
+// ctx. It dials a running daemon only: one that went away is not started
+// again behind the user's back.
+func (b *dashboardBackend) Watch(ctx context.Context) (proto.WatchUpdate, tui.WatchStream, error) {
+	var first proto.WatchUpdate
+	c, err := b.f.RunningClient(ctx)
+	if err != nil {
+		return first, nil, err
+	}
+	if err := c.Open(ctx, proto.OpWatch, nil, &first); err != nil {
+		c.Close()
+		return first, nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	return first, &watchStream{c: c, stop: stop}, nil
 }
 
-func (b *dashboardBackend) Attention(ctx context.Context) ([]proto.AttentionItem, error) {
-	var items []proto.AttentionItem
-	return items, b.call(ctx, proto.OpAttention, proto.AttentionArgs{All: true}, &items)
+type watchStream struct {
+	c    *client.Client
+	stop func() bool
+}
+
+func (s *watchStream) Next() (proto.WatchUpdate, error) {
+	var u proto.WatchUpdate
+	err := s.c.Recv(&u)
+	if errors.Is(err, io.EOF) {
+		// The daemon ends a watch only when it stops.
+		err = errors.New("the daemon closed the connection")
+	}
+	return u, err
+}
+
+func (s *watchStream) Close() error {
+	s.stop()
+	return s.c.Close()
 }
 
 func (b *dashboardBackend) Ack(ctx context.Context, ids []int64, all bool) (proto.AckResult, error) {

@@ -67,17 +67,43 @@ func TestDashboardReconnects(t *testing.T) {
 	defer b.Close()
 	var m tea.Model = tui.New(tui.Options{Backend: b, Home: userHome})
 	m, _ = m.Update(tea.WindowSizeMsg{Width: 100, Height: 20})
-	cmd := m.Init()
-	// waitFor runs the dashboard's command chain (refresh, tick, refresh…)
-	// as the program would, until the frame shows every want.
+	// The dashboard's commands run as the program runs them: each in a
+	// goroutine of its own, a batch as its parts, and the messages they
+	// return go to Update one at a time.
+	msgs := make(chan tea.Msg, 64)
+	var start func(tea.Cmd)
+	start = func(cmd tea.Cmd) {
+		if cmd == nil {
+			return
+		}
+		go func() {
+			msg := cmd()
+			if batch, ok := msg.(tea.BatchMsg); ok {
+				for _, c := range batch {
+					start(c)
+				}
+				return
+			}
+			if msg != nil {
+				msgs <- msg
+			}
+		}()
+	}
+	start(m.Init())
+	// waitFor runs the dashboard until the frame shows every want.
 	waitFor := func(want ...string) string {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
+		timeout := time.After(20 * time.Second)
 		for {
-			if cmd == nil {
-				t.Fatal("the dashboard stopped refreshing")
+			var msg tea.Msg
+			select {
+			case msg = <-msgs:
+			case <-timeout:
+				t.Fatalf("the dashboard never showed %q:\n%s", want, ansi.Strip(m.View().Content))
 			}
-			m, cmd = m.Update(cmd())
+			var cmd tea.Cmd
+			m, cmd = m.Update(msg)
+			start(cmd)
 			frame := ansi.Strip(m.View().Content)
 			ok := true
 			for _, w := range want {
@@ -85,9 +111,6 @@ func TestDashboardReconnects(t *testing.T) {
 			}
 			if ok {
 				return frame
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the dashboard never showed %q:\n%s", want, frame)
 			}
 		}
 	}
@@ -115,6 +138,7 @@ func TestDashboardReconnects(t *testing.T) {
 	if strings.Contains(frame, "daemon away") || strings.Contains(frame, "1 live") {
 		t.Errorf("stale rows after the daemon came back:\n%s", frame)
 	}
-	m, _ = m.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
+	m, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
+	start(cmd)
 	waitFor("alpha", "⟲ restorable", "nothing restored")
 }

@@ -194,8 +194,8 @@ func TestRename(t *testing.T) {
 		t.Errorf("calls %v", got)
 	}
 	b.sessions[0].Name = "backend"
-	m, cmd = apply(t, m, msgs[0])
-	m = step(t, m, cmd())
+	m, _ = apply(t, m, msgs[0])
+	m = step(t, m, m.pushCmd()())
 	if s, _ := m.selected(); s.Name != "backend" || m.status != "renamed api to backend" {
 		t.Errorf("after the rename: selected %q, status %q", s.Name, m.status)
 	}
@@ -376,7 +376,7 @@ func TestRestorePrompt(t *testing.T) {
 				t.Errorf("prompt open %v, status %q", m.restore != nil, m.status)
 			}
 			// The same sessions are not offered twice, also after an attach.
-			m, _ = run(t, m, m.fetchCmd(m.fetchSeq+1))
+			m, _ = run(t, m, m.pushCmd())
 			m2 := New(Options{Backend: b, State: m.State()})
 			m2, _ = run(t, step(t, m2, sizeMsg(100, 30)), m2.Init())
 			if m.restore != nil || m2.restore != nil {

@@ -1,9 +1,13 @@
 // Package tui is the dashboard that `muster` with no command opens: the
 // session list with run states, the attention drawer, the sessions that
 // can be restored after the daemon restarted, each with its reason, and a
-// live preview of the selected pane. The preview is what the daemon's
-// emulator holds, pushed by op "preview" when the screen changes
-// (preview.go); the dashboard never reads a pane itself.
+// live preview of the selected pane. The sessions and the drawer are what
+// op "watch" pushes as they change (watch.go), and the preview is what the
+// daemon's emulator holds, pushed by op "preview" when the screen changes
+// (preview.go): the dashboard asks the daemon for neither again and never
+// reads a pane itself. When the watch breaks (the daemon stopped or was
+// killed) it says so and dials again until a daemon answers, whose first
+// push replaces everything shown.
 //
 // One top-level Model owns all state and the message switch; the sections
 // are plain structs with a Render(width int) string method. Update does no

@@ -50,14 +50,66 @@ func (f *fakeBackend) Calls() []string {
 	return slices.Clone(f.calls)
 }
 
-func (f *fakeBackend) Sessions(context.Context) ([]proto.SessionInfo, error) {
-	f.record("ls")
-	return slices.Clone(f.sessions), f.err
+func (f *fakeBackend) Watch(context.Context) (proto.WatchUpdate, WatchStream, error) {
+	f.record("watch")
+	if f.err != nil {
+		return proto.WatchUpdate{}, nil, f.err
+	}
+	return f.state(), &fakeWatch{closed: make(chan struct{})}, nil
 }
 
-func (f *fakeBackend) Attention(context.Context) ([]proto.AttentionItem, error) {
-	f.record("attention")
-	return slices.Clone(f.items), f.err
+// state is what the daemon would push now: both lists, whole. An empty
+// list is [] on the wire, not left out.
+func (f *fakeBackend) state() proto.WatchUpdate {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return proto.WatchUpdate{
+		Sessions:  append([]proto.SessionInfo{}, f.sessions...),
+		Attention: append([]proto.AttentionItem{}, f.items...),
+	}
+}
+
+// fakeWatch is a watch stream whose Next says at once that it has
+// nothing (errNoPush, which runCmd drops), so that running a model's
+// commands never blocks on it: the tests hand the model its pushes
+// themselves (Model.refresh).
+type fakeWatch struct {
+	once   sync.Once
+	closed chan struct{}
+}
+
+var errNoPush = errors.New("fakeWatch: no push")
+
+func (s *fakeWatch) Next() (proto.WatchUpdate, error) {
+	return proto.WatchUpdate{}, errNoPush
+}
+
+func (s *fakeWatch) Close() error {
+	s.once.Do(func() { close(s.closed) })
+	return nil
+}
+
+// refresh returns the command that delivers the daemon's next push of
+// the backend's whole state (its error breaks the stream), or, while the
+// daemon is away, the reopening of the stream.
+func (m Model) refresh() (Model, tea.Cmd) {
+	if m.watch == nil {
+		return m, m.openWatchCmd(m.watchSeq + 1)
+	}
+	b := m.backend.(*fakeBackend)
+	seq, now := m.watchSeq, m.nowFn
+	return m, func() tea.Msg {
+		if b.err != nil {
+			return watchMsg{seq: seq, err: b.err, at: now()}
+		}
+		return watchMsg{seq: seq, upd: b.state(), at: now()}
+	}
+}
+
+// pushCmd is refresh's command.
+func (m Model) pushCmd() tea.Cmd {
+	_, cmd := m.refresh()
+	return cmd
 }
 
 func (f *fakeBackend) Ack(_ context.Context, ids []int64, all bool) (proto.AckResult, error) {
@@ -250,8 +302,8 @@ func loaded(t *testing.T, b *fakeBackend, w, h int, o Options) Model {
 	m := New(o)
 	m = step(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	msg := m.Init()()
-	if _, ok := msg.(refreshMsg); !ok {
-		t.Fatalf("Init command returned %T, want refreshMsg", msg)
+	if _, ok := msg.(watchOpenedMsg); !ok {
+		t.Fatalf("Init command returned %T, want watchOpenedMsg", msg)
 	}
 	m = step(t, m, msg)
 	// The restore prompt that fixtures with restorable sessions open has

@@ -14,21 +14,25 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-// RefreshInterval is how often the dashboard asks the daemon for sessions
-// and attention items. Two small control calls a second are cheap; faster
-// polling buys nothing a human sees.
-const RefreshInterval = time.Second
+// ClockInterval is how often the dashboard redraws with no news, for the
+// ages it shows; it asks the daemon nothing then.
+const ClockInterval = time.Second
+
+// RedialInterval is how long the dashboard waits before it opens the
+// watch stream again after the daemon went away: one failed dial per
+// interval costs nothing, and a restarted daemon shows within it.
+const RedialInterval = 500 * time.Millisecond
 
 // Backend is the daemon as the dashboard sees it. Its methods block until
 // the daemon answers or ctx ends (the dashboard's, from Run); they run
 // inside tea.Cmds, possibly concurrently, so an implementation must be
 // safe for concurrent use.
 type Backend interface {
-	// Sessions answers op "ls".
-	Sessions(ctx context.Context) ([]proto.SessionInfo, error)
-	// Attention answers op "attention" with resolved items included: the
-	// open items and those resolved in the last 24 hours, oldest first.
-	Attention(ctx context.Context) ([]proto.AttentionItem, error)
+	// Watch opens op "watch": the sessions and the attention drawer (open
+	// items and those resolved in the last 24 hours, oldest first) now,
+	// and a stream of their changes, pushed by the daemon. The stream ends
+	// when ctx does.
+	Watch(ctx context.Context) (proto.WatchUpdate, WatchStream, error)
 	// Ack resolves the items ids, or every open item when all is set.
 	Ack(ctx context.Context, ids []int64, all bool) (proto.AckResult, error)
 	// Resume relaunches the named sessions, or every restorable one.
@@ -128,8 +132,9 @@ type Model struct {
 	items     []proto.AttentionItem // open items, oldest first
 	resolved  []proto.AttentionItem // items resolved in the last 24 hours, newest first
 	now       time.Time
-	err       error     // the last refresh failed
-	awaySince time.Time // when the daemon stopped answering
+	rawItems  []proto.AttentionItem // the drawer as last pushed
+	err       error                 // the watch stream broke: the daemon is away
+	awaySince time.Time             // when the daemon stopped answering
 
 	filter     string // the session filter, as typed
 	filtering  bool   // keys go to the filter
@@ -148,9 +153,11 @@ type Model struct {
 	statusOK bool
 	busy     string // the action in flight
 
-	fetchSeq int  // sequence number of the last refresh asked for
-	applied  int  // sequence number of the last refresh shown
-	ticking  bool // a refresh tick is pending
+	// The watch stream (watch.go): watchSeq numbers its opens, so that
+	// messages of a stream given up are dropped.
+	watchSeq int
+	watch    WatchStream
+	ticking  bool // a clock tick is pending
 
 	// The preview of the selected session (preview.go): pvPref is the
 	// user's choice, zoom gives it the whole screen.
@@ -220,14 +227,7 @@ func (m Model) Attach() string { return m.attach }
 
 // Messages. Each daemon call's result comes back as one of these.
 type (
-	refreshMsg struct {
-		seq      int
-		sessions []proto.SessionInfo
-		items    []proto.AttentionItem
-		at       time.Time
-		err      error
-	}
-	tickMsg   struct{}
+	clockMsg  struct{}
 	actionMsg struct {
 		text    string
 		err     error
@@ -236,29 +236,8 @@ type (
 	}
 )
 
-// Init starts the first refresh.
-func (m Model) Init() tea.Cmd { return m.fetchCmd(1) }
-
-// fetchCmd asks the daemon for the sessions and the attention drawer.
-func (m Model) fetchCmd(seq int) tea.Cmd {
-	ctx, b, now := m.ctx, m.backend, m.nowFn
-	return func() tea.Msg {
-		msg := refreshMsg{seq: seq}
-		msg.sessions, msg.err = b.Sessions(ctx)
-		if msg.err == nil {
-			msg.items, msg.err = b.Attention(ctx)
-		}
-		msg.at = now()
-		return msg
-	}
-}
-
-// refresh asks for fresh data; results older than one already shown are
-// dropped when they arrive.
-func (m Model) refresh() (Model, tea.Cmd) {
-	m.fetchSeq++
-	return m, m.fetchCmd(m.fetchSeq)
-}
+// Init opens the watch stream.
+func (m Model) Init() tea.Cmd { return m.openWatchCmd(1) }
 
 // Update applies one message, then lets the preview follow the
 // selection.
@@ -285,40 +264,11 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		m = m.scroll()
 		return m, nil
-	case refreshMsg:
-		var cmd tea.Cmd
-		if !m.ticking {
-			// One tick at a time: refreshes triggered by actions must not
-			// start a second polling chain.
-			m.ticking = true
-			cmd = tea.Tick(RefreshInterval, func(time.Time) tea.Msg { return tickMsg{} })
-		}
-		if msg.seq < m.applied {
-			return m, cmd
-		}
-		m.applied = msg.seq
-		if msg.err != nil {
-			if m.err == nil {
-				m.awaySince = msg.at
-			}
-			m.err, m.now = msg.err, msg.at
-			return m, cmd
-		}
-		if m.err != nil && m.loaded {
-			m.status, m.statusOK = "reconnected to the daemon", true
-		}
-		m.err = nil
-		oldSess, oldItem := m.selIndex(), m.itemIndex()
-		m.loaded = true
-		m.now = msg.at
-		m.all = sortSessions(msg.sessions)
-		m.items, m.resolved = splitItems(msg.items, msg.at)
-		m.sessions = m.filtered()
-		m = m.clamp(oldSess, oldItem)
-		return m.offerRestore(), cmd
-	case tickMsg:
-		m.ticking = false
-		return m.refresh()
+	case watchOpenedMsg, watchMsg, redialMsg:
+		return m.updateWatch(msg)
+	case clockMsg:
+		m.now = m.nowFn()
+		return m, tea.Tick(ClockInterval, func(time.Time) tea.Msg { return clockMsg{} })
 	case actionMsg:
 		m.busy = ""
 		m.status, m.statusOK = msg.text, msg.err == nil
@@ -337,7 +287,8 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 			m.marks = marks
 		}
-		return m.refresh()
+		// What the action changed comes back pushed by the daemon.
+		return m, nil
 	case choicesMsg, completeMsg, createdMsg:
 		return m.updateDialog(msg)
 	case historyMsg:

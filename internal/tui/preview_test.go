@@ -56,7 +56,7 @@ func runCmd(cmd tea.Cmd) []tea.Msg {
 		}
 		return out
 	}
-	if msg == nil {
+	if w, ok := msg.(watchMsg); msg == nil || ok && w.err == errNoPush {
 		return nil
 	}
 	return []tea.Msg{msg}
@@ -168,7 +168,7 @@ func TestPreviewEndsAndComesBack(t *testing.T) {
 	// A refresh with the same surface leaves it; a resumed session (a new
 	// surface) is previewed again.
 	seq := m.pv.seq
-	m, _ = run(t, m, m.fetchCmd(m.fetchSeq+1))
+	m, _ = run(t, m, m.pushCmd())
 	if m.pv.seq != seq {
 		t.Error("the preview of an exited pane was reopened with nothing new")
 	}
@@ -176,7 +176,7 @@ func TestPreviewEndsAndComesBack(t *testing.T) {
 	if b.sessions[0].Name != "api" {
 		t.Fatal("fixture order changed")
 	}
-	m, cmd := run(t, m, m.fetchCmd(m.fetchSeq+2))
+	m, cmd := run(t, m, m.pushCmd())
 	if m.pv.seq == seq || !m.pv.opening {
 		t.Fatalf("the resumed session is not previewed again: %+v", m.pv)
 	}
@@ -192,7 +192,7 @@ func TestPreviewEndsAndComesBack(t *testing.T) {
 	if frame := ansi.Strip(m.View().Content); !strings.Contains(frame, `preview · build · no session named "build"`) {
 		t.Errorf("a refused preview does not say why:\n%s", frame)
 	}
-	if _, cmd = run(t, m, m.fetchCmd(m.fetchSeq+3)); len(runCmdNoTick(cmd)) > 0 {
+	if _, cmd = run(t, m, m.pushCmd()); len(runCmdNoTick(cmd)) > 0 {
 		t.Error("a refused preview is asked again at each refresh")
 	}
 }

@@ -191,15 +191,17 @@ func TestKillRefreshesAndMovesTheCursor(t *testing.T) {
 	next, cmd := keys(t, m, "x").Update(press("y"))
 	m = next.(Model)
 
-	// The daemon removes the session; the refresh that follows the action
-	// shows it gone.
+	// The daemon removes the session; its push shows it gone.
 	b.sessions = slices.DeleteFunc(b.sessions, func(s proto.SessionInfo) bool { return s.Name == "tests" })
 	b.items = b.items[:2]
-	m, cmd = run(t, m, cmd) // actionMsg → a refresh
+	m, cmd = run(t, m, cmd) // actionMsg
 	if m.status != "killed tests" || !m.statusOK || m.busy != "" {
 		t.Errorf("after the kill: status %q ok=%v busy %q", m.status, m.statusOK, m.busy)
 	}
-	m, _ = run(t, m, cmd) // refreshMsg
+	if len(runCmdNoTick(cmd)) > 0 {
+		t.Error("the action's end asked the daemon for something: what it changed is pushed")
+	}
+	m, _ = run(t, m, m.pushCmd()) // the daemon's push
 	if s, _ := m.selected(); s.Name != "api" {
 		t.Errorf("selected %q after the kill, want the row that took its place, api", s.Name)
 	}
@@ -253,61 +255,78 @@ func TestActionErrors(t *testing.T) {
 	}
 }
 
-func TestRefresh(t *testing.T) {
-	b := &fakeBackend{sessions: fixtureSessions()[:2]}
+// TestWatchPushes: the dashboard shows what the daemon pushes and asks
+// for nothing else; a push that leaves a list out keeps it; a broken
+// stream keeps the last data, says why, and dials again, and the new
+// stream's first push is shown as the truth.
+func TestWatchPushes(t *testing.T) {
+	b := &fakeBackend{sessions: fixtureSessions()[:2], items: fixtureItems()[:1]}
 	m := New(Options{Backend: b, Now: func() time.Time { return fixtureNow }})
 
-	// Init asks once; its answer starts the tick.
-	msg := m.Init()()
-	next, cmd := m.Update(msg)
-	m = next.(Model)
-	if cmd == nil || !m.ticking {
-		t.Fatal("the first refresh did not schedule a tick")
+	// Init opens the stream; its first push is shown, and the model asks
+	// for the next push and starts the clock.
+	m, cmd := run(t, m, m.Init())
+	if len(m.sessions) != 2 || len(m.items) != 1 || m.watch == nil || !m.ticking || cmd == nil {
+		t.Fatalf("after the open: %d sessions, %d items, stream %v, clock %v", len(m.sessions), len(m.items), m.watch, m.ticking)
 	}
-	// A refresh triggered by an action does not start a second tick.
-	m, fetch := m.refresh()
-	next, cmd = m.Update(fetch())
+	// A clock tick redraws the ages and asks the daemon nothing.
+	before := len(b.Calls())
+	next, tick := m.Update(clockMsg{})
 	m = next.(Model)
-	if cmd != nil {
-		t.Error("a refresh while a tick is pending scheduled another")
+	if tick == nil {
+		t.Error("the clock stopped")
 	}
-	// The tick asks again.
-	next, fetch = m.Update(tickMsg{})
-	m = next.(Model)
-	if m.ticking || fetch == nil {
-		t.Fatal("tick did not refresh")
+	// A push of the sessions alone keeps the drawer.
+	m = step(t, m, watchMsg{seq: m.watchSeq, upd: proto.WatchUpdate{Sessions: fixtureSessions()[:3]}})
+	if len(m.sessions) != 3 || len(m.items) != 1 {
+		t.Errorf("after a sessions push: %d sessions, %d items", len(m.sessions), len(m.items))
 	}
-	if got := b.Calls(); !slices.Equal(got, []string{"ls", "attention", "ls", "attention"}) {
-		t.Errorf("calls %v", got)
+	// An empty list is a list.
+	m = step(t, m, watchMsg{seq: m.watchSeq, upd: proto.WatchUpdate{Attention: []proto.AttentionItem{}}})
+	if len(m.sessions) != 3 || len(m.items) != 0 {
+		t.Errorf("after an empty drawer: %d sessions, %d items", len(m.sessions), len(m.items))
+	}
+	// A push of a stream given up is dropped.
+	m = step(t, m, watchMsg{seq: m.watchSeq - 1, upd: proto.WatchUpdate{Sessions: []proto.SessionInfo{}}})
+	if len(m.sessions) != 3 {
+		t.Errorf("a stale push was shown: %d sessions", len(m.sessions))
+	}
+	if got := b.Calls()[before:]; len(got) != 0 {
+		t.Errorf("calls while pushed to: %v", got)
 	}
 
-	// Answers that arrive out of order: the older one is dropped.
-	m, first := m.refresh()
-	m, second := m.refresh()
-	b.sessions = fixtureSessions()[:4]
-	secondMsg := second()
-	b.sessions = fixtureSessions()[:3]
-	firstMsg := first()
-	m = step(t, step(t, m, secondMsg), firstMsg)
-	if len(m.sessions) != 4 {
-		t.Errorf("%d sessions: an older answer replaced a newer one", len(m.sessions))
-	}
-
-	// A failed refresh keeps the last data and says why.
+	// The stream breaks: the last data stays, the status says why, and a
+	// redial is scheduled rather than a poll.
 	b.err = errors.New("the muster daemon is not running")
-	m, fetch = m.refresh()
-	m = step(t, m, fetch())
-	if len(m.sessions) != 4 || m.err == nil {
-		t.Errorf("after a failed refresh: %d sessions, err %v", len(m.sessions), m.err)
+	m, cmd = run(t, m, m.pushCmd())
+	if len(m.sessions) != 3 || m.err == nil || m.watch != nil || cmd == nil {
+		t.Fatalf("after the break: %d sessions, err %v, stream %v", len(m.sessions), m.err, m.watch)
 	}
 	if got := ansi.Strip(m.statusLine(100)); got != "cannot reach the daemon: the muster daemon is not running" {
 		t.Errorf("status line %q", got)
 	}
-	// And the next good one clears the error.
-	b.err = nil
-	m, fetch = m.refresh()
-	if m = step(t, m, fetch()); m.err != nil {
-		t.Errorf("err %v after a good refresh", m.err)
+	// The redial fails while the daemon is away, and is scheduled again.
+	m, cmd = apply(t, m, redialMsg{seq: m.watchSeq})
+	m, cmd = run(t, m, cmd)
+	if m.err == nil || cmd == nil {
+		t.Fatalf("a failed redial: err %v, next redial %v", m.err, cmd != nil)
+	}
+	// A new daemon answers: its first push replaces everything.
+	b.err, b.sessions, b.items = nil, fixtureSessions()[:1], nil
+	m, cmd = apply(t, m, redialMsg{seq: m.watchSeq})
+	m, _ = run(t, m, cmd)
+	if m.err != nil || m.watch == nil || len(m.sessions) != 1 || len(m.items) != 0 {
+		t.Errorf("after the reconnect: err %v, %d sessions, %d items", m.err, len(m.sessions), len(m.items))
+	}
+	if m.status != "reconnected to the daemon" {
+		t.Errorf("status %q after the reconnect", m.status)
+	}
+	// A redial that lost the race with a stream already open opens nothing.
+	if _, cmd := m.Update(redialMsg{seq: m.watchSeq}); cmd != nil && len(runCmdNoTick(cmd)) > 0 {
+		t.Error("a late redial opened a second stream")
+	}
+	if got := b.Calls(); !slices.Equal(got, []string{"watch", "watch", "watch"}) {
+		t.Errorf("calls %v: the dashboard asked for more than its watch", got)
 	}
 }
 
