@@ -9,15 +9,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/musterhq/muster/internal/testing/fakeagent/fakeagenttest"
 	"github.com/musterhq/muster/internal/testing/poll"
 	"github.com/musterhq/muster/internal/testing/testbin"
 )
 
-// TestDashboardInTmux runs the real `muster` dashboard inside tmux against a
-// real daemon: it lists the sessions, attaches and comes back on detach,
-// offers the sessions to restore after a daemon restart, and quits back to
-// the shell.
-func TestDashboardInTmux(t *testing.T) {
+// dashEnv is a real daemon under a temporary MUSTER_HOME and a tmux
+// server of its own to run the dashboard in.
+type dashEnv struct {
+	t        *testing.T
+	bin      string
+	env      []string
+	userHome string
+	tmuxBin  string
+	sock     string
+}
+
+// newDashEnv sets up the homes and the tmux server (120×40, a shell in
+// it); extra are more environment variables.
+func newDashEnv(t *testing.T, extra ...string) *dashEnv {
+	t.Helper()
 	tmuxBin, err := exec.LookPath("tmux")
 	if err != nil {
 		t.Fatal("tmux is required for this test: apt-get install -y tmux")
@@ -49,22 +60,83 @@ func TestDashboardInTmux(t *testing.T) {
 		"SHELL=/bin/bash",
 		"PS1=$ ",
 	)
-	muster := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(musterBin, args...)
-		cmd.Env, cmd.Dir = env, userHome
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("muster %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
+	env = append(env, extra...)
+	e := &dashEnv{t: t, bin: musterBin, env: env, userHome: userHome, tmuxBin: tmuxBin, sock: "muster-tui-" + filepath.Base(home)}
 	t.Cleanup(func() {
 		cmd := exec.Command(musterBin, "daemon", "stop")
 		cmd.Env = env
 		cmd.Run()
 		os.RemoveAll(home)
 	})
+	e.tmux("new-session", "-d", "-s", "m", "-x", "120", "-y", "40", "bash --norc --noprofile")
+	t.Cleanup(func() { exec.Command(tmuxBin, "-L", e.sock, "kill-server").Run() })
+	return e
+}
+
+func (e *dashEnv) muster(args ...string) string {
+	e.t.Helper()
+	cmd := exec.Command(e.bin, args...)
+	cmd.Env, cmd.Dir = e.env, e.userHome
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		e.t.Fatalf("muster %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (e *dashEnv) tmux(args ...string) string {
+	e.t.Helper()
+	cmd := exec.Command(e.tmuxBin, append([]string{"-L", e.sock, "-f", "/dev/null"}, args...)...)
+	cmd.Env = e.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		e.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (e *dashEnv) screen() string { return e.tmux("capture-pane", "-p", "-t", "m") }
+
+func (e *dashEnv) keys(k ...string) { e.tmux(append([]string{"send-keys", "-t", "m"}, k...)...) }
+
+// waitFor waits for the screen to satisfy ok, and returns it.
+func (e *dashEnv) waitFor(what string, ok func(string) bool) string {
+	e.t.Helper()
+	return poll.Value(e.t, 15*time.Second, e.screen, ok, func(s string) string { return "the screen to show " + what + ":\n" + s })
+}
+
+// waitText waits for the screen to show every want.
+func (e *dashEnv) waitText(want ...string) string {
+	e.t.Helper()
+	return e.waitFor(fmt.Sprintf("%q", want), func(s string) bool {
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// selected finds the session row under the cursor.
+func selected(name string) func(string) bool {
+	return func(s string) bool {
+		for _, line := range strings.Split(s, "\n") {
+			if strings.HasPrefix(line, "▸ "+name+" ") {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// TestDashboardInTmux runs the real `muster` dashboard inside tmux against a
+// real daemon: it lists the sessions, attaches and comes back on detach,
+// offers the sessions to restore after a daemon restart, and quits back to
+// the shell.
+func TestDashboardInTmux(t *testing.T) {
+	e := newDashEnv(t)
+	musterBin, userHome, muster := e.bin, e.userHome, e.muster
 	// A past Claude Code conversation for the history tab.
 	proj := filepath.Join(userHome, ".claude", "projects", "-work-zoo")
 	if err := os.MkdirAll(proj, 0o755); err != nil {
@@ -85,48 +157,7 @@ func TestDashboardInTmux(t *testing.T) {
 	poll.Wait(t, 15*time.Second, func() bool { alpha = muster("capture", "alpha"); return strings.Contains(alpha, "alpha-42") },
 		func() string { return "alpha to run the echo:\n" + alpha })
 
-	sock := "muster-tui-" + filepath.Base(home)
-	tmux := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(tmuxBin, append([]string{"-L", sock, "-f", "/dev/null"}, args...)...)
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	tmux("new-session", "-d", "-s", "m", "-x", "120", "-y", "40", "bash --norc --noprofile")
-	t.Cleanup(func() { exec.Command(tmuxBin, "-L", sock, "kill-server").Run() })
-	screen := func() string { return tmux("capture-pane", "-p", "-t", "m") }
-	waitFor := func(what string, ok func(string) bool) string {
-		t.Helper()
-		return poll.Value(t, 15*time.Second, screen, ok, func(s string) string { return "the screen to show " + what + ":\n" + s })
-	}
-	waitText := func(want ...string) string {
-		t.Helper()
-		return waitFor(fmt.Sprintf("%q", want), func(s string) bool {
-			for _, w := range want {
-				if !strings.Contains(s, w) {
-					return false
-				}
-			}
-			return true
-		})
-	}
-	// selected finds the session row under the cursor.
-	selected := func(name string) func(string) bool {
-		return func(s string) bool {
-			for _, line := range strings.Split(s, "\n") {
-				if strings.HasPrefix(line, "▸ "+name+" ") {
-					return true
-				}
-			}
-			return false
-		}
-	}
-	keys := func(k ...string) { tmux(append([]string{"send-keys", "-t", "m"}, k...)...) }
-
+	screen, keys, waitFor, waitText := e.screen, e.keys, e.waitFor, e.waitText
 	keys(musterBin, "Enter")
 	s := waitText("2 sessions", "alpha", "beta", "q quit")
 	if !strings.Contains(s, "◌ live") {
@@ -219,4 +250,72 @@ func TestDashboardInTmux(t *testing.T) {
 	waitText("3 live")
 	keys("q")
 	waitFor("the shell again", func(s string) bool { return !strings.Contains(s, "q quit") })
+}
+
+// sessionRows lists the session names of the dashboard's list, top to
+// bottom.
+func sessionRows(screen string) []string {
+	var names []string
+	in := false
+	for _, line := range strings.Split(screen, "\n") {
+		switch {
+		case strings.Contains(line, "NAME") && strings.Contains(line, "PROVIDER"):
+			in = true
+		case in && strings.TrimSpace(strings.Split(line, "│")[0]) == "":
+			return names
+		case in:
+			f := strings.Fields(strings.TrimPrefix(line, "▸"))
+			if len(f) > 0 {
+				names = append(names, f[0])
+			}
+		}
+	}
+	return names
+}
+
+// TestDashboardHooksInTmux: a fake Claude Code in a pane reports its
+// turns through its hooks, and the open dashboard shows each state the
+// daemon pushes: the approval request sorts its session first with the
+// command in the drawer, `a` on the item acknowledges it, and the approved
+// turn's end shows as done.
+func TestDashboardHooksInTmux(t *testing.T) {
+	dir := fakeagenttest.Build(t)
+	e := newDashEnv(t, "PATH="+fakeagenttest.Path(dir), fakeagenttest.EnvIdleDelay+"=off")
+	e.muster("new", "--name", "shell", "--detach", "--cmd", "bash --norc")
+	e.muster("new", "claude", "--name", "agent", "--detach")
+	// The agent's SessionStart hook has reached the daemon once its id is
+	// confirmed: from then on its hooks are its state.
+	poll.Wait(t, 15*time.Second, func() bool { return strings.Contains(e.muster("ls", "--json"), `"native_confirmed": true`) },
+		func() string { return "the agent's native id to be confirmed:\n" + e.muster("ls", "--json") })
+
+	e.keys(e.bin, "Enter")
+	s := e.waitText("2 sessions", "shell", "agent", "q quit")
+	if rows := sessionRows(s); len(rows) != 2 || rows[0] != "shell" {
+		t.Errorf("before any turn the rows are %v, want shell (created first) first:\n%s", rows, s)
+	}
+
+	// A Bash call that needs approval: the hooks report it, and the
+	// daemon's push moves the agent to the top with the command shown.
+	e.muster("send", "agent", "tool rm -rf build", "--enter")
+	s = e.waitText("▲ needs approval", "Attention (1)", "rm -rf build")
+	if rows := sessionRows(s); len(rows) != 2 || rows[0] != "agent" {
+		t.Errorf("the session waiting for approval does not sort first: %v\n%s", rows, s)
+	}
+
+	// tab selects the item in the drawer; a acknowledges it.
+	e.keys("Tab")
+	e.keys("a")
+	s = e.waitText("acknowledged 1 item")
+	if strings.Contains(s, "Attention (1)") {
+		t.Errorf("the acknowledged item is still counted open:\n%s", s)
+	}
+
+	// Approving in the pane ends the turn; its Stop hook is pushed as done.
+	e.muster("send", "agent", "y")
+	s = e.waitText("✓ done")
+	if rows := sessionRows(s); len(rows) != 2 {
+		t.Errorf("rows after the turn: %v\n%s", rows, s)
+	}
+	e.keys("q")
+	e.waitFor("the shell again", func(s string) bool { return !strings.Contains(s, "q quit") })
 }
