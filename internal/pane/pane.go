@@ -149,6 +149,7 @@ type Pane struct {
 	// starts afresh).
 	clientFilter *termsignal.Scanner
 	filtering    bool
+	filterBuf    []byte
 
 	readerDone chan struct{}
 	done       chan struct{} // process exited and output drained
@@ -279,7 +280,10 @@ func (p *Pane) readLoop() {
 }
 
 // publish hands one chunk to the ring, the clients and the emulator queue.
-// It never blocks on any of them.
+// It never blocks on any of them. The clients come before the emulator's
+// wake-up: an echo goes out in the reader's own write, with no goroutine
+// woken ahead of it (the emulator's data is queued first, only its wake
+// waits).
 func (p *Pane) publish(chunk []byte) {
 	filtered := chunk
 	var title string
@@ -292,12 +296,13 @@ func (p *Pane) publish(chunk []byte) {
 			}
 		}
 	}
-	var clientData []byte
+	out := chunk
 	if p.cfg.FilterClients && p.attached.Load() > 0 {
 		if !p.filtering {
 			p.clientFilter = termsignal.NewClientFilter()
 		}
-		clientData, _ = p.clientFilter.Feed(chunk, make([]byte, 0, len(chunk)))
+		out, _ = p.clientFilter.Feed(chunk, p.filterBuf[:0])
+		p.filterBuf = out
 		p.filtering = true
 	} else {
 		p.filtering = false
@@ -315,19 +320,34 @@ func (p *Pane) publish(chunk []byte) {
 	}
 	// The emulator's queue first: a client that is painted from snapshots
 	// asks for one in pushOutput, and that snapshot must include this chunk.
-	p.emu.pushData(emuData, p.seq, titleChanged, title)
+	wake := p.emu.pushData(emuData, p.seq, titleChanged, title)
 	if len(p.clients) > 0 {
-		out := clientData
-		if !p.filtering {
-			// A client attached after the filter decision gets this
-			// chunk as the program wrote it.
-			out = append([]byte(nil), chunk...)
-		}
+		// out is the reader's buffer (or the filter's): a client that
+		// queues it takes one copy shared by all (sharedCopy), and one that
+		// writes it at once takes none.
+		sc := sharedCopy{src: out}
 		for c := range p.clients {
-			c.pushOutput(start, p.seq, out)
+			c.pushOutput(start, p.seq, &sc)
 		}
 	}
 	p.mu.Unlock()
+	if wake {
+		p.emu.signal()
+	}
+}
+
+// sharedCopy is one chunk of output for every client, copied out of the
+// reader's buffer the first time a client keeps it.
+type sharedCopy struct {
+	src, dup []byte
+	copied   bool
+}
+
+func (s *sharedCopy) get() []byte {
+	if !s.copied {
+		s.dup, s.copied = append([]byte(nil), s.src...), true
+	}
+	return s.dup
 }
 
 func (p *Pane) waitLoop() {

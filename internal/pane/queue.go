@@ -2,6 +2,7 @@ package pane
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/musterhq/muster/internal/emulator"
@@ -23,6 +24,9 @@ type emuItem struct {
 	title        string
 	cols, rows   int
 	fn           func(t terminal)
+	// quiet: a title set while the emulator is stale, which need not end
+	// its wait for the output to stop.
+	quiet bool
 }
 
 // emuQueue is the bounded queue between the reader and the emulator
@@ -37,6 +41,8 @@ type emuQueue struct {
 	stale  bool
 	closed bool
 	wake   chan struct{}
+	// pushes counts pushData calls, for waitQuiet.
+	pushes atomic.Uint64
 }
 
 func newEmuQueue() *emuQueue { return &emuQueue{wake: make(chan struct{}, 1)} }
@@ -48,8 +54,14 @@ func (q *emuQueue) signal() {
 	}
 }
 
-func (q *emuQueue) pushData(data []byte, end uint64, titleChanged bool, title string) {
+// pushData queues output for the emulator and reports whether to wake it
+// (the caller signals once it has served the clients). A stale emulator is
+// not woken: it waits for the output to stop, which it sees by polling
+// pushes, so a flood wakes no goroutine per chunk.
+func (q *emuQueue) pushData(data []byte, end uint64, titleChanged bool, title string) (wake bool) {
+	q.pushes.Add(1)
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	if q.stale || q.bytes+len(data) > emuQueueBytes {
 		q.stale = true
 		// Queued data is obsolete too: the rebuild replays the ring.
@@ -63,14 +75,13 @@ func (q *emuQueue) pushData(data []byte, end uint64, titleChanged bool, title st
 		}
 		q.items, q.bytes = kept, 0
 		if titleChanged {
-			q.items = append(q.items, emuItem{kind: itemFunc, fn: setTitle(title)})
+			q.items = append(q.items, emuItem{kind: itemFunc, fn: setTitle(title), quiet: true})
 		}
-	} else {
-		q.items = append(q.items, emuItem{kind: itemData, data: data, end: end, titleChanged: titleChanged, title: title})
-		q.bytes += len(data)
+		return false
 	}
-	q.mu.Unlock()
-	q.signal()
+	q.items = append(q.items, emuItem{kind: itemData, data: data, end: end, titleChanged: titleChanged, title: title})
+	q.bytes += len(data)
+	return true
 }
 
 func setTitle(title string) func(t terminal) { return func(t terminal) { t.SetTitle(title) } }
@@ -109,25 +120,45 @@ func (q *emuQueue) take() (items []emuItem, stale bool, ok bool) {
 
 // waitQuiet blocks while output keeps arriving for a stale emulator, so a
 // flood is replayed once when it ends instead of again and again. It
-// returns early when a control item (snapshot, capture, resize) is queued.
+// checks for new output once per quiet period instead of being woken by
+// every chunk, and returns early when a control item (snapshot, capture,
+// resize) is queued.
 func (q *emuQueue) waitQuiet(quiet time.Duration) {
 	t := time.NewTimer(quiet)
 	defer t.Stop()
+	seen := q.pushes.Load()
 	for {
 		select {
 		case <-t.C:
-			return
+			now := q.pushes.Load()
+			if now == seen {
+				return
+			}
+			seen = now
+			t.Reset(quiet)
 		case <-q.wake:
-			q.mu.Lock()
-			control, closed := len(q.items) > 0, q.closed
-			q.mu.Unlock()
-			if control || closed {
+			if q.controlQueued() {
 				q.signal()
 				return
 			}
-			t.Reset(quiet)
 		}
 	}
+}
+
+// controlQueued reports whether a control item waits (or the queue is
+// closed): a stale emulator queues only those, and titles, which can wait.
+func (q *emuQueue) controlQueued() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return true
+	}
+	for _, it := range q.items {
+		if !it.quiet {
+			return true
+		}
+	}
+	return false
 }
 
 // clearStale is called with the pane lock held, at the rebuild point.

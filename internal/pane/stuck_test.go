@@ -1,0 +1,52 @@
+package pane
+
+import (
+	"bytes"
+	"testing"
+	"time"
+)
+
+// TestStuckClientNeverSlowsThePane attaches a client that never reads (its
+// socket is full: every direct write takes nothing, and its writer never
+// asks for frames) beside one that reads. The program's 8 MiB, twice what
+// a client may have queued, must reach the reading client and the
+// emulator; the stuck one is held to its bound and resynchronised.
+func TestStuckClientNeverSlowsThePane(t *testing.T) {
+	const mark = "STUCK-TEST-DONE"
+	p, err := Start(Config{Argv: []string{"sh", "-c", "read x; head -c 6291456 /dev/zero | tr '\\0' 'x'; echo; echo " + mark + "; sleep 100"}, Cols: 80, Rows: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(time.Second)
+	stuck := p.Attach(80, 24, true)
+	defer stuck.Detach()
+	stuck.SetDirect(func([]byte) int { return 0 })
+	reader := p.Attach(80, 24, true)
+	defer reader.Detach()
+	p.Write([]byte("go\n"))
+
+	var tail []byte
+	for !bytes.Contains(tail, []byte(mark)) {
+		frames, ok := reader.Next(t.Context())
+		if !ok {
+			t.Fatal("the reading client was closed")
+		}
+		for _, f := range frames {
+			tail = append(tail, f.Data...)
+		}
+		if len(tail) > 64 {
+			tail = append(tail[:0], tail[len(tail)-64:]...)
+		}
+		reader.Sent()
+	}
+	waitCapture(t, p, mark)
+	stuck.mu.Lock()
+	queued := stuck.bytes
+	stuck.mu.Unlock()
+	if queued > clientQueueBytes {
+		t.Errorf("the stuck client holds %d bytes, over its bound of %d", queued, clientQueueBytes)
+	}
+	if stuck.Resyncs() == 0 {
+		t.Error("the stuck client was never resynchronised")
+	}
+}
