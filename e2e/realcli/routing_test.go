@@ -220,3 +220,73 @@ func explainMessages(m *musterRun, name string) string {
 	}
 	return b.String()
 }
+
+// codexTUIs returns the interactive Codex processes running with the
+// Setup's HOME (not the app-server).
+func codexTUIs(s *realcli.Setup) []realcli.Process {
+	var out []realcli.Process
+	for _, p := range s.Processes() {
+		if strings.Contains(p.Command, "codex") && !strings.Contains(p.Command, " app-server") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// exitCodex types /exit into pane name's Codex and waits until fewer Codex
+// processes (the npm wrapper and the binary of each TUI) run.
+func exitCodex(m *musterRun, name string) {
+	m.t.Helper()
+	n := len(codexTUIs(m.s))
+	m.must("send", name, "/exit", "--enter")
+	for i := 0; !poll(10*time.Second, func() bool { return len(codexTUIs(m.s)) < n }); i++ {
+		if i == 3 {
+			m.t.Fatalf("%s: Codex did not exit; screen:\n%s", name, m.capture(name))
+		}
+		m.must("send", name, "", "--enter") // the slash-command popup took the first Enter
+	}
+}
+
+// TestMusterCodexDaemonExits is the other half of issue 10's daemon-mode
+// case: Codex typed into shell panes exits by itself (/exit) and the panes
+// live on. Its app-server daemon, which the first TUI started and which
+// survives it in a session of its own, stays while another pane's Codex
+// may use it and is ended once no pane runs Codex, without any `muster
+// kill`.
+func TestMusterCodexDaemonExits(t *testing.T) {
+	t.Parallel()
+	s := realcli.New(t, realcli.Codex, realcli.Options{})
+	m := newMuster(t, s)
+	defer func() {
+		if t.Failed() {
+			if b, err := os.ReadFile(filepath.Join(s.MusterHome, "state", "daemon.log")); err == nil {
+				t.Logf("daemon.log:\n%s", b)
+			}
+		}
+	}()
+	startCodexInShell(m, "ea")
+	startCodexInShell(m, "eb")
+	s.Server.Enqueue(fakemodel.Text("reply for ea"))
+	promptUntil(m, "ea", "hello from ea", "reply for ea")
+	if len(codexDaemons(s)) == 0 {
+		t.Fatal("no Codex app-server: the panes did not run Codex in daemon mode")
+	}
+	exitCodex(m, "ea")
+	// eb's Codex is the daemon's client: a few of the daemon's checks
+	// (every 3 s) must leave it running.
+	time.Sleep(7 * time.Second)
+	if len(codexDaemons(s)) == 0 {
+		t.Fatal("the app-server was ended while eb's Codex ran")
+	}
+	exitCodex(m, "eb")
+	start := time.Now()
+	if !poll(30*time.Second, func() bool { return len(codexDaemons(s)) == 0 }) {
+		t.Fatalf("the Codex app-server outlived the Codexes of its panes: %v", codexDaemons(s))
+	}
+	t.Logf("app-server gone %s after the last Codex exited", time.Since(start).Round(10*time.Millisecond))
+	for _, n := range []string{"ea", "eb"} {
+		if info := m.session(n); info.State != "running" {
+			t.Errorf("pane %s is %q after its Codex exited, want its shell running", n, info.State)
+		}
+	}
+}

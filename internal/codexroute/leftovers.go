@@ -1,6 +1,7 @@
 package codexroute
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strconv"
@@ -45,7 +46,45 @@ func NewLeftovers(procs Procs, provs ...AgentMatcher) *Leftovers {
 
 // PaneClosing notes the shared processes in the tree of a pane about to be
 // closed (root is its process), before closing orphans them.
-func (l *Leftovers) PaneClosing(root int) {
+func (l *Leftovers) PaneClosing(root int) { l.note(root) }
+
+// DefaultWatch is how often Watch looks at the live panes.
+const DefaultWatch = 3 * time.Second
+
+// Watch notes the shared processes in the trees of the live panes (roots
+// returns their processes) every interval and ends, with Reap, those that
+// no live pane's agent may use any more, until ctx ends. A Codex TUI that
+// exits by itself (/exit, Ctrl-C) leaves its app-server running in a
+// session of its own, out of the pane's tree and out of `muster kill`'s
+// reach: it has to be noted while the TUI that started it runs, and ended
+// once no pane runs Codex. ended, when set, gets what each Reap ended.
+func (l *Leftovers) Watch(ctx context.Context, interval time.Duration, roots func() []int, ended func([]int)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rs := roots()
+		for _, r := range rs {
+			l.note(r)
+		}
+		l.mu.Lock()
+		none := len(l.held) == 0
+		l.mu.Unlock()
+		if none {
+			continue
+		}
+		if got := l.Reap(rs); len(got) > 0 && ended != nil {
+			ended(got)
+		}
+	}
+}
+
+// note records the shared processes in the tree rooted at root.
+func (l *Leftovers) note(root int) {
 	for _, p := range l.provs {
 		for _, pid := range SharedPIDs(l.procs, root, p) {
 			st := startTime(pid)

@@ -2,9 +2,11 @@ package codexroute
 
 import (
 	"bufio"
+	"context"
 	"os"
 	"os/exec"
 	"slices"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -86,5 +88,76 @@ func TestLeftoversIgnoreOwnAgents(t *testing.T) {
 	l.PaneClosing(p.PID)
 	if got := l.Reap(nil); len(got) != 0 {
 		t.Fatalf("Reap ended %v: a pane's own Codex is not a shared process", got)
+	}
+}
+
+// TestWatchEndsTheDaemonOfAnExitedTUI: a Codex TUI that exits by itself
+// (the pane's shell lives on) leaves its detached app-server behind; Watch
+// noted it while the TUI ran and ends it once no pane runs Codex, but not
+// while one does.
+func TestWatchEndsTheDaemonOfAnExitedTUI(t *testing.T) {
+	e := newEnv(t)
+	w := e.dir("repo")
+	tui, daemon := e.detachedDaemonPane(w)
+	shell := e.shellPane("p3", w)
+	other := e.pane("p2", w, "", true)
+	l := NewLeftovers(e.procs, codex.Provider{})
+	var mu sync.Mutex
+	roots := []int{tui.Process.Pid, shell.PID, other.PID}
+	setRoots := func(r ...int) {
+		mu.Lock()
+		roots = r
+		mu.Unlock()
+	}
+	ended := make(chan []int, 4)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.Watch(ctx, 5*time.Millisecond, func() []int {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(roots)
+		}, func(p []int) { ended <- p })
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	// Noted while the TUI runs.
+	for i := 0; ; i++ {
+		l.mu.Lock()
+		n := len(l.held)
+		l.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if i == 1000 {
+			t.Fatal("Watch did not note the app-server")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	syscall.Kill(-tui.Process.Pid, syscall.SIGKILL)
+	tui.Wait()
+	// Another pane's Codex may be its client: it stays.
+	setRoots(shell.PID, other.PID)
+	for range 20 {
+		select {
+		case p := <-ended:
+			t.Fatalf("Watch ended %v while a pane ran Codex", p)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if startTime(daemon) == "" {
+		t.Fatal("the app-server died with the TUI or was ended: the test proves nothing")
+	}
+	setRoots(shell.PID)
+	select {
+	case p := <-ended:
+		if !slices.Equal(p, []int{daemon}) {
+			t.Fatalf("Watch ended %v, want the app-server %d", p, daemon)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Watch did not end the app-server once no pane ran Codex")
+	}
+	if startTime(daemon) != "" {
+		t.Fatal("the app-server outlived Watch's Reap")
 	}
 }

@@ -280,6 +280,12 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 		return nil
 	})
 	g.Go(func() error { return d.serveControl(ctx, ln) })
+	g.Go(func() error {
+		d.leftovers.Watch(ctx, codexroute.DefaultWatch, d.livePanePIDs, func(pids []int) {
+			d.logger.Info("ended shared agent processes no pane runs an agent for", "pids", pids)
+		})
+		return nil
+	})
 	// Keep the transcript history index fresh while the daemon runs. It is
 	// the one goroutine whose failure does not stop the daemon: without it
 	// panes, hooks and run states work on, and only history goes stale.
