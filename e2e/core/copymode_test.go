@@ -72,3 +72,58 @@ func TestCopyMode(t *testing.T) {
 		t.Fatalf("attach exited with %v: %q", err, raw[max(0, len(raw)-3000):])
 	}
 }
+
+// TestCopyModeMouseWheel: while the pane's program has not asked for mouse
+// reports the client takes the mouse; the wheel opens copy mode and
+// scrolls, and scrolling back down past the bottom leaves it. Once the
+// program asks for reports, the client gives the mouse back and the wheel
+// reaches the program.
+func TestCopyModeMouseWheel(t *testing.T) {
+	e := newEnv(t)
+	e.must("new", "--name", "wh", "--detach", "--cmd", "bash --norc --noprofile")
+	e.must("send", "wh", "for i in $(seq 1 300); do echo hist-$i; done; echo all-printed", "--enter")
+	e.waitScreen("wh", "all-printed")
+	c := e.attach("wh", 80, 24, true)
+	c.waitScreen("all-printed")
+	raw := func() string { c.mu.Lock(); defer c.mu.Unlock(); return c.raw.String() }
+	if !strings.Contains(raw(), "\x1b[?1000h\x1b[?1006h") {
+		t.Fatal("the client did not ask the terminal for mouse reports")
+	}
+
+	const up, down = "\x1b[<64;10;5M", "\x1b[<65;10;5M"
+	c.typeText(up + up)
+	c.waitScreen("[copy mode] line 297 of 303")
+	c.typeText(down)
+	c.waitScreen("[copy mode] line 300 of 303")
+	c.typeText(down + down)
+	if !eventually(func() bool {
+		s := c.screen()
+		return strings.Contains(s, "all-printed") && !strings.Contains(s, "[copy mode]")
+	}) {
+		t.Fatalf("scrolling past the bottom did not leave copy mode:\n%s", c.screen())
+	}
+
+	// A program that asks for reports gets them, wheel included.
+	before := len(raw())
+	// ready is printed by the process that becomes cat, in the foreground
+	// already: Ctrl-C then cannot fall between two commands.
+	c.typeText("bash -c 'printf \"\\e[?1000h\\e[?1006h\"; echo rea\"\"dy; exec cat -v'\r")
+	c.waitScreen("ready")
+	if !eventually(func() bool { return strings.Contains(raw()[before:], "\x1b[?1000l\x1b[?1006l\x1b[?1000h\x1b[?1006h") }) {
+		t.Fatalf("the client did not hand the mouse to the program: %q", raw()[before:])
+	}
+	c.typeText(up)
+	c.waitScreen("^[[<64;10;5M")
+	before = len(raw())
+	c.typeText("\x03")
+	if !eventually(func() bool { return strings.Contains(raw()[before:], "# ") }) {
+		t.Fatalf("no prompt after Ctrl-C: %q", raw()[before:])
+	}
+	before = len(raw())
+	c.typeText("printf '\\e[?1000l'; echo mouse-released\r")
+	c.waitScreen("mouse-released")
+	if !eventually(func() bool { return strings.Contains(raw()[before:], "\x1b[?1000h\x1b[?1006h") }) {
+		t.Fatalf("the client did not take the mouse back: %q\nscreen:\n%s", raw()[before:], c.screen())
+	}
+	c.detach()
+}

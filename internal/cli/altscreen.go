@@ -16,15 +16,27 @@ import (
 type altFilter struct {
 	held []byte // an unfinished "ESC [ ?" sequence from the last chunk
 	out  []byte
+	// mouse, when set, follows the program's mouse modes (mouse.go).
+	mouse *mouseModes
 }
 
 // maxHeld bounds a held sequence: anything longer is no mode switch we
 // rewrite and passes through as it is.
 const maxHeld = 64
 
-// filter returns p with alternate-screen switches rewritten. The result is
-// valid until the next call.
+// filter returns p with alternate-screen switches rewritten, followed by
+// what moves the mouse between the client and the program when the
+// program's mouse modes changed. The result is valid until the next call.
 func (f *altFilter) filter(p []byte) []byte {
+	out := f.modes(p)
+	if f.mouse != nil {
+		out = f.mouse.sync(out)
+		f.out = out
+	}
+	return out
+}
+
+func (f *altFilter) modes(p []byte) []byte {
 	if len(f.held) > 0 {
 		p = append(f.held, p...)
 		f.held = nil
@@ -62,6 +74,9 @@ func (f *altFilter) filter(p []byte) []byte {
 		final := p[j]
 		if final == 'h' || final == 'l' {
 			f.out = appendModes(f.out, string(p[i+3:j]), final)
+			if f.mouse != nil {
+				f.mouse.set(string(p[i+3:j]), final)
+			}
 		} else {
 			f.out = append(f.out, p[i:j+1]...)
 		}

@@ -56,7 +56,8 @@ func newAttachCmd(f *Factory) *cobra.Command {
 			"Detach with the detach key (Ctrl-\\ by default; `[keys] detach` in config.toml or --detach-key);\n" +
 			"the program keeps running. Ctrl-^ (`[keys] copy`) opens copy mode on the pane's history:\n" +
 			"move with vi or emacs keys, search with / and ?, select with v, copy with y (OSC 52),\n" +
-			"open the history in $PAGER with o, leave with q.",
+			"open the history in $PAGER with o, leave with q. The mouse wheel opens it too, while the\n" +
+			"pane's program does not use the mouse (`mouse = false` in config.toml turns that off).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Name = args[0]
@@ -153,9 +154,13 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		return &UserError{Err: err, Code: ExitUsage}
 	}
 	copyName := config.DefaultCopyKey
+	mouseOn := true
 	if cfg, err := config.Load(dirs.ConfigFile()); err == nil {
 		copyName = cfg.Keys.Copy
+		mouseOn = cfg.MouseOn()
 	}
+	// A nested client leaves the mouse to the outer one.
+	mouse := newMouseModes(mouseOn && !nested)
 	copyKey, err := config.ParseKey(copyName)
 	if err != nil || nested || copyKey.Sequences[0][0] == key.Sequences[0][0] {
 		// The detach key wins; copy mode is then reached by no key.
@@ -190,7 +195,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		return err
 	}
 
-	io.WriteString(out, enterSequence)
+	io.WriteString(out, enterSequence+mouse.start())
 	entered = true
 
 	conn := c.Conn()
@@ -211,7 +216,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 
 	go func() {
 		br := c.Reader()
-		var alt altFilter
+		alt := altFilter{mouse: mouse}
 		buf := make([]byte, 0, 256<<10)
 		for {
 			typ, payload, err := proto.ReadFrame(br, buf)
@@ -294,12 +299,33 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 			send(proto.FrameInput, rest)
 		}
 	}
+	var wheelIn mouseInput
 	go func() {
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := stdin.Read(buf)
-			if n > 0 && cm != nil {
-				p, detach := buf[:n], false
+			data := buf[:n]
+			if n > 0 && mouse.owned.Load() {
+				var wheels []wheel
+				data, wheels = wheelIn.split(data)
+				for _, wh := range wheels {
+					if cm == nil {
+						if wh != wheelUp {
+							continue
+						}
+						startCopy()
+						cm.fromWheel = true
+					}
+					cm.wheel(wh)
+					if cm.done {
+						leaveCopy(nil)
+					} else {
+						cm.draw()
+					}
+				}
+			}
+			if len(data) > 0 && cm != nil {
+				p, detach := data, false
 				if i, _ := key.Find(p); i >= 0 {
 					p, detach = p[:i], true
 				}
@@ -315,22 +341,22 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 				}
 				continue
 			}
-			if n > 0 && len(copyKey.Sequences) > 0 {
-				if j, l := copyKey.Find(buf[:n]); j >= 0 {
-					if k, _ := key.Find(buf[:j]); k < 0 {
+			if len(data) > 0 && len(copyKey.Sequences) > 0 {
+				if j, l := copyKey.Find(data); j >= 0 {
+					if k, _ := key.Find(data[:j]); k < 0 {
 						if j > 0 && !res.ReadOnly {
-							send(proto.FrameInput, buf[:j])
+							send(proto.FrameInput, data[:j])
 						}
 						startCopy()
-						if over, rest := cm.feed(buf[j+l : n]); over {
+						if over, rest := cm.feed(data[j+l:]); over {
 							leaveCopy(rest)
 						}
 						continue
 					}
 				}
 			}
-			if n > 0 {
-				p := buf[:n]
+			if len(data) > 0 {
+				p := data
 				if i, _ := key.Find(p); i >= 0 {
 					if i > 0 && !res.ReadOnly {
 						send(proto.FrameInput, p[:i])

@@ -34,6 +34,27 @@ type copyMode struct {
 	external func(argv []string) error
 	done     bool
 	copied   string // what the last copy sent, for the caller
+	// fromWheel is set when the wheel opened copy mode: scrolling back
+	// down to the bottom then leaves it, as tmux's wheel binding does.
+	fromWheel bool
+}
+
+// wheelLines is how far one wheel notch scrolls.
+const wheelLines = 3
+
+// wheel scrolls the view (and the cursor with it) by one notch.
+func (m *copyMode) wheel(w wheel) {
+	m.message = ""
+	switch w {
+	case wheelUp:
+		m.moveTo(m.cx, m.cy-wheelLines)
+	case wheelDown:
+		if m.fromWheel && !m.selecting && m.cy >= len(m.lines)-1 {
+			m.done = true
+			return
+		}
+		m.moveTo(m.cx, m.cy+wheelLines)
+	}
 }
 
 func newCopyMode(w io.Writer, text string, cols, rows int) *copyMode {
@@ -71,6 +92,14 @@ func nextKey(p []byte) (string, int) {
 	if p[0] == 0x1b {
 		if len(p) == 1 {
 			return "esc", 1
+		}
+		if len(p) > 2 && p[1] == '[' && p[2] == '<' {
+			// A mouse report of the program's (SGR): not a key.
+			i := 3
+			for i < len(p) && p[i] != 'M' && p[i] != 'm' {
+				i++
+			}
+			return "", min(i+1, len(p))
 		}
 		if p[1] == '[' || p[1] == 'O' {
 			i := 2

@@ -25,7 +25,11 @@ type Config struct {
 	// as tmux's window-size option: "latest" (the default: the client that
 	// typed last), "smallest" or "largest" (of the writable clients).
 	WindowSize string `toml:"window_size"`
-	Keys       Keys   `toml:"keys"`
+	// Mouse lets an attached client take the mouse wheel into copy mode
+	// while the pane's program has not asked for mouse reports (true when
+	// unset). Off, the terminal's own selection works without Shift.
+	Mouse *bool `toml:"mouse"`
+	Keys  Keys  `toml:"keys"`
 	// NotifyCommand runs for each new attention item; empty means the
 	// platform's desktop notification, ["none"] turns it off.
 	NotifyCommand []string   `toml:"notify_command"`
@@ -61,6 +65,9 @@ const DefaultCopyKey = "ctrl-^"
 
 // DefaultDetachKey is Ctrl-\: dtach's choice, and a key no coding agent binds.
 const DefaultDetachKey = `ctrl-\`
+
+// MouseOn reports the Mouse setting, true when unset.
+func (c Config) MouseOn() bool { return c.Mouse == nil || *c.Mouse }
 
 // Default returns the built-in configuration.
 func Default() Config {
