@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"embed"
 	"html/template"
 	"net/url"
 	"strings"
@@ -9,8 +10,6 @@ import (
 
 	"github.com/alecthomas/chroma/v2"
 	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
-	"github.com/alecthomas/chroma/v2/lexers"
-	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -225,7 +224,7 @@ func (m *markdown) highlight(w util.BufWriter, lang, code string) bool {
 	if lang == "" || len(code) > maxHighlightBytes || len(code) > m.budget {
 		return false
 	}
-	lexer := lexers.Get(lang)
+	lexer := codeLexers().Get(lang)
 	if lexer == nil {
 		return false
 	}
@@ -235,7 +234,7 @@ func (m *markdown) highlight(w util.BufWriter, lang, code string) bool {
 		return false
 	}
 	var buf bytes.Buffer
-	if err := codeFormatter.Format(&buf, styles.Get("github"), it); err != nil {
+	if err := codeFormatter.Format(&buf, codeStyles().light, it); err != nil {
 		return false
 	}
 	w.Write(buf.Bytes())
@@ -246,8 +245,37 @@ func (m *markdown) highlight(w util.BufWriter, lang, code string) bool {
 // and github-dark for a dark color scheme.
 var codeCSS = sync.OnceValue(func() template.CSS {
 	var light, dark bytes.Buffer
-	_ = codeFormatter.WriteCSS(&light, styles.Get("github"))
-	_ = codeFormatter.WriteCSS(&dark, styles.Get("github-dark"))
+	st := codeStyles()
+	_ = codeFormatter.WriteCSS(&light, st.light)
+	_ = codeFormatter.WriteCSS(&dark, st.dark)
 	// The CSS comes from chroma's built-in styles, not from a transcript.
 	return template.CSS(light.String() + "@media (prefers-color-scheme:dark){" + dark.String() + "}")
+})
+
+// styleFiles are chroma's styles/github.xml and github-dark.xml, copied
+// (TestCodeStylesAreChromas checks them against the chroma in go.mod):
+// chroma's styles package parses all of its 70-odd styles in its package
+// init, about 40,000 allocations and 1.9 MB that every muster command,
+// `muster version` included, paid for the two styles only replays use.
+//
+//go:embed chroma-styles/*.xml
+var styleFiles embed.FS
+
+type codeStyleSet struct{ light, dark *chroma.Style }
+
+// codeStyles parses the two styles on first use.
+var codeStyles = sync.OnceValue(func() codeStyleSet {
+	parse := func(name string) *chroma.Style {
+		f, err := styleFiles.Open("chroma-styles/" + name)
+		if err != nil {
+			panic(err) // embedded above
+		}
+		defer f.Close()
+		s, err := chroma.NewXMLStyle(f)
+		if err != nil {
+			panic(err) // a copy of chroma's own file, checked by a test
+		}
+		return s
+	}
+	return codeStyleSet{light: parse("github.xml"), dark: parse("github-dark.xml")}
 })

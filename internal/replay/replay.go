@@ -4,7 +4,10 @@
 // can be published as an immutable blob. One scene per user prompt;
 // replies and thinking are markdown (goldmark: raw HTML dropped, links
 // kept only with an http, https or mailto scheme, images turned into
-// links) with fenced code highlighted by chroma (markdown.go); thinking
+// links) with fenced code highlighted by chroma (markdown.go), whose lexers
+// and styles this package registers on first use (lexers.go: chroma's own
+// registries are built in package init, which every muster command paid);
+// thinking
 // collapses; Bash calls look like a terminal, with Codex's exec wrapper
 // (Chunk ID, Wall time, exit code) reduced to the output and its exit
 // code; TodoWrite and plan calls are checklists; Edit, MultiEdit, Write
