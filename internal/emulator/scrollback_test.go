@@ -39,9 +39,17 @@ func TestHistoryBoundedByBytes(t *testing.T) {
 	if h.bytes.Load() > 64<<10 || h.len() != (64<<10)/(199+lineOverhead) {
 		t.Errorf("history holds %d bytes in %d lines, want at most %d bytes", h.bytes.Load(), h.len(), 64<<10)
 	}
-	// The slice behind the ring stays within twice the lines kept.
-	if cap(h.lines) > 4*h.len()+16 {
-		t.Errorf("history slice has %d slots for %d lines", cap(h.lines), h.len())
+	// The blocks' slice stays within twice the blocks kept, and the
+	// lines are stored compressed: 199 y's compress to a few bytes.
+	if cap(h.blocks) > 2*len(h.blocks)+16 {
+		t.Errorf("history has %d block slots for %d blocks", cap(h.blocks), len(h.blocks))
+	}
+	if got := h.stored(); got > int(h.bytes.Load())/4 {
+		t.Errorf("history stores %d bytes for %d bytes of lines", got, h.bytes.Load())
+	}
+	back := h.last(h.len() + 10)
+	if len(back) != h.len() || back[0] != line || back[len(back)-1] != line {
+		t.Errorf("history reads back %d of its %d lines", len(back), h.len())
 	}
 }
 
