@@ -136,7 +136,9 @@ func TestHistoryFlagErrors(t *testing.T) {
 		{[]string{"history", "--limit", "-1"}, "--limit"},
 		{[]string{"history", "--since", "yesterday"}, "neither a duration"},
 		{[]string{"history", "extra"}, "unknown command"},
-		{[]string{"stats", "--by", "week"}, `--by "week"`},
+		{[]string{"stats", "--by", "fortnight"}, `--by "fortnight"`},
+		{[]string{"stats", "--until", "soon"}, "--until"},
+		{[]string{"stats", "--since", "2026-03-02", "--until", "2026-03-01"}, "not after --since"},
 		{[]string{"show"}, "accepts 1 arg"},
 		{[]string{"show", "gemeni:abc"}, `unknown provider "gemeni"`},
 		{[]string{"serve", "--addr", "0.0.0.0:7777"}, "not a loopback address"},
@@ -423,7 +425,7 @@ func TestJSONFields(t *testing.T) {
 	if got := keys([]byte(out)); !slices.Equal(got, []string{"by", "files", "groups", "total"}) {
 		t.Errorf("stats --json keys = %v", got)
 	}
-	want := []string{"cost_usd", "duration_ms", "files_edited", "lines_added", "lines_removed", "prompts", "sessions", "tokens", "tool_calls", "tool_errors", "tools"}
+	want := []string{"cost_usd", "duration_ms", "files_edited", "lines_added", "lines_removed", "models", "prompts", "sessions", "tokens", "tool_calls", "tool_errors", "tools"}
 	if got := keys(r["total"]); !slices.Equal(got, want) {
 		t.Errorf("stats --json total keys = %v, want %v", got, want)
 	}

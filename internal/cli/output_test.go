@@ -224,6 +224,17 @@ func TestTranscriptOutputs(t *testing.T) {
 		{"show_json", []string{"show", "claude:aaaaaaaa-0000-4000-8000-000000000001", "--json"}},
 		{"stats", []string{"stats", "--by", "model"}},
 		{"stats_json", []string{"stats", "--json", "--by", "provider", "--since", "30d"}},
+		// The ccusage-style reports; the clock's zone (UTC) dates them.
+		{"stats_day", []string{"stats", "--by", "day"}},
+		{"stats_week_json", []string{"stats", "--json", "--by", "week"}},
+		{"stats_month", []string{"stats", "--by", "month"}},
+		{"stats_session", []string{"stats", "--by", "session"}},
+		{"stats_session_json", []string{"stats", "--json", "--by", "session"}},
+		{"stats_project_json", []string{"stats", "--json", "--by", "project"}},
+		{"stats_block", []string{"stats", "--by", "block"}},
+		{"stats_block_json", []string{"stats", "--json", "--by", "block"}},
+		// --until a date includes that day: only March 1 counts.
+		{"stats_until_json", []string{"stats", "--json", "--by", "day", "--since", "2026-03-01", "--until", "2026-03-01"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := e.run(tt.args...)

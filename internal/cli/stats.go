@@ -24,6 +24,7 @@ type statsOptions struct {
 	Provider string
 	Search   string
 	Since    string
+	Until    string
 	Now      func() time.Time
 }
 
@@ -34,25 +35,38 @@ func newStatsCmd(f *Factory) *cobra.Command {
 func newStatsCmdWith(f *Factory, runF func(*statsOptions) error) *cobra.Command {
 	o := statsOptions{Now: f.now}
 	cmd := &cobra.Command{
-		Use:   "stats [--json] [--by day|provider|model]",
+		Use:   "stats [--json] [--by day|week|month|session|block|project|provider|model] [--since WHEN] [--until WHEN]",
 		Short: "Summarise past sessions: prompts, tools, edited files, tokens and cost",
 		Long: "Count prompts, tool calls by canonical name, files edited with lines added and removed\n" +
 			"(from Edit, MultiEdit, Write and ApplyPatch calls), tokens and an APPROXIMATE cost over the\n" +
 			"sessions found on disk. Costs come from the provider where it records them, else from a small\n" +
-			"built-in table of public list prices (standard tier, no discounts); unknown models are\n" +
-			"reported as unpriced. Days are local calendar days of each session's start.",
+			"built-in table of public list prices (standard tier, no discounts; internal/stats/prices.go\n" +
+			"says where and when they were read); models it does not list are reported as unpriced, with\n" +
+			"their tokens, never guessed.\n\n" +
+			"Tokens are counted per model response and dated by it: a response several files repeat (a\n" +
+			"resumed or forked conversation) counts once, as in ccusage. --by day, week (from Sunday) and\n" +
+			"month group tokens by local calendar date of each response and activity by each session's\n" +
+			"start; session groups by conversation, project by directory; block shows 5-hour billing\n" +
+			"blocks, with the active block's burn rate and projection. --since and --until (a date, whole\n" +
+			"days; or a duration ago) bound both the sessions and the responses counted.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch o.By {
-			case stats.ByNone, stats.ByDay, stats.ByProvider, stats.ByModel:
-			default:
-				return usagef("--by %q: want day, provider or model", o.By)
+			if o.By != stats.ByNone && !slices.Contains(stats.Groupings, o.By) {
+				return usagef("--by %q: want %s", o.By, strings.Join(stats.Groupings, ", "))
 			}
 			if o.Provider != "" && all.Source(o.Provider) == nil {
 				return usagef("unknown provider %q (known: %s)", o.Provider, strings.Join(all.Names(), ", "))
 			}
-			if _, err := parseSince(o.Since, o.Now()); err != nil {
+			since, err := parseSince(o.Since, o.Now())
+			if err != nil {
 				return usagef("--since: %v", err)
+			}
+			until, err := parseUntil(o.Until, o.Now())
+			if err != nil {
+				return usagef("--until: %v", err)
+			}
+			if !since.IsZero() && !until.IsZero() && !until.After(since) {
+				return usagef("--until %s is not after --since %s", o.Until, o.Since)
 			}
 			if runF != nil {
 				return runF(&o)
@@ -61,15 +75,17 @@ func newStatsCmdWith(f *Factory, runF func(*statsOptions) error) *cobra.Command 
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the report as JSON")
-	cmd.Flags().StringVar(&o.By, "by", "", "group by day, provider or model")
+	cmd.Flags().StringVar(&o.By, "by", "", "group by "+strings.Join(stats.Groupings, ", "))
 	cmd.Flags().StringVar(&o.Provider, "provider", "", "only this provider")
 	cmd.Flags().StringVar(&o.Search, "search", "", "only sessions matching TEXT (as for history)")
-	cmd.Flags().StringVar(&o.Since, "since", "", "only sessions active since a duration ago (7d) or a date")
+	cmd.Flags().StringVar(&o.Since, "since", "", "only usage since a duration ago (7d) or a date")
+	cmd.Flags().StringVar(&o.Until, "until", "", "only usage before a duration ago, or up to a date (included)")
 	return cmd
 }
 
 func runStats(ctx context.Context, f *Factory, o *statsOptions) error {
 	since, _ := parseSince(o.Since, o.Now())
+	until, _ := parseUntil(o.Until, o.Now())
 	idx, err := openHistory(ctx, f)
 	if err != nil {
 		return err
@@ -81,30 +97,64 @@ func runStats(ctx context.Context, f *Factory, o *statsOptions) error {
 		return err
 	}
 	// Sub-agents count in their parent's conversation (stats.Compute).
-	sessions, err := idx.ListAnalyzed(ctx, history.Query{Provider: o.Provider, Search: o.Search, Since: since, IncludeSubagents: true}, stats.AnalyzerVersion)
+	sessions, err := idx.ListAnalyzed(ctx, history.Query{Provider: o.Provider, Search: o.Search, Since: since, Until: until, IncludeSubagents: true}, stats.AnalyzerVersion)
 	if err != nil {
 		return err
 	}
-	r, err := stats.Compute(sessions, o.By, time.Local)
+	r, err := stats.ComputeWith(sessions, stats.Options{By: o.By, Loc: o.Now().Location(), Since: since, Until: until, Now: o.Now()})
 	if err != nil {
 		return usagef("%v", err)
 	}
 	if o.JSON {
 		return writeJSON(f.IO.Out, r)
 	}
-	printStats(f.IO.Out, r)
+	printStats(f.IO.Out, r, o.Now().Location())
 	return nil
 }
 
+// fmtCost prints a cost; "+" says some usage is unpriced, and a cost
+// made only of unpriced usage is "unknown", never $0.
 func fmtCost(g stats.Group) string {
-	s := fmt.Sprintf("$%.2f", g.CostUSD)
-	if g.CostUSD > 0 && g.CostUSD < 1 {
-		s = fmt.Sprintf("$%.4f", g.CostUSD)
+	return fmtUSD(g.CostUSD, g.UnpricedTokens)
+}
+
+func fmtUSD(usd float64, unpriced int64) string {
+	if usd == 0 && unpriced > 0 {
+		return "unknown"
 	}
-	if len(g.UnpricedModels) > 0 {
+	s := fmt.Sprintf("$%.2f", usd)
+	if usd > 0 && usd < 1 {
+		s = fmt.Sprintf("$%.4f", usd)
+	}
+	if unpriced > 0 {
 		s += "+"
 	}
 	return s
+}
+
+// printBlocks prints the 5-hour blocks, times in loc, and the active
+// block's burn rate and projection.
+func printBlocks(w io.Writer, bs []stats.Block, loc *time.Location) {
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "BLOCK START\tLAST ACTIVITY\tRESPONSES\tTOKENS\tCOST\tMODELS\n")
+	for _, b := range bs {
+		start := b.Start.In(loc).Format("2006-01-02 15:04")
+		if b.Active {
+			start += " (active)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", start, b.LastActivity.In(loc).Format("15:04"), b.Responses,
+			fmtTokens(b.Tokens.Total), fmtUSD(b.CostUSD, b.UnpricedTokens), termtext.Line(strings.Join(b.Models, ", ")))
+	}
+	tw.Flush()
+	for _, b := range bs {
+		if b.BurnRate == nil || b.Projection == nil {
+			continue
+		}
+		fmt.Fprintf(w, "active block: %s tokens/min, %s/hour; by %s (%dm left): %s tokens, %s\n",
+			fmtTokens(int64(b.BurnRate.TokensPerMinute)), fmtUSD(b.BurnRate.CostPerHour, 0), b.End.In(loc).Format("15:04"),
+			b.Projection.RemainingMinutes, fmtTokens(b.Projection.Tokens), fmtUSD(b.Projection.CostUSD, b.UnpricedTokens))
+	}
 }
 
 func fmtTokens(n int64) string {
@@ -119,7 +169,7 @@ func fmtTokens(n int64) string {
 	return fmt.Sprint(n)
 }
 
-func printStats(w io.Writer, r stats.Report) {
+func printStats(w io.Writer, r stats.Report, loc *time.Location) {
 	t := r.Total
 	fmt.Fprintf(w, "%d sessions · %d prompts · %d tool calls (%d failed) · %s\n", t.Sessions, t.Prompts, t.ToolCalls, t.ToolErrors,
 		time.Duration(t.DurationMS*int64(time.Millisecond)).Round(time.Second))
@@ -146,15 +196,30 @@ func printStats(w io.Writer, r stats.Report) {
 		}
 		fmt.Fprintf(w, "tools: %s\n", strings.Join(parts, ", "))
 	}
+	if r.Duplicates > 0 {
+		fmt.Fprintf(w, "  %d response(s) repeated by resumed or forked conversations counted once\n", r.Duplicates)
+	}
 	if len(r.Groups) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "%s\tSESSIONS\tPROMPTS\tTOOLS\tFILES\t+LINES\t-LINES\tTOKENS\tCOST\t\n", strings.ToUpper(r.By))
+		extra := ""
+		if r.By == stats.BySession {
+			extra = "\tPROJECT"
+		}
+		fmt.Fprintf(tw, "%s\tSESSIONS\tPROMPTS\tTOOLS\tFILES\t+LINES\t-LINES\tINPUT\tOUTPUT\tCACHE R\tCACHE W\tTOKENS\tCOST%s\t\n", strings.ToUpper(r.By), extra)
 		for _, g := range r.Groups {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", termtext.Line(g.Key), g.Sessions, g.Prompts, g.ToolCalls, g.FilesEdited,
-				g.LinesAdded, g.LinesRemoved, fmtTokens(g.Tokens.Total), fmtCost(g))
+			extra := ""
+			if r.By == stats.BySession {
+				extra = "\t" + termtext.Line(g.Project)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s%s\t\n", termtext.Line(g.Key), g.Sessions, g.Prompts, g.ToolCalls, g.FilesEdited,
+				g.LinesAdded, g.LinesRemoved, fmtTokens(g.Tokens.Input), fmtTokens(g.Tokens.Output), fmtTokens(g.Tokens.CacheRead),
+				fmtTokens(g.Tokens.CacheWrite), fmtTokens(g.Tokens.Total), fmtCost(g), extra)
 		}
 		tw.Flush()
+	}
+	if len(r.Blocks) > 0 {
+		printBlocks(w, r.Blocks, loc)
 	}
 	if len(r.Files) > 0 {
 		fmt.Fprintln(w, "\nmost edited files:")

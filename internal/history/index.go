@@ -70,11 +70,12 @@ func (x *Index) Close() error {
 func (x *Index) Store() *store.Store { return x.st }
 
 // Analyzer computes per-session analysis from a full parse (stats uses it
-// for tool counts and edited lines). Its JSON is stored beside the summary
-// and recomputed when Version changes or the file does.
+// for tool counts, edited lines and the usage log). Its bytes, in a format
+// of the analyzer's choosing, are stored beside the summary and recomputed
+// when Version changes or the file does.
 type Analyzer struct {
 	Version int
-	Analyze func(*transcript.Transcript) (json.RawMessage, error)
+	Analyze func(*transcript.Transcript) ([]byte, error)
 }
 
 // RefreshOptions tune a refresh.
@@ -528,7 +529,8 @@ func (s *writeStmts) put(ctx context.Context, r result, version string) error {
 		var detail any
 		detailVersion := 0
 		if rw.detail != nil {
-			detail = string(rw.detail)
+			// A blob, never text: an analysis may be binary.
+			detail = rw.detail
 			detailVersion = rw.detailVersion
 		}
 		res, err := s.insSession.ExecContext(ctx, f.Path, i, ss.Provider, ss.ID, ss.Title, ss.CWD, ss.Model,

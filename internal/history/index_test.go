@@ -151,7 +151,7 @@ func TestRefreshAnalyzer(t *testing.T) {
 		t.Fatal(err)
 	}
 	countTools := func(v int) *Analyzer {
-		return &Analyzer{Version: v, Analyze: func(t *transcript.Transcript) (json.RawMessage, error) {
+		return &Analyzer{Version: v, Analyze: func(t *transcript.Transcript) ([]byte, error) {
 			n := 0
 			for _, it := range t.Items {
 				if it.Kind == transcript.ToolUse {

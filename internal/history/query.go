@@ -93,7 +93,7 @@ func (x *Index) List(ctx context.Context, q Query) ([]transcript.Session, error)
 // Analyzed is a session with its stored analysis (see Analyzer).
 type Analyzed struct {
 	Session transcript.Session
-	Detail  json.RawMessage // nil when never analysed
+	Detail  []byte // the Analyzer's bytes; nil when never analysed
 }
 
 // ListAnalyzed is List with each session's analysis; run Refresh with the

@@ -5,6 +5,14 @@
 // per-session part needs a full parse; Analyzer hands it to the history
 // index, which stores it beside the summary so it is computed once per
 // file version.
+//
+// Usage is counted response by response (transcript.UsageEntry): a
+// response that several files record (a resumed or forked conversation's
+// new file repeating the old one, a sub-agent's messages echoed in its
+// parent) counts once, in the earliest-starting session, as ccusage
+// de-duplicates Claude usage by message id and request id across files.
+// Reports group it by the response's own time (day, week, month, 5-hour
+// block), by conversation, project, provider or model.
 package stats
 
 import (
@@ -16,9 +24,9 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-// AnalyzerVersion changes whenever Detail's meaning does, so stored
-// analyses are recomputed.
-const AnalyzerVersion = 1
+// AnalyzerVersion changes whenever Detail's meaning or its stored format
+// does, so stored analyses are recomputed. 2: binary, with the usage log.
+const AnalyzerVersion = 2
 
 // Detail is what a full parse adds to a session summary.
 type Detail struct {
@@ -38,10 +46,11 @@ type FileChange struct {
 	Removed int `json:"removed"`
 }
 
-// Analyzer is the history.Analyzer that stores Detail.
+// Analyzer is the history.Analyzer that stores Detail and the transcript's
+// usage log (detail.go).
 func Analyzer() *history.Analyzer {
-	return &history.Analyzer{Version: AnalyzerVersion, Analyze: func(t *transcript.Transcript) (json.RawMessage, error) {
-		return json.Marshal(Analyze(t))
+	return &history.Analyzer{Version: AnalyzerVersion, Analyze: func(t *transcript.Transcript) ([]byte, error) {
+		return encodeDetail(Analyze(t), t.UsageLog), nil
 	}}
 }
 

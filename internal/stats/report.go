@@ -1,16 +1,15 @@
 package stats
 
 import (
-	"encoding/json"
+	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"runtime"
 	"slices"
 	"sort"
 	"sync"
 	"time"
-
-	"github.com/tidwall/gjson"
 
 	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/transcript"
@@ -20,9 +19,21 @@ import (
 const (
 	ByNone     = ""
 	ByDay      = "day"
+	ByWeek     = "week"
+	ByMonth    = "month"
+	BySession  = "session"
+	ByBlock    = "block"
+	ByProject  = "project"
 	ByProvider = "provider"
 	ByModel    = "model"
 )
+
+// Groupings lists the accepted grouping keys, for help and errors.
+var Groupings = []string{ByDay, ByWeek, ByMonth, BySession, ByBlock, ByProject, ByProvider, ByModel}
+
+// BlockLength is the length of a billing block: Claude's usage limits reset
+// five hours after the first message of a window (ccusage's blocks report).
+const BlockLength = 5 * time.Hour
 
 // Group is the analytics of a set of sessions. JSON keys are stable.
 type Group struct {
@@ -43,8 +54,15 @@ type Group struct {
 	CostUSD        float64  `json:"cost_usd"`
 	UnpricedModels []string `json:"unpriced_models,omitempty"`
 	UnpricedTokens int64    `json:"unpriced_tokens,omitempty"`
+	// Models are the models whose usage the group counts.
+	Models []string `json:"models,omitempty"`
+	// Project and LastActivity describe a conversation (--by session).
+	Project      string    `json:"project,omitempty"`
+	LastActivity time.Time `json:"last_activity,omitzero"`
 
-	files map[string]bool
+	files  map[string]bool
+	convs  map[string]bool
+	models map[string]bool
 }
 
 // TokenCounts mirrors transcript.Usage with a total.
@@ -72,30 +90,91 @@ type FileStat struct {
 	FileChange
 }
 
+// Block is a 5-hour billing block (ccusage's blocks report): it starts at
+// the hour of its first response (UTC hours) and holds the responses until
+// BlockLength after that, or until a pause of BlockLength.
+type Block struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// LastActivity is the time of the block's last response.
+	LastActivity time.Time `json:"last_activity"`
+	// Active is set for the block now falls in, with activity less than
+	// BlockLength ago.
+	Active         bool        `json:"active"`
+	Responses      int         `json:"responses"`
+	Tokens         TokenCounts `json:"tokens"`
+	CostUSD        float64     `json:"cost_usd"`
+	UnpricedModels []string    `json:"unpriced_models,omitempty"`
+	UnpricedTokens int64       `json:"unpriced_tokens,omitempty"`
+	Models         []string    `json:"models,omitempty"`
+	// BurnRate and Projection are set for the active block.
+	BurnRate   *BurnRate   `json:"burn_rate,omitempty"`
+	Projection *Projection `json:"projection,omitempty"`
+}
+
+// BurnRate is the active block's pace, from its first to its last response.
+type BurnRate struct {
+	TokensPerMinute float64 `json:"tokens_per_minute"`
+	CostPerHour     float64 `json:"cost_per_hour_usd"`
+}
+
+// Projection is where the active block ends at its current burn rate.
+type Projection struct {
+	Tokens           int64   `json:"tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+	RemainingMinutes int     `json:"remaining_minutes"`
+}
+
 // Report is the output of Compute.
 type Report struct {
 	By     string  `json:"by,omitempty"`
 	Total  Group   `json:"total"`
 	Groups []Group `json:"groups,omitempty"`
+	// Blocks are the 5-hour blocks, oldest first (--by block).
+	Blocks []Block `json:"blocks,omitempty"`
 	// Files are the most edited files overall (by lines changed), at most
 	// TopFiles of them.
 	Files []FileStat `json:"files,omitempty"`
 	// Unanalyzed counts sessions whose transcript could not be read in
 	// full; they contribute summary counts only.
 	Unanalyzed int `json:"unanalyzed,omitempty"`
+	// Duplicates counts responses left out because an earlier session
+	// (a resumed or forked conversation's original) already counted them.
+	Duplicates int `json:"duplicate_responses,omitempty"`
 }
 
 // TopFiles bounds Report.Files.
 const TopFiles = 20
 
-// Compute aggregates sessions, grouped by by (ByNone, ByDay, ByProvider or
-// ByModel). Days are calendar days in loc of each session's start.
+// Options tune ComputeWith.
+type Options struct {
+	By string
+	// Loc is the time zone of days, weeks and months; nil is time.Local.
+	Loc *time.Location
+	// Since and Until, when set, keep the usage of responses in
+	// [Since, Until) (a response of unknown time is dated at its session's
+	// start); activity counts are by session and the caller selects those.
+	Since, Until time.Time
+	// Now places the active block; zero is time.Now.
+	Now time.Time
+}
+
+// Compute aggregates sessions, grouped by by (ByNone or one of Groupings).
+// Days are calendar days in loc.
 func Compute(sessions []history.Analyzed, by string, loc *time.Location) (Report, error) {
-	switch by {
-	case ByNone, ByDay, ByProvider, ByModel:
-	default:
-		return Report{}, fmt.Errorf("group by %q: want day, provider or model", by)
+	return ComputeWith(sessions, Options{By: by, Loc: loc})
+}
+
+// ComputeWith aggregates sessions as o says. Activity (sessions, prompts,
+// tools, files, durations) is grouped by each session's start; tokens and
+// cost by each response's own time, after dropping responses an
+// earlier-starting session already counted.
+func ComputeWith(sessions []history.Analyzed, o Options) (Report, error) {
+	by := o.By
+	if by != ByNone && !slices.Contains(Groupings, by) {
+		return Report{}, fmt.Errorf("group by %q: want one of %v", by, Groupings)
 	}
+	loc := o.Loc
 	if loc == nil {
 		loc = time.Local
 	}
@@ -110,8 +189,66 @@ func Compute(sessions []history.Analyzed, by string, loc *time.Location) (Report
 		}
 		return g
 	}
-	allFiles := map[string]FileChange{}
 	details, ok := decodeDetails(sessions)
+	r.Duplicates = dedupe(sessions, details)
+
+	timeKey := func(ms int64) string {
+		if ms == 0 {
+			return "unknown"
+		}
+		t := time.UnixMilli(ms).In(loc)
+		switch by {
+		case ByWeek:
+			// Weeks start on Sunday, as ccusage's weekly report's do.
+			d := t.AddDate(0, 0, -int(t.Weekday()))
+			return d.Format(time.DateOnly)
+		case ByMonth:
+			return t.Format("2006-01")
+		}
+		return t.Format(time.DateOnly)
+	}
+	convKey := func(s transcript.Session) string {
+		if s.ParentID != "" {
+			return s.Provider + ":" + s.ParentID
+		}
+		return s.Provider + ":" + s.ID
+	}
+	// Sub-agents take their parent's directory in project groupings: the
+	// conversation is the parent's.
+	cwdOf := map[string]string{}
+	for _, a := range sessions {
+		if a.Session.ParentID == "" {
+			cwdOf[convKey(a.Session)] = a.Session.CWD
+		}
+	}
+	project := func(s transcript.Session) string {
+		p := s.CWD
+		if c, ok := cwdOf[convKey(s)]; ok && c != "" {
+			p = c
+		}
+		if p == "" {
+			return "unknown"
+		}
+		return p
+	}
+	activityKey := func(s transcript.Session) string {
+		switch by {
+		case ByDay, ByWeek, ByMonth:
+			return timeKey(unixMS(s.StartedAt))
+		case BySession:
+			return convKey(s)
+		case ByProject:
+			return project(s)
+		case ByProvider:
+			return s.Provider
+		case ByModel:
+			return modelKey(s.Model)
+		}
+		return ""
+	}
+	since, until := unixMS(o.Since), unixMS(o.Until)
+	var all []entry // for blocks
+	allFiles := map[string]FileChange{}
 	for i, a := range sessions {
 		s := a.Session
 		d, analyzed := details[i], ok[i]
@@ -125,54 +262,52 @@ func Compute(sessions []history.Analyzed, by string, loc *time.Location) (Report
 			f.Removed += fs.Removed
 			allFiles[fs.Path] = f
 		}
-		var key string
-		switch by {
-		case ByDay:
-			key = "unknown"
-			if !s.StartedAt.IsZero() {
-				key = s.StartedAt.In(loc).Format(time.DateOnly)
+		key := activityKey(s)
+		conv := convKey(s)
+		total.addActivity(s, conv, d, analyzed)
+		if by != ByNone && by != ByBlock {
+			g := group(key)
+			g.addActivity(s, conv, d, analyzed)
+			if by == BySession {
+				g.Project = project(s)
+				g.LastActivity = later(g.LastActivity, s.EndedAt, s.StartedAt)
 			}
-		case ByProvider:
-			key = s.Provider
-		case ByModel:
-			key = modelKey(s.Model)
 		}
-		targets := []*Group{total}
-		if by != ByNone {
-			targets = append(targets, group(key))
-		}
-		for _, g := range targets {
-			g.addActivity(s, d, analyzed)
-		}
-		// Tokens and cost: split by model when grouping by model.
-		for _, mu := range usageByModel(s) {
-			tg := []*Group{total}
+		for _, e := range d.entries {
+			if e.ms == 0 {
+				e.ms = unixMS(s.StartedAt)
+			}
+			if (since != 0 && e.ms < since) || (until != 0 && e.ms >= until) {
+				continue
+			}
+			total.addUsage(e)
 			switch by {
-			case ByModel:
-				tg = append(tg, group(modelKey(mu.model)))
 			case ByNone:
+			case ByBlock:
+				all = append(all, e)
+			case ByDay, ByWeek, ByMonth:
+				group(timeKey(e.ms)).addUsage(e)
+			case ByModel:
+				group(modelKey(e.model)).addUsage(e)
 			default:
-				tg = append(tg, group(key))
-			}
-			for _, g := range tg {
-				g.addUsage(mu.model, mu.usage, s.CostUSD > 0)
-			}
-		}
-		if s.CostUSD > 0 {
-			// A provider-recorded cost replaces the table for the session.
-			costKey := key
-			if by == ByModel {
-				costKey = modelKey(s.Model)
-			}
-			total.CostUSD += s.CostUSD
-			if by != ByNone {
-				group(costKey).CostUSD += s.CostUSD
+				g := group(key)
+				g.addUsage(e)
+				if by == BySession && e.ms != 0 {
+					g.LastActivity = later(g.LastActivity, time.UnixMilli(e.ms))
+				}
 			}
 		}
 	}
 	r.Total = *total.finish()
 	for _, k := range slices.Sorted(maps.Keys(groups)) {
 		r.Groups = append(r.Groups, *groups[k].finish())
+	}
+	if by == ByBlock {
+		now := o.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		r.Blocks = blocks(all, now)
 	}
 	for p, fc := range allFiles {
 		r.Files = append(r.Files, FileStat{p, fc})
@@ -190,21 +325,151 @@ func Compute(sessions []history.Analyzed, by string, loc *time.Location) (Report
 	return r, nil
 }
 
-// detailView is a decoded Detail in slices: cheaper to build and to
-// aggregate than the maps of Detail.
-type detailView struct {
-	tools  []toolCount
-	errors int
-	files  []FileStat
+// roundUSD drops the float noise of summing thousands of small costs
+// (0.0059099999999999995 for 0.00591); a nano-dollar is far below what the
+// price table can promise.
+func roundUSD(x float64) float64 { return math.Round(x*1e9) / 1e9 }
+
+func later(t time.Time, ts ...time.Time) time.Time {
+	for _, x := range ts {
+		if x.After(t) {
+			t = x
+		}
+	}
+	return t
 }
 
-type toolCount struct {
-	name string
-	n    int
+// dedupe gives every session its usage entries (the stored log, else one
+// entry per model from the summary's totals) and drops the responses an
+// earlier-starting session already holds, in place. Sessions are visited in
+// order of start (then path), so a resumed conversation's repeats count in
+// the original, as ccusage's first-file-wins rule counts them. It returns
+// how many were dropped.
+func dedupe(sessions []history.Analyzed, details []detailView) int {
+	order := make([]int, len(sessions))
+	n := 0
+	for i := range order {
+		order[i] = i
+		n += len(details[i].entries)
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		sa, sb := sessions[a].Session, sessions[b].Session
+		return cmp.Or(sa.StartedAt.Compare(sb.StartedAt), cmp.Compare(sa.Path, sb.Path))
+	})
+	seen := make(map[uint64]struct{}, n)
+	dups := 0
+	for _, i := range order {
+		s := sessions[i].Session
+		d := &details[i]
+		if !d.logged {
+			d.entries = summaryEntries(s)
+			continue
+		}
+		kept := d.entries[:0]
+		for _, e := range d.entries {
+			if e.key != 0 {
+				if _, dup := seen[e.key]; dup {
+					dups++
+					continue
+				}
+				seen[e.key] = struct{}{}
+			}
+			kept = append(kept, e)
+		}
+		d.entries = kept
+		if s.CostUSD > 0 {
+			shareCost(d.entries, s.CostUSD)
+		}
+	}
+	return dups
+}
+
+// summaryEntries stands in for a missing usage log: the session's usage
+// per model, dated at its start. A provider-recorded cost is shared out by
+// tokens.
+func summaryEntries(s transcript.Session) []entry {
+	var out []entry
+	for _, mu := range usageByModel(s) {
+		out = append(out, entry{ms: unixMS(s.StartedAt), model: mu.model, u: mu.usage})
+	}
+	if s.CostUSD > 0 {
+		if len(out) == 0 {
+			out = append(out, entry{ms: unixMS(s.StartedAt), model: s.Model})
+		}
+		shareCost(out, s.CostUSD)
+	}
+	return out
+}
+
+func shareCost(es []entry, cost float64) {
+	var tot int64
+	for _, e := range es {
+		tot += e.u.Total()
+	}
+	for i := range es {
+		es[i].recorded = true
+		switch {
+		case tot > 0:
+			es[i].cost = cost * float64(es[i].u.Total()) / float64(tot)
+		case i == 0:
+			es[i].cost = cost
+		}
+	}
+}
+
+// blocks splits the entries into 5-hour blocks as ccusage does: a block
+// starts at the UTC hour of its first response and takes every later
+// response until one comes more than BlockLength after the block's start
+// or after the previous response.
+func blocks(es []entry, now time.Time) []Block {
+	slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.ms, b.ms) })
+	var out []Block
+	var g *Group
+	var b *Block
+	var first int64
+	flush := func() {
+		if b == nil {
+			return
+		}
+		g.finish()
+		b.Tokens, b.CostUSD, b.UnpricedModels, b.UnpricedTokens, b.Models = g.Tokens, g.CostUSD, g.UnpricedModels, g.UnpricedTokens, g.Models
+		if now.Before(b.End) && now.Sub(b.LastActivity) < BlockLength {
+			b.Active = true
+			if mins := b.LastActivity.Sub(time.UnixMilli(first)).Minutes(); mins > 0 {
+				br := &BurnRate{TokensPerMinute: float64(b.Tokens.Total) / mins, CostPerHour: roundUSD(b.CostUSD / mins * 60)}
+				b.BurnRate = br
+				left := max(b.End.Sub(now).Minutes(), 0)
+				b.Projection = &Projection{
+					Tokens:           b.Tokens.Total + int64(br.TokensPerMinute*left),
+					CostUSD:          roundUSD(b.CostUSD + br.CostPerHour*left/60),
+					RemainingMinutes: int(left),
+				}
+			}
+		}
+		out = append(out, *b)
+	}
+	for _, e := range es {
+		if e.ms == 0 {
+			continue
+		}
+		t := time.UnixMilli(e.ms)
+		if b == nil || t.Sub(b.Start) > BlockLength || t.Sub(b.LastActivity) > BlockLength {
+			flush()
+			start := t.UTC().Truncate(time.Hour)
+			b = &Block{Start: start, End: start.Add(BlockLength)}
+			g = newGroup("")
+			first = e.ms
+		}
+		b.LastActivity = t
+		b.Responses++
+		g.addUsage(e)
+	}
+	flush()
+	return out
 }
 
 // decodeDetails decodes the stored analyses on every core: with thousands
-// of sessions this is most of a warm `muster stats`.
+// of sessions this is much of a warm `muster stats`.
 func decodeDetails(sessions []history.Analyzed) ([]detailView, []bool) {
 	details := make([]detailView, len(sessions))
 	ok := make([]bool, len(sessions))
@@ -221,43 +486,8 @@ func decodeDetails(sessions []history.Analyzed) ([]detailView, []bool) {
 	return details, ok
 }
 
-// decodeDetail reads Detail JSON with gjson, several times faster than
-// encoding/json into maps.
-func decodeDetail(raw json.RawMessage) (detailView, bool) {
-	var d detailView
-	if raw == nil || !transcript.ValidJSON(raw) {
-		return d, false
-	}
-	r := gjson.ParseBytes(raw)
-	if !r.IsObject() {
-		return d, false
-	}
-	r.Get("tools").ForEach(func(k, v gjson.Result) bool {
-		d.tools = append(d.tools, toolCount{k.String(), int(v.Int())})
-		return true
-	})
-	d.errors = int(r.Get("tool_errors").Int())
-	r.Get("files").ForEach(func(k, v gjson.Result) bool {
-		fs := FileStat{Path: k.String()}
-		v.ForEach(func(fk, fv gjson.Result) bool {
-			switch fk.Str {
-			case "edits":
-				fs.Edits = int(fv.Int())
-			case "added":
-				fs.Added = int(fv.Int())
-			case "removed":
-				fs.Removed = int(fv.Int())
-			}
-			return true
-		})
-		d.files = append(d.files, fs)
-		return true
-	})
-	return d, true
-}
-
 func newGroup(k string) *Group {
-	return &Group{Key: k, Tools: map[string]int{}, files: map[string]bool{}}
+	return &Group{Key: k, Tools: map[string]int{}, files: map[string]bool{}, convs: map[string]bool{}, models: map[string]bool{}}
 }
 
 func modelKey(m string) string {
@@ -271,11 +501,12 @@ func modelKey(m string) string {
 // part of its parent's conversation: its tool calls, edits and tokens
 // count, but it is not a session of its own, its prompts are the parent
 // agent's instructions, not a person's, and its time is within the
-// parent's.
-func (g *Group) addActivity(s transcript.Session, d detailView, analyzed bool) {
+// parent's. Files of one conversation (a resumed one's several files)
+// make one session.
+func (g *Group) addActivity(s transcript.Session, conv string, d detailView, analyzed bool) {
 	sub := s.ParentID != ""
 	if !sub {
-		g.Sessions++
+		g.convs[conv] = true
 		g.Prompts += s.PromptCount
 	}
 	if analyzed {
@@ -297,18 +528,22 @@ func (g *Group) addActivity(s transcript.Session, d detailView, analyzed bool) {
 	}
 }
 
-func (g *Group) addUsage(model string, u transcript.Usage, recordedCost bool) {
-	g.Tokens.add(u)
-	if recordedCost {
+func (g *Group) addUsage(e entry) {
+	g.Tokens.add(e.u)
+	if e.u.Total() > 0 || e.cost > 0 {
+		g.models[modelKey(e.model)] = true
+	}
+	if e.recorded {
+		g.CostUSD += e.cost
 		return
 	}
-	if c, ok := Cost(model, u); ok {
+	if c, ok := Cost(e.model, e.u); ok {
 		g.CostUSD += c
 		return
 	}
-	if u.Total() > 0 {
-		g.UnpricedTokens += u.Total()
-		name := modelKey(model)
+	if e.u.Total() > 0 {
+		g.UnpricedTokens += e.u.Total()
+		name := modelKey(e.model)
 		if !slices.Contains(g.UnpricedModels, name) {
 			g.UnpricedModels = append(g.UnpricedModels, name)
 		}
@@ -316,7 +551,10 @@ func (g *Group) addUsage(model string, u transcript.Usage, recordedCost bool) {
 }
 
 func (g *Group) finish() *Group {
+	g.CostUSD = roundUSD(g.CostUSD)
+	g.Sessions = len(g.convs)
 	g.FilesEdited = len(g.files)
+	g.Models = slices.Sorted(maps.Keys(g.models))
 	slices.Sort(g.UnpricedModels)
 	return g
 }

@@ -83,8 +83,7 @@ func TestNormalizeAndCost(t *testing.T) {
 }
 
 func analyzed(s transcript.Session, d Detail) history.Analyzed {
-	raw, _ := json.Marshal(d)
-	return history.Analyzed{Session: s, Detail: raw}
+	return history.Analyzed{Session: s, Detail: encodeDetail(d, nil)}
 }
 
 func TestCompute(t *testing.T) {
@@ -155,7 +154,7 @@ func TestCompute(t *testing.T) {
 	if unpriced.Total.UnpricedTokens != 10 || unpriced.Total.UnpricedModels[0] != "claude-opus-5-5" || unpriced.Total.CostUSD != 0 {
 		t.Errorf("unpriced = %+v", unpriced.Total)
 	}
-	if _, err := Compute(nil, "week", nil); err == nil {
+	if _, err := Compute(nil, "fortnight", nil); err == nil {
 		t.Error("Compute accepted a bad grouping")
 	}
 }
@@ -163,9 +162,15 @@ func TestCompute(t *testing.T) {
 func TestDecodeDetailRoundTrip(t *testing.T) {
 	d := Detail{Tools: map[string]int{"Bash": 3, "Edit": 1}, ToolErrors: 2,
 		Files: map[string]FileChange{"/a \"quoted\".go": {1, 2, 3}, "/b.go": {4, 5, 6}}}
-	raw, _ := json.Marshal(d)
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	log := []transcript.UsageEntry{
+		{Key: "msg_1:req_1", Time: t0, Model: "claude-sonnet-4", Usage: transcript.Usage{Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, Reasoning: 1}},
+		{Key: "", Time: t0.Add(-time.Minute), Model: "gpt-5", Usage: transcript.Usage{Output: 1 << 40}},
+		{Key: "msg_2:req_2", Model: "claude-sonnet-4"},
+	}
+	raw := encodeDetail(d, log)
 	v, ok := decodeDetail(raw)
-	if !ok || v.errors != 2 || len(v.tools) != 2 || len(v.files) != 2 {
+	if !ok || v.errors != 2 || len(v.tools) != 2 || len(v.files) != 2 || len(v.entries) != 3 || !v.logged {
 		t.Fatalf("decodeDetail = %+v %v", v, ok)
 	}
 	back := Detail{Tools: map[string]int{}, ToolErrors: v.errors, Files: map[string]FileChange{}}
@@ -178,20 +183,36 @@ func TestDecodeDetailRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(d, back); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	for _, bad := range []string{"", "null", "[1]", "{", `"x"`} {
-		if _, ok := decodeDetail(json.RawMessage(bad)); ok && bad != "" {
+	for i, e := range v.entries {
+		want := log[i]
+		if e.key != usageKey(want.Key) || e.ms != unixMS(want.Time) || e.model != want.Model || e.u != want.Usage {
+			t.Errorf("entry %d = %+v, want %+v", i, e, want)
+		}
+	}
+	if v.entries[1].key != 0 || v.entries[0].key == 0 || v.entries[2].ms != 0 {
+		t.Errorf("keys and unknown times: %+v", v.entries)
+	}
+	// Every cut of a valid analysis, and bytes of other formats, are refused.
+	for n := range len(raw) {
+		if _, ok := decodeDetail(raw[:n]); ok {
+			t.Errorf("decodeDetail accepted the first %d of %d bytes", n, len(raw))
+		}
+	}
+	for _, bad := range []string{"", "null", `{"tools":{}}`, "\xa5\x01"} {
+		if _, ok := decodeDetail([]byte(bad)); ok {
 			t.Errorf("decodeDetail(%q) accepted", bad)
 		}
 	}
 }
 
 func FuzzDecodeDetail(f *testing.F) {
-	f.Add([]byte(`{"tools":{"Bash":1},"tool_errors":1,"files":{"/a":{"edits":1,"added":2,"removed":3}}}`))
-	f.Add([]byte(`{"files":{"/a":[1,2]}}`))
+	f.Add(encodeDetail(Detail{Tools: map[string]int{"Bash": 1}, ToolErrors: 1, Files: map[string]FileChange{"/a": {1, 2, 3}}},
+		[]transcript.UsageEntry{{Key: "k", Model: "m", Usage: transcript.Usage{Input: 5}}}))
+	f.Add([]byte{detailMagic, detailFormat, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		a, okA := decodeDetail(raw)
 		b, okB := decodeDetail(raw)
-		if okA != okB || !cmp.Equal(a, b, cmp.AllowUnexported(detailView{}, toolCount{})) {
+		if okA != okB || !cmp.Equal(a, b, cmp.AllowUnexported(detailView{}, toolCount{}, entry{})) {
 			t.Fatal("decodeDetail is not deterministic")
 		}
 	})

@@ -121,10 +121,28 @@ type Session struct {
 	Warnings     []string `json:"warnings,omitempty"`
 }
 
+// UsageEntry is the usage one model response reported: the unit in which
+// usage is dated (daily reports, 5-hour blocks) and de-duplicated across
+// files. A resumed or forked conversation's new file repeats earlier
+// responses with the same identity, which must count once (ccusage's rule).
+type UsageEntry struct {
+	// Key identifies the response within the provider ("message.id:
+	// requestId" for Claude, "sessionId:messageId" for Gemini); "" when the
+	// format records no identity, and then the entry is never a duplicate.
+	Key   string
+	Time  time.Time
+	Model string
+	Usage
+}
+
 // Transcript is a session with its items.
 type Transcript struct {
 	Session
 	Items []Item `json:"items,omitempty"`
+	// UsageLog is Session.Usage response by response, in file order, with
+	// repeats within the file already dropped; nil when the format has no
+	// per-response usage (then only the session totals are known).
+	UsageLog []UsageEntry `json:"-"`
 }
 
 // Env is what a Source may read of the environment; tests inject temp dirs.

@@ -456,7 +456,7 @@ func (p *parser) assistant(r *record, ts time.Time, inlined bool) {
 	synthetic := modelName == "<synthetic>"
 	hasUsage := len(usage) > 0 && usage[0] == '{'
 	if hasUsage && !synthetic {
-		p.addUsage(id, r.requestID, modelName, usage)
+		p.addUsage(id, r.requestID, modelName, usage, ts)
 	}
 	if inlined {
 		return
@@ -524,9 +524,10 @@ func (p *parser) assistant(r *record, ts time.Time, inlined bool) {
 	}
 }
 
-func (p *parser) addUsage(rawID, rawRequestID []byte, model string, usage []byte) {
+func (p *parser) addUsage(rawID, rawRequestID []byte, model string, usage []byte, ts time.Time) {
+	key := ""
 	if transcript.IsString(rawID) && transcript.IsString(rawRequestID) && len(rawID) > 2 && len(rawRequestID) > 2 {
-		key := string(rawID) + ":" + string(rawRequestID)
+		key = string(rawID) + ":" + string(rawRequestID)
 		if _, dup := p.usageKeys[key]; dup {
 			return
 		}
@@ -559,6 +560,8 @@ func (p *parser) addUsage(rawID, rawRequestID []byte, model string, usage []byte
 	if model == "" {
 		model = "unknown"
 	}
+	// The key is the raw JSON strings: an id with escapes is still one id.
+	p.t.UsageLog = append(p.t.UsageLog, transcript.UsageEntry{Key: key, Time: ts, Model: model, Usage: x})
 	if p.byModel == nil {
 		p.byModel = map[string]transcript.Usage{}
 	}

@@ -254,7 +254,9 @@ type builder struct {
 	usage   transcript.Usage
 	byModel map[string]transcript.Usage
 	sawUse  bool
-	last    time.Time
+	// sessionID is the recorded session id, the scope of message ids.
+	sessionID string
+	last      time.Time
 	// workdir is the first workspace directory the injected
 	// <session_context> names, a last resort for the cwd.
 	workdir string
@@ -282,7 +284,7 @@ func (c *conversation) build(path string, opts transcript.ParseOptions) *transcr
 			t.ParentID = parent
 		}
 	}
-	b := &builder{t: t, full: !opts.SummaryOnly, byModel: map[string]transcript.Usage{}}
+	b := &builder{t: t, sessionID: c.sessionID, full: !opts.SummaryOnly, byModel: map[string]transcript.Usage{}}
 	if b.full {
 		b.budget = transcript.NewImageBudget()
 	}
@@ -436,6 +438,14 @@ func (b *builder) gemini(m message) {
 		mu := b.byModel[key]
 		mu.Add(u)
 		b.byModel[key] = mu
+		// Resuming writes a new chat file with the same session id that
+		// starts with the messages so far, ids unchanged (real-cli
+		// REPORT.md): the id within the session makes them count once.
+		var id string
+		if m.id != "" && b.sessionID != "" {
+			id = b.sessionID + ":" + m.id
+		}
+		b.t.UsageLog = append(b.t.UsageLog, transcript.UsageEntry{Key: id, Time: m.ts, Model: m.model, Usage: u})
 	}
 }
 
