@@ -2,7 +2,10 @@
 # bench/dashboard.sh: CPU of the dashboard process while 20 panes stream
 # output, with the preview on (issue 12; target <= 5% of a core).
 #
-#   bash bench/dashboard.sh [-panes 20] [-secs 30] [-size 160x48]
+#   bash bench/dashboard.sh [-panes 20] [-secs 30] [-size 160x48] [-idle]
+#
+# With -idle the panes print one line and then nothing: what the dashboard
+# costs while nothing happens (it is pushed changes, it polls nothing).
 #
 # It builds muster, starts a daemon under a temporary MUSTER_HOME and HOME,
 # starts PANES sessions that each print a coloured line every 10 ms, opens
@@ -13,13 +16,14 @@
 # for context. Needs go, tmux and perl. Nothing outside the temp dirs is touched.
 set -euo pipefail
 
-panes=20 secs=30 size=160x48
+panes=20 secs=30 size=160x48 idle=0
 while (($#)); do
 	case $1 in
+	-idle) idle=1; shift ;;
 	-panes) panes=$2; shift 2 ;;
 	-secs) secs=$2; shift 2 ;;
 	-size) size=$2; shift 2 ;;
-	*) echo "usage: bench/dashboard.sh [-panes N] [-secs S] [-size WxH]" >&2; exit 2 ;;
+	*) echo "usage: bench/dashboard.sh [-panes N] [-secs S] [-size WxH] [-idle]" >&2; exit 2 ;;
 	esac
 done
 command -v tmux >/dev/null || { echo "bench/dashboard.sh needs tmux (apt-get install -y tmux)" >&2; exit 1; }
@@ -50,12 +54,13 @@ my $i = 0;
 while (1) {
 	$i++;
 	printf "%s line %d \e[32mok\e[m %.6f\n", $ARGV[0], $i, time;
+	sleep if $ARGV[1];
 	select(undef, undef, undef, 0.01);
 }
 PL
 for ((i = 0; i < panes; i++)); do
 	name=$(printf 'stream-%02d' "$i")
-	"$m" new --name "$name" --detach --dir "$work" --cmd "perl $work/stream.pl $name" >/dev/null
+	"$m" new --name "$name" --detach --dir "$work" --cmd "perl $work/stream.pl $name $idle" >/dev/null
 done
 
 cols=${size%x*} rows=${size#*x}
@@ -78,12 +83,17 @@ before=$(screen | grep -o 'stream-00 line [0-9]*' | tail -1)
 sleep "$secs"
 d1=$(ticks "$dash") m1=$(ticks "$daemon") t1=$(date +%s.%N)
 after=$(screen | grep -o 'stream-00 line [0-9]*' | tail -1)
-[[ "$before" != "$after" ]] || { echo "bench/dashboard.sh: the preview did not move ($before)" >&2; exit 1; }
+if ((idle)); then
+	[[ "$before" == "$after" ]] || { echo "bench/dashboard.sh: an idle pane printed ($before, then $after)" >&2; exit 1; }
+else
+	[[ "$before" != "$after" ]] || { echo "bench/dashboard.sh: the preview did not move ($before)" >&2; exit 1; }
+fi
 
-awk -v d="$((d1 - d0))" -v m="$((m1 - m0))" -v hz="$hz" -v t0="$t0" -v t1="$t1" -v n="$panes" -v size="$size" -v b="$before" -v a="$after" 'BEGIN {
+awk -v d="$((d1 - d0))" -v m="$((m1 - m0))" -v hz="$hz" -v t0="$t0" -v t1="$t1" -v n="$panes" -v idle="$idle" -v size="$size" -v b="$before" -v a="$after" 'BEGIN {
 	wall = t1 - t0
-	printf "%d panes streaming a line every 10 ms each, dashboard at %s with the preview on, %.1f s:\n", n, size, wall
+	if (idle) printf "%d idle panes, dashboard at %s with the preview on, %.1f s:\n", n, size, wall
+	else printf "%d panes streaming a line every 10 ms each, dashboard at %s with the preview on, %.1f s:\n", n, size, wall
 	printf "  preview moved from \"%s\" to \"%s\"\n", b, a
 	printf "  dashboard CPU  %5.2f%% of a core (target <= 5%%)\n", 100 * d / hz / wall
-	printf "  daemon CPU     %5.2f%% of a core (for context: it runs the 20 emulators)\n", 100 * m / hz / wall
+	printf "  daemon CPU     %5.2f%% of a core (for context: it runs the emulators)\n", 100 * m / hz / wall
 }'

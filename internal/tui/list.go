@@ -2,6 +2,7 @@ package tui
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -62,13 +63,59 @@ func needsYou(s proto.SessionInfo) bool {
 }
 
 // sortSessions orders sessions by group, keeping the daemon's order (by
-// creation) within a group.
-func sortSessions(in []proto.SessionInfo) []proto.SessionInfo {
+// creation) within a group. byDir first gathers the live sessions by
+// directory, the directory of the session that needs the user most coming
+// first, so that a project's agents sit together; exited and restorable
+// sessions stay at the bottom either way.
+func sortSessions(in []proto.SessionInfo, byDir bool) []proto.SessionInfo {
 	out := slices.Clone(in)
+	if !byDir {
+		slices.SortStableFunc(out, func(a, b proto.SessionInfo) int {
+			return cmp.Compare(sessionGroup(a), sessionGroup(b))
+		})
+		return out
+	}
+	// A directory ranks by its most urgent live session, then by its
+	// first one in the daemon's order.
+	rank := map[string]group{}
+	first := map[string]int{}
+	for i, s := range out {
+		g := sessionGroup(s)
+		if g >= groupExited {
+			continue
+		}
+		if r, ok := rank[s.CWD]; !ok || g < r {
+			rank[s.CWD] = g
+		}
+		if _, ok := first[s.CWD]; !ok {
+			first[s.CWD] = i
+		}
+	}
 	slices.SortStableFunc(out, func(a, b proto.SessionInfo) int {
-		return cmp.Compare(sessionGroup(a), sessionGroup(b))
+		ga, gb := sessionGroup(a), sessionGroup(b)
+		if la, lb := ga < groupExited, gb < groupExited; la != lb || !la {
+			return cmp.Compare(ga, gb)
+		}
+		return cmp.Or(cmp.Compare(rank[a.CWD], rank[b.CWD]), cmp.Compare(first[a.CWD], first[b.CWD]), cmp.Compare(ga, gb))
 	})
 	return out
+}
+
+// folded reports whether s is hidden by the fold: an exited or restorable
+// session while the user folded them away.
+func (m Model) folded(s proto.SessionInfo) bool {
+	return m.fold && sessionGroup(s) >= groupExited
+}
+
+// foldedCount is how many sessions the fold hides.
+func (m Model) foldedCount() int {
+	n := 0
+	for _, s := range m.all {
+		if m.folded(s) && (strings.TrimSpace(m.filter) == "" || m.matches(s)) {
+			n++
+		}
+	}
+	return n
 }
 
 // splitItems separates open items from those resolved within ResolvedFor
@@ -106,14 +153,14 @@ func (m Model) matches(s proto.SessionInfo) bool {
 	return true
 }
 
-// filtered is the sessions the filter lets through.
+// filtered is the sessions the filter and the fold let through.
 func (m Model) filtered() []proto.SessionInfo {
-	if strings.TrimSpace(m.filter) == "" {
+	if strings.TrimSpace(m.filter) == "" && !m.fold {
 		return m.all
 	}
 	var out []proto.SessionInfo
 	for _, s := range m.all {
-		if m.matches(s) {
+		if !m.folded(s) && m.matches(s) {
 			out = append(out, s)
 		}
 	}
@@ -183,5 +230,35 @@ func (m Model) nextNeedy() Model {
 		}
 	}
 	m.status, m.statusOK = "no session needs you", true
+	return m
+}
+
+// toggleFold folds the exited and restorable sessions away, or shows
+// them again.
+func (m Model) toggleFold() Model {
+	old := m.selIndex()
+	m.fold = !m.fold
+	m.sessions = m.filtered()
+	m = m.clamp(old, m.itemIndex())
+	if m.fold {
+		m.status, m.statusOK = fmt.Sprintf("%s folded; f shows them", plural(m.foldedCount(), "exited or restorable session")), true
+	} else {
+		m.status, m.statusOK = "exited and restorable sessions shown", true
+	}
+	return m
+}
+
+// toggleByDir groups the live sessions by directory, or goes back to the
+// order by state alone.
+func (m Model) toggleByDir() Model {
+	m.byDir = !m.byDir
+	m.all = sortSessions(m.rawSessions, m.byDir)
+	m.sessions = m.filtered()
+	m = m.scroll()
+	if m.byDir {
+		m.status, m.statusOK = "grouped by directory; d groups by state", true
+	} else {
+		m.status, m.statusOK = "grouped by state; d groups by directory", true
+	}
 	return m
 }

@@ -94,7 +94,7 @@ type Options struct {
 }
 
 // State is what the dashboard keeps across an attach: the filter, the
-// focus, the preview and its zoom, the marks. The zero value is a fresh
+// focus, the preview and its zoom, the marks, the fold and the grouping. The zero value is a fresh
 // dashboard.
 type State struct {
 	filter  string
@@ -104,6 +104,8 @@ type State struct {
 	zoom    bool
 	marks   map[string]bool
 	offered map[string]bool
+	fold    bool
+	byDir   bool
 }
 
 // focus is the list that the cursor keys move in.
@@ -126,18 +128,21 @@ type Model struct {
 
 	width, height int
 
-	loaded    bool
-	all       []proto.SessionInfo   // every session, in display order
-	sessions  []proto.SessionInfo   // those the filter lets through
-	items     []proto.AttentionItem // open items, oldest first
-	resolved  []proto.AttentionItem // items resolved in the last 24 hours, newest first
-	now       time.Time
-	rawItems  []proto.AttentionItem // the drawer as last pushed
-	err       error                 // the watch stream broke: the daemon is away
-	awaySince time.Time             // when the daemon stopped answering
+	loaded      bool
+	all         []proto.SessionInfo   // every session, in display order
+	sessions    []proto.SessionInfo   // those the filter lets through
+	items       []proto.AttentionItem // open items, oldest first
+	resolved    []proto.AttentionItem // items resolved in the last 24 hours, newest first
+	now         time.Time
+	rawSessions []proto.SessionInfo   // the sessions as last pushed, in the daemon's order
+	rawItems    []proto.AttentionItem // the drawer as last pushed
+	err         error                 // the watch stream broke: the daemon is away
+	awaySince   time.Time             // when the daemon stopped answering
 
 	filter     string // the session filter, as typed
 	filtering  bool   // keys go to the filter
+	fold       bool   // exited and restorable sessions are folded away
+	byDir      bool   // live sessions are grouped by directory
 	noColor    bool
 	confirmAll bool // A awaits y/n
 
@@ -211,14 +216,14 @@ func New(o Options) Model {
 	}
 	if st := o.State; st != nil {
 		m.filter, m.focus, m.selItem, m.pvPref, m.zoom, m.marks = st.filter, st.focus, st.selItem, st.pvPref, st.zoom, st.marks
-		m.offered = st.offered
+		m.offered, m.fold, m.byDir = st.offered, st.fold, st.byDir
 	}
 	return m
 }
 
 // State is the part of the dashboard that an attach should not lose.
 func (m Model) State() *State {
-	return &State{filter: m.filter, focus: m.focus, selItem: m.selItem, pvPref: m.pvPref, zoom: m.zoom, marks: m.marks, offered: m.offered}
+	return &State{filter: m.filter, focus: m.focus, selItem: m.selItem, pvPref: m.pvPref, zoom: m.zoom, marks: m.marks, offered: m.offered, fold: m.fold, byDir: m.byDir}
 }
 
 // Attach is the session the user chose to attach to, once the program has
@@ -478,6 +483,10 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.pvPref = pvOn
 		}
 		return m.scroll(), nil
+	case "f":
+		return m.toggleFold(), nil
+	case "d":
+		return m.toggleByDir(), nil
 	case "z":
 		m.zoom = !m.zoom
 		if m.zoom && m.pvPref == pvOff {

@@ -37,6 +37,12 @@ func TestKeys(t *testing.T) {
 		wantShown      int // visible sessions; 0 means do not check unless a filter is wanted
 	}{
 		{name: "j moves down", keys: []string{"j"}, wantSel: "web"},
+		{name: "f folds the exited and restorable sessions", selected: "old", keys: []string{"f"},
+			wantSel: "sleepy", wantShown: 7, wantStatus: "3 exited or restorable sessions folded; f shows them"},
+		{name: "f twice shows them again", keys: []string{"f", "f"},
+			wantSel: "docs", wantShown: 10, wantStatus: "exited and restorable sessions shown"},
+		{name: "d groups by directory", keys: []string{"d"},
+			wantSel: "docs", wantStatus: "grouped by directory; d groups by state"},
 		{name: "down moves down", keys: []string{"down", "down"}, wantSel: "tests"},
 		{name: "k at the top stays", keys: []string{"k"}, wantSel: "docs"},
 		{name: "up moves up", selected: "web", keys: []string{"up"}, wantSel: "docs"},

@@ -49,6 +49,9 @@ func (m Model) layout() layout {
 	if restorable > 0 {
 		avail -= 2
 	}
+	if m.foldedCount() > 0 {
+		avail-- // the folded sessions' line
+	}
 	s, a, r := max(len(m.sessions), 1), len(m.items)+len(m.resolved), restorable
 	if s+a+r <= avail {
 		return layout{s, a, r}
@@ -217,6 +220,7 @@ func (m Model) lists(w int, l layout) []string {
 		loaded: m.loaded, sessions: m.sessions, sel: m.selIndex(), off: m.sessOff,
 		rows: l.sessionRows, focused: m.focus == focusSessions, now: m.now, home: m.home,
 		stale: m.err != nil, filtered: m.filter != "", marks: m.marks,
+		folded: m.foldedCount(), byDir: m.byDir,
 	}.Render(w)}
 	if len(m.items)+len(m.resolved) > 0 {
 		body = append(body, "", drawer{
@@ -345,6 +349,8 @@ type sessionTable struct {
 	stale    bool // the daemon is away: the states may be wrong
 	filtered bool
 	marks    map[string]bool
+	folded   int  // exited and restorable sessions folded away
+	byDir    bool // grouped by directory: a directory shows on its first row only
 }
 
 // Fixed column widths; NAME and PROVIDER follow their content within
@@ -361,7 +367,14 @@ func (t sessionTable) Render(w int) string {
 	if !t.loaded {
 		return styleFaint.Styled("  loading…")
 	}
+	foldLine := ""
+	if t.folded > 0 {
+		foldLine = "\n" + styleFaint.Styled(fmt.Sprintf("  ⋯ %s folded · f shows them", plural(t.folded, "exited or restorable session")))
+	}
 	if len(t.sessions) == 0 {
+		if t.folded > 0 {
+			return "  No live session." + foldLine
+		}
 		if t.filtered {
 			return "  No session matches the filter; esc clears it."
 		}
@@ -429,7 +442,11 @@ func (t sessionTable) Render(w int) string {
 		if t.stale && s.State == "running" {
 			state = styleQuiet.Styled("? unknown")
 		}
-		line := row(mark, name, prov, state, attn, act, lastEventAge(s, t.now), tilde(termtext.Line(s.CWD), t.home))
+		dir := tilde(termtext.Line(s.CWD), t.home)
+		if t.byDir && i > t.off && t.sessions[i-1].CWD == s.CWD && sessionGroup(s) < groupExited {
+			dir = styleFaint.Styled("〃")
+		}
+		line := row(mark, name, prov, state, attn, act, lastEventAge(s, t.now), dir)
 		line = strings.TrimRight(line, " ")
 		if s.State != "running" || t.stale {
 			line = styleFaint.Styled(line)
@@ -439,7 +456,10 @@ func (t sessionTable) Render(w int) string {
 	if hidden := len(t.sessions) - (end - t.off); hidden > 0 && t.rows > 0 {
 		lines[0] += styleFaint.Styled(fmt.Sprintf("   (%d–%d of %d)", t.off+1, end, len(t.sessions)))
 	}
-	return strings.Join(lines, "\n")
+	if t.byDir {
+		lines[0] += styleFaint.Styled("   by directory")
+	}
+	return strings.Join(lines, "\n") + foldLine
 }
 
 // drawer is the attention drawer: open items, oldest first.
@@ -613,6 +633,7 @@ var helpKeys = [][2]string{
 	{"e / i", "rename the selected session / explain its state"},
 	{"h", "history: search past conversations; enter reads one, w writes its replay, r resumes it"},
 	{"p / z", "show or hide the live preview / zoom it (z or esc returns)"},
+	{"f / d", "fold the exited and restorable sessions / group by directory"},
 	{"mouse", "click selects, a click on the selection attaches; wheel moves"},
 	{"?", "show or hide this help"},
 	{"esc", "close help, the zoom or a view, or clear the filter"},

@@ -62,6 +62,14 @@ func TestView(t *testing.T) {
 			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{Select: "tests"})
 			return keys(t, m, "x")
 		}},
+		{"folded", func(t *testing.T, w, h int) Model {
+			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{})
+			return keys(t, m, "f")
+		}},
+		{"bydir", func(t *testing.T, w, h int) Model {
+			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{})
+			return keys(t, m, "d")
+		}},
 		{"help", func(t *testing.T, w, h int) Model {
 			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{})
 			return keys(t, m, "?")

@@ -113,7 +113,8 @@ func (m Model) apply(u proto.WatchUpdate, at time.Time) Model {
 	m.loaded = true
 	m.now = at
 	if u.Sessions != nil {
-		m.all = sortSessions(u.Sessions)
+		m.rawSessions = u.Sessions
+		m.all = sortSessions(u.Sessions, m.byDir)
 	}
 	if u.Attention != nil {
 		m.rawItems = u.Attention
