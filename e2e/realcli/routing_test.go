@@ -290,3 +290,63 @@ func TestMusterCodexDaemonExits(t *testing.T) {
 		}
 	}
 }
+
+// TestMusterHooklessCodexesOneDir is issue 10's hook-less two-pane case
+// for Codex 0.169: `codex` typed into two shell panes of one directory,
+// no hooks installed, so both run in daemon mode and only the shared
+// app-server holds their rollouts: nothing proves which rollout is whose.
+// Each pane's runs are its own turns or coarse, never the other pane's
+// prompt.
+func TestMusterHooklessCodexesOneDir(t *testing.T) {
+	t.Parallel()
+	s := realcli.New(t, realcli.Codex, realcli.Options{})
+	m := newMuster(t, s)
+	defer func() {
+		if t.Failed() {
+			if b, err := os.ReadFile(filepath.Join(s.MusterHome, "state", "daemon.log")); err == nil {
+				t.Logf("daemon.log:\n%s", b)
+			}
+		}
+	}()
+	startCodexInShell(m, "xa")
+	startCodexInShell(m, "xb")
+	gate := make(chan struct{})
+	s.Server.Enqueue(fakemodel.Text("reply for xa").After(gate), fakemodel.Text("reply for xb"))
+	// The prompt reached the model (an Enter typed while Codex redraws
+	// can be lost: pressed again while the prompt is in the input box).
+	asked := len(s.Server.Turns())
+	m.must("send", "xa", "hello from xa", "--enter")
+	for i := 0; !poll(15*time.Second, func() bool { return len(s.Server.Turns()) > asked }); i++ {
+		if i == 4 {
+			t.Fatalf("xa: the prompt never reached the model; screen:\n%s", m.capture("xa"))
+		}
+		m.must("send", "xa", "", "--enter")
+	}
+	// While xa's reply is held, its pane's Codex works: a run shows.
+	var a proto.SessionInfo
+	m.waitFor("xa", "a run while its turn works", turnTimeout, func() bool {
+		a = m.session("xa")
+		return runState(a) == "running"
+	})
+	close(gate)
+	m.waitScreen("xa", "reply for xa", turnTimeout)
+	promptUntil(m, "xb", "hello from xb", "reply for xb")
+	time.Sleep(3 * time.Second) // a few more polls: nothing may move
+	runs := map[string]string{}
+	for _, n := range []string{"xa", "xb"} {
+		other := map[string]string{"xa": "xb", "xb": "xa"}[n]
+		msgs := explainMessages(m, n)
+		if strings.Contains(msgs, "hello from "+other) {
+			t.Errorf("%s shows %s's turn:\n%s", n, other, msgs)
+		}
+		info := m.session(n)
+		runs[n] = runID(info)
+		t.Logf("%s: run %q %q; evidence:\n%s", n, runID(info), runState(info), msgs)
+	}
+	if runs["xa"] != "" && runs["xa"] == runs["xb"] {
+		t.Errorf("both panes show run %s", runs["xa"])
+	}
+	if len(codexDaemons(s)) == 0 {
+		t.Error("no app-server: Codex did not run in daemon mode, the case is not the one of issue 10")
+	}
+}

@@ -36,7 +36,16 @@ func (e *Estimator) provenID(a *agentRun, now time.Time) string {
 	}
 	a.nextProve = now.Add(proveEvery)
 	a.proved = ""
+	sr, shares := all.As[provider.SessionRouter](a.provider)
 	for _, pid := range e.treeOf(a.pgid, maxProve) {
+		if shares {
+			// Codex's app-server, a child of the first TUI that needed
+			// it, holds every pane's rollout open: which one it names
+			// first says nothing about this pane.
+			if info, err := e.inspect(pid); err == nil && sr.SharedProcess(info.Argv) {
+				continue
+			}
+		}
 		if id := r.ProcessSession(e.cfg.Env, pid); id != "" && safeID(id) {
 			a.proved = id
 			break

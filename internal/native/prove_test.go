@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/musterhq/muster/internal/proto"
 )
@@ -90,5 +91,36 @@ func TestTranscriptsProvedByProcessRecords(t *testing.T) {
 				t.Errorf("surface %s follows %s by id %q, want %s", ev.SurfaceID.RawValue, f.agent.tr.path, f.agent.tr.byID, want)
 			}
 		}
+	}
+}
+
+// TestSharedProcessProvesNothing: Codex's app-server, in the tree of the
+// first TUI that started it, holds every pane's rollout open; the rollout
+// it holds proves nothing about the pane, while the one a TUI holds does.
+func TestSharedProcessProvesNothing(t *testing.T) {
+	h := newHarness(t)
+	const id = "01a22c19-5448-7d02-89e7-73b160cc00ef"
+	dir := filepath.Join(h.home, ".codex", "sessions", "2026", "12", "02")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// This test's own process plays the process holding the rollout.
+	f, err := os.Create(filepath.Join(dir, "rollout-2026-12-02T04-00-00-"+id+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	self := os.Getpid()
+	h.e.treeOf = func(root, _ int) []int { return []int{root, self} }
+	h.procs.set(agentPGID, "codex", "codex")
+	a := &agentRun{provider: "codex", pgid: agentPGID}
+	h.procs.set(self, "codex", "/usr/bin/codex", "app-server", "--listen", "unix://", "--managed-daemon")
+	if got := h.e.provenID(a, h.clk.Now()); got != "" {
+		t.Errorf("proved %q by the app-server's open rollout, want nothing", got)
+	}
+	h.procs.set(self, "codex", "/usr/bin/codex", "--no-daemon")
+	a.nextProve = time.Time{}
+	if got := h.e.provenID(a, h.clk.Now()); got != id {
+		t.Errorf("proved %q by a TUI's open rollout, want %s", got, id)
 	}
 }
