@@ -132,3 +132,38 @@ func TestScrollFastPath(t *testing.T) {
 		t.Errorf("history holds %d lines after CSI 3 S, want 3", n)
 	}
 }
+
+// TestAltScreenSizedOnUse checks third_party/x/vt's alternate screen, kept
+// 1x1 while unused: a program that switches to it gets the full screen,
+// also after a resize made while it was off it, and the main screen is
+// intact when it leaves.
+func TestAltScreenSizedOnUse(t *testing.T) {
+	term := New(20, 5, Limits{Lines: 100})
+	defer term.Close()
+	go drain(term)
+	term.Write([]byte("main text"))
+	term.Resize(30, 6)
+	term.Write([]byte("\x1b[?1049h\x1b[6;21Hcorner"))
+	if !term.AltScreen() {
+		t.Fatal("not on the alternate screen")
+	}
+	if got := term.Text(0, false); got != "\n\n\n\n\n                    corner\n" {
+		t.Errorf("alternate screen at 30x6: %q", got)
+	}
+	term.Resize(40, 7)
+	term.Write([]byte("\x1b[7;1Hlast row"))
+	if got := term.Text(0, false); !strings.HasSuffix(got, "\nlast row\n") || strings.Count(got, "\n") != 7 {
+		t.Errorf("alternate screen after a resize to 40x7: %q", got)
+	}
+	term.Write([]byte("\x1b[?1049l"))
+	if got := term.Text(0, false); got != "main text\n" {
+		t.Errorf("main screen after leaving: %q", got)
+	}
+	term.Write([]byte("\x1b[?1049h"))
+	if got := term.Text(0, false); got != "" {
+		t.Errorf("alternate screen entered again is not blank: %q", got)
+	}
+	if w, h := term.Size(); w != 40 || h != 7 {
+		t.Errorf("size %dx%d, want 40x7", w, h)
+	}
+}

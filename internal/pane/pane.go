@@ -93,8 +93,8 @@ var ErrExited = errors.New("the pane's process has exited")
 const (
 	defaultScrollback = 10000
 	// defaultRing is the raw output kept: a rebuild replays rebuildBytes of
-	// it, and nothing else reads it.
-	defaultRing = 256 << 10
+	// it, and nothing else reads it, so more would be memory no one uses.
+	defaultRing = rebuildBytes
 	// emuQueueBytes bounds output waiting for the emulator; beyond it the
 	// emulator is marked dirty and rebuilt from the ring.
 	emuQueueBytes = 256 << 10

@@ -41,6 +41,9 @@ func (e *Emulator) setAltScreenMode(on bool) {
 		return
 	}
 	if on {
+		if w, h := e.scrs[0].Width(), e.scrs[0].Height(); e.scrs[1].Width() != w || e.scrs[1].Height() != h {
+			e.scrs[1].Resize(w, h)
+		}
 		e.scr = &e.scrs[1]
 		e.scrs[1].cur = e.scrs[0].cur
 		e.scr.Clear()
@@ -48,6 +51,11 @@ func (e *Emulator) setAltScreenMode(on bool) {
 		e.setCursor(0, 0)
 	} else {
 		e.scr = &e.scrs[0]
+		// muster's patch: give the alternate screen's cells back; the
+		// next switch clears it anyway.
+		// (A fresh buffer: shrinking one keeps its rows' arrays.)
+		e.scrs[1].buf = nil
+		e.scrs[1].Resize(1, 1)
 	}
 	if e.cb.AltScreen != nil {
 		e.cb.AltScreen(on)

@@ -80,7 +80,10 @@ var _ Terminal = (*Emulator)(nil)
 func NewEmulator(w, h int) *Emulator {
 	t := new(Emulator)
 	t.scrs[0] = *NewScreen(w, h)
-	t.scrs[1] = *NewScreen(w, h)
+	// muster's patch: the alternate screen is 1x1 until a program switches
+	// to it (setAltScreenMode sizes it), and again once it leaves: most
+	// panes never use it, and its cells were 215 KB at 80x24.
+	t.scrs[1] = *NewScreen(1, 1)
 	t.scr = &t.scrs[0]
 	// muster's patch: the alternate screen keeps no scrollback, as in
 	// xterm; x/vt's could not be read (charmbracelet/x issue #947) and
@@ -257,7 +260,9 @@ func (e *Emulator) Resize(width int, height int) {
 	}
 
 	e.scrs[0].Resize(width, height)
-	e.scrs[1].Resize(width, height)
+	if e.scr == &e.scrs[1] {
+		e.scrs[1].Resize(width, height)
+	}
 	e.tabstops = uv.DefaultTabStops(width)
 
 	e.setCursor(x, y)
