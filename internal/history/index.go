@@ -276,10 +276,12 @@ func (x *Index) knownFiles(ctx context.Context, providers []string) (map[string]
 }
 
 // staleDetail lists files with a session whose analysis is missing or was
-// made by another analyzer version, and the providers of those files.
+// made by another analyzer version, and the providers of those files. A
+// missing analysis has version 0 (put), so the version alone says it, from
+// the covering index of migration 009 without touching the analyses.
 func (x *Index) staleDetail(ctx context.Context, version int) (map[string]bool, map[string]bool, error) {
 	stale, provs := map[string]bool{}, map[string]bool{}
-	rows, err := x.st.R.QueryContext(ctx, `SELECT DISTINCT path, provider FROM history_sessions WHERE detail IS NULL OR detail_version != ?`, version)
+	rows, err := x.st.R.QueryContext(ctx, `SELECT DISTINCT path, provider FROM history_sessions INDEXED BY history_sessions_detail WHERE detail_version != ?`, version)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read history index: %w", err)
 	}

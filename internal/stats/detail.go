@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -101,11 +102,13 @@ func encodeDetail(d Detail, log []transcript.UsageEntry) []byte {
 	return b
 }
 
-// entry is one decoded usage log entry.
+// entry is one decoded usage log entry. It holds no pointer (the model is
+// an index), so the entries of thousands of sessions cost the garbage
+// collector nothing to scan.
 type entry struct {
 	key   uint64
 	ms    int64 // 0: unknown
-	model string
+	model int32 // into detailView.models, then into a modelTable
 	u     transcript.Usage
 	// cost is a provider-recorded cost share; recorded says to use it
 	// instead of the price table.
@@ -119,6 +122,7 @@ type detailView struct {
 	tools   []toolCount
 	errors  int
 	files   []FileStat
+	models  []string
 	entries []entry
 	// logged says the analysis has a usage log (a format without one
 	// leaves it empty, and the session totals stand in for it).
@@ -189,7 +193,10 @@ func (r *reader) str() string {
 		r.bad = true
 		return ""
 	}
-	s := string(r.b[:n])
+	// The strings share the stored bytes, which nothing writes to after
+	// the query: a copy of every path and model name was a third of
+	// decoding.
+	s := unsafe.String(unsafe.SliceData(r.b), int(n))
 	r.b = r.b[n:]
 	return s
 }
@@ -206,6 +213,7 @@ func (r *reader) u64() uint64 {
 
 // decodeDetail reads a stored analysis; ok is false when raw is missing or
 // not in the current format (the session then counts from its summary).
+// The strings of the result point into raw, which must not change.
 func decodeDetail(raw []byte) (detailView, bool) {
 	var d detailView
 	if len(raw) < 2 || raw[0] != detailMagic || raw[1] != detailFormat {
@@ -225,6 +233,7 @@ func decodeDetail(raw []byte) (detailView, bool) {
 	for i := range models {
 		models[i] = r.str()
 	}
+	d.models = models
 	d.entries = make([]entry, r.count(15))
 	var ms int64
 	for i := range d.entries {
@@ -233,11 +242,11 @@ func decodeDetail(raw []byte) (detailView, bool) {
 		ms += r.varint()
 		e.ms = ms
 		mi := r.uvarint()
-		if mi >= uint64(len(models)) {
+		if mi >= uint64(len(models)) || mi > 1<<30 {
 			r.bad = true
 			break
 		}
-		e.model = models[mi]
+		e.model = int32(mi)
 		e.u = transcript.Usage{Input: r.int(), Output: r.int(), CacheRead: r.int(), CacheWrite: r.int(), Reasoning: r.int()}
 	}
 	if r.bad || len(r.b) != 0 {
@@ -245,4 +254,22 @@ func decodeDetail(raw []byte) (detailView, bool) {
 	}
 	d.logged = len(d.entries) > 0
 	return d, true
+}
+
+// modelTable numbers the model names of one computation.
+type modelTable struct {
+	names []string
+	index map[string]int32
+}
+
+func newModelTable() *modelTable { return &modelTable{index: map[string]int32{}} }
+
+func (t *modelTable) intern(name string) int32 {
+	i, ok := t.index[name]
+	if !ok {
+		i = int32(len(t.names))
+		t.names = append(t.names, name)
+		t.index[name] = i
+	}
+	return i
 }

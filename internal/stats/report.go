@@ -60,9 +60,11 @@ type Group struct {
 	Project      string    `json:"project,omitempty"`
 	LastActivity time.Time `json:"last_activity,omitzero"`
 
-	files  map[string]bool
-	convs  map[string]bool
-	models map[string]bool
+	files   map[string]bool
+	convs   map[string]bool
+	models  map[string]bool
+	byModel map[int32]*transcript.Usage // table-priced usage, priced by finish
+	mt      *modelTable
 }
 
 // TokenCounts mirrors transcript.Usage with a total.
@@ -179,18 +181,19 @@ func ComputeWith(sessions []history.Analyzed, o Options) (Report, error) {
 		loc = time.Local
 	}
 	r := Report{By: by}
-	total := newGroup("")
+	mt := newModelTable()
+	total := newGroup("", mt)
 	groups := map[string]*Group{}
 	group := func(k string) *Group {
 		g := groups[k]
 		if g == nil {
-			g = newGroup(k)
+			g = newGroup(k, mt)
 			groups[k] = g
 		}
 		return g
 	}
 	details, ok := decodeDetails(sessions)
-	r.Duplicates = dedupe(sessions, details)
+	r.Duplicates = dedupe(sessions, details, mt)
 
 	timeKey := func(ms int64) string {
 		if ms == 0 {
@@ -288,7 +291,7 @@ func ComputeWith(sessions []history.Analyzed, o Options) (Report, error) {
 			case ByDay, ByWeek, ByMonth:
 				group(timeKey(e.ms)).addUsage(e)
 			case ByModel:
-				group(modelKey(e.model)).addUsage(e)
+				group(modelKey(mt.names[e.model])).addUsage(e)
 			default:
 				g := group(key)
 				g.addUsage(e)
@@ -307,7 +310,7 @@ func ComputeWith(sessions []history.Analyzed, o Options) (Report, error) {
 		if now.IsZero() {
 			now = time.Now()
 		}
-		r.Blocks = blocks(all, now)
+		r.Blocks = blocks(all, now, mt)
 	}
 	for p, fc := range allFiles {
 		r.Files = append(r.Files, FileStat{p, fc})
@@ -345,7 +348,7 @@ func later(t time.Time, ts ...time.Time) time.Time {
 // order of start (then path), so a resumed conversation's repeats count in
 // the original, as ccusage's first-file-wins rule counts them. It returns
 // how many were dropped.
-func dedupe(sessions []history.Analyzed, details []detailView) int {
+func dedupe(sessions []history.Analyzed, details []detailView, mt *modelTable) int {
 	order := make([]int, len(sessions))
 	n := 0
 	for i := range order {
@@ -356,23 +359,25 @@ func dedupe(sessions []history.Analyzed, details []detailView) int {
 		sa, sb := sessions[a].Session, sessions[b].Session
 		return cmp.Or(sa.StartedAt.Compare(sb.StartedAt), cmp.Compare(sa.Path, sb.Path))
 	})
-	seen := make(map[uint64]struct{}, n)
+	seen := newKeySet(n)
 	dups := 0
 	for _, i := range order {
 		s := sessions[i].Session
 		d := &details[i]
 		if !d.logged {
-			d.entries = summaryEntries(s)
+			d.entries = summaryEntries(s, mt)
 			continue
+		}
+		global := make([]int32, len(d.models))
+		for i, m := range d.models {
+			global[i] = mt.intern(m)
 		}
 		kept := d.entries[:0]
 		for _, e := range d.entries {
-			if e.key != 0 {
-				if _, dup := seen[e.key]; dup {
-					dups++
-					continue
-				}
-				seen[e.key] = struct{}{}
+			e.model = global[e.model]
+			if e.key != 0 && !seen.add(e.key) {
+				dups++
+				continue
 			}
 			kept = append(kept, e)
 		}
@@ -384,17 +389,47 @@ func dedupe(sessions []history.Analyzed, details []detailView) int {
 	return dups
 }
 
+// keySet is a set of non-zero 64-bit keys, open addressing in one slice:
+// with a response per entry, a Go map's buckets were a tenth of a warm
+// `muster stats`.
+type keySet struct {
+	slots []uint64
+	mask  uint64
+}
+
+func newKeySet(n int) *keySet {
+	size := uint64(16)
+	for size < uint64(n)*2 {
+		size <<= 1
+	}
+	return &keySet{slots: make([]uint64, size), mask: size - 1}
+}
+
+// add inserts k (not 0) and reports whether it was new. The keys are
+// already hashes; the multiply spreads them anyway.
+func (s *keySet) add(k uint64) bool {
+	for i := (k * 0x9e3779b97f4a7c15) >> 32 & s.mask; ; i = (i + 1) & s.mask {
+		switch s.slots[i] {
+		case 0:
+			s.slots[i] = k
+			return true
+		case k:
+			return false
+		}
+	}
+}
+
 // summaryEntries stands in for a missing usage log: the session's usage
 // per model, dated at its start. A provider-recorded cost is shared out by
 // tokens.
-func summaryEntries(s transcript.Session) []entry {
+func summaryEntries(s transcript.Session, mt *modelTable) []entry {
 	var out []entry
 	for _, mu := range usageByModel(s) {
-		out = append(out, entry{ms: unixMS(s.StartedAt), model: mu.model, u: mu.usage})
+		out = append(out, entry{ms: unixMS(s.StartedAt), model: mt.intern(mu.model), u: mu.usage})
 	}
 	if s.CostUSD > 0 {
 		if len(out) == 0 {
-			out = append(out, entry{ms: unixMS(s.StartedAt), model: s.Model})
+			out = append(out, entry{ms: unixMS(s.StartedAt), model: mt.intern(s.Model)})
 		}
 		shareCost(out, s.CostUSD)
 	}
@@ -421,7 +456,7 @@ func shareCost(es []entry, cost float64) {
 // starts at the UTC hour of its first response and takes every later
 // response until one comes more than BlockLength after the block's start
 // or after the previous response.
-func blocks(es []entry, now time.Time) []Block {
+func blocks(es []entry, now time.Time, mt *modelTable) []Block {
 	slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.ms, b.ms) })
 	var out []Block
 	var g *Group
@@ -457,7 +492,7 @@ func blocks(es []entry, now time.Time) []Block {
 			flush()
 			start := t.UTC().Truncate(time.Hour)
 			b = &Block{Start: start, End: start.Add(BlockLength)}
-			g = newGroup("")
+			g = newGroup("", mt)
 			first = e.ms
 		}
 		b.LastActivity = t
@@ -486,8 +521,9 @@ func decodeDetails(sessions []history.Analyzed) ([]detailView, []bool) {
 	return details, ok
 }
 
-func newGroup(k string) *Group {
-	return &Group{Key: k, Tools: map[string]int{}, files: map[string]bool{}, convs: map[string]bool{}, models: map[string]bool{}}
+func newGroup(k string, mt *modelTable) *Group {
+	return &Group{Key: k, Tools: map[string]int{}, files: map[string]bool{}, convs: map[string]bool{}, models: map[string]bool{},
+		byModel: map[int32]*transcript.Usage{}, mt: mt}
 }
 
 func modelKey(m string) string {
@@ -528,29 +564,43 @@ func (g *Group) addActivity(s transcript.Session, conv string, d detailView, ana
 	}
 }
 
+// addUsage counts a response's tokens. Table prices are applied once per
+// model when the group is finished: pricing each response (normalising its
+// model name) was a fifth of a warm `muster stats`.
 func (g *Group) addUsage(e entry) {
 	g.Tokens.add(e.u)
-	if e.u.Total() > 0 || e.cost > 0 {
-		g.models[modelKey(e.model)] = true
-	}
 	if e.recorded {
 		g.CostUSD += e.cost
-		return
-	}
-	if c, ok := Cost(e.model, e.u); ok {
-		g.CostUSD += c
-		return
-	}
-	if e.u.Total() > 0 {
-		g.UnpricedTokens += e.u.Total()
-		name := modelKey(e.model)
-		if !slices.Contains(g.UnpricedModels, name) {
-			g.UnpricedModels = append(g.UnpricedModels, name)
+		if e.u.Total() > 0 || e.cost > 0 {
+			g.models[modelKey(g.mt.names[e.model])] = true
 		}
+		return
 	}
+	u := g.byModel[e.model]
+	if u == nil {
+		u = new(transcript.Usage)
+		g.byModel[e.model] = u
+	}
+	u.Add(e.u)
 }
 
 func (g *Group) finish() *Group {
+	for _, mi := range slices.Sorted(maps.Keys(g.byModel)) {
+		u, m := *g.byModel[mi], g.mt.names[mi]
+		if u.Total() == 0 {
+			continue
+		}
+		g.models[modelKey(m)] = true
+		if c, ok := Cost(m, u); ok {
+			g.CostUSD += c
+			continue
+		}
+		g.UnpricedTokens += u.Total()
+		if name := modelKey(m); !slices.Contains(g.UnpricedModels, name) {
+			g.UnpricedModels = append(g.UnpricedModels, name)
+		}
+	}
+	clear(g.byModel)
 	g.CostUSD = roundUSD(g.CostUSD)
 	g.Sessions = len(g.convs)
 	g.FilesEdited = len(g.files)

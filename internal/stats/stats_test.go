@@ -185,7 +185,7 @@ func TestDecodeDetailRoundTrip(t *testing.T) {
 	}
 	for i, e := range v.entries {
 		want := log[i]
-		if e.key != usageKey(want.Key) || e.ms != unixMS(want.Time) || e.model != want.Model || e.u != want.Usage {
+		if e.key != usageKey(want.Key) || e.ms != unixMS(want.Time) || v.models[e.model] != want.Model || e.u != want.Usage {
 			t.Errorf("entry %d = %+v, want %+v", i, e, want)
 		}
 	}
