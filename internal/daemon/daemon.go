@@ -215,8 +215,11 @@ func Run(ctx context.Context, opts Options) error {
 		Logger: d.logger.With("component", "native"),
 		Env:    tenv,
 		CurrentRun: func(surfaceID string) native.CurrentRun {
-			id, st, prov, at := eng.SurfaceRun(surfaceID)
-			return native.CurrentRun{RunID: id, State: st, Provider: prov, StartedAt: at}
+			r, ok := eng.SurfaceCurrentRun(surfaceID)
+			if !ok {
+				return native.CurrentRun{}
+			}
+			return native.CurrentRun{RunID: r.RunID, State: r.State, Provider: r.Provider, StartedAt: r.StartedAt, Because: r.Because, Last: r.Last}
 		},
 		HooksInstalled: native.HookStatus(hookinstall.Env{Home: home, Getenv: opts.Getenv}, d.musterPath, 10*time.Second, nil),
 		OnAttention:    d.onAttention,

@@ -587,3 +587,13 @@ func (e *Engine) SurfaceRun(surfaceID string) (runID string, state proto.RunStat
 	}
 	return v.Run.RunID, v.Run.State, v.Run.Provider, v.Run.StartedAt
 }
+
+// SurfaceCurrentRun is the surface's current run as the board has it,
+// with the evidence behind its state; ok is false when it has none.
+func (e *Engine) SurfaceCurrentRun(surfaceID string) (run runstate.Run, ok bool) {
+	now := e.now()
+	e.mu.RLock()
+	v := e.board.Surface(surfaceID, now)
+	e.mu.RUnlock()
+	return v.Run, v.HasRun
+}

@@ -135,12 +135,35 @@
 //     A write may hold several keys (`muster send --keys Down Enter`): the
 //     first that does something counts. Writes longer than 16 bytes and
 //     bracketed pastes are text and prove nothing;
-//   - terminal signals the provider documents (OSC 7501, OSC 9;4, titles;
-//     Observe with runstate.SourceTerminal, `muster.terminal.*`).
+//   - the agent's own status through its terminal (OSC 7501, OSC 9;4):
+//     every such signal of a pane is read by the provider of the
+//     surface's current run (provider.StatusReader) in that run's state —
+//     Claude Code's state=idle while a run is open ends it interrupted
+//     (an Esc, a denial, a declined question, Ctrl-C), its working or
+//     progress while a dialog waits answers it — as
+//     `muster.terminal.status` with the OSC sequence as its message. It
+//     is fused as it arrives (Signals queues it on the pane's reader
+//     goroutine), so it acts within milliseconds of the agent writing it;
+//     other terminal evidence goes through Observe.
 //
 // Fuse decides against the surface's current run as the board has it
 // (Config.CurrentRun): evidence about the current run acts only while it
 // is running or waiting, and `running` only answers a waiting run.
+// Evidence older than the event that put the run in its state (a key
+// typed, a status sent, before the hook reporting the dialog was fired)
+// says nothing about that state.
+//
+// An answer is pending confirmation: a working status or progress of the
+// agent, a hook or a transcript record of the run confirms it (or ends
+// the run). When nothing follows within answerConfirm (5 s), for a
+// provider that reports its status and a pane that has done so, the key
+// was lost or did nothing: the run goes back to the request it answered
+// (`muster.keystroke.unconfirmed`, approval-requested or
+// input-requested, which opens the item again). A key that would answer a
+// dialog, typed while the board says running, is held for lateHook (1 s):
+// if the hook of a dialog fired before the key then arrives, the key
+// answered it; a dialog whose hook fired after the key was not answered
+// by it.
 // Evidence naming its run (a transcript record) acts whatever the board
 // knows, unless that run is current and already ended: a hook that
 // arrives late cannot undo it, because the reducer orders by occurredAt
@@ -159,9 +182,8 @@
 // goroutine of Run, so a key is applied within a millisecond of reaching
 // the pane (measured: 30–730 µs), whatever a poll is reading.
 //
-// Known gaps: a key typed before the hook reporting its dialog arrived
-// (hooks take 50–400 ms) finds the run running and answers nothing, so the
-// run waits until the next hook; a key the agent lost leaves the run
+// Known gap: a program that never reported its status (no OSC 7501 or
+// 9;4 in its pane) gives no confirmation, so a key it lost leaves its run
 // running until the next hook.
 //
 // # Wiring (daemon)
@@ -183,7 +205,7 @@
 //	est.HookEventSeen(surfaceID, ev.Provider)
 //	// for every write to the pane on the user's behalf (attach, send):
 //	est.Input(surfaceID, data)
-//	// with Config.CurrentRun: func(id string) native.CurrentRun { … engine.SurfaceRun(id) … }
+//	// with Config.CurrentRun: func(id string) native.CurrentRun { … engine.SurfaceCurrentRun(id) … }
 //	// in OnExit, before engine.CloseSurface:
 //	est.SurfaceExited(ctx, surfaceID, code)
 //

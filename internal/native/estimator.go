@@ -154,6 +154,10 @@ type Estimator struct {
 	// key answered a dialog and the transcript will say how (a denial).
 	fastUntil atomic.Int64
 	fuse      chan fused // evidence for the fusion goroutine
+	// Owned by the fusion goroutine: keys held for a late hook, and
+	// answers waiting for confirmation, by surface.
+	held    map[string]fused
+	answers map[string]pendingAnswer
 }
 
 // surface is the estimator's state of one pane.
@@ -226,6 +230,8 @@ func New(cfg Config) *Estimator {
 		claims:   map[string]string{},
 		wake:     make(chan struct{}, 1),
 		fuse:     make(chan fused, fuseQueue),
+		held:     map[string]fused{},
+		answers:  map[string]pendingAnswer{},
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -281,8 +287,12 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 	now := e.now()
 	changed, wake := false, false
 	var asks []AttentionRequest
+	var statuses []termsignal.Signal
 	s.sig.Lock()
 	for _, sig := range sigs {
+		if (sig.Kind == termsignal.KindAgentStatus || sig.Kind == termsignal.KindProgress) && e.cfg.CurrentRun != nil {
+			statuses = append(statuses, sig)
+		}
 		switch sig.Kind {
 		case termsignal.KindPrompt:
 			if sig.Mark == 'D' {
@@ -304,6 +314,9 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 	}
 	act := s.act.cur
 	s.sig.Unlock()
+	for _, sig := range statuses {
+		e.status(surfaceID, sig, now)
+	}
 	if wake {
 		e.nudge()
 	}

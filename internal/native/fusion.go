@@ -14,6 +14,7 @@ import (
 	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/runstate"
+	"github.com/musterhq/muster/internal/termsignal"
 )
 
 // Hook names of the fusion rule's events: muster.<source>.<what>, so that
@@ -22,6 +23,26 @@ const (
 	HookKeyAnswered       = proto.ReservedHookPrefix + "keystroke.answered"
 	HookKeyInterrupted    = proto.ReservedHookPrefix + "keystroke.interrupted"
 	HookTranscriptTurnEnd = proto.ReservedHookPrefix + "transcript.turnEnded"
+	// HookKeyUnconfirmed puts a run a key answered back to its request:
+	// nothing confirmed the answer within answerConfirm.
+	HookKeyUnconfirmed = proto.ReservedHookPrefix + "keystroke.unconfirmed"
+	// HookTerminalStatus is a status the agent sent through its terminal
+	// (provider.StatusReader).
+	HookTerminalStatus = proto.ReservedHookPrefix + "terminal.status"
+)
+
+// answerConfirm is how long a key's answer to a dialog waits for
+// confirmation (the agent's working status or progress, a hook, a
+// transcript record) before the run goes back to waiting, for a provider
+// that reports its status (Claude Code says working 0.2–0.8 s after an
+// approving key, measured). lateHook is how long a key that would answer
+// a dialog, typed while the run was running, waits for the hook of a
+// dialog that opened before it (hooks take 50–400 ms to arrive).
+// recheck is the fusion goroutine's tick while either waits.
+const (
+	answerConfirm = 5 * time.Second
+	lateHook      = time.Second
+	recheck       = 100 * time.Millisecond
 )
 
 // maxKeyInput is the longest write to a pane read as keys: a longer one is
@@ -49,6 +70,10 @@ type CurrentRun struct {
 	Provider string
 	// StartedAt is when the run started; zero when unknown.
 	StartedAt time.Time
+	// Because is the event that put the run in State, Last the newest
+	// event applied to it: evidence older than Because says nothing about
+	// State, and an answer still Last was confirmed by nothing.
+	Because, Last runstate.Evidence
 }
 
 // Evidence is one observation other than a provider hook about the run of
@@ -123,7 +148,17 @@ func Fuse(ev Evidence, cur CurrentRun) (run string, kind proto.EventKind, ok boo
 type fused struct {
 	surface string
 	ev      Evidence
-	keys    []byte // keystroke evidence still to be read by the provider
+	keys    []byte             // keystroke evidence still to be read by the provider
+	sig     *termsignal.Signal // a status the agent sent, to be read by its provider
+	retry   bool               // keys held for a late hook: never held again
+}
+
+// pendingAnswer is a key's answer to a dialog waiting for confirmation.
+type pendingAnswer struct {
+	run   string
+	state proto.RunState // the request answered
+	at    time.Time      // the key's time, the answer's occurredAt
+	what  string         // the key, as explain shows it
 }
 
 // Observe hands evidence about the run of a surface to the fusion rule.
@@ -146,6 +181,12 @@ func (e *Estimator) Input(surfaceID string, data []byte) {
 	e.enqueue(fused{surface: surfaceID, keys: append([]byte(nil), data...), ev: Evidence{Source: runstate.SourceKeystroke, At: e.now()}})
 }
 
+// status hands a status signal of a surface's agent (OSC 7501, OSC 9;4)
+// to the fusion rule.
+func (e *Estimator) status(surfaceID string, sig termsignal.Signal, at time.Time) {
+	e.enqueue(fused{surface: surfaceID, sig: &sig, ev: Evidence{Source: runstate.SourceTerminal, Hook: HookTerminalStatus, Signal: evidence(sig), At: at}})
+}
+
 func (e *Estimator) enqueue(f fused) {
 	select {
 	case e.fuse <- f:
@@ -154,16 +195,85 @@ func (e *Estimator) enqueue(f fused) {
 	}
 }
 
-// fuseLoop applies queued evidence until ctx ends.
+// fuseLoop applies queued evidence until ctx ends, and while keys wait
+// (held for a late hook, answers for confirmation) looks at them every
+// recheck.
 func (e *Estimator) fuseLoop(ctx context.Context) {
+	var tick *time.Ticker
+	defer func() {
+		if tick != nil {
+			tick.Stop()
+		}
+	}()
 	for {
+		var c <-chan time.Time
+		switch waiting := len(e.held) > 0 || len(e.answers) > 0; {
+		case waiting && tick == nil:
+			tick = time.NewTicker(recheck)
+			c = tick.C
+		case waiting:
+			c = tick.C
+		case tick != nil:
+			tick.Stop()
+			tick = nil
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case f := <-e.fuse:
 			e.apply(ctx, f)
+		case <-c:
+			e.recheck(ctx)
 		}
 	}
+}
+
+// recheck retries the keys held for a late hook and reverts the answers
+// nothing confirmed. Fusion goroutine only.
+func (e *Estimator) recheck(ctx context.Context) {
+	now := e.now()
+	for id, f := range e.held {
+		cur := e.cfg.CurrentRun(id)
+		if cur.State == proto.StateWaitingApproval || cur.State == proto.StateWaitingInput {
+			delete(e.held, id)
+			f.retry = true
+			e.apply(ctx, f)
+		} else if now.Sub(f.ev.At) >= lateHook || cur.State != proto.StateRunning {
+			delete(e.held, id)
+		}
+	}
+	for id, p := range e.answers {
+		if now.Sub(p.at) < answerConfirm {
+			continue
+		}
+		delete(e.answers, id)
+		cur := e.cfg.CurrentRun(id)
+		if cur.RunID != p.run || cur.State != proto.StateRunning || cur.Last.HookName != HookKeyAnswered || !cur.Last.OccurredAt.Equal(p.at) {
+			continue // a hook, a record or a status came after the answer
+		}
+		if _, speaks := all.As[provider.StatusReader](cur.Provider); !speaks || !e.speaks(id) {
+			continue // nothing would have confirmed it
+		}
+		kind := proto.KindApprovalRequested
+		if p.state == proto.StateWaitingInput {
+			kind = proto.KindInputRequested
+		}
+		e.emitEvidence(ctx, id, cur.Provider, p.run, HookKeyUnconfirmed, kind, now,
+			fmt.Sprintf("nothing followed the %s within %s: the %s is still open", p.what, answerConfirm, requestName(p.state)))
+	}
+}
+
+// speaks reports whether the surface's program reports its state through
+// a protocol (OSC 9;4 or 7501), so that its silence after an answer means
+// something.
+func (e *Estimator) speaks(surfaceID string) bool {
+	s := e.lookup(surfaceID)
+	if s == nil {
+		return false
+	}
+	s.sig.Lock()
+	defer s.sig.Unlock()
+	return s.act.strong
 }
 
 // apply fuses one piece of evidence: a key is read by the provider of the
@@ -174,19 +284,29 @@ func (e *Estimator) apply(ctx context.Context, f fused) {
 		cur = e.cfg.CurrentRun(f.surface)
 	}
 	ev := f.ev
-	if f.keys != nil {
+	if ev.RunID == "" && !cur.Because.OccurredAt.IsZero() && ev.At.Before(cur.Because.OccurredAt) {
+		// Evidence older than the run's state says nothing about it: a
+		// key typed, or a status sent, before the dialog opened.
+		return
+	}
+	var answered *pendingAnswer
+	switch {
+	case f.keys != nil:
 		kr, ok := all.As[provider.KeyReader](cur.Provider)
 		if !ok || cur.RunID == "" {
 			return
 		}
-		// One write may hold several keys (`muster send --keys Down
-		// Enter`): the first one that does something is the evidence.
-		effect, key := provider.KeyNone, []byte(nil)
-		for _, k := range splitKeys(f.keys) {
-			if effect = kr.Key(k, cur.State); effect != provider.KeyNone {
-				key = k
-				break
+		effect, key := readKeys(kr, f.keys, cur.State)
+		if effect == provider.KeyNone && cur.State == proto.StateRunning && !f.retry {
+			// A key that would answer a dialog, typed while the run is
+			// running, may have met a dialog whose hook has not arrived
+			// yet: held until it does (recheck), if it opened first.
+			if e2, _ := readKeys(kr, f.keys, proto.StateWaitingApproval); e2 == provider.KeyAnswer {
+				e.hold(f)
+			} else if e2, _ := readKeys(kr, f.keys, proto.StateWaitingInput); e2 == provider.KeyAnswer {
+				e.hold(f)
 			}
+			return
 		}
 		switch effect {
 		case provider.KeyAnswer:
@@ -194,16 +314,34 @@ func (e *Estimator) apply(ctx context.Context, f fused) {
 			e.fastUntil.Store(ev.At.Add(fastFor).UnixNano())
 			e.nudge()
 			ev.Signal = fmt.Sprintf("%s typed at the %s", keyLabel(key), requestName(cur.State))
+			answered = &pendingAnswer{run: cur.RunID, state: cur.State, at: ev.At, what: keyLabel(key)}
 		case provider.KeyInterrupt:
 			ev.Kind, ev.Hook = proto.KindInterrupted, HookKeyInterrupted
 			ev.Signal = fmt.Sprintf("%s typed while %s", keyLabel(key), cur.State)
 		default:
 			return
 		}
+	case f.sig != nil:
+		if isWorking(*f.sig) {
+			// The agent works again: whatever key answered its dialog did.
+			delete(e.answers, f.surface)
+		}
+		sr, ok := all.As[provider.StatusReader](cur.Provider)
+		if !ok || cur.RunID == "" {
+			return
+		}
+		if ev.Kind = sr.Status(*f.sig, cur.State); ev.Kind == "" {
+			return
+		}
 	}
 	run, kind, ok := Fuse(ev, cur)
 	if !ok {
 		return
+	}
+	if answered != nil {
+		e.answers[f.surface] = *answered
+	} else if run == cur.RunID {
+		delete(e.answers, f.surface)
 	}
 	prov := ev.Provider
 	if prov == "" || run == cur.RunID {
@@ -214,6 +352,35 @@ func (e *Estimator) apply(ctx context.Context, f fused) {
 		hook = proto.ReservedHookPrefix + string(ev.Source) + "." + string(kind)
 	}
 	e.emitEvidence(ctx, f.surface, prov, run, hook, kind, ev.At, ev.Signal)
+}
+
+// readKeys reads one write of keys for a run in state: one write may hold
+// several keys (`muster send --keys Down Enter`), and the first one that
+// does something is the evidence.
+func readKeys(kr provider.KeyReader, keys []byte, state proto.RunState) (provider.KeyEffect, []byte) {
+	for _, k := range splitKeys(keys) {
+		if effect := kr.Key(k, state); effect != provider.KeyNone {
+			return effect, k
+		}
+	}
+	return provider.KeyNone, nil
+}
+
+// hold keeps a key for recheck; a newer one replaces it.
+func (e *Estimator) hold(f fused) {
+	e.held[f.surface] = f
+}
+
+// isWorking reports whether sig says the agent works: progress shown, or a
+// working status.
+func isWorking(sig termsignal.Signal) bool {
+	switch sig.Kind {
+	case termsignal.KindProgress:
+		return sig.Progress != termsignal.ProgressRemove
+	case termsignal.KindAgentStatus:
+		return sig.State == "working"
+	}
+	return false
 }
 
 // keyLabel is a key as explain shows it: its name when it has a common one,

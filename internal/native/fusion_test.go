@@ -83,7 +83,7 @@ func (r *recorder) current(surface string) CurrentRun {
 	if !v.HasRun {
 		return CurrentRun{}
 	}
-	return CurrentRun{RunID: v.Run.RunID, State: v.Run.State, Provider: v.Run.Provider, StartedAt: v.Run.StartedAt}
+	return CurrentRun{RunID: v.Run.RunID, State: v.Run.State, Provider: v.Run.Provider, StartedAt: v.Run.StartedAt, Because: v.Run.Because, Last: v.Run.Last}
 }
 
 // drain fuses the queued evidence, as Run's fusion goroutine does.
@@ -112,6 +112,7 @@ func TestKeystrokes(t *testing.T) {
 		{"Enter approves", []proto.EventKind{proto.KindApprovalRequested}, []string{"\r"}, proto.StateRunning, `keystroke.answered running Enter "\r" typed at the approval dialog`},
 		{"a digit picks an option", []proto.EventKind{proto.KindApprovalRequested}, []string{"1"}, proto.StateRunning, `keystroke.answered running key "1" typed at the approval dialog`},
 		{"Enter answers a question", []proto.EventKind{proto.KindInputRequested}, []string{"\r"}, proto.StateRunning, `keystroke.answered running Enter "\r" typed at the question`},
+		{"Ctrl-C at a dialog does nothing", []proto.EventKind{proto.KindApprovalRequested}, []string{"\x03"}, proto.StateWaitingApproval, ""},
 		{"Esc declines a question", []proto.EventKind{proto.KindInputRequested}, []string{"\x1b"}, proto.StateInterrupted, `keystroke.interrupted interrupted Escape "\x1b" typed while waitingInput`},
 		{"arrows move the selection only", []proto.EventKind{proto.KindApprovalRequested}, []string{"\x1b[B", "\x1b[A"}, proto.StateWaitingApproval, ""},
 		{"typing while running", nil, []string{"a", "\r"}, proto.StateRunning, ""},

@@ -1,6 +1,9 @@
 package provider
 
-import "github.com/musterhq/muster/internal/proto"
+import (
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/termsignal"
+)
 
 // KeyReader is a provider whose reaction to the keys a user types into its
 // pane is known: the keystroke evidence of internal/native's fusion rule.
@@ -33,4 +36,17 @@ func (k KeyEffect) String() string {
 		return "interrupt"
 	}
 	return "none"
+}
+
+// StatusReader is a provider whose CLI reports its own state through its
+// terminal (OSC 7501, OSC 9;4) where its hooks are silent: the terminal
+// evidence of internal/native's fusion rule.
+type StatusReader interface {
+	Provider
+	// Status says what sig, a status the CLI sent while a run of the
+	// provider was in state (running, waitingApproval or waitingInput),
+	// proves about that run: running (a request was answered),
+	// interrupted or succeeded (the turn ended), or "" for nothing. It
+	// must be cheap: it runs for every status signal.
+	Status(sig termsignal.Signal, state proto.RunState) proto.EventKind
 }

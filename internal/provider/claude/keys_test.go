@@ -31,7 +31,8 @@ func TestKey(t *testing.T) {
 		{"\x1b\x1b", run, provider.KeyNone},
 		{"\x03", run, provider.KeyInterrupt},
 		{"\x1b[99;5u", run, provider.KeyInterrupt},
-		{"\x03", appr, provider.KeyNone},
+		{"\x03", appr, provider.KeyNone}, // the dialog stays (measured)
+		{"\x1b[99;5u", inp, provider.KeyNone},
 		{"\x03", done, provider.KeyNone},
 		{"\x1b[99;1u", run, provider.KeyNone},
 		{"\r", appr, provider.KeyAnswer},
