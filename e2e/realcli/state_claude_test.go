@@ -45,6 +45,7 @@ func TestMusterClaudeStates(t *testing.T) {
 	run = st.slowTool(run)
 	run = st.questionAnswered(run)
 	run = st.questionDeclined(run)
+	run = st.ctrlCAtDialog(run)
 	run = st.escMidTurn(run)
 	st.ctrlCMidTurn(run)
 }
@@ -87,7 +88,27 @@ func (st *stateRun) act(what, until, kind string, action func()) proto.WaitSessi
 	st.sc.times = append(st.sc.times, fmt.Sprintf("%s: daemon %s, CLI %s", what, daemon, total.Round(10*time.Millisecond)))
 	st.sc.t.Logf("%s: %s → %s: in the daemon %s; send %s, send+wait %s", st.sc.cli, what, w.State, daemon,
 		sent.Round(time.Millisecond), total.Round(time.Millisecond))
+	st.signals(what, start)
 	return w
+}
+
+// signals logs the terminal signals the pane sent since the action
+// started (explain's recent activity), with their delay: what the CLI says
+// through its terminal about each case.
+func (st *stateRun) signals(what string, start time.Time) {
+	st.sc.t.Helper()
+	time.Sleep(time.Second) // a status that follows the state a moment later
+	x := st.explain()
+	if x.Activity == nil {
+		return
+	}
+	var got []string
+	for _, r := range x.Activity.Recent {
+		if at, err := time.Parse(time.RFC3339Nano, r.At); err == nil && at.After(start) {
+			got = append(got, fmt.Sprintf("%s +%s", r.Evidence, at.Sub(start).Round(time.Millisecond)))
+		}
+	}
+	st.sc.t.Logf("%s: %s: the terminal said %q", st.sc.cli, what, got)
 }
 
 // daemonLatency is the time from the user's key reaching the pane (the
@@ -195,11 +216,21 @@ func (st *stateRun) denyWithArrows(prev string) string {
 		sc.t.Fatalf("could not select No; screen:\n%s", sc.m.capture(sc.name))
 	}
 	st.act("deny (arrows, Enter)", "interrupted", "interrupted", func() { sc.m.must("send", sc.name, "", "--enter") })
-	x := st.because(run, "interrupted", "transcript", "muster.transcript.turnEnded")
-	if x.Because != nil && !strings.Contains(x.Because.Message, "[Request interrupted by user for tool use]") {
-		t := sc.t
-		t.Errorf("the denial's evidence message is %q, want the transcript's marker", x.Because.Message)
+	// Two pieces of evidence say it, whichever is read first: Claude's
+	// OSC 7501 idle and its transcript's marker.
+	x := st.explain()
+	if x.Because != nil && x.Because.Source == "terminal" {
+		x = st.because(run, "interrupted", "terminal", "muster.terminal.status")
+		if !strings.Contains(x.Because.Message, "state=idle") {
+			sc.t.Errorf("the denial's evidence message is %q, want Claude's idle status", x.Because.Message)
+		}
+	} else {
+		x = st.because(run, "interrupted", "transcript", "muster.transcript.turnEnded")
+		if x.Because != nil && !strings.Contains(x.Because.Message, "[Request interrupted by user for tool use]") {
+			sc.t.Errorf("the denial's evidence message is %q, want the transcript's marker", x.Because.Message)
+		}
 	}
+	sc.t.Logf("%s: the denial was read from %s", sc.cli, x.Because.Source)
 	st.resolved(it.ID)
 	st.noOpenItems("after the denial")
 	if _, err := os.Stat(filepath.Join(sc.s.Dir, "denied.txt")); err == nil {
@@ -316,6 +347,37 @@ func (st *stateRun) questionDeclined(prev string) string {
 	sc.m.waitScreen(sc.name, "Declined to answer", turnTimeout)
 	if x.Because != nil && x.Because.Message != `Escape "\x1b" typed while waitingInput` {
 		sc.t.Errorf("the decline's evidence message is %q, want the key", x.Because.Message)
+	}
+	return run
+}
+
+// ctrlCAtDialog: Ctrl-C at a permission dialog does nothing in Claude
+// Code 2.1.328 (the dialog stays, "Esc to cancel", and no status or hook
+// follows; measured), so the run stays waitingApproval with its item open;
+// the Esc after it denies.
+func (st *stateRun) ctrlCAtDialog(prev string) string {
+	sc := st.sc
+	sc.enqueue(fakemodel.Shell("touch cancelled.txt"))
+	run := sc.submit("make a cancelled file", prev)
+	sc.m.wait(sc.name, "waitingApproval", turnTimeout)
+	it := st.item(run, "approval-requested")
+	sc.m.waitScreen(sc.name, sc.prof.approval, turnTimeout)
+	time.Sleep(500 * time.Millisecond) // the dialog takes keys once drawn
+	st.key("\x03")
+	time.Sleep(2 * time.Second)
+	if !strings.Contains(sc.m.capture(sc.name), sc.prof.approval) {
+		sc.t.Logf("%s: Ctrl-C closed the dialog; screen:\n%s", sc.cli, sc.m.capture(sc.name))
+	}
+	if info := sc.info(); runState(info) != "waitingApproval" || runID(info) != run {
+		sc.t.Errorf("2 s after Ctrl-C at the dialog: run %s is %s, want %s waitingApproval", runID(info), runState(info), run)
+	}
+	st.item(run, "approval-requested")
+	st.act("Esc after Ctrl-C at a dialog", "interrupted", "interrupted", func() { st.key("\x1b") })
+	st.because(run, "interrupted", "keystroke", "muster.keystroke.interrupted")
+	st.resolved(it.ID)
+	st.noOpenItems("after the Esc")
+	if _, err := os.Stat(filepath.Join(sc.s.Dir, "cancelled.txt")); err == nil {
+		sc.t.Error("the cancelled command ran")
 	}
 	return run
 }
