@@ -3,7 +3,7 @@ package hookinstall
 import (
 	"fmt"
 
-	"github.com/tidwall/gjson"
+	"github.com/musterhq/muster/internal/transcript"
 )
 
 // skeleton is the document we start from when the file is missing or
@@ -45,7 +45,7 @@ func (d *doc) command(h *node) string {
 	if c == nil || c.kind != '"' {
 		return ""
 	}
-	return gjson.Parse(d.raw(c)).String()
+	return transcript.Parse(d.raw(c)).Str()
 }
 
 // isOursHandler reports whether a handler's command carries our marker.

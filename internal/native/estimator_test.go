@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidwall/sjson"
-
 	"github.com/musterhq/muster/internal/hookevent"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termsignal"
@@ -383,8 +381,8 @@ func TestResumedTranscriptHistoryIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line, _ := sjson.SetBytes(old.find(`"promptId":"98e2235e`), "timestamp", h.clk.Now().Format(time.RFC3339Nano))
-	line, _ = sjson.SetBytes(line, "promptId", "new-prompt")
+	line, _ := setJSON(old.find(`"promptId":"98e2235e`), "timestamp", h.clk.Now().Format(time.RFC3339Nano))
+	line, _ = setJSON(line, "promptId", "new-prompt")
 	if _, err := f.Write(append(line, '\n')); err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +471,7 @@ func TestCodexTurnSplit(t *testing.T) {
 	p.fg(agentPGID)
 	h.poll()
 	cwd := func(l []byte) []byte {
-		out, _ := sjson.SetBytes(l, "payload.cwd", testCWD)
+		out, _ := setJSON(l, "payload.cwd", testCWD)
 		if !bytes.Contains(l, []byte(`"session_meta"`)) && !bytes.Contains(l, []byte(`"turn_context"`)) {
 			return l
 		}

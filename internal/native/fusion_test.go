@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/musterhq/muster/internal/hookevent"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/runstate"
+	"github.com/musterhq/muster/internal/transcript"
 )
 
 func TestFuse(t *testing.T) {
@@ -320,15 +319,15 @@ func TestRecordedClaudeStates(t *testing.T) {
 		// The hooks the CLI fired for this record (research/real-cli and
 		// the e2e run: UserPromptSubmit, PermissionRequest, Stop).
 		switch {
-		case gjson.GetBytes(l, "type").String() == "user" && gjson.GetBytes(l, "message.content").Type == gjson.String:
-			turn = hookevent.TurnRunID("claude", gjson.GetBytes(l, "promptId").String())
+		case transcript.ParseBytes(l).Get("type").String() == "user" && transcript.ParseBytes(l).Get("message.content").IsString():
+			turn = hookevent.TurnRunID("claude", transcript.ParseBytes(l).Get("promptId").String())
 			names[turn] = fmt.Sprintf("T%d", len(names)+1)
 			h.rec.hook("s1", turn, proto.KindStarted, "UserPromptSubmit", "", g.recordTimeOf(l))
-		case gjson.GetBytes(l, "message.content.0.name").String() == "Bash":
+		case transcript.ParseBytes(l).Get("message.content.0.name").String() == "Bash":
 			h.rec.hook("s1", turn, proto.KindApprovalRequested, "PermissionRequest", "Bash", g.recordTimeOf(l))
-		case gjson.GetBytes(l, "message.content.0.name").String() == "AskUserQuestion":
+		case transcript.ParseBytes(l).Get("message.content.0.name").String() == "AskUserQuestion":
 			h.rec.hook("s1", turn, proto.KindInputRequested, "PermissionRequest", "Which color do you want?", g.recordTimeOf(l))
-		case gjson.GetBytes(l, "subtype").String() == "turn_duration":
+		case transcript.ParseBytes(l).Get("subtype").String() == "turn_duration":
 			h.rec.hook("s1", turn, proto.KindSucceeded, "Stop", "", g.recordTimeOf(l))
 		}
 		g.write(1, nil)
@@ -408,8 +407,8 @@ func TestRecordedGeminiStates(t *testing.T) {
 	var run string
 	for g.next < len(g.lines) {
 		l := g.lines[g.next]
-		typ, content := gjson.GetBytes(l, "type").String(), gjson.GetBytes(l, "content.0.text").String()
-		if gjson.GetBytes(l, "timestamp").Exists() {
+		typ, content := transcript.ParseBytes(l).Get("type").String(), transcript.ParseBytes(l).Get("content.0.text").String()
+		if transcript.ParseBytes(l).Get("timestamp").Exists() {
 			// The CLI's clock and the pane's are one: a record is read
 			// after it was written.
 			if d := g.recordTimeOf(l).Sub(h.clk.Now()); d > 0 {
@@ -424,7 +423,7 @@ func TestRecordedGeminiStates(t *testing.T) {
 			run = fmt.Sprintf("gemini-run-%d", len(names)+1)
 			names[run] = fmt.Sprintf("G%d", len(names)+1)
 			h.rec.hookOf("gemini", "s1", run, proto.KindStarted, "BeforeAgent", content, g.recordTimeOf(l))
-		case typ == "gemini" && gjson.GetBytes(l, "toolCalls").Exists():
+		case typ == "gemini" && transcript.ParseBytes(l).Get("toolCalls").Exists():
 			h.rec.hookOf("gemini", "s1", run, proto.KindApprovalRequested, "Notification", "Shell", g.recordTimeOf(l))
 		}
 		h.poll()

@@ -2,7 +2,9 @@ package native
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,9 +14,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 
 	"github.com/musterhq/muster/internal/events"
 	"github.com/musterhq/muster/internal/proto"
@@ -338,7 +337,7 @@ func newGrowing(t testing.TB, clk *clock, file, path string, base time.Time, edi
 		if edit != nil {
 			g.lines[i] = edit(l)
 		}
-		if ts := gjson.GetBytes(l, "timestamp"); ts.Exists() && g.shift == 0 {
+		if ts := transcript.ParseBytes(l).Get("timestamp"); ts.Exists() && g.shift == 0 {
 			first, err := proto.ParseTime(ts.String())
 			if err != nil {
 				t.Fatal(err)
@@ -364,12 +363,12 @@ func (g *growing) write(n int, stop func([]byte) bool) bool {
 	for written := 0; g.next < len(g.lines) && (stop != nil || written < n); written++ {
 		l := g.lines[g.next]
 		g.next++
-		if ts := gjson.GetBytes(l, "timestamp"); ts.Exists() {
+		if ts := transcript.ParseBytes(l).Get("timestamp"); ts.Exists() {
 			at, err := proto.ParseTime(ts.String())
 			if err != nil {
 				g.t.Fatal(err)
 			}
-			if l, err = sjson.SetBytes(l, "timestamp", at.Add(g.shift).Format(time.RFC3339Nano)); err != nil {
+			if l, err = setJSON(l, "timestamp", at.Add(g.shift).Format(time.RFC3339Nano)); err != nil {
 				g.t.Fatal(err)
 			}
 		}
@@ -404,9 +403,56 @@ func (g *growing) find(sub string) []byte {
 
 // recordTimeOf is the timestamp a line gets when written.
 func (g *growing) recordTimeOf(l []byte) time.Time {
-	at, err := proto.ParseTime(gjson.GetBytes(l, "timestamp").String())
+	at, err := proto.ParseTime(transcript.ParseBytes(l).Get("timestamp").String())
 	if err != nil {
 		g.t.Fatal(err)
 	}
 	return at.Add(g.shift)
+}
+
+// setJSON returns the object line with the string val at path (dotted
+// keys), set in place or added, the other members kept as written.
+func setJSON(line []byte, path, val string) ([]byte, error) {
+	members, ok := transcript.Members(line, nil)
+	if !ok {
+		return nil, fmt.Errorf("not a JSON object: %.80s", line)
+	}
+	key, rest, nested := strings.Cut(path, ".")
+	enc, err := json.Marshal(val)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	found := false
+	for i, m := range members {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"` + string(m.Key) + `":`)
+		v := m.Value
+		if string(m.Key) == key && !found {
+			found = true
+			v = enc
+			if nested {
+				if v, err = setJSON(m.Value, rest, val); err != nil {
+					return nil, err
+				}
+			}
+		}
+		b.Write(v)
+	}
+	if !found {
+		if len(members) > 0 {
+			b.WriteByte(',')
+		}
+		v := enc
+		if nested {
+			v, _ = setJSON([]byte("{}"), rest, val)
+		}
+		b.WriteString(`"` + key + `":`)
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }

@@ -31,7 +31,10 @@ func Members(line []byte, dst []Member) (members []Member, ok bool) {
 		return dst[:0], false
 	}
 	dst = dst[:0]
-	if !s.object(&dst) {
+	if !s.object(func(k, v []byte) bool {
+		dst = append(dst, Member{Key: k, Value: v})
+		return true
+	}) {
 		return dst, false
 	}
 	s.ws()
@@ -39,10 +42,11 @@ func Members(line []byte, dst []Member) (members []Member, ok bool) {
 }
 
 // ValidJSON reports whether b is one JSON value, with the same leniency as
-// Members. Every parser validates with it, gjson's users too: gjson.Valid
-// recurses once per nesting level, and a 16 MiB line of '[' (transcript
-// lines may have 64 MiB) overflows the goroutine stack, a fatal error that
-// no recover catches; ValidJSON stops at maxDepth.
+// Members. Every parser validates with it (see the package doc): gjson's
+// Valid, used here before, recursed once per nesting level, and a 16 MiB
+// line of '[' (transcript lines may have 64 MiB) overflowed the goroutine
+// stack, a fatal error that no recover catches; ValidJSON stops at
+// maxDepth.
 func ValidJSON(b []byte) bool {
 	s := jscan{b: b}
 	if !s.value() {
@@ -96,9 +100,10 @@ func (s *jscan) value() bool {
 	return false
 }
 
-// object scans an object at s.i; when top is non-nil its members are
-// collected.
-func (s *jscan) object(top *[]Member) bool {
+// object scans an object at s.i; when each is non-nil it is called with
+// every member (key without quotes), and when it returns false the scan
+// stops there, reporting success.
+func (s *jscan) object(each func(k, v []byte) bool) bool {
 	if s.depth++; s.depth > maxDepth {
 		return false
 	}
@@ -129,8 +134,8 @@ func (s *jscan) object(top *[]Member) bool {
 		if !s.value() {
 			return false
 		}
-		if top != nil {
-			*top = append(*top, Member{Key: s.b[kStart:kEnd], Value: s.b[vStart:s.i]})
+		if each != nil && !each(s.b[kStart:kEnd], s.b[vStart:s.i]) {
+			return true
 		}
 		s.ws()
 		if s.i >= len(s.b) {
@@ -277,29 +282,64 @@ func (s *jscan) num() bool {
 // Elements checks that raw is one JSON array and returns its elements,
 // appended to dst[:0]. Elements alias raw.
 func Elements(raw []byte, dst [][]byte) (elems [][]byte, ok bool) {
+	dst = dst[:0]
+	ok = eachElement(raw, func(e []byte) bool {
+		dst = append(dst, e)
+		return true
+	})
+	return dst, ok
+}
+
+// eachMember calls each with the members of the object raw until it
+// returns false; ok is false when raw is not an object, or not valid up
+// to where each stopped.
+func eachMember(raw []byte, each func(k, v []byte) bool) (ok bool) {
 	s := jscan{b: raw}
 	s.ws()
-	dst = dst[:0]
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return false
+	}
+	stopped := false
+	if !s.object(func(k, v []byte) bool {
+		if !each(k, v) {
+			stopped = true
+			return false
+		}
+		return true
+	}) {
+		return false
+	}
+	s.ws()
+	return stopped || s.i == len(s.b)
+}
+
+// eachElement is eachMember for an array; a stop leaves the rest
+// unchecked.
+func eachElement(raw []byte, each func(e []byte) bool) (ok bool) {
+	s := jscan{b: raw}
+	s.ws()
 	if s.i >= len(s.b) || s.b[s.i] != '[' {
-		return dst, false
+		return false
 	}
 	s.i++
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == ']' {
 		s.i++
 		s.ws()
-		return dst, s.i == len(s.b)
+		return s.i == len(s.b)
 	}
 	for {
 		s.ws()
 		start := s.i
 		if !s.value() {
-			return dst, false
+			return false
 		}
-		dst = append(dst, s.b[start:s.i])
+		if !each(s.b[start:s.i]) {
+			return true
+		}
 		s.ws()
 		if s.i >= len(s.b) {
-			return dst, false
+			return false
 		}
 		switch s.b[s.i] {
 		case ',':
@@ -307,9 +347,9 @@ func Elements(raw []byte, dst [][]byte) (elems [][]byte, ok bool) {
 		case ']':
 			s.i++
 			s.ws()
-			return dst, s.i == len(s.b)
+			return s.i == len(s.b)
 		default:
-			return dst, false
+			return false
 		}
 	}
 }

@@ -2,6 +2,33 @@
 // produces: a session summary and its items. It knows no provider; provider
 // packages (internal/provider/<name>) implement Source, and the history,
 // stats and replay code consume only this model.
+//
+// # Reading JSON
+//
+// Every provider reads agents' JSON with this package's scanner
+// (jsonscan.go): Members and Elements for the hot JSONL parsers (Claude
+// Code, Codex, Muse), Value (value.go: dotted Get, ForEach, gjson's
+// lenient conversions) for parsers that walk documents of several shapes
+// (Gemini CLI, OpenCode, Cursor), ValidJSON before either. Wire and
+// configuration types (the event decoder, hook payloads, settings we
+// write) use encoding/json, where a request's microseconds are nothing
+// next to the process start that sent it. gjson is gone (issue 14: one
+// approach).
+//
+// Why a scanner of our own rather than a library, measured with
+// BenchmarkDecodeLine (internal/provider/claude, passes alternating
+// between approaches; 2 CPUs at load 23-38, so ratios, not absolutes): on
+// a Claude Code 2.1.328-shaped transcript, MB/s, Members 209/144/289,
+// gjson 126/275/265, gjson validated by encoding/json 70/40/49,
+// encoding/json 42/26/37 (before gjson's removal), and on 2026-12-02
+// Members 100.6, Value 58.3, encoding/json 27.6. gjson alone was as fast,
+// but its validator recurses once per nesting level, and a 16 MiB line of
+// '[' (lines may have 64 MiB) overflows the goroutine stack, a fatal error
+// no recover catches; ValidJSON stops at depth 10,000. Safe gjson was 3-6x
+// slower than Members, encoding/json 4-6x, and decoding is about half of
+// the summary scan `muster stats` and the history index run over every
+// transcript. (Warm `muster stats` reads no JSON: its stored analyses are
+// binary, internal/stats/detail.go.)
 package transcript
 
 import (

@@ -3,8 +3,6 @@ package claude
 import (
 	"path/filepath"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -51,7 +49,7 @@ func (Provider) HookInstall() provider.HookInstall {
 			},
 		},
 		Notes: func(_ transcript.Env, settings string) []string {
-			if gjson.Get(settings, "disableAllHooks").Bool() {
+			if transcript.Parse(settings).Get("disableAllHooks").Bool() {
 				return []string{`"disableAllHooks": true in settings.json turns every hook off`}
 			}
 			return nil

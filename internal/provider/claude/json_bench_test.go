@@ -10,55 +10,33 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tidwall/gjson"
+	"github.com/musterhq/muster/internal/transcript"
 )
 
-// The JSON approach of this parser is decided by measurement (issue 14):
+// The JSON approach of this parser was decided by measurement (issue 14):
 // decoder.decode (transcript.Members, one validating pass over a line's
-// top-level members) against the two other approaches in the tree, gjson
-// (the gemini, opencode and cursor providers) and encoding/json, each
-// filling the same record from the same lines, with the same skip of
-// unread record types before any parsing.
-//
-// The outcome (BenchmarkDecodeLine, alternating passes, 2 CPUs at load
-// 23-25, three runs) on a Claude Code 2.1.328-shaped transcript, MB/s:
-// Members 209, 144, 289; gjson 126, 275, 265; gjson validated with
-// encoding/json 70, 40, 49; encoding/json 42, 26, 37. gjson alone is as
-// fast as Members, but its validator cannot be used on transcripts: it
-// recurses once per nesting level and a 16 MiB line of '[' overflows the
-// stack (a fatal error, see internal/transcript's
-// TestValidJSONOnDeepNesting). The safe gjson decode is 3-6x slower than
-// Members, encoding/json 4-6x, and decoding is about half of the summary
-// scan that `muster stats` and the history index run over every
-// transcript. So the scanner stays, and every provider validates with it
-// (transcript.ValidJSON).
+// top-level members) against the other approaches, each filling the same
+// record from the same lines, with the same skip of unread record types
+// before any parsing. The figures and the decision are in
+// internal/transcript's package doc.
 
-// decodeGJSON is decode written with gjson. Validation is kept: a line
-// that is not JSON must be told apart, as decode does.
-func decodeGJSON(raw []byte, r *record) lineStatus { return decodeGJSONWith(gjson.ValidBytes, raw, r) }
-
-// decodeGJSONStdValid validates with encoding/json instead: gjson's
-// validator recurses once per nesting level, and a line of 16 MiB of '['
-// overflows the goroutine stack (a fatal error, not a panic).
-func decodeGJSONStdValid(raw []byte, r *record) lineStatus {
-	return decodeGJSONWith(json.Valid, raw, r)
-}
-
-func decodeGJSONWith(valid func([]byte) bool, raw []byte, r *record) lineStatus {
+// decodeValue is decode written with transcript.Value, the gjson-like
+// reader on the scanner that the gemini, opencode and cursor providers use.
+func decodeValue(raw []byte, r *record) lineStatus {
 	if typ, ok := leadingType(raw); ok && !handled[typ] {
 		return lineSkipped
 	}
-	if !valid(raw) {
+	if !transcript.ValidJSON(raw) {
 		return lineNotObject
 	}
-	res := gjson.ParseBytes(raw)
+	res := transcript.ParseBytes(raw)
 	if !res.IsObject() {
 		return lineNotObject
 	}
 	*r = record{}
-	res.ForEach(func(k, v gjson.Result) bool {
-		val := raw[v.Index : v.Index+len(v.Raw)]
-		switch k.Str {
+	res.ForEach(func(k string, v transcript.Value) bool {
+		val := []byte(v.Raw)
+		switch k {
 		case "type":
 			r.typ = val
 		case "subtype":
@@ -203,8 +181,7 @@ var decoders = []struct {
 	decode func(raw []byte, r *record) lineStatus
 }{
 	{"jsonscan", func(raw []byte, r *record) lineStatus { var d decoder; return d.decode(raw, r) }},
-	{"gjson", decodeGJSON},
-	{"gjson+json.Valid", decodeGJSONStdValid},
+	{"value", decodeValue},
 	{"encoding-json", decodeStdlib},
 }
 

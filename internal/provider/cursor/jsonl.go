@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -29,17 +27,17 @@ func parseJSONL(b *builder, s string) {
 			b.warnf("line %d: malformed JSON", line)
 			continue
 		}
-		v := gjson.Parse(l)
+		v := transcript.Parse(l)
 		if !v.IsObject() {
 			b.warnf("line %d: not a JSON object", line)
 			continue
 		}
 		var role, model string
-		var content, msg gjson.Result
-		v.ForEach(func(k, val gjson.Result) bool {
-			switch k.Str {
+		var content, msg transcript.Value
+		v.ForEach(func(k string, val transcript.Value) bool {
+			switch k {
 			case "role":
-				role = val.Str
+				role = val.Str()
 			case "message":
 				msg = val
 			case "content":
@@ -47,12 +45,12 @@ func parseJSONL(b *builder, s string) {
 			}
 			return true
 		})
-		msg.ForEach(func(k, val gjson.Result) bool {
-			switch k.Str {
+		msg.ForEach(func(k string, val transcript.Value) bool {
+			switch k {
 			case "content":
 				content = val
 			case "model":
-				model = val.Str
+				model = val.Str()
 			}
 			return true
 		})
@@ -65,34 +63,34 @@ func parseJSONL(b *builder, s string) {
 	}
 }
 
-func (b *builder) userJSONL(line int, content gjson.Result) {
-	if content.Type == gjson.String {
-		b.prompt(userQuery(content.Str), nil, false)
+func (b *builder) userJSONL(line int, content transcript.Value) {
+	if content.IsString() {
+		b.prompt(userQuery(content.Str()), nil, false)
 		return
 	}
 	var text strings.Builder
 	var images []transcript.Image
 	hasImage := false
-	content.ForEach(func(_, blk gjson.Result) bool {
-		switch blk.Get("type").Str {
+	content.ForEach(func(_ string, blk transcript.Value) bool {
+		switch blk.Get("type").Str() {
 		case "text":
 			if text.Len() > 0 {
 				text.WriteByte('\n')
 			}
-			text.WriteString(blk.Get("text").Str)
+			text.WriteString(blk.Get("text").Str())
 		case "tool_result":
-			b.toolResult(blk.Get("tool_use_id").Str, blockText(blk.Get("content")), blk.Get("is_error").Type == gjson.True)
+			b.toolResult(blk.Get("tool_use_id").Str(), blockText(blk.Get("content")), blk.Get("is_error").IsTrue())
 		case "image":
 			src := blk.Get("source")
-			mt, ok := transcript.ImageMIME(src.Get("media_type").Str)
-			if !ok || src.Get("type").Str != "base64" {
+			mt, ok := transcript.ImageMIME(src.Get("media_type").Str())
+			if !ok || src.Get("type").Str() != "base64" {
 				return true
 			}
 			hasImage = true
 			if !b.full {
 				return true
 			}
-			data, err := base64.StdEncoding.DecodeString(src.Get("data").Str)
+			data, err := base64.StdEncoding.DecodeString(src.Get("data").Str())
 			if err != nil {
 				b.warnf("line %d: image is not valid base64", line)
 				return true
@@ -110,20 +108,20 @@ func (b *builder) userJSONL(line int, content gjson.Result) {
 	}
 }
 
-func (b *builder) assistantJSONL(line int, content gjson.Result, model string) {
-	if content.Type == gjson.String {
-		b.say(transcript.AssistantText, content.Str, model)
+func (b *builder) assistantJSONL(line int, content transcript.Value, model string) {
+	if content.IsString() {
+		b.say(transcript.AssistantText, content.Str(), model)
 		return
 	}
 	n := 0
-	content.ForEach(func(_, blk gjson.Result) bool {
-		switch blk.Get("type").Str {
+	content.ForEach(func(_ string, blk transcript.Value) bool {
+		switch blk.Get("type").Str() {
 		case "text":
-			b.say(transcript.AssistantText, blk.Get("text").Str, model)
+			b.say(transcript.AssistantText, blk.Get("text").Str(), model)
 		case "thinking":
-			b.say(transcript.Thinking, blk.Get("thinking").Str, model)
+			b.say(transcript.Thinking, blk.Get("thinking").Str(), model)
 		case "reasoning":
-			b.say(transcript.Thinking, blk.Get("text").Str, model)
+			b.say(transcript.Thinking, blk.Get("text").Str(), model)
 		case "tool_use":
 			n++
 			id := blk.Get("id").String()
@@ -135,29 +133,29 @@ func (b *builder) assistantJSONL(line int, content gjson.Result, model string) {
 			if in := blk.Get("input"); in.IsObject() {
 				input = in.Raw
 			}
-			b.toolUse(id, synthetic, blk.Get("name").Str, input, model)
+			b.toolUse(id, synthetic, blk.Get("name").Str(), input, model)
 		case "tool_result":
-			b.toolResult(blk.Get("tool_use_id").Str, blockText(blk.Get("content")), blk.Get("is_error").Type == gjson.True)
+			b.toolResult(blk.Get("tool_use_id").Str(), blockText(blk.Get("content")), blk.Get("is_error").IsTrue())
 		}
 		return true
 	})
 }
 
 // blockText flattens tool_result content: a string or text blocks.
-func blockText(v gjson.Result) string {
-	if v.Type == gjson.String {
-		return v.Str
+func blockText(v transcript.Value) string {
+	if v.IsString() {
+		return v.Str()
 	}
 	if !v.IsArray() {
-		if v.Exists() && v.Type != gjson.Null {
+		if v.Exists() && !v.IsNull() {
 			return v.Raw
 		}
 		return ""
 	}
 	var parts []string
-	v.ForEach(func(_, blk gjson.Result) bool {
-		if t := blk.Get("text"); t.Type == gjson.String {
-			parts = append(parts, t.Str)
+	v.ForEach(func(_ string, blk transcript.Value) bool {
+		if t := blk.Get("text"); t.IsString() {
+			parts = append(parts, t.Str())
 		}
 		return true
 	})

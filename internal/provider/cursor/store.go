@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -115,15 +113,15 @@ func parseStore(ctx context.Context, path string, opts transcript.ParseOptions) 
 // embeddedMessages finds the JSON objects with a "role" inside a blob: the
 // whole blob when it is JSON, else every balanced object in the binary
 // wrapper.
-func embeddedMessages(data []byte) []gjson.Result {
+func embeddedMessages(data []byte) []transcript.Value {
 	s := string(data)
 	if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") && transcript.ValidJSONString(t) {
-		if v := gjson.Parse(t); v.Get("role").Type == gjson.String {
-			return []gjson.Result{v}
+		if v := transcript.Parse(t); v.Get("role").IsString() {
+			return []transcript.Value{v}
 		}
 		return nil
 	}
-	var out []gjson.Result
+	var out []transcript.Value
 	// Each failed attempt may scan to the end of the blob; bound the total
 	// so a hostile blob costs at most a few passes.
 	budget := 8 * len(s)
@@ -149,7 +147,7 @@ func embeddedMessages(data []byte) []gjson.Result {
 		}
 		obj := s[start:end]
 		if transcript.ValidJSONString(obj) {
-			if v := gjson.Parse(obj); v.Get("role").Type == gjson.String {
+			if v := transcript.Parse(obj); v.Get("role").IsString() {
 				out = append(out, v)
 				i = end
 				continue
@@ -197,19 +195,19 @@ func objectEnd(s string, start int) int {
 }
 
 // storeMessage converts one {role, content, providerOptions} message.
-func (b *builder) storeMessage(v gjson.Result) {
-	model := v.Get("providerOptions.cursor.modelName").Str
+func (b *builder) storeMessage(v transcript.Value) {
+	model := v.Get("providerOptions.cursor.modelName").Str()
 	content := v.Get("content")
-	switch v.Get("role").Str {
+	switch v.Get("role").Str() {
 	case "user":
-		if content.Type == gjson.String {
-			b.prompt(userQuery(content.Str), nil, false)
+		if content.IsString() {
+			b.prompt(userQuery(content.Str()), nil, false)
 			return
 		}
 		var text []string
-		content.ForEach(func(_, p gjson.Result) bool {
-			if p.Get("type").Str == "text" {
-				text = append(text, p.Get("text").Str)
+		content.ForEach(func(_ string, p transcript.Value) bool {
+			if p.Get("type").Str() == "text" {
+				text = append(text, p.Get("text").Str())
 			}
 			return true
 		})
@@ -217,27 +215,27 @@ func (b *builder) storeMessage(v gjson.Result) {
 			b.prompt(userQuery(strings.Join(text, "\n")), nil, false)
 		}
 	case "assistant":
-		if content.Type == gjson.String {
-			b.say(transcript.AssistantText, content.Str, model)
+		if content.IsString() {
+			b.say(transcript.AssistantText, content.Str(), model)
 			return
 		}
-		content.ForEach(func(_, p gjson.Result) bool {
-			m := p.Get("providerOptions.cursor.modelName").Str
+		content.ForEach(func(_ string, p transcript.Value) bool {
+			m := p.Get("providerOptions.cursor.modelName").Str()
 			if m == "" {
 				m = model
 			}
-			switch p.Get("type").Str {
+			switch p.Get("type").Str() {
 			case "text":
-				b.say(transcript.AssistantText, p.Get("text").Str, m)
+				b.say(transcript.AssistantText, p.Get("text").Str(), m)
 			case "reasoning":
-				b.say(transcript.Thinking, p.Get("text").Str, m)
+				b.say(transcript.Thinking, p.Get("text").Str(), m)
 			case "tool-call":
 				var args string
 				if a := p.Get("args"); a.IsObject() {
 					args = a.Raw
 				}
 				id := p.Get("toolCallId").String()
-				b.toolUse(id, id == "", p.Get("toolName").Str, args, m)
+				b.toolUse(id, id == "", p.Get("toolName").Str(), args, m)
 			}
 			if m != "" {
 				b.t.Model = m
@@ -245,14 +243,14 @@ func (b *builder) storeMessage(v gjson.Result) {
 			return true
 		})
 	case "tool":
-		content.ForEach(func(_, p gjson.Result) bool {
-			if p.Get("type").Str == "tool-result" {
+		content.ForEach(func(_ string, p transcript.Value) bool {
+			if p.Get("type").Str() == "tool-result" {
 				r := p.Get("result")
-				text := r.Str
-				if r.Type != gjson.String {
+				text := r.Str()
+				if !r.IsString() {
 					text = r.Raw
 				}
-				b.toolResult(p.Get("toolCallId").String(), text, p.Get("isError").Type == gjson.True)
+				b.toolResult(p.Get("toolCallId").String(), text, p.Get("isError").IsTrue())
 			}
 			return true
 		})

@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -52,7 +50,7 @@ func (Provider) HookInstall() provider.HookInstall {
 			},
 		},
 		Notes: func(_ transcript.Env, settings string) []string {
-			if v := gjson.Get(settings, "hooksConfig.enabled"); v.Exists() && !v.Bool() {
+			if v := transcript.Parse(settings).Get("hooksConfig.enabled"); v.Exists() && !v.Bool() {
 				return []string{`"hooksConfig.enabled": false in settings.json turns every hook off`}
 			}
 			return nil

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -19,7 +17,7 @@ type conversation struct {
 	startTime, lastUpdated       string
 	summary                      string
 	directories                  []string
-	msgs                         []gjson.Result
+	msgs                         []transcript.Value
 	index                        map[string]int // message id → position in msgs
 	warnings                     []string
 }
@@ -31,7 +29,7 @@ func load(s string, legacyExt bool) *conversation {
 	c := &conversation{index: map[string]int{}}
 	if legacyExt || !transcript.ValidJSONString(firstLine(s)) {
 		if doc := strings.TrimSpace(s); doc != "" && transcript.ValidJSONString(doc) {
-			if v := gjson.Parse(doc); v.IsObject() {
+			if v := transcript.Parse(doc); v.IsObject() {
 				c.meta(v)
 				return c
 			}
@@ -54,7 +52,7 @@ func load(s string, legacyExt bool) *conversation {
 			c.warnf("line %d: malformed JSON", line)
 			continue
 		}
-		v := gjson.Parse(l)
+		v := transcript.Parse(l)
 		if !v.IsObject() {
 			c.warnf("line %d: not a JSON object", line)
 			continue
@@ -84,11 +82,11 @@ func (c *conversation) warnf(format string, args ...any) {
 }
 
 // apply applies one record, in the order the CLI's loader tests them.
-func (c *conversation) apply(v gjson.Result) {
-	var id, typ, rewind, set, msgs gjson.Result
+func (c *conversation) apply(v transcript.Value) {
+	var id, typ, rewind, set, msgs transcript.Value
 	snapshot := false
-	v.ForEach(func(k, val gjson.Result) bool {
-		switch k.Str {
+	v.ForEach(func(k string, val transcript.Value) bool {
+		switch k {
 		case "id":
 			id = val
 		case "type":
@@ -98,7 +96,7 @@ func (c *conversation) apply(v gjson.Result) {
 		case "$set":
 			set = val
 		case "$snapshot":
-			snapshot = val.Type == gjson.True
+			snapshot = val.IsTrue()
 		case "messages":
 			msgs = val
 		}
@@ -109,58 +107,58 @@ func (c *conversation) apply(v gjson.Result) {
 		if len(msgs.Array()) > 0 {
 			c.replace(msgs)
 		}
-	case rewind.Type == gjson.String:
-		c.rewind(rewind.Str)
-	case id.Type == gjson.String && typ.Exists():
-		c.upsert(id.Str, v)
+	case rewind.IsString():
+		c.rewind(rewind.Str())
+	case id.IsString() && typ.Exists():
+		c.upsert(id.Str(), v)
 	case set.IsObject():
 		c.meta(set)
-	case v.Get("sessionId").Type == gjson.String:
+	case v.Get("sessionId").IsString():
 		c.meta(v)
 	}
 }
 
 // meta merges metadata fields; a messages array replaces the list.
-func (c *conversation) meta(v gjson.Result) {
-	v.ForEach(func(k, val gjson.Result) bool {
-		if k.Str == "messages" {
+func (c *conversation) meta(v transcript.Value) {
+	v.ForEach(func(k string, val transcript.Value) bool {
+		if k == "messages" {
 			if val.IsArray() {
 				c.replace(val)
 			}
 			return true
 		}
-		if k.Str == "directories" && val.IsArray() {
+		if k == "directories" && val.IsArray() {
 			c.directories = c.directories[:0]
-			val.ForEach(func(_, d gjson.Result) bool {
-				if d.Type == gjson.String && d.Str != "" {
-					c.directories = append(c.directories, d.Str)
+			val.ForEach(func(_ string, d transcript.Value) bool {
+				if d.IsString() && d.Str() != "" {
+					c.directories = append(c.directories, d.Str())
 				}
 				return true
 			})
 			return true
 		}
-		if val.Type != gjson.String {
+		if !val.IsString() {
 			return true
 		}
-		switch k.Str {
+		switch k {
 		case "sessionId":
-			c.sessionID = val.Str
+			c.sessionID = val.Str()
 		case "projectHash":
-			c.projectHash = val.Str
+			c.projectHash = val.Str()
 		case "startTime":
-			c.startTime = val.Str
+			c.startTime = val.Str()
 		case "lastUpdated":
-			c.lastUpdated = val.Str
+			c.lastUpdated = val.Str()
 		case "summary":
-			c.summary = val.Str
+			c.summary = val.Str()
 		case "kind":
-			c.kind = val.Str
+			c.kind = val.Str()
 		}
 		return true
 	})
 }
 
-func (c *conversation) upsert(id string, v gjson.Result) {
+func (c *conversation) upsert(id string, v transcript.Value) {
 	if i, ok := c.index[id]; ok {
 		c.msgs[i] = v
 		return
@@ -169,15 +167,15 @@ func (c *conversation) upsert(id string, v gjson.Result) {
 	c.msgs = append(c.msgs, v)
 }
 
-func (c *conversation) replace(arr gjson.Result) {
+func (c *conversation) replace(arr transcript.Value) {
 	c.msgs = c.msgs[:0]
 	clear(c.index)
-	arr.ForEach(func(_, m gjson.Result) bool {
+	arr.ForEach(func(_ string, m transcript.Value) bool {
 		if !m.IsObject() {
 			return true
 		}
-		if id := m.Get("id"); id.Type == gjson.String {
-			c.upsert(id.Str, m)
+		if id := m.Get("id"); id.IsString() {
+			c.upsert(id.Str(), m)
 		} else {
 			c.msgs = append(c.msgs, m)
 		}
@@ -191,8 +189,8 @@ func (c *conversation) rewind(id string) {
 		i = 0
 	}
 	for _, m := range c.msgs[i:] {
-		if mid := m.Get("id"); mid.Type == gjson.String {
-			delete(c.index, mid.Str)
+		if mid := m.Get("id"); mid.IsString() {
+			delete(c.index, mid.Str())
 		}
 	}
 	c.msgs = c.msgs[:i]
@@ -202,20 +200,20 @@ func (c *conversation) rewind(id string) {
 type message struct {
 	id, typ, model                     string
 	ts                                 time.Time
-	content, display, toolCalls, notes gjson.Result // notes = thoughts
-	tokens                             gjson.Result
+	content, display, toolCalls, notes transcript.Value // notes = thoughts
+	tokens                             transcript.Value
 }
 
-func decodeMessage(m gjson.Result) message {
+func decodeMessage(m transcript.Value) message {
 	var msg message
-	m.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	m.ForEach(func(k string, v transcript.Value) bool {
+		switch k {
 		case "id":
 			msg.id = v.String()
 		case "type":
-			msg.typ = v.Str
+			msg.typ = v.Str()
 		case "timestamp":
-			msg.ts = parseTime(v.Str)
+			msg.ts = parseTime(v.Str())
 		case "content":
 			msg.content = v
 		case "displayContent":
@@ -227,7 +225,7 @@ func decodeMessage(m gjson.Result) message {
 		case "tokens":
 			msg.tokens = v
 		case "model":
-			msg.model = v.Str
+			msg.model = v.Str()
 		}
 		return true
 	})
@@ -347,12 +345,12 @@ func (b *builder) user(m message) {
 	}
 	var images []transcript.Image
 	hasImage := false
-	forParts(m.content, func(p gjson.Result) {
+	forParts(m.content, func(p transcript.Value) {
 		d := p.Get("inlineData")
 		if !d.IsObject() {
 			return
 		}
-		mt, ok := transcript.ImageMIME(d.Get("mimeType").Str)
+		mt, ok := transcript.ImageMIME(d.Get("mimeType").Str())
 		if !ok {
 			return
 		}
@@ -360,7 +358,7 @@ func (b *builder) user(m message) {
 		if !b.full {
 			return
 		}
-		data, err := base64.StdEncoding.DecodeString(d.Get("data").Str)
+		data, err := base64.StdEncoding.DecodeString(d.Get("data").Str())
 		if err != nil {
 			b.t.Warnings = append(b.t.Warnings, fmt.Sprintf("message %s: image is not valid base64", m.id))
 			return
@@ -390,23 +388,23 @@ func (b *builder) gemini(m message) {
 		b.t.Model = m.model
 	}
 	if b.full {
-		m.notes.ForEach(func(_, th gjson.Result) bool {
+		m.notes.ForEach(func(_ string, th transcript.Value) bool {
 			text := strings.TrimSpace(strings.TrimSpace(th.Get("subject").String()) + "\n" + strings.TrimSpace(th.Get("description").String()))
 			if text != "" {
-				b.add(transcript.Item{Kind: transcript.Thinking, Time: parseTime(th.Get("timestamp").Str), Text: text, Model: m.model})
+				b.add(transcript.Item{Kind: transcript.Thinking, Time: parseTime(th.Get("timestamp").Str()), Text: text, Model: m.model})
 			}
 			return true
 		})
 		var thought, said strings.Builder
-		if m.content.Type == gjson.String {
-			said.WriteString(m.content.Str)
+		if m.content.IsString() {
+			said.WriteString(m.content.Str())
 		} else {
-			forParts(m.content, func(p gjson.Result) {
-				if tx := p.Get("text"); tx.Type == gjson.String {
-					if p.Get("thought").Type == gjson.True {
-						thought.WriteString(tx.Str)
+			forParts(m.content, func(p transcript.Value) {
+				if tx := p.Get("text"); tx.IsString() {
+					if p.Get("thought").IsTrue() {
+						thought.WriteString(tx.Str())
 					} else {
-						said.WriteString(tx.Str)
+						said.WriteString(tx.Str())
 					}
 				}
 			})
@@ -419,7 +417,7 @@ func (b *builder) gemini(m message) {
 		}
 	}
 	i := 0
-	m.toolCalls.ForEach(func(_, tc gjson.Result) bool {
+	m.toolCalls.ForEach(func(_ string, tc transcript.Value) bool {
 		if !tc.IsObject() {
 			return true
 		}
@@ -449,7 +447,7 @@ func (b *builder) gemini(m message) {
 	}
 }
 
-func usageOf(tok gjson.Result) transcript.Usage {
+func usageOf(tok transcript.Value) transcript.Usage {
 	in := tok.Get("input").Int()
 	cached := tok.Get("cached").Int()
 	thoughts := tok.Get("thoughts").Int()
@@ -461,7 +459,7 @@ func usageOf(tok gjson.Result) transcript.Usage {
 	}
 }
 
-func (b *builder) toolCall(m message, i int, tc gjson.Result) {
+func (b *builder) toolCall(m message, i int, tc transcript.Value) {
 	id := tc.Get("id").String()
 	if id == "" {
 		id = fmt.Sprintf("%s#%d", m.id, i)
@@ -476,14 +474,14 @@ func (b *builder) toolCall(m message, i int, tc gjson.Result) {
 	ts := m.ts
 	b.add(transcript.Item{Kind: transcript.ToolUse, Time: ts, CallID: id, Tool: name, RawTool: raw, Input: renamed, Model: m.model})
 
-	status := tc.Get("status").Str
+	status := tc.Get("status").Str()
 	text, isErr, ok := resultText(tc.Get("result"))
 	if status == "error" || status == "cancelled" {
 		isErr = true
 	}
 	if text == "" {
-		if d := tc.Get("resultDisplay"); d.Type == gjson.String {
-			text = d.Str
+		if d := tc.Get("resultDisplay"); d.IsString() {
+			text = d.Str()
 		}
 	}
 	if text == "" && status == "cancelled" {
@@ -492,41 +490,41 @@ func (b *builder) toolCall(m message, i int, tc gjson.Result) {
 	if !ok && !isErr && text == "" {
 		return
 	}
-	b.add(transcript.Item{Kind: transcript.ToolResult, Time: parseTime(tc.Get("timestamp").Str), CallID: id, Tool: name, RawTool: raw, Text: text, IsError: isErr})
+	b.add(transcript.Item{Kind: transcript.ToolResult, Time: parseTime(tc.Get("timestamp").Str()), CallID: id, Tool: name, RawTool: raw, Text: text, IsError: isErr})
 }
 
 // resultText flattens a PartListUnion tool result; ok reports whether there
 // was a result at all.
-func resultText(r gjson.Result) (text string, isErr, ok bool) {
-	if !r.Exists() || r.Type == gjson.Null {
+func resultText(r transcript.Value) (text string, isErr, ok bool) {
+	if !r.Exists() || r.IsNull() {
 		return "", false, false
 	}
-	if r.Type == gjson.String {
-		return unwrap(r.Str), false, true
+	if r.IsString() {
+		return unwrap(r.Str()), false, true
 	}
 	var sb strings.Builder
-	forParts(r, func(p gjson.Result) {
+	forParts(r, func(p transcript.Value) {
 		if fr := p.Get("functionResponse"); fr.IsObject() {
 			resp := fr.Get("response")
 			switch {
-			case resp.Get("output").Type == gjson.String:
-				sb.WriteString(resp.Get("output").Str)
+			case resp.Get("output").IsString():
+				sb.WriteString(resp.Get("output").Str())
 			case resp.Get("error").Exists():
 				isErr = true
 				sb.WriteString(resp.Get("error").String())
-			case resp.Type == gjson.String:
-				sb.WriteString(resp.Str)
+			case resp.IsString():
+				sb.WriteString(resp.Str())
 			case resp.Exists():
 				sb.WriteString(resp.Raw)
 			}
 			return
 		}
-		if tx := p.Get("text"); tx.Type == gjson.String {
-			sb.WriteString(tx.Str)
+		if tx := p.Get("text"); tx.IsString() {
+			sb.WriteString(tx.Str())
 			return
 		}
 		if d := p.Get("inlineData"); d.IsObject() {
-			fmt.Fprintf(&sb, "(%s data)", d.Get("mimeType").Str)
+			fmt.Fprintf(&sb, "(%s data)", d.Get("mimeType").Str())
 		}
 	})
 	return unwrap(sb.String()), isErr, true
@@ -546,10 +544,10 @@ func unwrap(s string) string {
 
 // forParts calls f for each part of a PartListUnion (a part, or an array of
 // parts; strings are handled by the callers).
-func forParts(v gjson.Result, f func(gjson.Result)) {
+func forParts(v transcript.Value, f func(transcript.Value)) {
 	switch {
 	case v.IsArray():
-		v.ForEach(func(_, p gjson.Result) bool {
+		v.ForEach(func(_ string, p transcript.Value) bool {
 			if p.IsObject() {
 				f(p)
 			}
@@ -562,26 +560,26 @@ func forParts(v gjson.Result, f func(gjson.Result)) {
 
 // partsText joins the text of a PartListUnion as the CLI does, without a
 // separator; functionResponse and thought parts carry no prompt text.
-func partsText(v gjson.Result) string {
-	if v.Type == gjson.String {
-		return v.Str
+func partsText(v transcript.Value) string {
+	if v.IsString() {
+		return v.Str()
 	}
 	var sb strings.Builder
-	visit := func(p gjson.Result) {
-		if p.Type == gjson.String {
-			sb.WriteString(p.Str)
+	visit := func(p transcript.Value) {
+		if p.IsString() {
+			sb.WriteString(p.Str())
 			return
 		}
-		if p.Get("functionResponse").Exists() || p.Get("thought").Type == gjson.True {
+		if p.Get("functionResponse").Exists() || p.Get("thought").IsTrue() {
 			return
 		}
-		if tx := p.Get("text"); tx.Type == gjson.String {
-			sb.WriteString(tx.Str)
+		if tx := p.Get("text"); tx.IsString() {
+			sb.WriteString(tx.Str())
 		}
 	}
 	switch {
 	case v.IsArray():
-		v.ForEach(func(_, p gjson.Result) bool { visit(p); return true })
+		v.ForEach(func(_ string, p transcript.Value) bool { visit(p); return true })
 	case v.IsObject():
 		visit(v)
 	}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/transcript"
@@ -82,10 +80,10 @@ func (p *turnParser) Line(raw []byte, out []provider.Turn) []provider.Turn {
 			break
 		}
 	}
-	if !interesting || !gjson.ValidBytes(raw) {
+	if !interesting || !transcript.ValidJSON(raw) {
 		return out
 	}
-	v := gjson.ParseBytes(raw)
+	v := transcript.ParseBytes(raw)
 	if !v.IsObject() {
 		return out
 	}
@@ -217,7 +215,7 @@ func (l *locator) sessionOf(path string) string {
 	if !complete {
 		return ""
 	}
-	id := gjson.GetBytes(line, "sessionId").Str
+	id := transcript.ParseBytes(line).Get("sessionId").Str()
 	if id != "" {
 		if l.ids == nil {
 			l.ids = map[string]string{}

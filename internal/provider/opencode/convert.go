@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -90,36 +88,36 @@ type message struct {
 	sawStep         bool
 	stepCost        float64
 	compaction      *transcript.CompactionMark
-	tokens          gjson.Result
-	cost            gjson.Result
+	tokens          transcript.Value
+	cost            transcript.Value
 	cwd             string
 	completed       time.Time
 }
 
 // newMessage reads message.data (or an export's message info).
-func newMessage(id string, data gjson.Result) *message {
+func newMessage(id string, data transcript.Value) *message {
 	m := &message{id: id}
-	data.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	data.ForEach(func(k string, v transcript.Value) bool {
+		switch k {
 		case "id":
 			if m.id == "" {
 				m.id = v.String()
 			}
 		case "role":
-			m.role = v.Str
+			m.role = v.Str()
 		case "time":
 			m.created = msTime(v.Get("created").Int())
 			m.completed = msTime(v.Get("completed").Int())
 		case "modelID":
-			m.model = v.Str
+			m.model = v.Str()
 		case "summary":
-			m.summary = v.Type == gjson.True
+			m.summary = v.IsTrue()
 		case "tokens":
 			m.tokens = v
 		case "cost":
 			m.cost = v
 		case "path":
-			m.cwd = v.Get("cwd").Str
+			m.cwd = v.Get("cwd").Str()
 		}
 		return true
 	})
@@ -128,13 +126,13 @@ func newMessage(id string, data gjson.Result) *message {
 
 // part converts one part of m; id is the part's id (the row id in the
 // database, where data omits it).
-func (b *builder) part(m *message, id string, p gjson.Result) {
-	typ := p.Get("type").Str
+func (b *builder) part(m *message, id string, p transcript.Value) {
+	typ := p.Get("type").Str()
 	switch typ {
 	case "text":
-		text := p.Get("text").Str
+		text := p.Get("text").Str()
 		if m.role == "user" {
-			if p.Get("synthetic").Type == gjson.True || p.Get("ignored").Type == gjson.True {
+			if p.Get("synthetic").IsTrue() || p.Get("ignored").IsTrue() {
 				if strings.TrimSpace(text) != "" {
 					m.synthetic = append(m.synthetic, text)
 				}
@@ -152,7 +150,7 @@ func (b *builder) part(m *message, id string, p gjson.Result) {
 		}
 	case "reasoning":
 		if b.full && !m.summary {
-			if s := strings.TrimSpace(p.Get("text").Str); s != "" {
+			if s := strings.TrimSpace(p.Get("text").Str()); s != "" {
 				m.items = append(m.items, transcript.Item{Kind: transcript.Thinking, Time: partTime(p, m), Text: s, Model: m.model})
 			}
 		}
@@ -162,11 +160,11 @@ func (b *builder) part(m *message, id string, p gjson.Result) {
 			b.tool(m, id, p)
 		}
 	case "file":
-		mt, ok := transcript.ImageMIME(p.Get("mime").Str)
+		mt, ok := transcript.ImageMIME(p.Get("mime").Str())
 		if !ok || m.role != "user" {
 			return
 		}
-		url := p.Get("url").Str
+		url := p.Get("url").Str()
 		rest, isData := strings.CutPrefix(url, "data:")
 		if !isData {
 			return // a file:// reference: never read
@@ -177,41 +175,41 @@ func (b *builder) part(m *message, id string, p gjson.Result) {
 		}
 		_, payload, ok := strings.Cut(rest, ";base64,")
 		if !ok {
-			b.warnf("message %s: image %q is not a base64 data URL", m.id, p.Get("filename").Str)
+			b.warnf("message %s: image %q is not a base64 data URL", m.id, p.Get("filename").Str())
 			return
 		}
 		data, err := base64.StdEncoding.DecodeString(payload)
 		if err != nil {
-			b.warnf("message %s: image %q is not valid base64", m.id, p.Get("filename").Str)
+			b.warnf("message %s: image %q is not valid base64", m.id, p.Get("filename").Str())
 			return
 		}
 		if err := b.budget.Take(int64(len(data))); err != nil {
 			b.warnf("message %s: %v", m.id, err)
 			return
 		}
-		m.images = append(m.images, transcript.Image{MIME: mt, DataURL: transcript.DataURL(mt, data), Path: p.Get("filename").Str})
+		m.images = append(m.images, transcript.Image{MIME: mt, DataURL: transcript.DataURL(mt, data), Path: p.Get("filename").Str()})
 	case "step-finish":
 		m.sawStep = true
 		m.steps.Add(usageOf(p.Get("tokens")))
 		m.stepCost += p.Get("cost").Float()
 	case "compaction":
 		trigger := "manual"
-		if p.Get("auto").Type == gjson.True {
+		if p.Get("auto").IsTrue() {
 			trigger = "auto"
 		}
 		m.compaction = &transcript.CompactionMark{ID: id, Trigger: trigger, Time: m.created}
 	}
 }
 
-func partTime(p gjson.Result, m *message) time.Time {
+func partTime(p transcript.Value, m *message) time.Time {
 	if t := msTime(p.Get("time.start").Int()); !t.IsZero() {
 		return t
 	}
 	return m.created
 }
 
-func (b *builder) tool(m *message, partID string, p gjson.Result) {
-	raw := p.Get("tool").Str
+func (b *builder) tool(m *message, partID string, p transcript.Value) {
+	raw := p.Get("tool").Str()
 	id := p.Get("callID").String()
 	if id == "" {
 		id = partID
@@ -228,7 +226,7 @@ func (b *builder) tool(m *message, partID string, p gjson.Result) {
 	}
 	m.items = append(m.items, transcript.Item{Kind: transcript.ToolUse, Time: start, CallID: id, Tool: name, RawTool: raw, Input: args, Model: m.model})
 	res := transcript.Item{Kind: transcript.ToolResult, Time: end, CallID: id, Tool: name, RawTool: raw}
-	switch state.Get("status").Str {
+	switch state.Get("status").Str() {
 	case "completed":
 		res.Text = valueText(state.Get("output"))
 	case "error":
@@ -239,11 +237,11 @@ func (b *builder) tool(m *message, partID string, p gjson.Result) {
 	m.items = append(m.items, res)
 }
 
-func valueText(v gjson.Result) string {
-	if v.Type == gjson.String {
-		return v.Str
+func valueText(v transcript.Value) string {
+	if v.IsString() {
+		return v.Str()
 	}
-	if !v.Exists() || v.Type == gjson.Null {
+	if !v.Exists() || v.IsNull() {
 		return ""
 	}
 	return v.Raw
@@ -251,7 +249,7 @@ func valueText(v gjson.Result) string {
 
 // usageOf reads OpenCode's tokens object: input excludes the cache, output
 // excludes reasoning.
-func usageOf(tok gjson.Result) transcript.Usage {
+func usageOf(tok transcript.Value) transcript.Usage {
 	reasoning := tok.Get("reasoning").Int()
 	return transcript.Usage{
 		Input:      tok.Get("input").Int(),

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -93,7 +91,7 @@ func (r *dbReader) read() ([]*transcript.Transcript, error) {
 		in := info{id: id.String, parentID: parent.String, directory: dir.String, title: title.String,
 			created: created.Int64, updated: updated.Int64}
 		if model.String != "" {
-			in.modelID = gjson.Get(model.String, "id").String()
+			in.modelID = transcript.Parse(model.String).Get("id").String()
 		}
 		s := &dbSession{b: newBuilder(r.path, in, r.opts), projectID: project.String}
 		byID[in.id] = s
@@ -171,11 +169,11 @@ func (r *dbReader) messages(byID map[string]*dbSession) (map[string]*message, er
 			continue
 		}
 		doc := strings.TrimSpace(data.String)
-		if !transcript.ValidJSONString(doc) || !gjson.Parse(doc).IsObject() {
+		if !transcript.ValidJSONString(doc) || !transcript.Parse(doc).IsObject() {
 			s.b.warnf("message %s: malformed JSON", id.String)
 			continue
 		}
-		m := newMessage(id.String, gjson.Parse(doc))
+		m := newMessage(id.String, transcript.Parse(doc))
 		m.id = id.String
 		m.session = sid.String
 		out[m.id] = m
@@ -215,11 +213,11 @@ func (r *dbReader) parts(byID map[string]*dbSession, msgs map[string]*message) e
 		}
 		b := byID[m.session].b
 		doc := strings.TrimSpace(data.String)
-		if !transcript.ValidJSONString(doc) || !gjson.Parse(doc).IsObject() {
+		if !transcript.ValidJSONString(doc) || !transcript.Parse(doc).IsObject() {
 			b.warnf("part %s: malformed JSON", id.String)
 			continue
 		}
-		b.part(m, id.String, gjson.Parse(doc))
+		b.part(m, id.String, transcript.Parse(doc))
 	}
 	return rows.Err()
 }

@@ -3,8 +3,6 @@ package opencode
 import (
 	"encoding/json"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -57,7 +55,7 @@ func canonical(raw string, input []byte) (string, json.RawMessage) {
 
 // renameEdits maps the keys inside a multiedit's edits array.
 func renameEdits(input json.RawMessage) json.RawMessage {
-	edits := gjson.GetBytes(input, "edits")
+	edits := transcript.ParseBytes(input).Get("edits")
 	if !edits.IsArray() {
 		return input
 	}
@@ -66,7 +64,7 @@ func renameEdits(input json.RawMessage) json.RawMessage {
 		return input
 	}
 	var list []json.RawMessage
-	edits.ForEach(func(_, e gjson.Result) bool {
+	edits.ForEach(func(_ string, e transcript.Value) bool {
 		list = append(list, transcript.RenameKeys([]byte(e.Raw), editKeys))
 		return true
 	})

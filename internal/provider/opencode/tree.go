@@ -7,24 +7,22 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/musterhq/muster/internal/transcript"
 )
 
 // parseJSON reads an export document or a legacy session file.
 func parseJSON(path, data string, opts transcript.ParseOptions) *transcript.Transcript {
 	doc := strings.TrimSpace(data)
-	if !transcript.ValidJSONString(doc) || !gjson.Parse(doc).IsObject() {
+	if !transcript.ValidJSONString(doc) || !transcript.Parse(doc).IsObject() {
 		b := newBuilder(path, info{id: stem(path)}, opts)
 		b.warnf("%s: not a JSON object", filepath.Base(path))
 		return b.finish()
 	}
-	v := gjson.Parse(doc)
+	v := transcript.Parse(doc)
 	if in, msgs := v.Get("info"), v.Get("messages"); in.IsObject() && msgs.IsArray() {
 		return parseExport(path, in, msgs, opts)
 	}
-	if v.Get("id").Type == gjson.String {
+	if v.Get("id").IsString() {
 		return parseTree(path, v, opts)
 	}
 	b := newBuilder(path, info{id: stem(path)}, opts)
@@ -37,7 +35,7 @@ func stem(path string) string {
 }
 
 // sessionInfo reads a session's info object (export info, legacy file).
-func sessionInfo(v gjson.Result) info {
+func sessionInfo(v transcript.Value) info {
 	return info{
 		id:        v.Get("id").String(),
 		parentID:  v.Get("parentID").String(),
@@ -49,14 +47,14 @@ func sessionInfo(v gjson.Result) info {
 	}
 }
 
-func parseExport(path string, in, msgs gjson.Result, opts transcript.ParseOptions) *transcript.Transcript {
+func parseExport(path string, in, msgs transcript.Value, opts transcript.ParseOptions) *transcript.Transcript {
 	si := sessionInfo(in)
 	if si.id == "" {
 		si.id = stem(path)
 	}
 	b := newBuilder(path, si, opts)
 	i := 0
-	msgs.ForEach(func(_, mv gjson.Result) bool {
+	msgs.ForEach(func(_ string, mv transcript.Value) bool {
 		i++
 		mi := mv.Get("info")
 		if !mi.IsObject() {
@@ -64,7 +62,7 @@ func parseExport(path string, in, msgs gjson.Result, opts transcript.ParseOption
 			return true
 		}
 		m := newMessage("", mi)
-		mv.Get("parts").ForEach(func(_, p gjson.Result) bool {
+		mv.Get("parts").ForEach(func(_ string, p transcript.Value) bool {
 			if p.IsObject() {
 				b.part(m, p.Get("id").String(), p)
 			}
@@ -78,7 +76,7 @@ func parseExport(path string, in, msgs gjson.Result, opts transcript.ParseOption
 
 // parseTree reads storage/session/<project>/<id>.json with the message and
 // part files it points at.
-func parseTree(path string, v gjson.Result, opts transcript.ParseOptions) *transcript.Transcript {
+func parseTree(path string, v transcript.Value, opts transcript.ParseOptions) *transcript.Transcript {
 	si := sessionInfo(v)
 	storage := filepath.Dir(filepath.Dir(filepath.Dir(path)))
 	b := newBuilder(path, si, opts)
@@ -107,25 +105,25 @@ func parseTree(path string, v gjson.Result, opts transcript.ParseOptions) *trans
 	}
 	t := b.finish()
 	if t.CWD == "" {
-		if pid := v.Get("projectID").Str; pid != "" {
+		if pid := v.Get("projectID").Str(); pid != "" {
 			if data, err := os.ReadFile(filepath.Join(storage, "project", pid+".json")); err == nil {
-				t.CWD = gjson.GetBytes(data, "worktree").String()
+				t.CWD = transcript.ParseBytes(data).Get("worktree").String()
 			}
 		}
 	}
 	return t
 }
 
-func readJSON(b *builder, path string) (gjson.Result, bool) {
+func readJSON(b *builder, path string) (transcript.Value, bool) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		b.warnf("%s: %v", filepath.Base(path), err)
-		return gjson.Result{}, false
+		return transcript.Value{}, false
 	}
 	s := string(data)
-	if !transcript.ValidJSONString(s) || !gjson.Parse(s).IsObject() {
+	if !transcript.ValidJSONString(s) || !transcript.Parse(s).IsObject() {
 		b.warnf("%s: malformed JSON", filepath.Base(path))
-		return gjson.Result{}, false
+		return transcript.Value{}, false
 	}
-	return gjson.Parse(s), true
+	return transcript.Parse(s), true
 }
