@@ -25,8 +25,10 @@ import (
 // send types no Enter, a resume launches no further session.
 
 // ControlVersion is the control protocol this binary speaks; it is bumped
-// when control.sock changes incompatibly. Version 1 had no hello.
-const ControlVersion = 2
+// when control.sock changes incompatibly. Version 1 had no hello; 3 added
+// op watch (the dashboard needs it) and attach from a pane to the sessions
+// it started.
+const ControlVersion = 3
 
 // MaxControlRequest bounds one JSON request line on control.sock.
 const MaxControlRequest = 1 << 20
