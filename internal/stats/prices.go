@@ -16,7 +16,12 @@ type Price struct {
 }
 
 // prices is a small built-in table of APPROXIMATE public list prices (USD
-// per million tokens, standard tier, as published by the vendors in 2025).
+// per million tokens, standard tier). Source: the vendors' published API
+// prices (Anthropic, OpenAI and Google pricing pages) for each model, as
+// written into this table on 2026-11-30 (commit 26ea285) from their 2025
+// list prices; not re-read since. ccusage prices from LiteLLM's
+// model_prices_and_context_window.json instead, which follows vendor
+// changes and long-context tiers this table does not.
 // It ignores long-context tiers, batch and regional discounts, and vendor
 // price changes since; a cost computed from it is an estimate, never a bill.
 // Models not listed are reported as unpriced rather than guessed: newer

@@ -36,6 +36,22 @@ func TestConformance(t *testing.T) {
 			if len(full) == 1 && full[0].ID == "" {
 				t.Fatal("no id")
 			}
+			// The usage log is the per-model usage, increase by increase,
+			// each dated (stats dates and de-duplicates responses from it).
+			if len(full) == 1 && len(full[0].UsageByModel) > 0 {
+				sum := map[string]transcript.Usage{}
+				for _, e := range full[0].UsageLog {
+					if e.Time.IsZero() {
+						t.Errorf("undated usage entry %+v", e)
+					}
+					u := sum[e.Model]
+					u.Add(e.Usage)
+					sum[e.Model] = u
+				}
+				if diff := cmp.Diff(full[0].UsageByModel, sum); diff != "" {
+					t.Errorf("usage log by model (-UsageByModel +log):\n%s", diff)
+				}
+			}
 		},
 	}.Run(t)
 

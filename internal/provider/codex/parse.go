@@ -74,9 +74,13 @@ type series struct {
 	seen    bool
 	last    tokens
 	byModel map[string]tokens
+	// log is each increase with its time: Transcript.UsageLog. Forked
+	// threads skip the parent's copied records, so no increase is another
+	// file's and none needs a key.
+	log []transcript.UsageEntry
 }
 
-func (s *series) update(total tokens, model string) {
+func (s *series) update(total tokens, model string, ts time.Time) {
 	delta := total
 	if s.seen && !total.less(s.last) {
 		delta = total.sub(s.last)
@@ -93,6 +97,7 @@ func (s *series) update(total tokens, model string) {
 		s.byModel = map[string]tokens{}
 	}
 	s.byModel[model] = s.byModel[model].add(delta)
+	s.log = append(s.log, transcript.UsageEntry{Time: ts, Model: model, Usage: delta.usage()})
 }
 
 type parser struct {
@@ -247,7 +252,7 @@ func (p *parser) line(n int, raw []byte) {
 		p.compaction(tagCompactRecord, ts)
 	case "token_usage_record":
 		if t, ok := readTokens(transcript.Lookup(p.pl, "thread_token_usage")); ok {
-			p.usage[1].update(t, p.currentModel())
+			p.usage[1].update(t, p.currentModel(), ts)
 		}
 	}
 }
@@ -369,7 +374,7 @@ func (p *parser) event(pl []transcript.Member, ts time.Time) {
 			if m := transcript.Str(transcript.Lookup(info, "model")); m != "" {
 				model = m
 			}
-			p.usage[0].update(t, model)
+			p.usage[0].update(t, model, ts)
 		}
 	case "context_compacted":
 		p.compaction(tagCompactEvent, ts)
@@ -658,6 +663,7 @@ func (p *parser) finish() *transcript.Transcript {
 		for m, tok := range used.byModel {
 			t.UsageByModel[m] = tok.usage()
 		}
+		t.UsageLog = used.log
 	}
 	t.ID = p.meta.ID
 	if t.ID == "" {
