@@ -173,7 +173,10 @@ func TestConformance(t *testing.T) {
 		// for the clients that do send at once.
 		// One process sends them all: the per-peer cap is the hostile
 		// suite's (TestHostileClients).
-		h := startHarness(t, "", func(c *Config) { c.ReadTimeout, c.MaxConnsPerPeer = 3*time.Second, 1024 })
+		// The read timeout is what the slow clients wait for, and must
+		// outlast the scheduling of 500 goroutines under -race on a loaded
+		// machine (3 s timed out some at load 25).
+		h := startHarness(t, "", func(c *Config) { c.ReadTimeout, c.MaxConnsPerPeer = 10*time.Second, 1024 })
 		h.surface("sfA", "sessA", "alpha", "claude")
 		capB := h.surface("sfB", "sessB", "beta", "gemini")
 		line := func(e evt) string { return string(h.line(e)) }
