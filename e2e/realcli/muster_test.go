@@ -563,11 +563,20 @@ func (sc *mscenario) approvalTurn(prev string) string {
 	}
 
 	// A dialog that has just opened can miss a key (seen with Claude Code
-	// under load): press again while it is still shown.
+	// under load): press again while it is still shown. The run state
+	// alone cannot tell: Muster's keystroke evidence says running at once,
+	// and goes back to waitingApproval only after its confirmation window
+	// (5 s); Claude's dialog leaves the screen when it takes the key.
 	approved := time.Now()
+	taken := func() bool {
+		if runState(sc.info()) == "waitingApproval" {
+			return false
+		}
+		return sc.cli != realcli.Claude || !strings.Contains(sc.m.capture(sc.name), sc.prof.approval)
+	}
 	for attempt := 1; ; attempt++ {
 		sc.m.must(append([]string{"send", sc.name}, approveKeys[sc.cli]...)...)
-		if poll(10*time.Second, func() bool { return runState(sc.info()) != "waitingApproval" }) {
+		if poll(10*time.Second, taken) {
 			if attempt > 1 {
 				t.Logf("%s: the dialog took the approval on attempt %d", sc.cli, attempt)
 			}
