@@ -93,6 +93,18 @@ func (b bellScanner) Answer() []byte {
 	return nil
 }
 
+// untilHangUp returns a context that ends with ctx or when the client of a
+// stream sends anything or hangs up: it sends nothing after its request.
+// The caller's conn.CloseRead ends the read when the stream ends first.
+func untilHangUp(ctx context.Context, br *bufio.Reader) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		br.Peek(1)
+		cancel()
+	}()
+	return ctx, cancel
+}
+
 // preview serves op "preview": the pane's screen now, then again each time
 // it changes, no more often than proto.MinPreviewInterval, until the pane
 // exits or the client hangs up. The stream costs the pane's reader one
@@ -128,14 +140,8 @@ func (d *Daemon) preview(ctx context.Context, conn *net.UnixConn, br *bufio.Read
 	}
 	rang, unsubscribe := bell.subscribe()
 	defer unsubscribe()
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := untilHangUp(ctx, br)
 	defer cancel()
-	go func() {
-		// The client sends nothing after its request: anything it does
-		// send, or its hanging up, ends the stream.
-		br.Peek(1)
-		cancel()
-	}()
 	defer conn.CloseRead()
 
 	var last []string

@@ -33,14 +33,8 @@ func (d *Daemon) watch(ctx context.Context, conn *net.UnixConn, br *bufio.Reader
 	rep := replier{w: deadlineWriter{conn}}
 	rang, unsubscribe := d.watchers.subscribe()
 	defer unsubscribe()
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := untilHangUp(ctx, br)
 	defer cancel()
-	go func() {
-		// The client sends nothing after its request: anything it does
-		// send, or its hanging up, ends the stream.
-		br.Peek(1)
-		cancel()
-	}()
 	defer conn.CloseRead()
 
 	var lastSessions, lastItems []byte
