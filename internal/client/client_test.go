@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -122,7 +123,7 @@ func protocol1(unknown string) func(proto.Request) proto.Response {
 // before the version exchange fails with the one line that says what to
 // do, and can still stop it.
 func TestNewClientOldDaemon(t *testing.T) {
-	const want = "the running daemon is version 0.1.0 (control protocol 1), this client is version 0.2.0 (control protocol 2); run `muster daemon stop`"
+	want := "the running daemon is version 0.1.0 (control protocol 1), this client is version 0.2.0 (control protocol " + strconv.Itoa(proto.ControlVersion) + "); run `muster daemon stop`"
 	for _, unknown := range []string{proto.CodeUnsupported, proto.CodeForbidden} {
 		t.Run(unknown, func(t *testing.T) {
 			f := startFake(t, protocol1(unknown))
@@ -163,13 +164,14 @@ func TestNewClientOldDaemon(t *testing.T) {
 // TestDaemonRefusesHello: a newer daemon's refusal is passed on as is, and
 // a daemon that accepts hello but says another protocol is refused too.
 func TestDaemonRefusesHello(t *testing.T) {
-	refusal := proto.VersionMismatch("0.3.0", 3, "0.2.0", 2)
+	newer := proto.ControlVersion + 1
+	refusal := proto.VersionMismatch("0.3.0", newer, "0.2.0", proto.ControlVersion)
 	f := startFake(t, func(req proto.Request) proto.Response { return proto.Response{Error: refusal} })
 	if _, err := Dial(t.Context(), f.dirs, "0.2.0"); err == nil || err.Error() != refusal.Message {
 		t.Errorf("Dial = %v, want %q", err, refusal.Message)
 	}
 	g := startFake(t, func(req proto.Request) proto.Response {
-		return ok(proto.HelloResult{Protocol: 3, Version: "0.3.0"})
+		return ok(proto.HelloResult{Protocol: newer, Version: "0.3.0"})
 	})
 	_, err := Dial(t.Context(), g.dirs, "0.2.0")
 	if pe, ok := errors.AsType[*proto.Error](err); !ok || pe.Code != proto.CodeVersion || pe.Message != refusal.Message {
