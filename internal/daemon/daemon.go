@@ -5,6 +5,7 @@ package daemon
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +15,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -849,16 +850,19 @@ func (d *Daemon) lookupLocked(name string) (*session, error) {
 func (d *Daemon) list() []proto.SessionInfo {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make([]proto.SessionInfo, 0, len(d.sessions))
+	ss := make([]*session, 0, len(d.sessions))
 	for _, s := range d.sessions {
+		ss = append(ss, s)
+	}
+	// By creation to the nanosecond: SessionInfo's time has seconds, and
+	// two sessions started in one second kept their names' order.
+	slices.SortFunc(ss, func(a, b *session) int {
+		return cmp.Or(a.rec.CreatedAt.Compare(b.rec.CreatedAt), strings.Compare(a.rec.Name, b.rec.Name))
+	})
+	out := make([]proto.SessionInfo, 0, len(ss))
+	for _, s := range ss {
 		out = append(out, d.infoLocked(s))
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].CreatedAt != out[j].CreatedAt {
-			return out[i].CreatedAt < out[j].CreatedAt
-		}
-		return out[i].Name < out[j].Name
-	})
 	return out
 }
 

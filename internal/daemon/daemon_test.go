@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -329,5 +330,26 @@ func TestOldClientCanStop(t *testing.T) {
 		d.done <- nil // for the cleanup
 	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not return after stop")
+	}
+}
+
+// TestListKeepsCreationOrder: ls lists sessions in the order they were
+// created, also within one second (its time has seconds; the order used to
+// fall back to the names there).
+func TestListKeepsCreationOrder(t *testing.T) {
+	d := startDaemon(t)
+	c := d.dial()
+	names := []string{"zz", "mm", "aa"}
+	for _, n := range names {
+		c.must(proto.OpNew, proto.NewArgs{Name: n, Dir: t.TempDir(), Cmd: "sleep 600"}, nil)
+	}
+	var list []proto.SessionInfo
+	c.must(proto.OpList, nil, &list)
+	var got []string
+	for _, s := range list {
+		got = append(got, s.Name)
+	}
+	if !slices.Equal(got, names) {
+		t.Errorf("ls order %v, want the creation order %v", got, names)
 	}
 }
