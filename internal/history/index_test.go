@@ -118,21 +118,18 @@ func TestRefreshDiscoverErrorKeepsRows(t *testing.T) {
 }
 
 func TestRefreshUnreadableRetried(t *testing.T) {
-	if os.Getuid() == 0 {
-		t.Skip("root reads unreadable files")
-	}
 	ctx := t.Context()
 	root := t.TempDir()
 	src := &testSource{name: "fake", roots: []string{root}}
 	p := filepath.Join(root, "a.sess")
 	writeSession(t, p, testSession{ID: "a", Prompts: 1, Started: t0})
-	os.Chmod(p, 0)
+	src.setUnreadable(p, true)
 	x := openIndex(t, "v1")
 	st, _ := x.Refresh(ctx, []transcript.Source{src}, transcript.Env{}, RefreshOptions{})
 	if st.Failed != 1 {
 		t.Fatalf("unreadable file: %+v", st)
 	}
-	os.Chmod(p, 0o644)
+	src.setUnreadable(p, false)
 	st, _ = x.Refresh(ctx, []transcript.Source{src}, transcript.Env{}, RefreshOptions{})
 	if st.Parsed != 1 {
 		t.Fatalf("unreadable file was not retried: %+v", st)

@@ -29,6 +29,9 @@ type testSource struct {
 	discoverErr error
 	mu          sync.Mutex
 	parsed      []string
+	// unreadable paths fail to read as a file without permission would,
+	// also for root, whom chmod 0 does not stop.
+	unreadable map[string]bool
 }
 
 func (s *testSource) Provider() string                  { return s.name }
@@ -64,6 +67,15 @@ func (s *testSource) Discover(ctx context.Context, env transcript.Env) ([]transc
 	return out, nil
 }
 
+func (s *testSource) setUnreadable(path string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.unreadable == nil {
+		s.unreadable = map[string]bool{}
+	}
+	s.unreadable[path] = on
+}
+
 func (s *testSource) Parse(ctx context.Context, env transcript.Env, path string, opts transcript.ParseOptions) ([]*transcript.Transcript, error) {
 	s.parses.Add(1)
 	if !opts.SummaryOnly {
@@ -71,7 +83,11 @@ func (s *testSource) Parse(ctx context.Context, env transcript.Env, path string,
 	}
 	s.mu.Lock()
 	s.parsed = append(s.parsed, path)
+	denied := s.unreadable[path]
 	s.mu.Unlock()
+	if denied {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrPermission}
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
