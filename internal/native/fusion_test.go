@@ -123,19 +123,7 @@ func TestKeystrokes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t)
-			h.e.cfg.CurrentRun = h.rec.current
-			h.procs.set(300, "claude", "claude")
-			p := &pane{pgid: 300}
-			h.e.SurfaceStarted(Surface{ID: "s1", SessionID: testSession, Provider: "claude", PID: 300, CWD: testCWD,
-				ForegroundPGID: p.ForegroundPGID, NativeID: p.NativeID, HooksInjected: true})
-			h.poll()
-			at := h.clk.Now()
-			h.rec.hook("s1", "T1", proto.KindStarted, "UserPromptSubmit", "do it", at)
-			for i, k := range tt.hooks {
-				h.rec.hook("s1", "T1", k, "hook", "Bash: make", at.Add(time.Duration(i+1)*time.Millisecond))
-			}
-			h.clk.Advance(time.Second)
+			h := claudePane(t, tt.hooks...)
 			for _, k := range tt.keys {
 				h.e.Input("s1", []byte(k))
 			}
@@ -383,6 +371,23 @@ func TestSplitKeys(t *testing.T) {
 	}
 }
 
+// geminiPane starts a harness with a Gemini CLI pane (its process runs
+// argv) whose hooks are installed, and the recorded chat file of
+// testdata/gemini-states.jsonl about to be written where that CLI keeps it.
+func geminiPane(t *testing.T, argv ...string) (*harness, *growing) {
+	h := newHarness(t)
+	h.e.cfg.CurrentRun = h.rec.current
+	h.setHooks("gemini", true)
+	h.procs.set(300, "gemini", argv...)
+	p := &pane{pgid: 300}
+	p.setNativeID("aa3ac65c-1884-452c-956b-62539224443c")
+	h.e.SurfaceStarted(Surface{ID: "s1", SessionID: testSession, Provider: "gemini", PID: 300, CWD: testCWD,
+		ForegroundPGID: p.ForegroundPGID, NativeID: p.NativeID})
+	h.poll()
+	path := filepath.Join(h.home, ".gemini", "tmp", "repo", "chats", "session-2026-12-02T03-19-aa3ac65c.jsonl")
+	return h, newGrowing(t, h.clk, "gemini-states.jsonl", path, h.clk.Now(), nil)
+}
+
 // TestRecordedGeminiStates replays the chat file Gemini CLI 0.61.0 wrote
 // in e2e/realcli's TestMusterGeminiStates (testdata/gemini-states.jsonl:
 // an Esc mid-turn, a refused tool, an API error), with the hooks the CLI
@@ -391,18 +396,7 @@ func TestSplitKeys(t *testing.T) {
 // interrupted and resolve the approval item; the API error is left to
 // AfterAgent, which reports it failed.
 func TestRecordedGeminiStates(t *testing.T) {
-	h := newHarness(t)
-	h.e.cfg.CurrentRun = h.rec.current
-	h.setHooks("gemini", true)
-	h.procs.set(300, "gemini", "node", "/usr/bin/gemini")
-	p := &pane{pgid: 300}
-	const id = "aa3ac65c-1884-452c-956b-62539224443c"
-	p.setNativeID(id)
-	h.e.SurfaceStarted(Surface{ID: "s1", SessionID: testSession, Provider: "gemini", PID: 300, CWD: testCWD,
-		ForegroundPGID: p.ForegroundPGID, NativeID: p.NativeID})
-	h.poll()
-	path := filepath.Join(h.home, ".gemini", "tmp", "repo", "chats", "session-2026-12-02T03-19-aa3ac65c.jsonl")
-	g := newGrowing(t, h.clk, "gemini-states.jsonl", path, h.clk.Now(), nil)
+	h, g := geminiPane(t, "node", "/usr/bin/gemini")
 	names := map[string]string{}
 	var run string
 	for g.next < len(g.lines) {
@@ -456,18 +450,7 @@ func TestRecordedGeminiStates(t *testing.T) {
 // prompt's run started (a poll that came late) is about the earlier run
 // and leaves the new one running.
 func TestGeminiCancelReadLate(t *testing.T) {
-	h := newHarness(t)
-	h.e.cfg.CurrentRun = h.rec.current
-	h.setHooks("gemini", true)
-	h.procs.set(300, "gemini", "gemini")
-	p := &pane{pgid: 300}
-	const id = "aa3ac65c-1884-452c-956b-62539224443c"
-	p.setNativeID(id)
-	h.e.SurfaceStarted(Surface{ID: "s1", SessionID: testSession, Provider: "gemini", PID: 300, CWD: testCWD,
-		ForegroundPGID: p.ForegroundPGID, NativeID: p.NativeID})
-	h.poll()
-	path := filepath.Join(h.home, ".gemini", "tmp", "repo", "chats", "session-2026-12-02T03-19-aa3ac65c.jsonl")
-	g := newGrowing(t, h.clk, "gemini-states.jsonl", path, h.clk.Now(), nil)
+	h, g := geminiPane(t, "gemini")
 	cancel := g.find(`"Request cancelled."`)
 	g.write(0, func(l []byte) bool { return string(l) == string(cancel) })
 	h.rec.hookOf("gemini", "s1", "G1", proto.KindStarted, "BeforeAgent", "a turn to interrupt", g.recordTimeOf(g.find("a turn to interrupt")))
