@@ -128,37 +128,26 @@ func (b *dashboardBackend) Close() {
 // ctx. It dials a running daemon only: one that went away is not started
 // again behind the user's back.
 func (b *dashboardBackend) Watch(ctx context.Context) (proto.WatchUpdate, tui.WatchStream, error) {
-	var first proto.WatchUpdate
 	c, err := b.f.RunningClient(ctx)
+	if err != nil {
+		return proto.WatchUpdate{}, nil, err
+	}
+	first, s, err := openStream[proto.WatchUpdate](ctx, c, proto.OpWatch, nil)
 	if err != nil {
 		return first, nil, err
 	}
-	if err := c.Open(ctx, proto.OpWatch, nil, &first); err != nil {
-		c.Close()
-		return first, nil, err
-	}
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	return first, &watchStream{c: c, stop: stop}, nil
+	return first, watchStream{s}, nil
 }
 
-type watchStream struct {
-	c    *client.Client
-	stop func() bool
-}
+// watchStream is a watch, which the daemon ends only when it stops.
+type watchStream struct{ *stream[proto.WatchUpdate] }
 
-func (s *watchStream) Next() (proto.WatchUpdate, error) {
-	var u proto.WatchUpdate
-	err := s.c.Recv(&u)
+func (s watchStream) Next() (proto.WatchUpdate, error) {
+	u, err := s.stream.Next()
 	if errors.Is(err, io.EOF) {
-		// The daemon ends a watch only when it stops.
 		err = errors.New("the daemon closed the connection")
 	}
 	return u, err
-}
-
-func (s *watchStream) Close() error {
-	s.stop()
-	return s.c.Close()
 }
 
 func (b *dashboardBackend) Ack(ctx context.Context, ids []int64, all bool) (proto.AckResult, error) {
@@ -198,32 +187,15 @@ func (b *dashboardBackend) Kill(ctx context.Context, name string) error {
 // Preview opens a preview stream on a connection of its own, which ends
 // with ctx.
 func (b *dashboardBackend) Preview(ctx context.Context, name string) (proto.PreviewScreen, tui.PreviewStream, error) {
-	var first proto.PreviewScreen
 	c, err := b.f.RunningClient(ctx)
+	if err != nil {
+		return proto.PreviewScreen{}, nil, err
+	}
+	first, s, err := openStream[proto.PreviewScreen](ctx, c, proto.OpPreview, proto.PreviewArgs{Name: name})
 	if err != nil {
 		return first, nil, err
 	}
-	if err := c.Open(ctx, proto.OpPreview, proto.PreviewArgs{Name: name}, &first); err != nil {
-		c.Close()
-		return first, nil, err
-	}
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	return first, &previewStream{c: c, stop: stop}, nil
-}
-
-type previewStream struct {
-	c    *client.Client
-	stop func() bool
-}
-
-func (s *previewStream) Next() (proto.PreviewScreen, error) {
-	var sc proto.PreviewScreen
-	return sc, s.c.Recv(&sc)
-}
-
-func (s *previewStream) Close() error {
-	s.stop()
-	return s.c.Close()
+	return first, s, nil
 }
 
 // Choices are the built-in providers (looked up on PATH), the launchers of

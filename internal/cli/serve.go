@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 
@@ -76,29 +75,17 @@ func daemonCall(ctx context.Context, dirs paths.Dirs, op string, args, res any) 
 }
 
 // daemonStream opens a stream op on the running daemon and calls push with
-// each result until ctx ends or the stream does (io.EOF is a normal end).
+// each result until ctx ends or the stream does.
 func daemonStream[T any](ctx context.Context, dirs paths.Dirs, op string, args any, push func(T)) error {
 	c, err := client.Dial(ctx, dirs, Version)
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	stop := context.AfterFunc(ctx, func() { c.Close() })
-	defer stop()
-	var v T
-	if err := c.Open(ctx, op, args, &v); err != nil {
+	first, s, err := openStream[T](ctx, c, op, args)
+	if err != nil {
 		return err
 	}
-	for {
-		push(v)
-		v = *new(T)
-		if err := c.Recv(&v); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-	}
+	return follow(first, s, push)
 }
 
 func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
