@@ -222,26 +222,52 @@ func explainMessages(m *musterRun, name string) string {
 }
 
 // codexTUIs returns the interactive Codex processes running with the
-// Setup's HOME (not the app-server).
+// Setup's HOME: the npm wrapper (node …/bin/codex) and the binary it
+// starts, not the app-server and not the shells Codex runs, whose scripts
+// mention codex too (its shell-environment snapshot).
 func codexTUIs(s *realcli.Setup) []realcli.Process {
 	var out []realcli.Process
 	for _, p := range s.Processes() {
-		if strings.Contains(p.Command, "codex") && !strings.Contains(p.Command, " app-server") {
+		f := strings.Fields(p.Command)
+		if len(f) > 0 && filepath.Base(f[0]) == "node" {
+			f = f[1:]
+		}
+		if len(f) > 0 && filepath.Base(f[0]) == "codex" && (len(f) == 1 || f[1] != "app-server") {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// exitCodex types /exit into pane name's Codex and waits until fewer Codex
-// processes (the npm wrapper and the binary of each TUI) run.
+// exitCodex types /exit into pane name's Codex and waits until the
+// pane's own Codex processes (the npm wrapper and the binary, in the
+// pane's terminal session) are gone. Counting every Codex of the HOME is
+// not enough: a TUI forking its pid-update-loop briefly shows a second
+// process with the TUI's command line, and its exec looked like the
+// pane's Codex exiting while /exit still sat in the composer.
 func exitCodex(m *musterRun, name string) {
 	m.t.Helper()
-	n := len(codexTUIs(m.s))
+	sid := map[int]bool{m.session(name).PID: true}
+	own := func() []realcli.Process {
+		in := map[int]bool{}
+		for _, pid := range sessionMembers(sid) {
+			in[pid] = true
+		}
+		var out []realcli.Process
+		for _, p := range codexTUIs(m.s) {
+			if in[p.PID] {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	if len(own()) == 0 {
+		m.t.Fatalf("%s: no Codex runs in the pane; screen:\n%s", name, m.capture(name))
+	}
 	m.must("send", name, "/exit", "--enter")
-	for i := 0; !poll(10*time.Second, func() bool { return len(codexTUIs(m.s)) < n }); i++ {
+	for i := 0; !poll(10*time.Second, func() bool { return len(own()) == 0 }); i++ {
 		if i == 3 {
-			m.t.Fatalf("%s: Codex did not exit; screen:\n%s", name, m.capture(name))
+			m.t.Fatalf("%s: Codex did not exit (%v); screen:\n%s", name, own(), m.capture(name))
 		}
 		m.must("send", name, "", "--enter") // the slash-command popup took the first Enter
 	}
