@@ -117,6 +117,9 @@ type Daemon struct {
 	shutting chan struct{}
 	// watchers are the op "watch" streams, rung by stateChanged (watch.go).
 	watchers outputBell
+	// usage is what each surface's agent reported of its model and
+	// context (usage.go).
+	usage usageBoard
 }
 
 type session struct {
@@ -225,6 +228,7 @@ func Run(ctx context.Context, opts Options) error {
 		HooksInstalled: native.HookStatus(hookinstall.Env{Home: home, Getenv: opts.Getenv}, d.musterPath, 10*time.Second, nil),
 		OnAttention:    d.onAttention,
 		OnActivity:     func(string, native.Activity) { d.stateChanged() },
+		OnUsage:        d.onUsage,
 	})
 	// The startup sweep runs before anything can read run state.
 	if err := eng.Start(ctx); err != nil {
@@ -902,6 +906,7 @@ func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
 			info.ActivitySince = &at
 		}
 	}
+	d.usage.fill(s.surface.ID, &info)
 	if s.pane == nil {
 		if restorable(s) {
 			info.State = "restorable"

@@ -186,6 +186,16 @@
 // 9;4 in its pane) gives no confirmation, so a key it lost leaves its run
 // running until the next hook.
 //
+// # Model and context
+//
+// The transcript a turn reader follows also says which model answered
+// and how full its context is (provider.TurnUsage records: Claude Code's
+// message.model and usage, Codex's turn_context and token_count, Gemini
+// CLI's gemini messages). They go to Config.OnUsage as read, history
+// included (the latest figure is the current context), and the zero
+// Usage when the agent leaves the foreground: the daemon shows them in
+// `muster ls --json` and the dashboard. Nothing is estimated.
+//
 // # Wiring (daemon)
 //
 //	est := native.New(native.Config{

@@ -102,6 +102,12 @@ type Config struct {
 	OnAttention func(surfaceID string, r AttentionRequest)
 	// AttentionInterval: DefaultAttentionInterval when zero.
 	AttentionInterval time.Duration
+	// OnUsage, when set, gets what the tracked agent's transcript reports
+	// of its model and context (provider.TurnUsage records, history
+	// included: the latest is the current context), and the zero Usage
+	// when the agent leaves the foreground. It is called from Run's
+	// goroutine and from SurfaceExited: it must not block.
+	OnUsage func(surfaceID string, u provider.Usage)
 }
 
 // Surface is one live pane as the estimator needs it.
@@ -598,6 +604,9 @@ func (e *Estimator) finish(ctx context.Context, s *surface, a *agentRun, hook st
 		s.log.Info("agent left the foreground", "provider", a.provider, "pgid", a.pgid, "exit_code", code, "exit_known", known)
 	}
 	e.release(s, a)
+	if a.tr != nil && e.cfg.OnUsage != nil {
+		e.cfg.OnUsage(s.ID, provider.Usage{})
+	}
 	s.agent = nil
 	s.sig.Lock()
 	s.agentProv, s.tracking = s.firstClass, false
@@ -745,6 +754,12 @@ func (e *Estimator) applyTurns(ctx context.Context, s *surface, a *agentRun, now
 	}
 	cutoff := a.startedAt.Add(-(e.poll + cutoffSlack))
 	for _, r := range recs {
+		if r.Op == provider.TurnUsage {
+			if e.cfg.OnUsage != nil {
+				e.cfg.OnUsage(s.ID, r.Usage)
+			}
+			continue
+		}
 		e.applyTurn(ctx, s, a, r, cutoff, now)
 	}
 }

@@ -310,6 +310,16 @@ type SessionInfo struct {
 	Activity         string  `json:"activity"`
 	ActivitySince    *string `json:"activity_since"`
 	ActivityEvidence string  `json:"activity_evidence,omitempty"`
+
+	// Model is the model the session's agent last reported (a hook
+	// payload, its transcript); "" when none did.
+	Model string `json:"model,omitempty"`
+	// ContextTokens is how many tokens the agent's context held at its
+	// last reply, as its transcript reports it; ContextWindow the model's
+	// window, from the provider's own report or a dated table of the
+	// provider package. Zero is unknown: never estimated.
+	ContextTokens int64 `json:"context_tokens,omitempty"`
+	ContextWindow int64 `json:"context_window,omitempty"`
 }
 
 // NewArgs are the arguments of op "new".

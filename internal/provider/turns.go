@@ -60,6 +60,9 @@ type TurnOp uint8
 const (
 	TurnStart TurnOp = iota + 1 // a prompt started the turn Key
 	TurnEnd                     // the turn Key ended with Kind
+	// TurnUsage: the record says which model answered and how full its
+	// context is (Usage); it belongs to no turn, whatever its time.
+	TurnUsage
 )
 
 // Turn is what one transcript line says about a prompt turn.
@@ -73,6 +76,20 @@ type Turn struct {
 	// Code's interrupt markers): internal/native applies it even where the
 	// hooks report the provider's runs (the fusion rule).
 	HookSilent bool
+	Usage      Usage // for TurnUsage
+}
+
+// Usage is what a transcript record reports of the model and its context
+// window, for the dashboard's model and context columns. Each figure is
+// the provider's own; zero is unknown, never estimated.
+type Usage struct {
+	Model string // the model that answered; "" when the record names none
+	// Context is the number of tokens the model's context held for the
+	// record's reply: the prompt of the last request, cache included.
+	Context int64
+	// Window is the model's context window, as the provider reports it
+	// (Codex) or as the provider package's dated table has it for Model.
+	Window int64
 }
 
 // TitleReader is a provider whose window titles say what it is doing: the

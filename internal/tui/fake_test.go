@@ -257,6 +257,13 @@ func fixtureSessions() []proto.SessionInfo {
 		run("notes", "custom", "", 0, "/home/u", 50*time.Hour),
 		run("sleepy", "cursor", "idle", 0, "/home/u/src/sleepy", 20*time.Minute),
 	}
+	// What the agents reported of their models and contexts: a window
+	// known, one unknown (tokens used), one nearly full, none at all.
+	list[0].Model, list[0].ContextTokens, list[0].ContextWindow = "claude-opus-5-5", 412_000, 1_000_000
+	list[1].Model, list[1].ContextTokens, list[1].ContextWindow = "gpt-6.1-sol", 201_555, 258_400
+	list[2].Model, list[2].ContextTokens = "gemini-3.1-pro-preview", 9_876
+	list[4].Model, list[4].ContextTokens, list[4].ContextWindow = "claude-haiku-4-5-20251001", 195_000, 200_000
+	list[6].Model = "composer-2"
 	old := run("old", "claude", "running", 0, "/home/u/src/old", 72*time.Hour)
 	old.State, old.Reason = "restorable", "the daemon died; `muster resume old` brings it back"
 	gone := run("gone", "codex", "", 0, "/home/u/src/gone", 30*time.Hour)

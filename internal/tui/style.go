@@ -187,6 +187,41 @@ func lastEventAge(s proto.SessionInfo, now time.Time) string {
 	return age(s.CreatedAt, now)
 }
 
+// contextLeft renders how much of its context window a session's agent
+// has left, as a percentage when the window is known, else the tokens
+// used; "" when its agent reported neither. Little left is highlighted:
+// the agent is about to compact or stop.
+func contextLeft(s proto.SessionInfo) string {
+	used, window := s.ContextTokens, s.ContextWindow
+	switch {
+	case used <= 0:
+		return ""
+	case window <= 0:
+		return tokens(used) + " used"
+	}
+	left := max(window-used, 0) * 100 / window
+	out := fmt.Sprintf("%d%% left", left)
+	if left <= 10 {
+		return styleAttention.Styled(out)
+	}
+	return out
+}
+
+// tokens renders a token count in at most four columns.
+func tokens(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 9_950: // not 10.0k
+		return fmt.Sprintf("%.1fk", float64(n)/1000)
+	case n < 1_000_000:
+		return fmt.Sprintf("%dk", n/1000)
+	case n < 9_950_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1_000_000)
+	}
+	return fmt.Sprintf("%dM", n/1_000_000)
+}
+
 // tilde shortens a path under home.
 func tilde(p, home string) string {
 	if home == "" || home == "/" {

@@ -359,6 +359,7 @@ const (
 	stateCol = 16 // "▲ needs approval"
 	attnCol  = 3  // "!12"
 	actCol   = 9  // "attention"
+	ctxCol   = 9  // "100% left", "999k used"
 	ageCol   = 4
 	gap      = "  "
 )
@@ -380,14 +381,18 @@ func (t sessionTable) Render(w int) string {
 		}
 		return "  No sessions. Start one with `muster new` in a shell."
 	}
-	nameW, provW := 4, 8
+	nameW, provW, modelW := 4, 8, 0
 	for _, s := range t.sessions {
 		nameW = max(nameW, ansi.StringWidth(termtext.Line(s.Name)))
 		provW = max(provW, ansi.StringWidth(termtext.Line(s.Provider)))
+		if s.Model != "" || s.ContextTokens > 0 {
+			modelW = max(modelW, len("MODEL"), ansi.StringWidth(termtext.Line(s.Model)))
+		}
 	}
-	nameW, provW = min(nameW, 24), min(provW, 10)
-	// Narrow screens drop the columns that matter least.
-	showProv, showAct := w >= 60, w >= 100
+	nameW, provW, modelW = min(nameW, 24), min(provW, 10), min(modelW, 20)
+	// Narrow screens drop the columns that matter least, the model and
+	// context first; no session reporting either shows neither.
+	showProv, showAct, showModel := w >= 60, w >= 100, w >= 120 && modelW > 0
 	fixed := 2 + nameW + len(gap) + stateCol + len(gap) + attnCol + len(gap) + ageCol + len(gap)
 	if showProv {
 		fixed += provW + len(gap)
@@ -395,8 +400,11 @@ func (t sessionTable) Render(w int) string {
 	if showAct {
 		fixed += actCol + len(gap)
 	}
+	if showModel {
+		fixed += modelW + len(gap) + ctxCol + len(gap)
+	}
 	cwdW := max(w-fixed, 3)
-	row := func(mark, name, prov, state, attn, act, age, cwd string) string {
+	row := func(mark, name, prov, state, attn, act, model, ctx, age, cwd string) string {
 		out := mark + cell(name, nameW) + gap
 		if showProv {
 			out += cell(prov, provW) + gap
@@ -405,9 +413,12 @@ func (t sessionTable) Render(w int) string {
 		if showAct {
 			out += cell(act, actCol) + gap
 		}
+		if showModel {
+			out += cell(model, modelW) + gap + cell(ctx, ctxCol) + gap
+		}
 		return out + cell(age, ageCol) + gap + cellLeft(cwd, cwdW)
 	}
-	lines := []string{styleFaint.Styled(strings.TrimRight(row("  ", "NAME", "PROVIDER", "STATE", "!", "ACTIVITY", "AGE", "DIRECTORY"), " "))}
+	lines := []string{styleFaint.Styled(strings.TrimRight(row("  ", "NAME", "PROVIDER", "STATE", "!", "ACTIVITY", "MODEL", "CONTEXT", "AGE", "DIRECTORY"), " "))}
 	end := min(t.off+t.rows, len(t.sessions))
 	for i := t.off; i < end; i++ {
 		s := t.sessions[i]
@@ -446,7 +457,7 @@ func (t sessionTable) Render(w int) string {
 		if t.byDir && i > t.off && t.sessions[i-1].CWD == s.CWD && sessionGroup(s) < groupExited {
 			dir = styleFaint.Styled("〃")
 		}
-		line := row(mark, name, prov, state, attn, act, lastEventAge(s, t.now), dir)
+		line := row(mark, name, prov, state, attn, act, termtext.Line(s.Model), contextLeft(s), lastEventAge(s, t.now), dir)
 		line = strings.TrimRight(line, " ")
 		if s.State != "running" || t.stale {
 			line = styleFaint.Styled(line)

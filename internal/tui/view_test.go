@@ -91,6 +91,12 @@ func TestView(t *testing.T) {
 			sessions[3].Activity = "working"
 			return loaded(t, &fakeBackend{sessions: sessions}, w, h, Options{})
 		}},
+		{"nopreview", func(t *testing.T, w, h int) Model {
+			// With the preview off the list takes the whole width: at 160
+			// columns the model and context columns show.
+			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{})
+			return keys(t, m, "p")
+		}},
 		{"filter", func(t *testing.T, w, h int) Model {
 			m := loaded(t, &fakeBackend{sessions: fixtureSessions(), items: fixtureItems()}, w, h, Options{})
 			return keys(t, m, "/", "c", "l")

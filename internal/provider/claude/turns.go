@@ -40,6 +40,9 @@ func (Provider) NewTurnLocator(env transcript.Env) provider.TurnLocator { return
 //     interrupted; no hook reports that one (HookSilent: Muster applies
 //     it even when the hooks report the session).
 //
+// Every assistant record also reports its message.model and the context
+// its request used (TurnUsage, see usageOf).
+//
 // Sidechain records (sub-agents inlined by older builds) are skipped.
 // Records without a promptId (Claude Code before 2.1) start nothing: the
 // hooks of those versions have no turn identifier to agree with.
@@ -114,6 +117,9 @@ func (p *turnParser) assistant(r *record, at time.Time, out []provider.Turn) []p
 	p.msg, _ = transcript.Members(r.message, p.msg)
 	if t := assistantText(transcript.Lookup(p.msg, "content")); t != "" {
 		p.lastText = transcript.Headline(t)
+	}
+	if u, ok := usageOf(p.msg); ok {
+		out = append(out, provider.Turn{Op: provider.TurnUsage, At: at, Usage: u})
 	}
 	if p.started && r.isAPIError {
 		out = append(out, provider.Turn{Op: provider.TurnEnd, Key: p.cur, Kind: proto.KindFailed, At: at, Text: p.lastText})

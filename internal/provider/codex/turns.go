@@ -35,13 +35,18 @@ func (Provider) NewTurnLocator(env transcript.Env) provider.TurnLocator {
 //     permission; Codex fires no hook for either, so the end is HookSilent
 //     and applies while the hooks report too).
 //
+// turn_context records report the turn's model, and event_msg token_count
+// records the context the last request used (last_token_usage's
+// total_tokens, what Codex itself counts as in the window) and the
+// model's window (info.model_context_window): both as TurnUsage.
+//
 // Records of a nested turn (root_turn_id set and different) are skipped.
-// Lines that mention none of those event types are not parsed at all.
+// Lines that mention none of those record types are not parsed at all.
 type turnParser struct {
-	top, payload []transcript.Member
+	top, payload, info []transcript.Member
 }
 
-var turnMarkers = [][]byte{[]byte("task_started"), []byte("task_complete"), []byte("turn_aborted")}
+var turnMarkers = [][]byte{[]byte("task_started"), []byte("task_complete"), []byte("turn_aborted"), []byte("turn_context"), []byte("token_count")}
 
 // Line implements provider.TurnParser.
 func (p *turnParser) Line(raw []byte, out []provider.Turn) []provider.Turn {
@@ -60,21 +65,31 @@ func (p *turnParser) Line(raw []byte, out []provider.Turn) []provider.Turn {
 		return out
 	}
 	typ, payload, ts := envelope(p.top)
-	if !transcript.StrEqual(typ, "event_msg") {
+	turnContext := transcript.StrEqual(typ, "turn_context")
+	if !turnContext && !transcript.StrEqual(typ, "event_msg") {
 		return out
 	}
 	if p.payload, ok = transcript.Members(payload, p.payload); !ok {
 		return out
 	}
 	pl := p.payload
+	at := recordTime(ts)
 	turn := transcript.Str(transcript.Lookup(pl, "turn_id"))
-	if turn == "" {
-		return out
-	}
 	if root := transcript.Str(transcript.Lookup(pl, "root_turn_id")); root != "" && root != turn {
 		return out
 	}
-	at := recordTime(ts)
+	if turnContext {
+		if m := transcript.Str(transcript.Lookup(pl, "model")); m != "" {
+			out = append(out, provider.Turn{Op: provider.TurnUsage, At: at, Usage: provider.Usage{Model: m}})
+		}
+		return out
+	}
+	if transcript.StrEqual(transcript.Lookup(pl, "type"), "token_count") {
+		return p.tokenCount(pl, at, out)
+	}
+	if turn == "" {
+		return out
+	}
 	switch typ := transcript.Lookup(pl, "type"); {
 	case transcript.StrEqual(typ, "task_started"):
 		out = append(out, provider.Turn{Op: provider.TurnStart, Key: turn, At: at})
@@ -89,6 +104,26 @@ func (p *turnParser) Line(raw []byte, out []provider.Turn) []provider.Turn {
 		out = append(out, provider.Turn{Op: provider.TurnEnd, Key: turn, Kind: proto.KindInterrupted, At: at, Text: reason, HookSilent: true})
 	}
 	return out
+}
+
+// tokenCount reads a token_count event; its info is null before the first
+// response.
+func (p *turnParser) tokenCount(pl []transcript.Member, at time.Time, out []provider.Turn) []provider.Turn {
+	var ok bool
+	if p.info, ok = transcript.Members(transcript.Lookup(pl, "info"), p.info); !ok {
+		return out
+	}
+	u := provider.Usage{
+		Model:  transcript.Str(transcript.Lookup(p.info, "model")),
+		Window: transcript.Int(transcript.Lookup(p.info, "model_context_window")),
+	}
+	if last, ok := transcript.Members(transcript.Lookup(p.info, "last_token_usage"), nil); ok {
+		u.Context = transcript.Int(transcript.Lookup(last, "total_tokens"))
+	}
+	if u.Context <= 0 {
+		return out
+	}
+	return append(out, provider.Turn{Op: provider.TurnUsage, At: at, Usage: u})
 }
 
 // recordTime parses a record's timestamp as the hooks' event times are

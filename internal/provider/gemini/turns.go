@@ -62,14 +62,19 @@ const cancelled = "Request cancelled."
 // get them (a reply that says something and calls a tool is recorded
 // once with its text, then again with its toolCalls once they complete,
 // after the approval and the run), so no record says the turn is over.
+// A gemini message reports its model and, in tokens.input (the request's
+// promptTokenCount, cache included), the context the request used: what
+// Gemini CLI's own footer divides by the model's limit (TurnUsage; the
+// window from contextWindows).
+//
 // Metadata, "$set" (the whole message list at start and exit),
 // "$rewindTo" and "$snapshot" records are skipped, as are lines that hold
-// none of the three message types.
+// none of the four message types.
 type turnParser struct {
 	open string // the key of the latest turn started
 }
 
-var turnMarkers = [][]byte{[]byte(`"type":"user"`), []byte(`"type":"info"`), []byte(`"type":"error"`)}
+var turnMarkers = [][]byte{[]byte(`"type":"user"`), []byte(`"type":"info"`), []byte(`"type":"error"`), []byte(`"type":"gemini"`)}
 
 // Line implements provider.TurnParser.
 func (p *turnParser) Line(raw []byte, out []provider.Turn) []provider.Turn {
@@ -110,6 +115,18 @@ func (p *turnParser) Line(raw []byte, out []provider.Turn) []provider.Turn {
 		}
 		return append(out, provider.Turn{Op: provider.TurnEnd, Key: p.open, Kind: proto.KindInterrupted, At: m.ts,
 			Text: "chat file: info " + cancelled, HookSilent: true})
+	case "gemini":
+		u := provider.Usage{Model: m.model}
+		if m.tokens.IsObject() {
+			u.Context = m.tokens.Get("input").Int()
+		}
+		if u.Model == "" && u.Context <= 0 {
+			return out
+		}
+		if w := contextWindows[u.Model]; u.Context > 0 && u.Context <= w {
+			u.Window = w
+		}
+		return append(out, provider.Turn{Op: provider.TurnUsage, At: m.ts, Usage: u})
 	case "error":
 		if p.open == "" {
 			return out
@@ -118,6 +135,20 @@ func (p *turnParser) Line(raw []byte, out []provider.Turn) []provider.Turn {
 			Text: "chat file: error " + transcript.Headline(partsText(m.content))})
 	}
 	return out
+}
+
+// contextWindows are the input token limits of the Gemini models Gemini
+// CLI's own table names (packages/core/src/core/tokenLimits.ts, "pulled
+// from https://ai.google.dev/gemini-api/docs/models", read 2026-12-02).
+// The CLI assumes 1,048,576 for any other model; Muster does not guess:
+// another model gets no window.
+var contextWindows = map[string]int64{
+	"gemini-1.5-pro":        2_097_152,
+	"gemini-1.5-flash":      1_048_576,
+	"gemini-2.0-flash":      1_048_576,
+	"gemini-2.5-pro":        1_048_576,
+	"gemini-2.5-flash":      1_048_576,
+	"gemini-2.5-flash-lite": 1_048_576,
 }
 
 // locator finds a Gemini chat file: with a session id, the newest

@@ -39,6 +39,52 @@ func ParseTurns(t testing.TB, r provider.TurnReader, path string) []string {
 	return RenderTurns(turns)
 }
 
+// ParseUsage is ParseTurns for the usage records (provider.TurnUsage),
+// rendered as "usage TIME MODEL CONTEXT/WINDOW".
+func ParseUsage(t testing.TB, r provider.TurnReader, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := r.NewTurnParser()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, maxTurnLine)
+	var turns []provider.Turn
+	for sc.Scan() {
+		turns = p.Line(sc.Bytes(), turns)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	CheckTurns(t, turns)
+	return RenderUsage(turns)
+}
+
+// LineUsage is LineTurns for the usage records.
+func LineUsage(t testing.TB, r provider.TurnReader, lines ...string) []string {
+	t.Helper()
+	p := r.NewTurnParser()
+	var turns []provider.Turn
+	for _, l := range lines {
+		turns = p.Line([]byte(l), turns)
+	}
+	CheckTurns(t, turns)
+	return RenderUsage(turns)
+}
+
+// RenderUsage renders the usage records of turns.
+func RenderUsage(turns []provider.Turn) []string {
+	var out []string
+	for _, r := range turns {
+		if r.Op == provider.TurnUsage {
+			out = append(out, fmt.Sprintf("usage %s %q %d/%d", r.At.Format("15:04:05.000"), r.Usage.Model, r.Usage.Context, r.Usage.Window))
+		}
+	}
+	return out
+}
+
 // LineTurns runs a fresh turn parser of r over lines and renders the
 // turns.
 func LineTurns(t testing.TB, r provider.TurnReader, lines ...string) []string {
@@ -53,10 +99,14 @@ func LineTurns(t testing.TB, r provider.TurnReader, lines ...string) []string {
 }
 
 // RenderTurns renders turns as "start KEY TIME TEXT" or "end KIND KEY TIME
-// TEXT", with the key cut to 8 bytes and the time of day.
+// TEXT", with the key cut to 8 bytes and the time of day; usage records
+// are left to RenderUsage.
 func RenderTurns(turns []provider.Turn) []string {
 	var out []string
 	for _, r := range turns {
+		if r.Op == provider.TurnUsage {
+			continue
+		}
 		op := "start"
 		if r.Op == provider.TurnEnd {
 			op = "end " + string(r.Kind)
@@ -70,6 +120,13 @@ func RenderTurns(turns []provider.Turn) []string {
 func CheckTurns(t testing.TB, turns []provider.Turn) {
 	t.Helper()
 	for _, r := range turns {
+		if r.Op == provider.TurnUsage {
+			u := r.Usage
+			if r.Key != "" || r.Kind != "" || u == (provider.Usage{}) || u.Context < 0 || u.Window < 0 {
+				t.Fatalf("bad usage record: %+v", r)
+			}
+			continue
+		}
 		if r.Key == "" {
 			t.Fatalf("turn without a key: %+v", r)
 		}
