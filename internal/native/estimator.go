@@ -189,7 +189,24 @@ type surface struct {
 	run    sync.Mutex
 	agent  *agentRun
 	exited bool
+	// plainPGID is the foreground group last inspected and found to run
+	// no agent, at plainAt; it is inspected again after plainRecheck, or
+	// at once when recheck is set.
+	plainPGID int
+	plainAt   time.Time
+	// recheck: something may have started a program without changing the
+	// foreground group (a typed Enter before `exec claude`, an OSC 133
+	// command mark).
+	recheck atomic.Bool
 }
+
+// plainRecheck is how long a foreground group found to run no agent goes
+// without being inspected again. A new foreground job is a new group and
+// is inspected at the next poll; only a program started in place (`exec
+// claude`) keeps the group, and a typed Enter or a shell's command mark
+// asks for a look at once, so the wait is for scripts that exec an agent.
+// Reading /proc/PID/cmdline every poll was most of an idle pane's cost.
+const plainRecheck = 10 * time.Second
 
 // agentRun is one agent process observed in a pane's foreground.
 type agentRun struct {
@@ -301,6 +318,7 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 		}
 		switch sig.Kind {
 		case termsignal.KindPrompt:
+			s.recheck.Store(true)
 			if sig.Mark == 'D' {
 				s.dSeq++
 				s.dCode = sig.ExitCode
@@ -500,9 +518,14 @@ func (e *Estimator) tick(ctx context.Context, s *surface) {
 			e.finish(ctx, s, a, HookProcessExited, -1, false, now)
 		}
 	}
-	if known {
-		e.observe(ctx, s, pgid, now)
+	if !known {
+		return
 	}
+	recheck := s.recheck.Swap(false)
+	if s.agent == nil && pgid == s.plainPGID && !recheck && now.Sub(s.plainAt) < plainRecheck {
+		return
+	}
+	e.observe(ctx, s, pgid, now)
 }
 
 // observe starts tracking the foreground group when it runs an agent.
@@ -515,8 +538,10 @@ func (e *Estimator) observe(ctx context.Context, s *surface, pgid int, now time.
 		prov = s.firstClass
 	}
 	if prov == "" {
+		s.plainPGID, s.plainAt = pgid, now
 		return
 	}
+	s.plainPGID = 0
 	a := &agentRun{provider: prov, pgid: pgid, startedAt: now, last: now}
 	s.sig.Lock()
 	a.dSeq = s.dSeq

@@ -175,6 +175,11 @@ func (e *Estimator) Observe(surfaceID string, ev Evidence) {
 // the user's behalf (muster attach, muster send): the keystroke evidence
 // of the fusion rule. It copies what it keeps and never blocks.
 func (e *Estimator) Input(surfaceID string, data []byte) {
+	if bytes.ContainsAny(data, "\r\n") {
+		if s := e.lookup(surfaceID); s != nil {
+			s.recheck.Store(true) // the key may start a program in place
+		}
+	}
 	if len(data) == 0 || len(data) > maxKeyInput || e.cfg.CurrentRun == nil {
 		return
 	}
