@@ -101,9 +101,9 @@ func runStats(ctx context.Context, f *Factory, o *statsOptions) error {
 	if err != nil {
 		return err
 	}
-	r, err := stats.ComputeWith(sessions, stats.Options{By: o.By, Loc: o.Now().Location(), Since: since, Until: until, Now: o.Now()})
+	r, err := stats.ComputeWith(ctx, sessions, stats.Options{By: o.By, Loc: o.Now().Location(), Since: since, Until: until, Now: o.Now()})
 	if err != nil {
-		return usagef("%v", err)
+		return err
 	}
 	if o.JSON {
 		return writeJSON(f.IO.Out, r)

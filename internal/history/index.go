@@ -71,11 +71,19 @@ func (x *Index) Store() *store.Store { return x.st }
 
 // Analyzer computes per-session analysis from a full parse (stats uses it
 // for tool counts, edited lines and the usage log). Its bytes, in a format
-// of the analyzer's choosing, are stored beside the summary and recomputed
-// when Version changes or the file does.
+// of the analyzer's choosing, are stored apart from the summary and
+// recomputed when Version changes or the file does.
 type Analyzer struct {
 	Version int
-	Analyze func(*transcript.Transcript) ([]byte, error)
+	Analyze func(*transcript.Transcript) (Analysis, error)
+}
+
+// Analysis is an analyzer's bytes in two parts: ListAnalyzed reads every
+// session's Brief, LoadFull reads Full only for the sessions asked, so that
+// a report over thousands of sessions reads little.
+type Analysis struct {
+	Brief []byte
+	Full  []byte
 }
 
 // RefreshOptions tune a refresh.
@@ -126,7 +134,7 @@ type result struct {
 type row struct {
 	s             transcript.Session
 	summary       []byte
-	detail        []byte
+	analysis      *Analysis // nil: not analysed
 	detailVersion int
 	text          *doc // nil: no full-text row
 }
@@ -369,12 +377,15 @@ func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer, text
 			rw.text = &d
 		}
 		if an != nil {
-			d, err := an.Analyze(t)
+			a, err := an.Analyze(t)
 			if err != nil {
 				r.err = fmt.Errorf("analyze: %w", err)
 				return r
 			}
-			rw.detail, rw.detailVersion = d, an.Version
+			if a.Brief == nil {
+				a.Brief = []byte{}
+			}
+			rw.analysis, rw.detailVersion = &a, an.Version
 		}
 		r.sessions = append(r.sessions, rw)
 	}
@@ -482,7 +493,7 @@ func (x *Index) write(ctx context.Context, results <-chan result, gone []string,
 }
 
 type writeStmts struct {
-	delSessions, upsertFile, insSession, insText, delFile, putDigest *sql.Stmt
+	delSessions, upsertFile, insSession, insText, insAnalysis, insFull, delFile, putDigest *sql.Stmt
 }
 
 func prepare(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
@@ -496,8 +507,10 @@ func prepare(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
 		{&s.upsertFile, `INSERT INTO history_files(path, provider, size, mtime_ns, version) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT(path) DO UPDATE SET provider = excluded.provider, size = excluded.size, mtime_ns = excluded.mtime_ns, version = excluded.version`},
 		{&s.insSession, `INSERT INTO history_sessions(path, ord, provider, native_id, title, cwd, model, started_ms, last_ms,
-			prompt_count, tool_call_count, search, summary, detail, detail_version, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+			prompt_count, tool_call_count, search, summary, detail_version, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.insText, `INSERT INTO history_fts(rowid, meta, said, tools) VALUES (?, ?, ?, ?)`},
+		{&s.insAnalysis, `INSERT INTO history_analyses(session, version, brief) VALUES (?, ?, ?)`},
+		{&s.insFull, `INSERT INTO history_analyses_full(session, full) VALUES (?, ?)`},
 		{&s.delFile, `DELETE FROM history_files WHERE path = ?`},
 		{&s.putDigest, `INSERT INTO history_digests(provider, digest) VALUES (?, ?)
 			ON CONFLICT(provider) DO UPDATE SET digest = excluded.digest`},
@@ -511,7 +524,7 @@ func prepare(ctx context.Context, tx *sql.Tx) (*writeStmts, error) {
 }
 
 func (s *writeStmts) close() {
-	for _, st := range []*sql.Stmt{s.delSessions, s.upsertFile, s.insSession, s.insText, s.delFile, s.putDigest} {
+	for _, st := range []*sql.Stmt{s.delSessions, s.upsertFile, s.insSession, s.insText, s.insAnalysis, s.insFull, s.delFile, s.putDigest} {
 		if st != nil {
 			st.Close()
 		}
@@ -528,26 +541,37 @@ func (s *writeStmts) put(ctx context.Context, r result, version string) error {
 	}
 	for i, rw := range r.sessions {
 		ss := rw.s
-		var detail any
 		detailVersion := 0
-		if rw.detail != nil {
-			// A blob, never text: an analysis may be binary.
-			detail = rw.detail
+		if rw.analysis != nil {
 			detailVersion = rw.detailVersion
 		}
 		res, err := s.insSession.ExecContext(ctx, f.Path, i, ss.Provider, ss.ID, ss.Title, ss.CWD, ss.Model,
 			unixMS(ss.StartedAt), lastMS(ss), ss.PromptCount, ss.ToolCallCount, searchText(ss), string(rw.summary),
-			detail, detailVersion, ss.ParentID)
+			detailVersion, ss.ParentID)
+		if err != nil {
+			return err
+		}
+		if rw.text == nil && rw.analysis == nil {
+			continue
+		}
+		id, err := res.LastInsertId()
 		if err != nil {
 			return err
 		}
 		if rw.text != nil {
-			id, err := res.LastInsertId()
-			if err != nil {
-				return err
-			}
 			if _, err := s.insText.ExecContext(ctx, id, rw.text.meta, rw.text.said, rw.text.tools); err != nil {
 				return err
+			}
+		}
+		if a := rw.analysis; a != nil {
+			// Blobs, never text: an analysis may be binary.
+			if _, err := s.insAnalysis.ExecContext(ctx, id, rw.detailVersion, a.Brief); err != nil {
+				return err
+			}
+			if a.Full != nil {
+				if _, err := s.insFull.ExecContext(ctx, id, a.Full); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -148,14 +148,15 @@ func TestRefreshAnalyzer(t *testing.T) {
 		t.Fatal(err)
 	}
 	countTools := func(v int) *Analyzer {
-		return &Analyzer{Version: v, Analyze: func(t *transcript.Transcript) ([]byte, error) {
+		return &Analyzer{Version: v, Analyze: func(t *transcript.Transcript) (Analysis, error) {
 			n := 0
 			for _, it := range t.Items {
 				if it.Kind == transcript.ToolUse {
 					n++
 				}
 			}
-			return json.Marshal(n)
+			b, err := json.Marshal(n)
+			return Analysis{Brief: b, Full: append([]byte("full "), b...)}, err
 		}}
 	}
 	// Summaries exist but analyses do not: both files parse (in full, as
@@ -175,11 +176,21 @@ func TestRefreshAnalyzer(t *testing.T) {
 		t.Fatal(err)
 	}
 	byID := map[string]string{}
-	for _, a := range got {
-		byID[a.Session.ID] = string(a.Detail)
+	var ptrs []*Analyzed
+	for i, a := range got {
+		byID[a.Session.ID] = string(a.Brief)
+		ptrs = append(ptrs, &got[i])
 	}
 	if byID["a"] != "3" || byID["b"] != "0" {
 		t.Fatalf("analyses = %v", byID)
+	}
+	if err := LoadFull(ctx, ptrs); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range got {
+		if string(a.Full) != "full "+string(a.Brief) {
+			t.Errorf("%s: full analysis %q for brief %q", a.Session.ID, a.Full, a.Brief)
+		}
 	}
 	st, _ = x.Refresh(ctx, srcs, transcript.Env{}, RefreshOptions{Analyzer: countTools(2)})
 	if st.Parsed != 2 {

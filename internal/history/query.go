@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,76 +76,45 @@ func (q Query) where() (string, []any) {
 // List returns the summaries q selects.
 func (x *Index) List(ctx context.Context, q Query) ([]transcript.Session, error) {
 	where, args := q.where()
-	sqlq := `SELECT summary, NULL FROM history_sessions` + where + ` ORDER BY last_ms DESC, path, ord`
+	sqlq := `SELECT summary FROM history_sessions` + where + ` ORDER BY last_ms DESC, path, ord`
 	if q.Limit > 0 {
 		sqlq += fmt.Sprintf(" LIMIT %d", q.Limit)
 	}
-	as, err := x.listRaw(ctx, sqlq, args)
+	return x.listRaw(ctx, sqlq, args)
+}
+
+// listRaw runs a query of summaries and decodes them on every core: for
+// thousands of sessions decoding is most of the work.
+func (x *Index) listRaw(ctx context.Context, sqlq string, args []any) ([]transcript.Session, error) {
+	conn, err := x.mapped(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]transcript.Session, len(as))
-	for i, a := range as {
-		out[i] = a.Session
-	}
-	return out, nil
-}
-
-// Analyzed is a session with its stored analysis (see Analyzer).
-type Analyzed struct {
-	Session transcript.Session
-	Detail  []byte // the Analyzer's bytes; nil when never analysed
-}
-
-// ListAnalyzed is List with each session's analysis; run Refresh with the
-// same Analyzer first so that every analysis is present and current.
-func (x *Index) ListAnalyzed(ctx context.Context, q Query, version int) ([]Analyzed, error) {
-	where, args := q.where()
-	sqlq := `SELECT summary, CASE WHEN detail_version = ? THEN detail END FROM history_sessions` + where + ` ORDER BY last_ms DESC, path, ord`
-	if q.Limit > 0 {
-		sqlq += fmt.Sprintf(" LIMIT %d", q.Limit)
-	}
-	return x.listRaw(ctx, sqlq, append([]any{version}, args...))
-}
-
-// listRaw runs a query of (summary, detail) rows and decodes the summaries
-// on every core: for thousands of sessions decoding is most of the work.
-func (x *Index) listRaw(ctx context.Context, sqlq string, args []any) ([]Analyzed, error) {
-	conn, err := x.st.R.Conn(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("query history: %w", err)
-	}
 	defer conn.Close()
-	// Map the database rather than read it page by page: a listing of
-	// thousands of sessions touches megabytes of JSON.
-	if _, err := conn.ExecContext(ctx, `PRAGMA mmap_size = 268435456`); err != nil {
-		return nil, fmt.Errorf("query history: %w", err)
-	}
 	rows, err := conn.QueryContext(ctx, sqlq, args...)
 	if err != nil {
 		return nil, fmt.Errorf("query history: %w", err)
 	}
 	defer rows.Close()
 	var raws [][]byte
-	var out []Analyzed
 	for rows.Next() {
-		var raw, detail []byte
-		if err := rows.Scan(&raw, &detail); err != nil {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
 			return nil, fmt.Errorf("query history: %w", err)
 		}
 		raws = append(raws, raw)
-		out = append(out, Analyzed{Detail: detail})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("query history: %w", err)
 	}
+	out := make([]transcript.Session, len(raws))
 	workers := min(runtime.GOMAXPROCS(0), len(raws)/256+1)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < len(raws); i += workers {
-				if err := json.Unmarshal(raws[i], &out[i].Session); err != nil {
+				if err := json.Unmarshal(raws[i], &out[i]); err != nil {
 					errs[w] = fmt.Errorf("decode history summary: %w", err)
 					return
 				}
@@ -156,6 +126,149 @@ func (x *Index) listRaw(ctx context.Context, sqlq string, args []any) ([]Analyze
 		return nil, err
 	}
 	return out, nil
+}
+
+// Analyzed is a session with the brief of its stored analysis (see
+// Analyzer). Session holds what the index keeps in columns (provider, id,
+// parent id, path, directory, model, start, last activity as EndedAt,
+// prompt and tool call counts); a session without a current analysis
+// carries its whole summary instead, for reports to fall back on.
+type Analyzed struct {
+	Session transcript.Session
+	Brief   []byte // the Analyzer's Brief; nil when never analysed
+	// Full is the Analyzer's Full once LoadFull has read it.
+	Full []byte
+
+	x  *Index
+	id int64 // history_sessions rowid
+}
+
+// ListAnalyzed returns the sessions q selects, in no particular order
+// (reading the tables in order of storage is cheapest) unless q has a
+// Limit (then newest first), with their analyses' briefs; run Refresh with the same Analyzer first so that every
+// analysis is present and current.
+func (x *Index) ListAnalyzed(ctx context.Context, q Query, version int) ([]Analyzed, error) {
+	where, args := q.where()
+	sqlq := `SELECT s.rowid, s.path, s.provider, s.native_id, s.parent_id, s.cwd, s.model, s.started_ms, s.last_ms,
+		s.prompt_count, s.tool_call_count, a.brief, CASE WHEN a.brief IS NULL THEN s.summary END
+		FROM history_sessions s LEFT JOIN history_analyses a ON a.session = s.rowid AND a.version = ?` + where
+	if q.Limit > 0 {
+		sqlq += fmt.Sprintf(" ORDER BY s.last_ms DESC, s.path, s.ord LIMIT %d", q.Limit)
+	}
+	conn, err := x.mapped(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	rows, err := conn.QueryContext(ctx, sqlq, append([]any{version}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("query history: %w", err)
+	}
+	defer rows.Close()
+	var out []Analyzed
+	for rows.Next() {
+		a := Analyzed{x: x}
+		s := &a.Session
+		var started, last int64
+		var summary []byte
+		if err := rows.Scan(&a.id, &s.Path, &s.Provider, &s.ID, &s.ParentID, &s.CWD, &s.Model, &started, &last,
+			&s.PromptCount, &s.ToolCallCount, &a.Brief, &summary); err != nil {
+			return nil, fmt.Errorf("query history: %w", err)
+		}
+		if summary != nil {
+			if err := json.Unmarshal(summary, s); err != nil {
+				return nil, fmt.Errorf("decode history summary: %w", err)
+			}
+		} else {
+			s.StartedAt, s.EndedAt = msTime(started), msTime(last)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("query history: %w", err)
+	}
+	return out, nil
+}
+
+func msTime(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// LoadFull reads the full analyses of as (from ListAnalyzed) into their
+// Full, in one query per index; those that have one already, or none, are
+// left as they are.
+func LoadFull(ctx context.Context, as []*Analyzed) error {
+	byIndex := map[*Index][]*Analyzed{}
+	for _, a := range as {
+		if a.x != nil && a.Full == nil && a.Brief != nil {
+			byIndex[a.x] = append(byIndex[a.x], a)
+		}
+	}
+	for x, as := range byIndex {
+		if err := x.loadFull(ctx, as); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (x *Index) loadFull(ctx context.Context, as []*Analyzed) error {
+	want := make(map[int64]*Analyzed, len(as))
+	ids := make([]any, 0, len(as))
+	for _, a := range as {
+		want[a.id] = a
+		ids = append(ids, a.id)
+	}
+	conn, err := x.mapped(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	// SQLite bounds the parameters of one statement (32766): ask in chunks.
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 30000)]
+		ids = ids[len(chunk):]
+		rows, err := conn.QueryContext(ctx, `SELECT session, full FROM history_analyses_full WHERE session IN (`+placeholders(len(chunk))+`)`, chunk...)
+		if err != nil {
+			return fmt.Errorf("query history: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			var full []byte
+			if err := rows.Scan(&id, &full); err != nil {
+				rows.Close()
+				return fmt.Errorf("query history: %w", err)
+			}
+			if a := want[id]; a != nil {
+				a.Full = full
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return fmt.Errorf("query history: %w", err)
+		}
+	}
+	return nil
+}
+
+// mapped is a read connection that maps the database rather than read it
+// page by page: a listing of thousands of sessions touches megabytes, and
+// reading them through SQLite's page cache (a pread and an allocation a
+// page) was a third of a warm `muster stats`.
+func (x *Index) mapped(ctx context.Context) (*sql.Conn, error) {
+	conn, err := x.st.R.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("query history: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, `PRAGMA mmap_size = 268435456`); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("query history: %w", err)
+	}
+	return conn, nil
 }
 
 // Count returns how many sessions q selects, ignoring its Limit.

@@ -18,6 +18,7 @@ package stats
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 
 	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/replay/diff"
@@ -25,8 +26,9 @@ import (
 )
 
 // AnalyzerVersion changes whenever Detail's meaning or its stored format
-// does, so stored analyses are recomputed. 2: binary, with the usage log.
-const AnalyzerVersion = 2
+// does, so stored analyses are recomputed. 2: binary, with the usage log;
+// 3: a brief with the usage rolled up, and the log apart.
+const AnalyzerVersion = 3
 
 // Detail is what a full parse adds to a session summary.
 type Detail struct {
@@ -49,9 +51,34 @@ type FileChange struct {
 // Analyzer is the history.Analyzer that stores Detail and the transcript's
 // usage log (detail.go).
 func Analyzer() *history.Analyzer {
-	return &history.Analyzer{Version: AnalyzerVersion, Analyze: func(t *transcript.Transcript) ([]byte, error) {
-		return encodeDetail(Analyze(t), t.UsageLog), nil
+	return &history.Analyzer{Version: AnalyzerVersion, Analyze: func(t *transcript.Transcript) (history.Analysis, error) {
+		brief, full := encodeAnalysis(Analyze(t), usageLog(t.Session, t.UsageLog), t.CostUSD)
+		return history.Analysis{Brief: brief, Full: full}, nil
 	}}
+}
+
+// usageLog is what a report counts of a session: its usage log, responses
+// of unknown time dated at the session's start; or, for a format without
+// one, the session's usage per model dated at its start, and a recorded
+// cost without usage as an empty response of the session's model.
+func usageLog(s transcript.Session, log []transcript.UsageEntry) []transcript.UsageEntry {
+	if len(log) == 0 {
+		log = nil
+		for _, mu := range usageByModel(s) {
+			log = append(log, transcript.UsageEntry{Time: s.StartedAt, Model: mu.model, Usage: mu.usage})
+		}
+		if len(log) == 0 && s.CostUSD > 0 {
+			log = append(log, transcript.UsageEntry{Time: s.StartedAt, Model: s.Model})
+		}
+		return log
+	}
+	out := slices.Clone(log)
+	for i := range out {
+		if out[i].Time.IsZero() {
+			out[i].Time = s.StartedAt
+		}
+	}
+	return out
 }
 
 // Analyze computes a transcript's Detail. An edit whose result is an error

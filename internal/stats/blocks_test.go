@@ -20,7 +20,7 @@ func logged(id string, t0 time.Time, resp ...any) history.Analyzed {
 			Model: resp[i+2].(string), Usage: transcript.Usage{Input: int64(resp[i+1].(int))}})
 	}
 	s := transcript.Session{Provider: "claude", ID: id, CWD: "/p/" + id, PromptCount: 1, StartedAt: t0, EndedAt: log[len(log)-1].Time}
-	return history.Analyzed{Session: s, Detail: encodeDetail(Detail{}, log)}
+	return analyzedLog(s, Detail{}, log)
 }
 
 // TestBlocks: blocks start at the UTC hour of their first response and
@@ -39,7 +39,7 @@ func TestBlocks(t *testing.T) {
 		logged("c", time.Date(2026, 3, 2, 19, 10, 0, 0, time.UTC), 0, 1_000_000, "claude-sonnet-4-5", 30, 1_000_000, "claude-sonnet-4-5", 30, 60, "mystery-9"),
 	}
 	now := time.Date(2026, 3, 2, 20, 30, 0, 0, time.UTC)
-	r, err := ComputeWith(sessions, Options{By: ByBlock, Loc: time.UTC, Now: now})
+	r, err := ComputeWith(t.Context(), sessions, Options{By: ByBlock, Loc: time.UTC, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestBlocks(t *testing.T) {
 		t.Errorf("projection %+v", act.Projection)
 	}
 	// An hour after the last response the block is over.
-	later, _ := ComputeWith(sessions, Options{By: ByBlock, Now: time.Date(2026, 3, 3, 1, 0, 0, 0, time.UTC)})
+	later, _ := ComputeWith(t.Context(), sessions, Options{By: ByBlock, Now: time.Date(2026, 3, 3, 1, 0, 0, 0, time.UTC)})
 	if later.Blocks[2].Active {
 		t.Error("a block past its end is active")
 	}
@@ -90,19 +90,19 @@ func TestPeriodsAndBounds(t *testing.T) {
 		}
 		return m
 	}
-	w, _ := ComputeWith(sessions, Options{By: ByWeek, Loc: time.UTC})
+	w, _ := ComputeWith(t.Context(), sessions, Options{By: ByWeek, Loc: time.UTC})
 	if diff := cmp.Diff(map[string]int64{"2026-02-22": 10, "2026-03-01": 60}, keys(w)); diff != "" {
 		t.Errorf("weeks (-want +got):\n%s", diff)
 	}
-	m, _ := ComputeWith(sessions, Options{By: ByMonth, Loc: time.UTC})
+	m, _ := ComputeWith(t.Context(), sessions, Options{By: ByMonth, Loc: time.UTC})
 	if diff := cmp.Diff(map[string]int64{"2026-02": 10, "2026-03": 60}, keys(m)); diff != "" {
 		t.Errorf("months (-want +got):\n%s", diff)
 	}
-	b, _ := ComputeWith(sessions, Options{By: ByDay, Loc: time.UTC, Since: sat.Add(time.Hour), Until: sat.Add(96 * time.Hour)})
+	b, _ := ComputeWith(t.Context(), sessions, Options{By: ByDay, Loc: time.UTC, Since: sat.Add(time.Hour), Until: sat.Add(96 * time.Hour)})
 	if b.Total.Tokens.Total != 20 {
 		t.Errorf("since/until kept %d tokens, want the Sunday response's 20", b.Total.Tokens.Total)
 	}
-	p, _ := ComputeWith(sessions, Options{By: ByProject, Loc: time.UTC})
+	p, _ := ComputeWith(t.Context(), sessions, Options{By: ByProject, Loc: time.UTC})
 	for _, g := range p.Groups {
 		if g.Key == "/p/b" && (g.CostUSD != 0 || g.UnpricedTokens != 40 || g.UnpricedModels[0] != "mystery-9") {
 			t.Errorf("unpriced project %+v", g)

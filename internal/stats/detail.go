@@ -1,9 +1,11 @@
 package stats
 
 import (
+	"cmp"
 	"encoding/binary"
 	"hash/fnv"
 	"maps"
+	"math"
 	"slices"
 	"time"
 	"unsafe"
@@ -11,24 +13,53 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-// The stored analysis is binary, not JSON: a warm `muster stats` decodes
-// every session's analysis, and with a usage log of thousands of responses
-// per session JSON decoding was most of its time. Layout (all integers
-// unsigned varints unless said otherwise, strings a length then bytes):
+// The stored analysis is binary, not JSON, and in two parts
+// (history.Analysis). Every report reads every session's brief: tool
+// counts, edited files, and the usage rolled up by quarter hour and model,
+// with the keys of the responses (to find those another file repeats). A
+// report that needs each response (5-hour blocks, a bound or a day that
+// cuts a quarter hour, a session repeating another's responses) reads the
+// full part, the usage log, for those sessions only. With the whole log
+// read for every session, decoding it and copying it out of SQLite were
+// most of a warm `muster stats`.
 //
-//	magic byte 0xA5, format byte 2
+// All integers are unsigned varints unless said otherwise, strings a
+// length then bytes. Brief:
+//
+//	magic byte 0xA5, format byte 3
+//	recorded cost: float64 bits, 8 bytes little endian (0: none)
 //	tools:   count, then (name, calls) each
 //	tool errors
 //	files:   count, then (path, edits, added, removed) each
+//	models:  count, then name each
+//	rollup:  count, then each: quarter hour since the epoch plus one
+//	         (0 = unknown time) as a signed varint delta from the previous
+//	         row, model index, responses, last response's ms within the
+//	         quarter, input, output, cache read, cache write, reasoning,
+//	         then the recorded cost's share (8 bytes) when there is one
+//	keys:    count, then 8 bytes little endian each (non-zero, distinct)
+//
+// Full:
+//
+//	magic byte 0xA5, format byte 3
 //	models:  count, then name each
 //	usage:   count, then each: key hash (8 bytes little endian, 0 = no key),
 //	         time in unix ms as a signed varint delta from the previous entry
 //	         (0 = unknown), model index, input, output, cache read,
 //	         cache write, reasoning
+//
+// The log is the transcript's usage log with repeats of a key dropped, or,
+// for a format without one, the session's usage per model dated at its
+// start (usageByModel).
 const (
 	detailMagic  = 0xA5
-	detailFormat = 2
+	detailFormat = 3
 )
+
+// quarter is the rollup's time unit. Every time zone in use is a whole
+// number of quarter hours from UTC, so a quarter falls in one local day;
+// Compute checks that it does, and reads the full log where not.
+const quarter = 15 * 60 * 1000
 
 // usageKey hashes a UsageEntry key; 0 means the entry has none. 64 bits make
 // a false duplicate among millions of responses vanishingly unlikely.
@@ -51,14 +82,23 @@ func unixMS(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-// encodeDetail writes d and its usage log in the stored format.
-func encodeDetail(d Detail, log []transcript.UsageEntry) []byte {
+// encodeAnalysis writes d and its usage log (with the session's recorded
+// cost shared out by tokens) as a brief and a full part.
+func encodeAnalysis(d Detail, log []transcript.UsageEntry, cost float64) (brief, full []byte) {
 	b := []byte{detailMagic, detailFormat}
 	str := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
 	num := func(n int64) { b = binary.AppendUvarint(b, uint64(max(n, 0))) }
+	usage := func(u transcript.Usage) {
+		num(u.Input)
+		num(u.Output)
+		num(u.CacheRead)
+		num(u.CacheWrite)
+		num(u.Reasoning)
+	}
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(cost))
 	b = binary.AppendUvarint(b, uint64(len(d.Tools)))
 	for _, name := range slices.Sorted(maps.Keys(d.Tools)) {
 		str(name)
@@ -73,60 +113,144 @@ func encodeDetail(d Detail, log []transcript.UsageEntry) []byte {
 		num(int64(fc.Added))
 		num(int64(fc.Removed))
 	}
+
+	// The log as entries, repeats of a key dropped, costs shared.
 	var models []string
-	index := map[string]int{}
+	index := map[string]int32{}
+	var es []entry
+	keys := map[uint64]bool{}
 	for _, e := range log {
-		if _, ok := index[e.Model]; !ok {
-			index[e.Model] = len(models)
+		k := usageKey(e.Key)
+		if k != 0 {
+			if keys[k] {
+				continue
+			}
+			keys[k] = true
+		}
+		mi, ok := index[e.Model]
+		if !ok {
+			mi = int32(len(models))
+			index[e.Model] = mi
 			models = append(models, e.Model)
 		}
+		es = append(es, entry{key: k, ms: unixMS(e.Time), model: mi, u: e.Usage})
+	}
+	if cost > 0 {
+		shareCost(es, cost)
 	}
 	b = binary.AppendUvarint(b, uint64(len(models)))
 	for _, m := range models {
 		str(m)
 	}
-	b = binary.AppendUvarint(b, uint64(len(log)))
-	var prev int64
-	for _, e := range log {
-		b = binary.LittleEndian.AppendUint64(b, usageKey(e.Key))
-		ms := unixMS(e.Time)
-		b = binary.AppendVarint(b, ms-prev)
-		prev = ms
-		b = binary.AppendUvarint(b, uint64(index[e.Model]))
-		num(e.Input)
-		num(e.Output)
-		num(e.CacheRead)
-		num(e.CacheWrite)
-		num(e.Reasoning)
+	type cell struct {
+		q     int64
+		model int32
 	}
-	return b
+	type sum struct {
+		n    int
+		last int64
+		u    transcript.Usage
+		cost float64
+	}
+	cells := map[cell]*sum{}
+	for _, e := range es {
+		c := cell{quarterOf(e.ms), e.model}
+		x := cells[c]
+		if x == nil {
+			x = &sum{}
+			cells[c] = x
+		}
+		x.n++
+		x.last = max(x.last, e.ms)
+		x.u.Add(e.u)
+		x.cost += e.cost
+	}
+	order := slices.SortedFunc(maps.Keys(cells), func(a, b cell) int {
+		return cmp.Or(cmp.Compare(a.q, b.q), cmp.Compare(a.model, b.model))
+	})
+	b = binary.AppendUvarint(b, uint64(len(order)))
+	var prevQ int64
+	for _, c := range order {
+		x := cells[c]
+		b = binary.AppendVarint(b, c.q-prevQ)
+		prevQ = c.q
+		b = binary.AppendUvarint(b, uint64(c.model))
+		num(int64(x.n))
+		var within int64
+		if c.q != 0 {
+			within = x.last - quarterStart(c.q)
+		}
+		num(within)
+		usage(x.u)
+		if cost > 0 {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x.cost))
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(keys)))
+	for _, e := range es {
+		if e.key != 0 {
+			b = binary.LittleEndian.AppendUint64(b, e.key)
+		}
+	}
+	brief = b
+
+	b = []byte{detailMagic, detailFormat}
+	b = binary.AppendUvarint(b, uint64(len(models)))
+	for _, m := range models {
+		str(m)
+	}
+	b = binary.AppendUvarint(b, uint64(len(es)))
+	var prev int64
+	for _, e := range es {
+		b = binary.LittleEndian.AppendUint64(b, e.key)
+		b = binary.AppendVarint(b, e.ms-prev)
+		prev = e.ms
+		b = binary.AppendUvarint(b, uint64(e.model))
+		usage(e.u)
+	}
+	return brief, b
 }
 
-// entry is one decoded usage log entry. It holds no pointer (the model is
+// quarterOf numbers the quarter hour of ms from 1; 0 is an unknown time.
+func quarterOf(ms int64) int64 {
+	if ms == 0 {
+		return 0
+	}
+	return ms/quarter + 1
+}
+
+func quarterStart(q int64) int64 { return (q - 1) * quarter }
+
+// entry is one decoded usage log entry, or one rollup row (the usage of a
+// model's responses in a quarter hour). It holds no pointer (the model is
 // an index), so the entries of thousands of sessions cost the garbage
 // collector nothing to scan.
 type entry struct {
 	key   uint64
-	ms    int64 // 0: unknown
+	ms    int64 // 0: unknown; a rollup row's: its quarter's start
+	last  int64 // the last response's time (a log entry's is ms)
 	model int32 // into detailView.models, then into a modelTable
 	u     transcript.Usage
 	// cost is a provider-recorded cost share; recorded says to use it
 	// instead of the price table.
 	cost     float64
 	recorded bool
+	// rolled marks a rollup row: it covers [ms, ms+quarter).
+	rolled bool
 }
 
-// detailView is a decoded analysis, in slices: cheaper to build and to
-// aggregate than the maps of Detail.
+// detailView is a decoded brief, in slices: cheaper to build and to
+// aggregate than the maps of Detail. Its entries are the rollup rows until
+// the full log replaces them (decodeFull).
 type detailView struct {
+	cost    float64
 	tools   []toolCount
 	errors  int
 	files   []FileStat
 	models  []string
 	entries []entry
-	// logged says the analysis has a usage log (a format without one
-	// leaves it empty, and the session totals stand in for it).
-	logged bool
+	// keys are the 8-byte keys of the session's responses.
+	keys []byte
 }
 
 type toolCount struct {
@@ -211,15 +335,46 @@ func (r *reader) u64() uint64 {
 	return v
 }
 
-// decodeDetail reads a stored analysis; ok is false when raw is missing or
-// not in the current format (the session then counts from its summary).
-// The strings of the result point into raw, which must not change.
-func decodeDetail(raw []byte) (detailView, bool) {
-	var d detailView
-	if len(raw) < 2 || raw[0] != detailMagic || raw[1] != detailFormat {
-		return d, false
+func (r *reader) header() {
+	if len(r.b) < 2 || r.b[0] != detailMagic || r.b[1] != detailFormat {
+		r.bad = true
+		return
 	}
-	r := &reader{b: raw[2:]}
+	r.b = r.b[2:]
+}
+
+func (r *reader) models() []string {
+	models := make([]string, r.count(1))
+	for i := range models {
+		models[i] = r.str()
+	}
+	return models
+}
+
+func (r *reader) model(n int) int32 {
+	mi := r.uvarint()
+	if mi >= uint64(n) {
+		r.bad = true
+		return 0
+	}
+	return int32(mi)
+}
+
+func (r *reader) usage() transcript.Usage {
+	return transcript.Usage{Input: r.int(), Output: r.int(), CacheRead: r.int(), CacheWrite: r.int(), Reasoning: r.int()}
+}
+
+// decodeBrief reads a stored brief; ok is false when raw is missing or not
+// in the current format (the session then counts from its summary). The
+// strings of the result point into raw, which must not change.
+func decodeBrief(raw []byte) (detailView, bool) {
+	var d detailView
+	r := &reader{b: raw}
+	r.header()
+	d.cost = math.Float64frombits(r.u64())
+	if r.bad || d.cost < 0 || math.IsNaN(d.cost) || math.IsInf(d.cost, 0) {
+		return detailView{}, false
+	}
 	d.tools = make([]toolCount, r.count(2))
 	for i := range d.tools {
 		d.tools[i] = toolCount{r.str(), int(r.int())}
@@ -229,31 +384,63 @@ func decodeDetail(raw []byte) (detailView, bool) {
 	for i := range d.files {
 		d.files[i] = FileStat{Path: r.str(), FileChange: FileChange{Edits: int(r.int()), Added: int(r.int()), Removed: int(r.int())}}
 	}
-	models := make([]string, r.count(1))
-	for i := range models {
-		models[i] = r.str()
-	}
-	d.models = models
-	d.entries = make([]entry, r.count(15))
-	var ms int64
+	d.models = r.models()
+	d.entries = make([]entry, r.count(9))
+	var q int64
 	for i := range d.entries {
 		e := &d.entries[i]
-		e.key = r.u64()
-		ms += r.varint()
-		e.ms = ms
-		mi := r.uvarint()
-		if mi >= uint64(len(models)) || mi > 1<<30 {
+		q += r.varint()
+		if q < 0 {
 			r.bad = true
+		}
+		e.model = r.model(len(d.models))
+		r.int() // responses: blocks count them from the log
+		within := r.int()
+		e.u = r.usage()
+		if q != 0 {
+			e.ms = quarterStart(q)
+			e.last = e.ms + within
+			e.rolled = true
+		}
+		if d.cost > 0 {
+			e.cost, e.recorded = math.Float64frombits(r.u64()), true
+		}
+		if r.bad {
 			break
 		}
-		e.model = int32(mi)
-		e.u = transcript.Usage{Input: r.int(), Output: r.int(), CacheRead: r.int(), CacheWrite: r.int(), Reasoning: r.int()}
 	}
-	if r.bad || len(r.b) != 0 {
+	n := r.count(8)
+	if r.bad || len(r.b) != 8*n {
 		return detailView{}, false
 	}
-	d.logged = len(d.entries) > 0
+	d.keys = r.b
 	return d, true
+}
+
+// decodeFull reads a stored full part's usage log into d's entries, in
+// place of its rollup; ok is false when raw is not in the current format.
+func decodeFull(d *detailView, raw []byte) bool {
+	r := &reader{b: raw}
+	r.header()
+	models := r.models()
+	entries := make([]entry, r.count(15))
+	var ms int64
+	for i := range entries {
+		e := &entries[i]
+		e.key = r.u64()
+		ms += r.varint()
+		e.ms, e.last = ms, ms
+		e.model = r.model(len(models))
+		e.u = r.usage()
+		if r.bad {
+			break
+		}
+	}
+	if r.bad || len(r.b) != 0 {
+		return false
+	}
+	d.models, d.entries = models, entries
+	return true
 }
 
 // modelTable numbers the model names of one computation.

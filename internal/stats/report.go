@@ -2,6 +2,8 @@ package stats
 
 import (
 	"cmp"
+	"context"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"math"
@@ -163,15 +165,17 @@ type Options struct {
 
 // Compute aggregates sessions, grouped by by (ByNone or one of Groupings).
 // Days are calendar days in loc.
-func Compute(sessions []history.Analyzed, by string, loc *time.Location) (Report, error) {
-	return ComputeWith(sessions, Options{By: by, Loc: loc})
+func Compute(ctx context.Context, sessions []history.Analyzed, by string, loc *time.Location) (Report, error) {
+	return ComputeWith(ctx, sessions, Options{By: by, Loc: loc})
 }
 
 // ComputeWith aggregates sessions as o says. Activity (sessions, prompts,
 // tools, files, durations) is grouped by each session's start; tokens and
 // cost by each response's own time, after dropping responses an
-// earlier-starting session already counted.
-func ComputeWith(sessions []history.Analyzed, o Options) (Report, error) {
+// earlier-starting session already counted. It reads the full analyses of
+// the sessions whose rolled-up usage does not answer (history.LoadFull,
+// which keeps them in sessions).
+func ComputeWith(ctx context.Context, sessions []history.Analyzed, o Options) (Report, error) {
 	by := o.By
 	if by != ByNone && !slices.Contains(Groupings, by) {
 		return Report{}, fmt.Errorf("group by %q: want one of %v", by, Groupings)
@@ -193,8 +197,7 @@ func ComputeWith(sessions []history.Analyzed, o Options) (Report, error) {
 		return g
 	}
 	details, ok := decodeDetails(sessions)
-	r.Duplicates = dedupe(sessions, details, mt)
-
+	since, until := unixMS(o.Since), unixMS(o.Until)
 	timeKey := func(ms int64) string {
 		if ms == 0 {
 			return "unknown"
@@ -210,6 +213,40 @@ func ComputeWith(sessions []history.Analyzed, o Options) (Report, error) {
 		}
 		return t.Format(time.DateOnly)
 	}
+	// A rollup row answers when its quarter falls on one side of each
+	// bound and in one period; else the session's log is read.
+	cuts := func(a, b int64) bool { return a < b && b < a+quarter }
+	split := map[int64]bool{}
+	needLog := func(d *detailView) bool {
+		if by == ByBlock {
+			return true
+		}
+		for _, e := range d.entries {
+			if !e.rolled {
+				continue
+			}
+			if (since != 0 && cuts(e.ms, since)) || (until != 0 && cuts(e.ms, until)) {
+				return true
+			}
+			if by == ByDay || by == ByWeek || by == ByMonth {
+				cut, seen := split[e.ms]
+				if !seen {
+					cut = timeKey(e.ms) != timeKey(e.ms+quarter-1)
+					split[e.ms] = cut
+				}
+				if cut {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	dups, err := dedupe(ctx, sessions, details, ok, mt, needLog)
+	if err != nil {
+		return Report{}, err
+	}
+	r.Duplicates = dups
+
 	convKey := func(s transcript.Session) string {
 		if s.ParentID != "" {
 			return s.Provider + ":" + s.ParentID
@@ -249,7 +286,6 @@ func ComputeWith(sessions []history.Analyzed, o Options) (Report, error) {
 		}
 		return ""
 	}
-	since, until := unixMS(o.Since), unixMS(o.Until)
 	var all []entry // for blocks
 	allFiles := map[string]FileChange{}
 	for i, a := range sessions {
@@ -279,6 +315,7 @@ func ComputeWith(sessions []history.Analyzed, o Options) (Report, error) {
 		for _, e := range d.entries {
 			if e.ms == 0 {
 				e.ms = unixMS(s.StartedAt)
+				e.last = e.ms
 			}
 			if (since != 0 && e.ms < since) || (until != 0 && e.ms >= until) {
 				continue
@@ -295,8 +332,8 @@ func ComputeWith(sessions []history.Analyzed, o Options) (Report, error) {
 			default:
 				g := group(key)
 				g.addUsage(e)
-				if by == BySession && e.ms != 0 {
-					g.LastActivity = later(g.LastActivity, time.UnixMilli(e.ms))
+				if by == BySession && e.last != 0 {
+					g.LastActivity = later(g.LastActivity, time.UnixMilli(e.last))
 				}
 			}
 		}
@@ -342,18 +379,20 @@ func later(t time.Time, ts ...time.Time) time.Time {
 	return t
 }
 
-// dedupe gives every session its usage entries (the stored log, else one
-// entry per model from the summary's totals) and drops the responses an
-// earlier-starting session already holds, in place. Sessions are visited in
-// order of start (then path), so a resumed conversation's repeats count in
-// the original, as ccusage's first-file-wins rule counts them. It returns
-// how many were dropped.
-func dedupe(sessions []history.Analyzed, details []detailView, mt *modelTable) int {
+// dedupe gives every session its usage entries and drops the responses
+// an earlier-starting session already holds, in place. Sessions are
+// visited in order of start (then path), so a resumed conversation's
+// repeats count in the original, as ccusage's first-file-wins rule counts
+// them. The brief's keys find the repeats; a session with some, or whose
+// rollup does not answer (needLog), gets its full log instead of its
+// rollup. A session without analysis counts its summary's totals. It
+// returns how many responses were dropped.
+func dedupe(ctx context.Context, sessions []history.Analyzed, details []detailView, ok []bool, mt *modelTable, needLog func(*detailView) bool) (int, error) {
 	order := make([]int, len(sessions))
 	n := 0
 	for i := range order {
 		order[i] = i
-		n += len(details[i].entries)
+		n += len(details[i].keys) / 8
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
 		sa, sb := sessions[a].Session, sessions[b].Session
@@ -361,32 +400,57 @@ func dedupe(sessions []history.Analyzed, details []detailView, mt *modelTable) i
 	})
 	seen := newKeySet(n)
 	dups := 0
+	var logs []*history.Analyzed
+	useLog := make([]bool, len(sessions))
+	drop := map[int]map[uint64]bool{}
 	for _, i := range order {
-		s := sessions[i].Session
 		d := &details[i]
-		if !d.logged {
-			d.entries = summaryEntries(s, mt)
+		if !ok[i] {
+			d.entries = summaryEntries(sessions[i].Session, mt)
 			continue
 		}
-		global := make([]int32, len(d.models))
-		for i, m := range d.models {
-			global[i] = mt.intern(m)
-		}
-		kept := d.entries[:0]
-		for _, e := range d.entries {
-			e.model = global[e.model]
-			if e.key != 0 && !seen.add(e.key) {
+		for k := d.keys; len(k) >= 8; k = k[8:] {
+			if key := binary.LittleEndian.Uint64(k); !seen.add(key) {
 				dups++
-				continue
+				if drop[i] == nil {
+					drop[i] = map[uint64]bool{}
+				}
+				drop[i][key] = true
 			}
-			kept = append(kept, e)
 		}
-		d.entries = kept
-		if s.CostUSD > 0 {
-			shareCost(d.entries, s.CostUSD)
+		if drop[i] != nil || needLog(d) {
+			useLog[i] = true
+			logs = append(logs, &sessions[i])
 		}
 	}
-	return dups
+	if err := history.LoadFull(ctx, logs); err != nil {
+		return 0, err
+	}
+	for i := range sessions {
+		d := &details[i]
+		if !ok[i] {
+			continue
+		}
+		if useLog[i] {
+			if !decodeFull(d, sessions[i].Full) {
+				return 0, fmt.Errorf("the usage log of %s is unreadable; run muster stats again to re-index it", sessions[i].Session.Path)
+			}
+			if dr := drop[i]; dr != nil {
+				d.entries = slices.DeleteFunc(d.entries, func(e entry) bool { return e.key != 0 && dr[e.key] })
+			}
+			if d.cost > 0 {
+				shareCost(d.entries, d.cost)
+			}
+		}
+		global := make([]int32, len(d.models))
+		for j, m := range d.models {
+			global[j] = mt.intern(m)
+		}
+		for j := range d.entries {
+			d.entries[j].model = global[d.entries[j].model]
+		}
+	}
+	return dups, nil
 }
 
 // keySet is a set of non-zero 64-bit keys, open addressing in one slice:
@@ -503,8 +567,7 @@ func blocks(es []entry, now time.Time, mt *modelTable) []Block {
 	return out
 }
 
-// decodeDetails decodes the stored analyses on every core: with thousands
-// of sessions this is much of a warm `muster stats`.
+// decodeDetails decodes the stored briefs on every core.
 func decodeDetails(sessions []history.Analyzed) ([]detailView, []bool) {
 	details := make([]detailView, len(sessions))
 	ok := make([]bool, len(sessions))
@@ -513,7 +576,7 @@ func decodeDetails(sessions []history.Analyzed) ([]detailView, []bool) {
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < len(sessions); i += workers {
-				details[i], ok[i] = decodeDetail(sessions[i].Detail)
+				details[i], ok[i] = decodeBrief(sessions[i].Brief)
 			}
 		})
 	}

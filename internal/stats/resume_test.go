@@ -70,7 +70,7 @@ func readFixture(t *testing.T, rel string) string {
 func TestResumedConversationCountsOnce(t *testing.T) {
 	orig := readFixture(t, "claude/claude-code-log/representative_messages.jsonl")
 	alone := indexClaude(t, map[string]string{"11111111-0000-4000-8000-000000000001.jsonl": orig})
-	before, err := Compute(alone, ByNone, time.UTC)
+	before, err := Compute(t.Context(), alone, ByNone, time.UTC)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestResumedConversationCountsOnce(t *testing.T) {
 	if len(both) != 2 {
 		t.Fatalf("%d sessions, want 2", len(both))
 	}
-	after, err := ComputeWith(both, Options{By: ByDay, Loc: time.UTC})
+	after, err := ComputeWith(t.Context(), both, Options{By: ByDay, Loc: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestResumedConversationCountsOnce(t *testing.T) {
 	if june15.Total != 48 {
 		t.Errorf("2025-06-15 tokens %+v, want the new turn's 48", june15)
 	}
-	bySession, _ := Compute(both, BySession, time.UTC)
+	bySession, _ := Compute(t.Context(), both, BySession, time.UTC)
 	var sum int64
 	for _, g := range bySession.Groups {
 		sum += g.Tokens.Total
@@ -175,7 +175,7 @@ func TestDedupeProperty(t *testing.T) {
 			}
 			files[sid+".jsonl"] = b.String()
 		}
-		r, err := Compute(indexClaude(t, files), ByNone, time.UTC)
+		r, err := Compute(t.Context(), indexClaude(t, files), ByNone, time.UTC)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -83,7 +83,13 @@ func TestNormalizeAndCost(t *testing.T) {
 }
 
 func analyzed(s transcript.Session, d Detail) history.Analyzed {
-	return history.Analyzed{Session: s, Detail: encodeDetail(d, nil)}
+	return analyzedLog(s, d, nil)
+}
+
+// analyzedLog is s analysed as Analyzer does, with log as its usage log.
+func analyzedLog(s transcript.Session, d Detail, log []transcript.UsageEntry) history.Analyzed {
+	brief, full := encodeAnalysis(d, usageLog(s, log), s.CostUSD)
+	return history.Analyzed{Session: s, Brief: brief, Full: full}
 }
 
 func TestCompute(t *testing.T) {
@@ -107,7 +113,7 @@ func TestCompute(t *testing.T) {
 		{Session: transcript.Session{Provider: "muse", ID: "d", PromptCount: 4, ToolCallCount: 6}}, // not analyzed
 	}
 	utc1 := time.FixedZone("UTC+1", 3600)
-	r, err := Compute(sessions, ByNone, utc1)
+	r, err := Compute(t.Context(), sessions, ByNone, utc1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +132,7 @@ func TestCompute(t *testing.T) {
 		t.Errorf("files = %+v", r.Files)
 	}
 
-	byDay, _ := Compute(sessions, ByDay, utc1)
+	byDay, _ := Compute(t.Context(), sessions, ByDay, utc1)
 	var keys []string
 	for _, g := range byDay.Groups {
 		keys = append(keys, g.Key)
@@ -135,7 +141,7 @@ func TestCompute(t *testing.T) {
 		t.Errorf("day keys (-want +got):\n%s", diff)
 	}
 
-	byModel, _ := Compute(sessions, ByModel, utc1)
+	byModel, _ := Compute(t.Context(), sessions, ByModel, utc1)
 	m := map[string]Group{}
 	for _, g := range byModel.Groups {
 		m[g.Key] = g
@@ -150,28 +156,30 @@ func TestCompute(t *testing.T) {
 		t.Errorf("recorded-cost group = %+v", g)
 	}
 
-	unpriced, _ := Compute([]history.Analyzed{analyzed(transcript.Session{Model: "claude-opus-5-5", Usage: &transcript.Usage{Input: 5, Output: 5}}, Detail{})}, ByNone, utc1)
+	unpriced, _ := Compute(t.Context(), []history.Analyzed{analyzed(transcript.Session{Model: "claude-opus-5-5", Usage: &transcript.Usage{Input: 5, Output: 5}}, Detail{})}, ByNone, utc1)
 	if unpriced.Total.UnpricedTokens != 10 || unpriced.Total.UnpricedModels[0] != "claude-opus-5-5" || unpriced.Total.CostUSD != 0 {
 		t.Errorf("unpriced = %+v", unpriced.Total)
 	}
-	if _, err := Compute(nil, "fortnight", nil); err == nil {
+	if _, err := Compute(t.Context(), nil, "fortnight", nil); err == nil {
 		t.Error("Compute accepted a bad grouping")
 	}
 }
 
-func TestDecodeDetailRoundTrip(t *testing.T) {
+func TestAnalysisRoundTrip(t *testing.T) {
 	d := Detail{Tools: map[string]int{"Bash": 3, "Edit": 1}, ToolErrors: 2,
 		Files: map[string]FileChange{"/a \"quoted\".go": {1, 2, 3}, "/b.go": {4, 5, 6}}}
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	log := []transcript.UsageEntry{
 		{Key: "msg_1:req_1", Time: t0, Model: "claude-sonnet-4", Usage: transcript.Usage{Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, Reasoning: 1}},
 		{Key: "", Time: t0.Add(-time.Minute), Model: "gpt-5", Usage: transcript.Usage{Output: 1 << 40}},
-		{Key: "msg_2:req_2", Model: "claude-sonnet-4"},
+		{Key: "msg_2:req_2", Model: "claude-sonnet-4", Usage: transcript.Usage{Input: 7}},
+		{Key: "msg_1:req_1", Time: t0, Model: "claude-sonnet-4", Usage: transcript.Usage{Input: 1000}}, // a repeat: dropped
+		{Key: "msg_3:req_3", Time: t0.Add(14 * time.Minute), Model: "claude-sonnet-4", Usage: transcript.Usage{Input: 10}},
 	}
-	raw := encodeDetail(d, log)
-	v, ok := decodeDetail(raw)
-	if !ok || v.errors != 2 || len(v.tools) != 2 || len(v.files) != 2 || len(v.entries) != 3 || !v.logged {
-		t.Fatalf("decodeDetail = %+v %v", v, ok)
+	brief, full := encodeAnalysis(d, log, 0)
+	v, ok := decodeBrief(brief)
+	if !ok || v.errors != 2 || len(v.tools) != 2 || len(v.files) != 2 || len(v.keys) != 3*8 {
+		t.Fatalf("decodeBrief = %+v %v", v, ok)
 	}
 	back := Detail{Tools: map[string]int{}, ToolErrors: v.errors, Files: map[string]FileChange{}}
 	for _, tc := range v.tools {
@@ -183,38 +191,70 @@ func TestDecodeDetailRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(d, back); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
+	// The rollup: the 09:59 gpt-5 response, the unknown-time one, and the
+	// 10:00 and 10:14 responses in one quarter.
+	type row struct {
+		ms, last int64
+		model    string
+		input    int64
+	}
+	var rows []row
+	for _, e := range v.entries {
+		rows = append(rows, row{e.ms, e.last, v.models[e.model], e.u.Input + e.u.Output})
+	}
+	want := []row{
+		{0, 0, "claude-sonnet-4", 7},
+		{t0.Add(-15 * time.Minute).UnixMilli(), t0.Add(-time.Minute).UnixMilli(), "gpt-5", 1 << 40},
+		{t0.UnixMilli(), t0.Add(14 * time.Minute).UnixMilli(), "claude-sonnet-4", 1 + 2 + 10},
+	}
+	if diff := cmp.Diff(want, rows, cmp.AllowUnexported(row{})); diff != "" {
+		t.Errorf("rollup (-want +got):\n%s", diff)
+	}
+	if !decodeFull(&v, full) || len(v.entries) != 4 {
+		t.Fatalf("decodeFull: %+v", v.entries)
+	}
+	kept := []transcript.UsageEntry{log[0], log[1], log[2], log[4]}
 	for i, e := range v.entries {
-		want := log[i]
+		want := kept[i]
 		if e.key != usageKey(want.Key) || e.ms != unixMS(want.Time) || v.models[e.model] != want.Model || e.u != want.Usage {
 			t.Errorf("entry %d = %+v, want %+v", i, e, want)
 		}
 	}
-	if v.entries[1].key != 0 || v.entries[0].key == 0 || v.entries[2].ms != 0 {
-		t.Errorf("keys and unknown times: %+v", v.entries)
-	}
 	// Every cut of a valid analysis, and bytes of other formats, are refused.
-	for n := range len(raw) {
-		if _, ok := decodeDetail(raw[:n]); ok {
-			t.Errorf("decodeDetail accepted the first %d of %d bytes", n, len(raw))
+	for n := range len(brief) {
+		if _, ok := decodeBrief(brief[:n]); ok {
+			t.Errorf("decodeBrief accepted the first %d of %d bytes", n, len(brief))
 		}
 	}
-	for _, bad := range []string{"", "null", `{"tools":{}}`, "\xa5\x01"} {
-		if _, ok := decodeDetail([]byte(bad)); ok {
-			t.Errorf("decodeDetail(%q) accepted", bad)
+	for n := range len(full) {
+		if decodeFull(&detailView{}, full[:n]) {
+			t.Errorf("decodeFull accepted the first %d of %d bytes", n, len(full))
+		}
+	}
+	for _, bad := range []string{"", "null", `{"tools":{}}`, "\xa5\x02", "\xa5\x03"} {
+		if _, ok := decodeBrief([]byte(bad)); ok {
+			t.Errorf("decodeBrief(%q) accepted", bad)
+		}
+		if decodeFull(&detailView{}, []byte(bad)) {
+			t.Errorf("decodeFull(%q) accepted", bad)
 		}
 	}
 }
 
-func FuzzDecodeDetail(f *testing.F) {
-	f.Add(encodeDetail(Detail{Tools: map[string]int{"Bash": 1}, ToolErrors: 1, Files: map[string]FileChange{"/a": {1, 2, 3}}},
-		[]transcript.UsageEntry{{Key: "k", Model: "m", Usage: transcript.Usage{Input: 5}}}))
+func FuzzDecodeBrief(f *testing.F) {
+	brief, full := encodeAnalysis(Detail{Tools: map[string]int{"Bash": 1}, ToolErrors: 1, Files: map[string]FileChange{"/a": {1, 2, 3}}},
+		[]transcript.UsageEntry{{Key: "k", Model: "m", Time: time.UnixMilli(1e12), Usage: transcript.Usage{Input: 5}}}, 0.5)
+	f.Add(brief)
+	f.Add(full)
 	f.Add([]byte{detailMagic, detailFormat, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		a, okA := decodeDetail(raw)
-		b, okB := decodeDetail(raw)
+		a, okA := decodeBrief(raw)
+		b, okB := decodeBrief(raw)
 		if okA != okB || !cmp.Equal(a, b, cmp.AllowUnexported(detailView{}, toolCount{}, entry{})) {
-			t.Fatal("decodeDetail is not deterministic")
+			t.Fatal("decodeBrief is not deterministic")
 		}
+		var d detailView
+		decodeFull(&d, raw)
 	})
 }
 
@@ -227,7 +267,7 @@ func TestComputeSubagent(t *testing.T) {
 		StartedAt: start, EndedAt: start.Add(time.Hour), Usage: &transcript.Usage{Input: 100, Output: 10}}
 	sub := transcript.Session{Provider: "claude", ID: "s", ParentID: "p", PromptCount: 1, Model: "claude-haiku-4-5",
 		StartedAt: start.Add(time.Minute), EndedAt: start.Add(2 * time.Minute), Usage: &transcript.Usage{Input: 50, Output: 5}}
-	r, err := Compute([]history.Analyzed{
+	r, err := Compute(t.Context(), []history.Analyzed{
 		analyzed(parent, Detail{Tools: map[string]int{"Task": 1}}),
 		analyzed(sub, Detail{Tools: map[string]int{"Edit": 1}, Files: map[string]FileChange{"/a.go": {Edits: 1, Added: 3}}}),
 	}, ByNone, time.UTC)

@@ -179,9 +179,9 @@ func (s *Server) handleStats(r *http.Request) reply {
 	sessions = slices.DeleteFunc(sessions, func(a history.Analyzed) bool {
 		return a.Session.StartedAt.Before(first) || !a.Session.StartedAt.Before(end)
 	})
-	total, err1 := stats.Compute(sessions, stats.ByNone, loc)
-	byDay, err2 := stats.Compute(sessions, stats.ByDay, loc)
-	byModel, err3 := stats.Compute(sessions, stats.ByModel, loc)
+	total, err1 := stats.Compute(ctx, sessions, stats.ByNone, loc)
+	byDay, err2 := stats.Compute(ctx, sessions, stats.ByDay, loc)
+	byModel, err3 := stats.Compute(ctx, sessions, stats.ByModel, loc)
 	if err := cmp.Or(err1, err2, err3); err != nil {
 		s.o.Logger.Error("compute stats", "err", err)
 		return errorPage(http.StatusInternalServerError, "the statistics could not be computed")
