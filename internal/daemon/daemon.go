@@ -197,10 +197,11 @@ func Run(ctx context.Context, opts Options) error {
 		Store: st, Logger: d.logger.With("component", "events"), Resolver: d, Quota: quota,
 		Routers: sessionRouters(tenv), NotifyCommand: opts.NotifyCommand,
 		MayRecord: d.eventsMayRecord(),
-		OnHookEvent: func(surfaceID, provider string) {
+		OnHookEvent: func(surfaceID, provider, model string) {
 			if d.native != nil {
 				d.native.HookEventSeen(surfaceID, provider)
 			}
+			d.onHookModel(surfaceID, model)
 		},
 		Activity: d.activityOf,
 	})

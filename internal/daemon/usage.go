@@ -1,7 +1,9 @@
 package daemon
 
 import (
+	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
@@ -54,6 +56,18 @@ func (b *usageBoard) fill(surfaceID string, info *proto.SessionInfo) {
 	u := b.by[surfaceID]
 	b.mu.Unlock()
 	info.Model, info.ContextTokens, info.ContextWindow = u.Model, u.Context, u.Window
+}
+
+// maxModel bounds a model name a hook payload gives: a longer one is no
+// model name.
+const maxModel = 128
+
+// onHookModel records the model a hook event named.
+func (d *Daemon) onHookModel(surfaceID, model string) {
+	if model == "" || len(model) > maxModel || strings.ContainsFunc(model, unicode.IsControl) {
+		return
+	}
+	d.onUsage(surfaceID, provider.Usage{Model: model})
 }
 
 // onUsage is native.Config.OnUsage.

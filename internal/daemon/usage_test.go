@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/musterhq/muster/internal/proto"
@@ -41,5 +42,23 @@ func TestUsageBoard(t *testing.T) {
 	}
 	if len(b.by) != 0 {
 		t.Errorf("forgotten surfaces kept: %v", b.by)
+	}
+}
+
+// TestHookModel: a hook event's model is shown unless it cannot be a
+// model name.
+func TestHookModel(t *testing.T) {
+	for _, tt := range []struct{ model, want string }{
+		{"gpt-5", "gpt-5"},
+		{"", ""},
+		{"gpt\x1b]0;pwned\x07", ""},
+		{strings.Repeat("m", maxModel+1), ""},
+	} {
+		var d Daemon
+		d.onHookModel("s1", tt.model)
+		var info proto.SessionInfo
+		if d.usage.fill("s1", &info); info.Model != tt.want {
+			t.Errorf("hook model %q shows %q, want %q", tt.model, info.Model, tt.want)
+		}
 	}
 }

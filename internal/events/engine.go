@@ -90,8 +90,9 @@ type Config struct {
 
 	// OnHookEvent, when set, learns of every authorized provider hook event
 	// (after Codex routing) before it is committed; it must not block. The
-	// native run estimator stands down for a surface once hooks report.
-	OnHookEvent func(surfaceID, provider string)
+	// native run estimator stands down for a surface once hooks report;
+	// model is what the event's payload named ("" for none).
+	OnHookEvent func(surfaceID, provider, model string)
 
 	// Activity, when set, gives explain the activity of a session's live
 	// pane (internal/native); ok is false when it has none.

@@ -266,7 +266,7 @@ func (e *Engine) ingest(ctx context.Context, line []byte, size, pid int) []byte 
 	}
 	rev := e.reducerEvent(req.Event, surf, now, runstate.SourceHook)
 	if e.cfg.OnHookEvent != nil {
-		e.cfg.OnHookEvent(surf.ID, req.Event.Provider)
+		e.cfg.OnHookEvent(surf.ID, req.Event.Provider, req.Event.Model)
 	}
 	o := e.submit(&pending{ev: &rev})
 	switch {

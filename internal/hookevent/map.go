@@ -78,6 +78,7 @@ type Mapped struct {
 	OccurredAt time.Time
 	Message    string
 	HookName   string
+	Model      string // the model the payload names
 }
 
 // Result is the outcome of mapping one payload.
@@ -205,6 +206,7 @@ func (a *applier) add(id, run string, kind proto.EventKind, msg string) {
 		OccurredAt: a.at,
 		Message:    msg,
 		HookName:   a.in.Hook,
+		Model:      a.in.Model,
 	})
 }
 

@@ -226,6 +226,7 @@ func Envelope(provider string, m Mapped, capability, surface string) proto.Envel
 			OccurredAt:    m.OccurredAt,
 			Message:       msg,
 			HookName:      m.HookName,
+			Model:         m.Model,
 		},
 	}
 }

@@ -629,7 +629,7 @@ func (e *Estimator) finish(ctx context.Context, s *surface, a *agentRun, hook st
 		s.log.Info("agent left the foreground", "provider", a.provider, "pgid", a.pgid, "exit_code", code, "exit_known", known)
 	}
 	e.release(s, a)
-	if a.tr != nil && e.cfg.OnUsage != nil {
+	if e.cfg.OnUsage != nil {
 		e.cfg.OnUsage(s.ID, provider.Usage{})
 	}
 	s.agent = nil

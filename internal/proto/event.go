@@ -40,6 +40,10 @@ type Event struct {
 	OccurredAt    time.Time `json:"occurredAt"`
 	Message       string    `json:"message,omitempty"`
 	HookName      string    `json:"hookName,omitempty"`
+	// Model is Muster's addition to the seed's event: the model the hook
+	// payload names, for the dashboard. It is not part of the run state
+	// and not stored; a daemon that does not know it ignores it.
+	Model string `json:"model,omitempty"`
 }
 
 // EventKind is the wire value of an event's kind.

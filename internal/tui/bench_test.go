@@ -11,6 +11,7 @@ import (
 func BenchmarkView(b *testing.B) {
 	sessions := manySessions(100)
 	for i := range sessions {
+		sessions[i].Model, sessions[i].ContextTokens, sessions[i].ContextWindow = "claude-opus-5-5", int64(1000*i), 1_000_000
 		switch i % 5 {
 		case 0:
 			sessions[i].RunState = ptr("waitingApproval")

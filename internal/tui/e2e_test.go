@@ -318,6 +318,18 @@ func TestDashboardHooksInTmux(t *testing.T) {
 	if rows := sessionRows(s); len(rows) != 2 {
 		t.Errorf("rows after the turn: %v\n%s", rows, s)
 	}
+	// The model and the context its transcript reports are pushed too: 10
+	// tokens of claude-opus-5-5's million. The shell shows neither.
+	s = e.waitText("MODEL", "CONTEXT", "claude-opus-5-5", "99% left")
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(strings.TrimLeft(line, "▸ "), "shell ") && strings.Contains(line, "claude-opus") {
+			t.Errorf("the shell shows a model: %q", line)
+		}
+	}
+	if ls := e.muster("ls", "--json"); !strings.Contains(ls, `"model": "claude-opus-5-5"`) || !strings.Contains(ls, `"context_tokens": 10,`) ||
+		!strings.Contains(ls, `"context_window": 1000000`) {
+		t.Errorf("ls --json lacks the agent's model and context:\n%s", ls)
+	}
 	e.keys("q")
 	e.waitFor("the shell again", func(s string) bool { return !strings.Contains(s, "q quit") })
 }

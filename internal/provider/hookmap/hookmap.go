@@ -74,6 +74,9 @@ type Intent struct {
 	At       time.Time // the payload's own time, zero = now
 	Message  string
 	Subagent bool // the payload comes from a sub-agent of the session
+	// Model is the model the payload names (Codex and Cursor name it in
+	// every hook), "" when it names none; the daemon shows it.
+	Model string
 	// RequiresTurn: a hook without a turn key that arrives when no turn is
 	// known is the echo of a turn never seen start (OpenCode's
 	// session.idle and session.error) and is ignored, unless it asks for

@@ -22,6 +22,7 @@ var Mapping = hookmap.Mapping{Provider: Name, Map: mapPayload, RoutedBySession: 
 type payload struct {
 	HookEventName        string          `json:"hook_event_name"`
 	SessionID            string          `json:"session_id"`
+	Model                hookmap.String  `json:"model"`
 	TurnID               string          `json:"turn_id"`  // the turn
 	AgentID              string          `json:"agent_id"` // set inside sub-agents
 	Prompt               hookmap.String  `json:"prompt"`
@@ -59,6 +60,7 @@ func mapPayload(data []byte) (hookmap.Intent, error) {
 		TurnKey:  p.TurnID,
 		Prompt:   string(p.Prompt),
 		Subagent: p.AgentID != "",
+		Model:    string(p.Model),
 	}
 	tool := hookmap.ToolSummary(string(p.ToolName), p.ToolInput)
 	switch p.HookEventName {

@@ -23,6 +23,7 @@ type payload struct {
 	ConversationID       string          `json:"conversation_id"`
 	GenerationID         string          `json:"generation_id"`
 	SessionID            string          `json:"session_id"`
+	Model                hookmap.String  `json:"model"`
 	ParentConversationID string          `json:"parent_conversation_id"`
 	Prompt               hookmap.String  `json:"prompt"`
 	Status               hookmap.String  `json:"status"`
@@ -56,7 +57,7 @@ func mapPayload(data []byte) (hookmap.Intent, error) {
 	if session == "" {
 		session = p.SessionID
 	}
-	in := hookmap.Intent{Hook: p.HookEventName, Session: session, Prompt: string(p.Prompt)}
+	in := hookmap.Intent{Hook: p.HookEventName, Session: session, Prompt: string(p.Prompt), Model: string(p.Model)}
 	if p.ConversationID != "" && p.GenerationID != "" {
 		in.TurnKey = p.ConversationID + "/" + p.GenerationID
 	}
