@@ -264,12 +264,24 @@ func exitCodex(m *musterRun, name string) {
 	if len(own()) == 0 {
 		m.t.Fatalf("%s: no Codex runs in the pane; screen:\n%s", name, m.capture(name))
 	}
-	m.must("send", name, "/exit", "--enter")
-	for i := 0; !poll(10*time.Second, func() bool { return len(own()) == 0 }); i++ {
-		if i == 3 {
+	// A key typed while Codex redraws can be lost (a busy machine lost the
+	// slash once, and "exit" went to the model as a prompt), and the
+	// slash-command popup can take the first Enter: type the command until
+	// the screen shows it, then press Enter until Codex exits.
+	for attempt := 0; ; attempt++ {
+		if attempt == 3 {
 			m.t.Fatalf("%s: Codex did not exit (%v); screen:\n%s", name, own(), m.capture(name))
 		}
-		m.must("send", name, "", "--enter") // the slash-command popup took the first Enter
+		m.must("send", name, "/exit")
+		if !poll(5*time.Second, func() bool { return strings.Contains(m.capture(name), "/exit") }) {
+			continue
+		}
+		for range 2 {
+			m.must("send", name, "", "--enter")
+			if poll(10*time.Second, func() bool { return len(own()) == 0 }) {
+				return
+			}
+		}
 	}
 }
 
