@@ -366,7 +366,15 @@ func TestMusterHooklessCodexesOneDir(t *testing.T) {
 		a = m.session("xa")
 		return runState(a) == "running"
 	})
-	close(gate)
+	// Its reply ends the coarse run: Codex's OSC 7501 says done.
+	xa := &mscenario{t: t, cli: realcli.Codex, prof: profiles[realcli.Codex], s: s, m: m, name: "xa"}
+	w := endTurn(xa, "reply (coarse)", func() { close(gate) })
+	if w.RunID != runID(a) || (w.State != "succeeded" && w.Terminal != "succeeded") {
+		t.Errorf("xa after its reply: %+v, want run %s succeeded", w, runID(a))
+	}
+	if x := (&stateRun{sc: xa}).explain(); x.Because == nil || x.Because.Source != "terminal" || x.Because.HookName != "muster.terminal.turnEnded" {
+		t.Errorf("xa's turn end: %+v, want Codex's OSC 7501 (muster.terminal.turnEnded)", x.Because)
+	}
 	m.waitScreen("xa", "reply for xa", turnTimeout)
 	promptUntil(m, "xb", "hello from xb", "reply for xb")
 	time.Sleep(3 * time.Second) // a few more polls: nothing may move

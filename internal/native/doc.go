@@ -46,7 +46,8 @@
 // see HookStatus), not injected into the launch (Surface.HooksInjected), and
 // not seen for the surface (HookEventSeen); otherwise only the fusion rule
 // reads the agent's transcript. Every event has a null
-// sessionID and a hookName under "muster.native.":
+// sessionID and a hookName under "muster.native." (or, for the end of a
+// coarse run, under the source of the evidence that ended it):
 //
 //   - launchObserved (started): the foreground process group of the pane
 //     (Surface.ForegroundPGID) is led by a built-in provider's executable
@@ -54,14 +55,25 @@
 //     script an interpreter runs — node, bun, deno, a shell for a #!
 //     script — minus .exe/.js), or, for a first-class launch, is the
 //     pane's own process whatever its name.
-//     This opens the coarse run, one per launch, with an id derived from
-//     the surface, the process group and the time. For a provider with a
-//     turn reader (Claude Code, Codex) the agent is idle at launch, at its
-//     prompt or a start-up dialog, so no run opens then: the first turn
-//     its transcript starts is the first run, or, when no transcript is
-//     followed (none found, or two agents in one directory), the coarse
-//     run opens once the pane's activity has said working for 3 s (OSC
-//     9;4, 7501, a working title; its message names the signal).
+//     For a provider whose transcript is not read (Cursor, OpenCode) this
+//     opens the coarse run, with an id derived from the surface, the
+//     process group, the launch and the run's own start. For a provider
+//     with a turn reader (Claude Code, Codex, Gemini CLI) the agent is
+//     idle at launch, at its prompt or a start-up dialog, so no run opens
+//     then: the first turn its transcript starts is the first run, or,
+//     when no transcript is followed (none found, or two agents in one
+//     directory), a coarse run opens once the pane's activity has said
+//     working for 3 s (OSC 9;4, 7501, a working title; its message names
+//     the signal), work that began after the last coarse run ended.
+//   - turnEnded (`muster.terminal.turnEnded`, source terminal): a coarse
+//     run ends when the pane's activity goes from working (or attention)
+//     back to waiting after the run opened: Codex's OSC 7501 done
+//     (succeeded) or idle (interrupted: its Esc), OSC 9;4;0, Gemini CLI's
+//     Ready title (succeeded); the message is the signal. The change
+//     wakes the poll loop, so the run ends within milliseconds. A coarse
+//     run that fused evidence ended first (a key, a status, the daemon's
+//     reading of a failed turn) is not ended again. Either way the agent
+//     is idle again, and only new evidence opens its next run.
 //   - commandFinished: the agent left the foreground and the shell reported
 //     OSC 133 (or 633) D: exit 0 → succeeded, 129/130/143 → interrupted,
 //     other → failed, no status → succeeded.
@@ -87,8 +99,13 @@
 // Cursor gets the coarse run only: its hooks key a turn by
 // conversation_id/generation_id, and no local store holds the generation
 // id, so a turn run read from store.db could not share the hook's run id.
-// Gemini CLI and OpenCode have no turn identifier at all (Gemini's chat
-// file is followed for the fusion rule only, below).
+// OpenCode has no turn identifier at all. Gemini CLI's chat file keys
+// turns by message ids no hook carries (provider.PrivateTurnKeys): hooked,
+// it is read for the fusion rule only (below); hook-less, each prompt it
+// records opens a coarse run (`muster.native.turnStarted`, the prompt as
+// message), which its cancel ends interrupted and its API error failed
+// (`muster.transcript.turnEnded`), and a success, which it does not
+// mark, ends when the title says Ready (turnEnded above).
 //
 // Transcripts are found by the provider's locator (provider.TurnLocator)
 // from the captured native id (Surface.NativeID); with none, from the id

@@ -33,6 +33,9 @@ const (
 	// HookHooksTookOver ends a coarse run that was open when the provider's
 	// hooks started reporting for the surface.
 	HookHooksTookOver = proto.ReservedHookPrefix + "native.hooksTookOver"
+	// HookTerminalTurnEnded ends a hook-less agent's coarse run when its
+	// terminal says the turn is over (working, then waiting).
+	HookTerminalTurnEnded = proto.ReservedHookPrefix + "terminal.turnEnded"
 )
 
 // Defaults of Config.
@@ -92,8 +95,9 @@ type Config struct {
 	// not block.
 	OnActivity func(surfaceID string, a Activity)
 	// CurrentRun returns a surface's current run as the run-state board
-	// has it (the zero CurrentRun when none), for the fusion rule. It is
-	// called from the fusion goroutine only. Nil: keys are not read.
+	// has it (the zero CurrentRun when none), for the fusion rule and for
+	// the end of a coarse run that fused evidence already ended. It is
+	// called from Run's goroutines. Nil: keys are not read.
 	CurrentRun func(surfaceID string) CurrentRun
 	// OnAttention, when set, is called for a notification or a bell (past
 	// the bell limiter) of a pane, at most once per AttentionInterval per
@@ -183,6 +187,12 @@ type surface struct {
 	hooked    map[string]bool
 	lastAsk   time.Time // the last request passed to OnAttention
 	asked     bool
+	// idleAt is when the activity last went from working (or attention)
+	// to waiting, by idleSig: the agent's terminal saying its turn is
+	// over, which ends a coarse run with idleKind.
+	idleAt   time.Time
+	idleSig  string
+	idleKind proto.EventKind
 
 	// run serializes the estimation: the poll loop and SurfaceExited hold
 	// it while they read processes and transcripts and emit.
@@ -218,8 +228,12 @@ type agentRun struct {
 	standDown bool      // hooks report this provider: emit nothing more
 	last      time.Time // the latest occurredAt emitted; events only move forward
 
-	coarse   string    // the open coarse run; "" when none is open
-	coarseAt time.Time // its last event
+	coarse     string    // the open coarse run; "" when none is open
+	coarseFrom time.Time // when it opened: only later evidence ends it
+	coarseAt   time.Time // its last event
+	// endedAt is when the last coarse run ended: only work reported
+	// after it opens the next one.
+	endedAt time.Time
 	// idle: a turn reader's agent is tracked but no run is open, because
 	// nothing yet says it works (before its first prompt, at a start-up
 	// dialog); the coarse run opens on working activity.
@@ -313,6 +327,7 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 	var statuses []termsignal.Signal
 	s.sig.Lock()
 	for _, sig := range sigs {
+		prev := s.act.cur.State
 		if (sig.Kind == termsignal.KindAgentStatus || sig.Kind == termsignal.KindProgress) && e.cfg.CurrentRun != nil {
 			statuses = append(statuses, sig)
 		}
@@ -331,6 +346,10 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 		}
 		ch, ask := s.act.apply(s.agentProv, sig, now)
 		changed = changed || ch
+		if ch && s.act.cur.State == Waiting && (prev == Working || prev == Attention) {
+			s.idleAt, s.idleSig, s.idleKind = now, evidence(sig), idleKind(sig)
+			wake = wake || s.tracking
+		}
 		if ask && (!s.asked || now.Sub(s.lastAsk) >= e.cfg.AttentionInterval) {
 			s.asked, s.lastAsk = true, now
 			asks = append(asks, AttentionRequest{Text: s.act.cur.Notification, Evidence: evidence(sig), At: now})
@@ -341,6 +360,7 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 	for _, sig := range statuses {
 		e.status(surfaceID, sig, now)
 	}
+
 	if wake {
 		e.nudge()
 	}
@@ -484,16 +504,21 @@ func (e *Estimator) tick(ctx context.Context, s *surface) {
 		}
 		if known && pgid == a.pgid {
 			a.goneAt = time.Time{}
+			e.boardEnded(s, a)
 			e.readTurns(ctx, s, a, now)
-			if a.idle && !a.standDown && a.turn == "" && a.tr.path == "" {
+			if !a.standDown {
+				e.terminalEnd(ctx, s, a)
+			}
+			if a.idle && !a.standDown && a.turn == "" && (a.tr == nil || a.tr.path == "") {
 				// Work that no transcript explains: the transcript
 				// reports a prompt within a poll or two, so only work
-				// that lasts opens the coarse run.
+				// that lasts, and that began after the last coarse run
+				// ended, opens the coarse run.
 				s.sig.Lock()
 				act := s.act.cur
 				s.sig.Unlock()
-				if act.State == Working && now.Sub(act.Since) >= workGrace {
-					e.openCoarse(ctx, s, a, now, act.Evidence)
+				if act.State == Working && now.Sub(act.Since) >= workGrace && act.Since.After(a.endedAt) {
+					e.openCoarse(ctx, s, a, now, HookLaunchObserved, a.provider+" started (process group "+strconv.Itoa(a.pgid)+"), working ("+act.Evidence+")")
 				}
 			}
 			return
@@ -558,29 +583,92 @@ func (e *Estimator) observe(ctx context.Context, s *surface, pgid int, now time.
 		return
 	}
 	a.tr = newTracker(prov, e.cfg.Env)
-	if _, private := all.As[provider.PrivateTurnKeys](prov); a.tr != nil && !private {
-		// An agent whose turns are read is idle until a prompt starts one
-		// or its terminal says it works: at launch it waits for a prompt
-		// or shows a start-up dialog.
+	if a.tr != nil {
+		// An agent whose transcript is read is idle until a prompt starts
+		// a turn or its terminal says it works: at launch it waits for a
+		// prompt or shows a start-up dialog.
 		a.idle = true
 		s.log.Info("agent observed in the foreground, idle", "provider", prov, "pgid", pgid)
 		return
 	}
-	e.openCoarse(ctx, s, a, now, "")
+	e.openCoarse(ctx, s, a, now, HookLaunchObserved, prov+" started (process group "+strconv.Itoa(pgid)+")")
 }
 
-// openCoarse opens the agent's coarse run: at launch, or for a turn reader,
-// once its terminal says it works (evidence) and no turn is open.
-func (e *Estimator) openCoarse(ctx context.Context, s *surface, a *agentRun, now time.Time, evidence string) {
+// openCoarse opens a coarse run of the agent: at launch for a provider
+// whose transcript is not read; otherwise once its terminal says it works
+// and no turn is open, or, for a provider whose turn keys are private
+// (Gemini CLI), when its transcript records a prompt. Each gets its own
+// id: a coarse run that ended is never reopened.
+func (e *Estimator) openCoarse(ctx context.Context, s *surface, a *agentRun, at time.Time, hook, msg string) {
 	a.idle = false
-	a.coarse = uuid.NewSHA1(nativeNS, []byte("coarse\x00"+s.ID+"\x00"+strconv.Itoa(a.pgid)+"\x00"+strconv.FormatInt(a.startedAt.UnixNano(), 10))).String()
-	a.coarseAt = a.next(now)
-	msg := a.provider + " started (process group " + strconv.Itoa(a.pgid) + ")"
-	if evidence != "" {
-		msg += ", working (" + evidence + ")"
+	a.coarseFrom = a.next(at)
+	a.coarseAt = a.coarseFrom
+	a.coarse = uuid.NewSHA1(nativeNS, []byte("coarse\x00"+s.ID+"\x00"+strconv.Itoa(a.pgid)+"\x00"+
+		strconv.FormatInt(a.startedAt.UnixNano(), 10)+"\x00"+strconv.FormatInt(a.coarseFrom.UnixNano(), 10))).String()
+	s.log.Info("agent run opened", "provider", a.provider, "pgid", a.pgid, "run_id", a.coarse, "hook", hook, "message", msg)
+	e.emit(ctx, s, a, a.coarse, hook, proto.KindStarted, a.coarseAt, msg)
+}
+
+// endCoarse ends the open coarse run with kind, on evidence seen at at
+// (hook and msg say which), unless the board already has it ended. The
+// agent is then idle until new evidence opens the next run.
+func (e *Estimator) endCoarse(ctx context.Context, s *surface, a *agentRun, hook string, kind proto.EventKind, at time.Time, msg string) {
+	if a.coarse == "" || e.boardEnded(s, a) {
+		return
 	}
-	s.log.Info("agent run opened", "provider", a.provider, "pgid", a.pgid, "run_id", a.coarse, "evidence", evidence)
-	e.emit(ctx, s, a, a.coarse, HookLaunchObserved, proto.KindStarted, a.coarseAt, msg)
+	a.coarseAt = a.next(at)
+	s.log.Info("agent run ended", "provider", a.provider, "run_id", a.coarse, "hook", hook, "kind", string(kind), "evidence", msg)
+	e.emit(ctx, s, a, a.coarse, hook, kind, a.coarseAt, msg)
+	a.coarse, a.idle, a.endedAt = "", true, a.coarseAt
+}
+
+// boardEnded reports whether the board has the open coarse run ended
+// (fused evidence did it: the user's key, the agent's status, the daemon's
+// reading of a failed turn), and then forgets it.
+func (e *Estimator) boardEnded(s *surface, a *agentRun) bool {
+	if a.coarse == "" || e.cfg.CurrentRun == nil {
+		return false
+	}
+	cur := e.cfg.CurrentRun(s.ID)
+	if cur.RunID != a.coarse || cur.State == "" || openState(cur.State) {
+		return false
+	}
+	a.coarse, a.idle, a.endedAt = "", true, cur.Because.OccurredAt
+	if a.endedAt.IsZero() {
+		a.endedAt = e.now()
+	}
+	return true
+}
+
+// terminalEnd ends the open coarse run when the pane's activity went from
+// working to waiting after it opened: the agent's terminal says the turn
+// is over (Codex's OSC 7501 done or idle, OSC 9;4;0, Gemini CLI's Ready
+// title).
+func (e *Estimator) terminalEnd(ctx context.Context, s *surface, a *agentRun) {
+	if a.coarse == "" {
+		return
+	}
+	s.sig.Lock()
+	at, sig, kind := s.idleAt, s.idleSig, s.idleKind
+	s.sig.Unlock()
+	if at.After(a.coarseFrom) {
+		e.endCoarse(ctx, s, a, HookTerminalTurnEnded, kind, at, sig)
+	}
+}
+
+// openState reports whether a run in state is still open.
+func openState(state proto.RunState) bool {
+	return state == proto.StateRunning || state == proto.StateWaitingApproval || state == proto.StateWaitingInput
+}
+
+// idleKind is how a turn ended when sig put the activity back to waiting:
+// OSC 7501 state=idle after work is an interrupt (Codex's Esc; a turn that
+// completes says done), anything else a success.
+func idleKind(sig termsignal.Signal) proto.EventKind {
+	if sig.Kind == termsignal.KindAgentStatus && sig.State == "idle" {
+		return proto.KindInterrupted
+	}
+	return proto.KindSucceeded
 }
 
 // hooksActive reports whether the provider's hooks report runs for the
@@ -801,11 +889,10 @@ func (e *Estimator) applyTurn(ctx context.Context, s *surface, a *agentRun, r pr
 		at = now
 	}
 	_, private := all.As[provider.PrivateTurnKeys](a.provider)
-	if a.standDown || private {
-		// The hooks report this provider's turns, on the same run ids;
-		// a transcript read for the fusion rule only (PrivateTurnKeys)
-		// makes no turn runs. Only an end the hooks never report is
-		// evidence (the fusion rule).
+	if a.standDown {
+		// The hooks report this provider's turns, on the same run ids.
+		// Only an end the hooks never report is evidence (the fusion
+		// rule).
 		if r.Op == provider.TurnEnd && r.HookSilent {
 			// A private key is not the hooks' run id (Gemini CLI): the
 			// end applies to the current run, if it is the provider's
@@ -818,6 +905,29 @@ func (e *Estimator) applyTurn(ctx context.Context, s *surface, a *agentRun, r pr
 				Source: runstate.SourceTranscript, Hook: HookTranscriptTurnEnd, Signal: r.Text, Kind: r.Kind,
 				RunID: run, Provider: a.provider, At: at,
 			}})
+		}
+		return
+	}
+	if private {
+		// Hook-less, a transcript whose turn keys are private (Gemini
+		// CLI's chat file) opens a coarse run per prompt and ends it
+		// where it marks the end (a cancel, an API error); a success it
+		// does not mark is the terminal's to tell (terminalEnd).
+		switch {
+		case r.Op == provider.TurnStart && !a.seen[r.Key]:
+			if a.seen == nil || len(a.seen) >= maxSeen {
+				a.seen = map[string]bool{}
+			}
+			a.seen[r.Key] = true
+			if a.coarse == "" && at.After(a.endedAt) {
+				msg := r.Text
+				if msg == "" {
+					msg = "prompt submitted"
+				}
+				e.openCoarse(ctx, s, a, at, HookTurnStarted, msg)
+			}
+		case r.Op == provider.TurnEnd && a.coarse != "" && !at.Before(a.coarseFrom):
+			e.endCoarse(ctx, s, a, HookTranscriptTurnEnd, r.Kind, at, r.Text)
 		}
 		return
 	}

@@ -150,17 +150,17 @@ func TestFirstClassExit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
-			// Launched by muster as gemini; the executable is named otherwise.
-			h.procs.set(300, "gemini-nightly", "/opt/gemini-nightly")
-			p := h.surface("s1", "gemini", 300)
+			// Launched by muster as opencode; the executable is named otherwise.
+			h.procs.set(300, "opencode-nightly", "/opt/opencode-nightly")
+			p := h.surface("s1", "opencode", 300)
 			h.poll()
 			p.fail() // the PTY is gone before OnExit runs
 			h.procs.kill(300)
 			h.poll()
 			h.poll()
-			h.want("launchObserved started R1 gemini started (process group 300)")
+			h.want("launchObserved started R1 opencode started (process group 300)")
 			h.e.SurfaceExited(t.Context(), "s1", tt.code)
-			h.want("launchObserved started R1 gemini started (process group 300)", tt.want)
+			h.want("launchObserved started R1 opencode started (process group 300)", tt.want)
 			h.poll()
 			h.e.SurfaceExited(t.Context(), "s1", tt.code)
 			if n := h.rec.count(); n != 2 {

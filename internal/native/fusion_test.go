@@ -372,12 +372,13 @@ func TestSplitKeys(t *testing.T) {
 }
 
 // geminiPane starts a harness with a Gemini CLI pane (its process runs
-// argv) whose hooks are installed, and the recorded chat file of
-// testdata/gemini-states.jsonl about to be written where that CLI keeps it.
-func geminiPane(t *testing.T, argv ...string) (*harness, *growing) {
+// argv) whose hooks are installed (or not, hookless), and the recorded
+// chat file of testdata/gemini-states.jsonl about to be written where that
+// CLI keeps it.
+func geminiPane(t *testing.T, hookless bool, argv ...string) (*harness, *growing) {
 	h := newHarness(t)
 	h.e.cfg.CurrentRun = h.rec.current
-	h.setHooks("gemini", true)
+	h.setHooks("gemini", !hookless)
 	h.procs.set(300, "gemini", argv...)
 	p := &pane{pgid: 300}
 	p.setNativeID("aa3ac65c-1884-452c-956b-62539224443c")
@@ -396,7 +397,7 @@ func geminiPane(t *testing.T, argv ...string) (*harness, *growing) {
 // interrupted and resolve the approval item; the API error is left to
 // AfterAgent, which reports it failed.
 func TestRecordedGeminiStates(t *testing.T) {
-	h, g := geminiPane(t, "node", "/usr/bin/gemini")
+	h, g := geminiPane(t, false, "node", "/usr/bin/gemini")
 	names := map[string]string{}
 	var run string
 	for g.next < len(g.lines) {
@@ -450,7 +451,7 @@ func TestRecordedGeminiStates(t *testing.T) {
 // prompt's run started (a poll that came late) is about the earlier run
 // and leaves the new one running.
 func TestGeminiCancelReadLate(t *testing.T) {
-	h, g := geminiPane(t, "gemini")
+	h, g := geminiPane(t, false, "gemini")
 	cancel := g.find(`"Request cancelled."`)
 	g.write(0, func(l []byte) bool { return string(l) == string(cancel) })
 	h.rec.hookOf("gemini", "s1", "G1", proto.KindStarted, "BeforeAgent", "a turn to interrupt", g.recordTimeOf(g.find("a turn to interrupt")))

@@ -24,7 +24,7 @@ import (
 
 // TestRealPane runs sh in a real PTY, reads its foreground process group
 // with TIOCGPGRP as the daemon does, and runs a foreground job that is not
-// an agent (sleep), then a fake agent: a copy of sleep named gemini (an
+// an agent (sleep), then a fake agent: a copy of sleep named opencode (an
 // agent whose turns are not read, so its launch opens its run at once).
 func TestRealPane(t *testing.T) {
 	if testing.Short() {
@@ -43,7 +43,7 @@ func TestRealPane(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "gemini"), bin, 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "opencode"), bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
 
@@ -141,14 +141,14 @@ func TestRealPane(t *testing.T) {
 		t.Fatalf("events for sleep:\n%s", strings.Join(rec.lines(nil), "\n"))
 	}
 
-	// The fake gemini, then the exit status the shell reports by OSC 133 D.
-	type_(`gemini 30; printf '\033]133;D;%s\007' $?` + "\n")
-	pg = running("gemini")
+	// The fake opencode, then the exit status the shell reports by OSC 133 D.
+	type_(`opencode 30; printf '\033]133;D;%s\007' $?` + "\n")
+	pg = running("opencode")
 	waitFor("launchObserved", func() bool { return rec.count() == 1 })
 	unix.Kill(-pg, unix.SIGTERM)
 	waitFor("commandFinished", func() bool { return rec.count() == 2 })
 	want := []string{
-		"launchObserved started R1 gemini started (process group " + strconv.Itoa(pg) + ")",
+		"launchObserved started R1 opencode started (process group " + strconv.Itoa(pg) + ")",
 		"commandFinished interrupted R1 the agent exited with status 143 (signal 15)",
 	}
 	if got := rec.lines(nil); strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -156,8 +156,8 @@ func TestRealPane(t *testing.T) {
 	}
 
 	// Killed with no D: the group is gone, so the process exited.
-	type_("gemini 30\n")
-	pg2 := running("gemini")
+	type_("opencode 30\n")
+	pg2 := running("opencode")
 	waitFor("a second launchObserved", func() bool { return rec.count() == 3 })
 	unix.Kill(-pg2, unix.SIGKILL)
 	waitFor("processExited", func() bool { return rec.count() == 4 })

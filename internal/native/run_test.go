@@ -18,7 +18,7 @@ func TestRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := newRecorder(t)
 		e := New(Config{Emit: rec.Emit})
-		table := map[int]procInfo{100: {Comm: "bash"}, 200: {Comm: "gemini", Argv: []string{"gemini"}}}
+		table := map[int]procInfo{100: {Comm: "bash"}, 200: {Comm: "opencode", Argv: []string{"opencode"}}}
 		alive := map[int]bool{100: true, 200: true}
 		e.inspect = func(pid int) (procInfo, error) {
 			if info, ok := table[pid]; ok {

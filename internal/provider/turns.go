@@ -110,13 +110,13 @@ const (
 	ActivityAttention = "attention"
 )
 
-// PrivateTurnKeys is a TurnReader whose transcript is read for the fusion
-// rule only: its turn keys are the transcript's own, never what its hooks
-// send (Gemini CLI: no hook payload carries a turn id), and it does not
-// mark every turn's end. internal/native applies its HookSilent ends to
-// the surface's current run, when that run is the provider's and started
-// before the record, and otherwise estimates the agent's runs as for a
-// provider without a turn reader (the coarse run).
+// PrivateTurnKeys is a TurnReader whose turn keys are the transcript's
+// own, never what its hooks send (Gemini CLI: no hook payload carries a
+// turn id), and which does not mark every turn's end. With hooks,
+// internal/native applies its HookSilent ends to the surface's current
+// run, when that run is the provider's and started before the record;
+// without, each turn it starts is a coarse run, which its ends end and
+// otherwise the agent's terminal does.
 type PrivateTurnKeys interface {
 	TurnReader
 	PrivateTurnKeys()

@@ -82,9 +82,11 @@
 // request failed…"). geminihook maps that AfterAgent to interrupted when
 // the chat file's last message is the cancel, and internal/native follows
 // the chat file (Provider.NewTurnParser, PrivateTurnKeys) so that a
-// cancel ends the current run even when the user's key was missed. No
-// record marks a successful end: a reply with text is recorded before its
-// tool calls are added to it.
+// cancel ends the current run even when the user's key was missed;
+// without hooks, each prompt it records opens a run, which the cancel or
+// the error ends. No record marks a successful end: a reply with text is
+// recorded before its tool calls are added to it (a hook-less run ends
+// successfully when the title says Ready again).
 //
 // # What it sends to a Muster pane's terminal (0.61.0, measured)
 //
