@@ -170,18 +170,22 @@
 // typed, a status sent, before the hook reporting the dialog was fired)
 // says nothing about that state.
 //
-// An answer is pending confirmation: a working status or progress of the
-// agent, a hook or a transcript record of the run confirms it (or ends
-// the run). When nothing follows within answerConfirm (5 s), for a
-// provider that reports its status and a pane that has done so, the key
-// was lost or did nothing: the run goes back to the request it answered
+// An answer is pending confirmation: the agent working again (OSC 7501
+// working, OSC 9;4 progress, a title that moves the pane's activity to
+// working: Gemini CLI's "✦ Working…"), a hook or a transcript record of
+// the run confirms it (or ends the run). When nothing follows within
+// answerConfirm (5 s), for every provider, the key was lost or did
+// nothing: the run goes back to the request it answered
 // (`muster.keystroke.unconfirmed`, approval-requested or
-// input-requested, which opens the item again). A key that would answer a
-// dialog, typed while the board says running, is held for lateHook (1 s):
-// if the hook of a dialog fired before the key then arrives, the key
-// answered it; a dialog whose hook fired after the key was not answered
-// by it.
-// Evidence naming its run (a transcript record) acts whatever the board
+// input-requested, which opens the item again). A program that says
+// nothing at all after an answer it took (no status, no title, no hook
+// until its tool ends) shows its request again after 5 s, until its next
+// hook: a run never stays running on a key nothing confirmed.
+//
+// A key that would answer a dialog, typed while the board says running,
+// is held for lateHook (1 s): if the hook of a dialog fired before the
+// key then arrives, the key answered it; a dialog whose hook fired after
+// the key was not answered by it. Evidence naming its run (a transcript record) acts whatever the board
 // knows, unless that run is current and already ended: a hook that
 // arrives late cannot undo it, because the reducer orders by occurredAt
 // and keeps ended runs ended. Never is free text on the screen read.
@@ -198,10 +202,6 @@
 // 2 s. Evidence is queued (Observe, Input never block) and fused by one
 // goroutine of Run, so a key is applied within a millisecond of reaching
 // the pane (measured: 30–730 µs), whatever a poll is reading.
-//
-// Known gap: a program that never reported its status (no OSC 7501 or
-// 9;4 in its pane) gives no confirmation, so a key it lost leaves its run
-// running until the next hook.
 //
 // # Model and context
 //

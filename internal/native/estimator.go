@@ -325,6 +325,7 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 	changed, wake := false, false
 	var asks []AttentionRequest
 	var statuses []termsignal.Signal
+	titled := false // a title said the agent works
 	s.sig.Lock()
 	for _, sig := range sigs {
 		prev := s.act.cur.State
@@ -346,6 +347,9 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 		}
 		ch, ask := s.act.apply(s.agentProv, sig, now)
 		changed = changed || ch
+		if ch && s.act.cur.State == Working && sig.Kind == termsignal.KindTitle && e.cfg.CurrentRun != nil {
+			titled = true
+		}
 		if ch && s.act.cur.State == Waiting && (prev == Working || prev == Attention) {
 			s.idleAt, s.idleSig, s.idleKind = now, evidence(sig), idleKind(sig)
 			wake = wake || s.tracking
@@ -360,7 +364,9 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 	for _, sig := range statuses {
 		e.status(surfaceID, sig, now)
 	}
-
+	if titled {
+		e.enqueue(fused{surface: surfaceID, working: true, ev: Evidence{Source: runstate.SourceTerminal, At: now}})
+	}
 	if wake {
 		e.nudge()
 	}

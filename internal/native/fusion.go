@@ -151,6 +151,9 @@ type fused struct {
 	keys    []byte             // keystroke evidence still to be read by the provider
 	sig     *termsignal.Signal // a status the agent sent, to be read by its provider
 	retry   bool               // keys held for a late hook: never held again
+	// working: the pane's activity went to working (a title): the agent
+	// works again, which confirms an answer.
+	working bool
 }
 
 // pendingAnswer is a key's answer to a dialog waiting for confirmation.
@@ -256,9 +259,6 @@ func (e *Estimator) recheck(ctx context.Context) {
 		if cur.RunID != p.run || cur.State != proto.StateRunning || cur.Last.HookName != HookKeyAnswered || !cur.Last.OccurredAt.Equal(p.at) {
 			continue // a hook, a record or a status came after the answer
 		}
-		if _, speaks := all.As[provider.StatusReader](cur.Provider); !speaks || !e.speaks(id) {
-			continue // nothing would have confirmed it
-		}
 		kind := proto.KindApprovalRequested
 		if p.state == proto.StateWaitingInput {
 			kind = proto.KindInputRequested
@@ -266,19 +266,6 @@ func (e *Estimator) recheck(ctx context.Context) {
 		e.emitEvidence(ctx, id, cur.Provider, p.run, HookKeyUnconfirmed, kind, now,
 			fmt.Sprintf("nothing followed the %s within %s: the %s is still open", p.what, answerConfirm, requestName(p.state)))
 	}
-}
-
-// speaks reports whether the surface's program reports its state through
-// a protocol (OSC 9;4 or 7501), so that its silence after an answer means
-// something.
-func (e *Estimator) speaks(surfaceID string) bool {
-	s := e.lookup(surfaceID)
-	if s == nil {
-		return false
-	}
-	s.sig.Lock()
-	defer s.sig.Unlock()
-	return s.act.strong
 }
 
 // apply fuses one piece of evidence: a key is read by the provider of the
@@ -289,6 +276,10 @@ func (e *Estimator) apply(ctx context.Context, f fused) {
 		cur = e.cfg.CurrentRun(f.surface)
 	}
 	ev := f.ev
+	if f.working {
+		delete(e.answers, f.surface)
+		return
+	}
 	if ev.RunID == "" && !cur.Because.OccurredAt.IsZero() && ev.At.Before(cur.Because.OccurredAt) {
 		// Evidence older than the run's state says nothing about it: a
 		// key typed, or a status sent, before the dialog opened.

@@ -1,6 +1,7 @@
 package native
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -22,17 +23,24 @@ func osc(t *testing.T, raw string) []termsignal.Signal {
 // injected and a turn T1 started by its hook, then the given hooks, each a
 // millisecond after the last; the clock is a second later.
 func claudePane(t *testing.T, hooks ...proto.EventKind) *harness {
+	return agentPane(t, "claude", hooks...)
+}
+
+// agentPane is claudePane for another provider, whose hooks are
+// installed.
+func agentPane(t *testing.T, prov string, hooks ...proto.EventKind) *harness {
 	h := newHarness(t)
 	h.e.cfg.CurrentRun = h.rec.current
-	h.procs.set(300, "claude", "claude")
+	h.setHooks(prov, true)
+	h.procs.set(300, prov, prov)
 	p := &pane{pgid: 300}
-	h.e.SurfaceStarted(Surface{ID: "s1", SessionID: testSession, Provider: "claude", PID: 300, CWD: testCWD,
+	h.e.SurfaceStarted(Surface{ID: "s1", SessionID: testSession, Provider: prov, PID: 300, CWD: testCWD,
 		ForegroundPGID: p.ForegroundPGID, NativeID: p.NativeID, HooksInjected: true})
 	h.poll()
 	at := h.clk.Now()
-	h.rec.hook("s1", "T1", proto.KindStarted, "UserPromptSubmit", "do it", at)
+	h.rec.hookOf(prov, "s1", "T1", proto.KindStarted, "UserPromptSubmit", "do it", at)
 	for i, k := range hooks {
-		h.rec.hook("s1", "T1", k, "hook", "Bash: make", at.Add(time.Duration(i+1)*time.Millisecond))
+		h.rec.hookOf(prov, "s1", "T1", k, "hook", "Bash: make", at.Add(time.Duration(i+1)*time.Millisecond))
 	}
 	h.clk.Advance(time.Second)
 	return h
@@ -116,8 +124,9 @@ func TestStatusOlderThanTheState(t *testing.T) {
 // TestUnconfirmedAnswer: Enter at an approval dialog is running pending
 // confirmation. Claude Code then says working; when nothing follows for
 // answerConfirm (the key was lost, or did nothing), the run goes back to
-// waiting for the approval, with its item open again. A provider that
-// never reported its status is left running: its silence proves nothing.
+// waiting for the approval, with its item open again, whether or not the
+// program ever reported its status (a run must not stay running on a lost
+// key), for every provider whose keys are read (TestUnconfirmedAnswerEveryProvider).
 func TestUnconfirmedAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -134,7 +143,7 @@ func TestUnconfirmedAnswer(t *testing.T) {
 			h.rec.hook("s1", "T1", proto.KindInterrupted, "muster.transcript.turnEnded", "[Request interrupted by user for tool use]", h.clk.Now())
 		}, proto.StateInterrupted},
 		{"nothing follows", true, func(*harness) {}, proto.StateWaitingApproval},
-		{"nothing follows, a silent program", false, func(*harness) {}, proto.StateRunning},
+		{"nothing follows, a silent program", false, func(*harness) {}, proto.StateWaitingApproval},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := claudePane(t)
@@ -174,6 +183,45 @@ func TestUnconfirmedAnswer(t *testing.T) {
 			}
 			if len(h.e.answers) != 0 {
 				t.Errorf("answers still pending: %v", h.e.answers)
+			}
+		})
+	}
+}
+
+// TestUnconfirmedAnswerEveryProvider: the revert holds for the providers
+// that report no status an answer could be read from (Codex's OSC 7501
+// and Gemini CLI's titles only say it works): their working signal after
+// the key confirms it; nothing at all within answerConfirm puts the run
+// back to the request, with its item open again.
+func TestUnconfirmedAnswerEveryProvider(t *testing.T) {
+	for _, tc := range []struct {
+		prov, key string
+		confirm   []termsignal.Signal
+		want      proto.RunState
+	}{
+		{"codex", "y", nil, proto.StateWaitingApproval},
+		{"codex", "y", []termsignal.Signal{status("state=working:app=codex")}, proto.StateRunning},
+		{"gemini", "\r", nil, proto.StateWaitingApproval},
+		{"gemini", "\r", []termsignal.Signal{title("✦  Working… (repo)")}, proto.StateRunning},
+		{"gemini", "\r", []termsignal.Signal{title("✋  Action Required (repo)")}, proto.StateWaitingApproval},
+	} {
+		t.Run(fmt.Sprintf("%s %d", tc.prov, len(tc.confirm)), func(t *testing.T) {
+			h := agentPane(t, tc.prov, proto.KindApprovalRequested)
+			h.e.Input("s1", []byte(tc.key))
+			h.drain()
+			if got := h.state(); got != proto.StateRunning {
+				t.Fatalf("after the key: %s, want running", got)
+			}
+			h.clk.Advance(300 * time.Millisecond)
+			h.e.Signals("s1", tc.confirm)
+			h.drain()
+			h.clk.Advance(answerConfirm)
+			h.e.recheck(t.Context())
+			if got := h.state(); got != tc.want {
+				t.Errorf("after answerConfirm: %s, want %s", got, tc.want)
+			}
+			if tc.want == proto.StateWaitingApproval && h.openItems() != 1 {
+				t.Errorf("%d open items, want the approval's again", h.openItems())
 			}
 		})
 	}
