@@ -185,10 +185,18 @@
 // A key that would answer a dialog, typed while the board says running,
 // is held for lateHook (1 s): if the hook of a dialog fired before the
 // key then arrives, the key answered it; a dialog whose hook fired after
-// the key was not answered by it. Evidence naming its run (a transcript record) acts whatever the board
+// the key was not answered by it. Likewise a key that would interrupt a
+// turn, typed while no run is open, is held for the start hook of a turn
+// that began before it (a prompt, then Esc at once). Evidence naming its run (a transcript record) acts whatever the board
 // knows, unless that run is current and already ended: a hook that
 // arrives late cannot undo it, because the reducer orders by occurredAt
 // and keeps ended runs ended. Never is free text on the screen read.
+//
+// TestPropertyTurnEnds plays random turns of each CLI, delivering hooks,
+// transcript records, keys (lost ones too) and terminal statuses with
+// their own delays: no ordering leaves a run waiting or running after its
+// turn ended, and an ended run is followed by running only for a new
+// turn's start.
 //
 // Every fused event records its evidence: the hook name says the source
 // (runstate.SourceOfHook: transcript, keystroke, terminal), the message

@@ -151,6 +151,10 @@ type fused struct {
 	keys    []byte             // keystroke evidence still to be read by the provider
 	sig     *termsignal.Signal // a status the agent sent, to be read by its provider
 	retry   bool               // keys held for a late hook: never held again
+	// heldRun and heldState are the board's current run when the keys
+	// were held: a change of either is the late hook they wait for.
+	heldRun   string
+	heldState proto.RunState
 	// working: the pane's activity went to working (a title): the agent
 	// works again, which confirms an answer.
 	working bool
@@ -242,11 +246,11 @@ func (e *Estimator) recheck(ctx context.Context) {
 	now := e.now()
 	for id, f := range e.held {
 		cur := e.cfg.CurrentRun(id)
-		if cur.State == proto.StateWaitingApproval || cur.State == proto.StateWaitingInput {
+		if cur.RunID != f.heldRun || cur.State != f.heldState {
 			delete(e.held, id)
 			f.retry = true
 			e.apply(ctx, f)
-		} else if now.Sub(f.ev.At) >= lateHook || cur.State != proto.StateRunning {
+		} else if now.Sub(f.ev.At) >= lateHook {
 			delete(e.held, id)
 		}
 	}
@@ -288,8 +292,24 @@ func (e *Estimator) apply(ctx context.Context, f fused) {
 	var answered *pendingAnswer
 	switch {
 	case f.keys != nil:
-		kr, ok := all.As[provider.KeyReader](cur.Provider)
-		if !ok || cur.RunID == "" {
+		prov := cur.Provider
+		if prov == "" {
+			prov = e.agentProvider(f.surface)
+		}
+		kr, ok := all.As[provider.KeyReader](prov)
+		if !ok {
+			return
+		}
+		if !openState(cur.State) {
+			// A key that would interrupt a turn, typed while no run is
+			// open, may have met a turn whose start hook has not arrived
+			// yet (a prompt, then Esc at once): held until it does, if
+			// that turn started first.
+			if !f.retry {
+				if e2, _ := readKeys(kr, f.keys, proto.StateRunning); e2 == provider.KeyInterrupt {
+					e.hold(f, cur)
+				}
+			}
 			return
 		}
 		effect, key := readKeys(kr, f.keys, cur.State)
@@ -298,9 +318,9 @@ func (e *Estimator) apply(ctx context.Context, f fused) {
 			// running, may have met a dialog whose hook has not arrived
 			// yet: held until it does (recheck), if it opened first.
 			if e2, _ := readKeys(kr, f.keys, proto.StateWaitingApproval); e2 == provider.KeyAnswer {
-				e.hold(f)
+				e.hold(f, cur)
 			} else if e2, _ := readKeys(kr, f.keys, proto.StateWaitingInput); e2 == provider.KeyAnswer {
-				e.hold(f)
+				e.hold(f, cur)
 			}
 			return
 		}
@@ -362,9 +382,23 @@ func readKeys(kr provider.KeyReader, keys []byte, state proto.RunState) (provide
 	return provider.KeyNone, nil
 }
 
-// hold keeps a key for recheck; a newer one replaces it.
-func (e *Estimator) hold(f fused) {
+// hold keeps a key for recheck, until the board's current run (cur now)
+// changes or lateHook passes; a newer one replaces it.
+func (e *Estimator) hold(f fused, cur CurrentRun) {
+	f.heldRun, f.heldState = cur.RunID, cur.State
 	e.held[f.surface] = f
+}
+
+// agentProvider returns the provider of the agent in the surface's
+// foreground (or of its first-class launch), "" when none.
+func (e *Estimator) agentProvider(surfaceID string) string {
+	s := e.lookup(surfaceID)
+	if s == nil {
+		return ""
+	}
+	s.sig.Lock()
+	defer s.sig.Unlock()
+	return s.agentProv
 }
 
 // isWorking reports whether sig says the agent works: progress shown, or a

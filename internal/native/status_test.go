@@ -271,3 +271,48 @@ func TestKeyBeforeTheDialogsHook(t *testing.T) {
 		}
 	})
 }
+
+// TestKeyBeforeTheStartHook: Esc typed while the board has no open run
+// (the last turn ended) interrupts the next turn when that turn's start
+// hook, arriving later, was fired before the key (a prompt, then Esc at
+// once); it does nothing to a turn started after it. Found by
+// TestPropertyTurnEnds.
+func TestKeyBeforeTheStartHook(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		startAt time.Duration // T2's start hook's occurredAt relative to the key
+		want    proto.RunState
+	}{
+		{"turn first", -100 * time.Millisecond, proto.StateInterrupted},
+		{"key first", 100 * time.Millisecond, proto.StateRunning},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := agentPane(t, "gemini", proto.KindSucceeded)
+			key := h.clk.Now()
+			h.e.Input("s1", []byte("\x1b"))
+			h.drain()
+			if len(h.e.held) != 1 {
+				t.Fatalf("held keys %v, want the Esc", h.e.held)
+			}
+			h.clk.Advance(200 * time.Millisecond)
+			h.rec.hookOf("gemini", "s1", "T2", proto.KindStarted, "BeforeAgent", "next", key.Add(tc.startAt))
+			h.e.recheck(t.Context())
+			if got := h.state(); got != tc.want {
+				t.Errorf("run state %s, want %s", got, tc.want)
+			}
+			if len(h.e.held) != 0 {
+				t.Errorf("held keys %v after the hook", h.e.held)
+			}
+		})
+	}
+	t.Run("Esc at the prompt", func(t *testing.T) {
+		h := agentPane(t, "gemini", proto.KindSucceeded)
+		h.e.Input("s1", []byte("\x1b"))
+		h.drain()
+		h.clk.Advance(lateHook)
+		h.e.recheck(t.Context())
+		if len(h.e.held) != 0 || h.state() != proto.StateSucceeded {
+			t.Errorf("held %v, state %s; want nothing held, succeeded", h.e.held, h.state())
+		}
+	})
+}
