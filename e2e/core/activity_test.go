@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -19,6 +20,17 @@ func TestTerminalActivityInLs(t *testing.T) {
 	}
 	e.must("send", "act", `printf '\033]9;4;3\007'`, "--enter")
 	activity("working")
+	if p := e.session("act").ActivityPercent; p != nil {
+		t.Errorf("an indeterminate bar has the value %d", *p)
+	}
+	// A bar with a value: ls shows the value, and its moves.
+	for _, v := range []int{42, 43} {
+		e.must("send", "act", fmt.Sprintf(`printf '\033]9;4;1;%d\007'`, v), "--enter")
+		var got *int
+		if !eventually(func() bool { got = e.session("act").ActivityPercent; return got != nil && *got == v }) {
+			t.Fatalf("activity percent = %v, want %d", got, v)
+		}
+	}
 	e.must("send", "act", `printf '\033]9;4;0\007'`, "--enter")
 	activity("waiting")
 	e.must("send", "act", `printf '\033]777;notify;Build;done\007'`, "--enter")

@@ -902,6 +902,9 @@ func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
 		a := d.native.Activity(s.surface.ID)
 		info.Activity = a.State
 		info.ActivityEvidence = a.Evidence
+		if a.State == native.Working {
+			info.ActivityPercent = a.Percent
+		}
 		if !a.Since.IsZero() {
 			at := a.Since.UTC().Format(time.RFC3339Nano)
 			info.ActivitySince = &at

@@ -31,6 +31,10 @@ type Activity struct {
 	// Notification is the text of the request for attention (title: body
 	// of a notification, "bell", "blocked (permission)", the title).
 	Notification string `json:"notification,omitempty"`
+	// Percent is the value (0..100) of the OSC 9;4 progress bar that says
+	// working; nil when there is none (an indeterminate bar, any other
+	// signal).
+	Percent *int `json:"-"`
 	// Recent lists the pane's last activity signals, oldest first, whether
 	// or not they changed State (a program that sends both OSC 9;4 and OSC
 	// 7501 shows both here); Estimator.Activity fills it.
@@ -115,17 +119,24 @@ func (t *activityTracker) request(sig termsignal.Signal, now time.Time) (changed
 	} else {
 		note = notificationText(sig.Title, sig.Body)
 	}
-	return t.set(Attention, note, evidence(sig), now), true
+	return t.set(Attention, note, evidence(sig), nil, now), true
 }
 
 func (t *activityTracker) applyState(provider string, sig termsignal.Signal, now time.Time) bool {
 	var state, note string
+	var percent *int
 	switch sig.Kind {
 	case termsignal.KindProgress:
 		t.strong = true
 		state = Working
-		if sig.Progress == termsignal.ProgressRemove {
+		switch sig.Progress {
+		case termsignal.ProgressRemove:
 			state = Waiting
+		case termsignal.ProgressNormal, termsignal.ProgressError, termsignal.ProgressPaused:
+			if sig.Percent >= 0 {
+				p := sig.Percent
+				percent = &p
+			}
 		}
 	case termsignal.KindAgentStatus:
 		var ok bool
@@ -147,16 +158,21 @@ func (t *activityTracker) applyState(provider string, sig termsignal.Signal, now
 	default:
 		return false
 	}
-	return t.set(state, note, evidence(sig), now)
+	return t.set(state, note, evidence(sig), percent, now)
 }
 
 // set moves the activity to state; it reports whether anything changed.
-// Repeating the current state keeps its Since and Evidence.
-func (t *activityTracker) set(state, note, ev string, now time.Time) bool {
+// Repeating the current state keeps its Since; a new progress value is a
+// change (the dashboard shows it), with its own evidence.
+func (t *activityTracker) set(state, note, ev string, percent *int, now time.Time) bool {
 	if state == t.cur.State && note == t.cur.Notification {
-		return false
+		if (percent == nil) == (t.cur.Percent == nil) && (percent == nil || *percent == *t.cur.Percent) {
+			return false
+		}
+		t.cur.Percent, t.cur.Evidence = percent, ev
+		return true
 	}
-	t.cur = Activity{State: state, Since: now, Evidence: ev, Notification: note}
+	t.cur = Activity{State: state, Since: now, Evidence: ev, Notification: note, Percent: percent}
 	return true
 }
 

@@ -3,6 +3,7 @@ package native
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,13 @@ func progress(p termsignal.Progress) termsignal.Signal {
 	raw := "9;4;" + string(rune('0'+p)) + ";"
 	return termsignal.Signal{Kind: termsignal.KindProgress, OSC: 9, Progress: p, Percent: -1, Raw: raw}
 }
+
+// percent is OSC 9;4;1 with a value.
+func percent(v int) termsignal.Signal {
+	return termsignal.Signal{Kind: termsignal.KindProgress, OSC: 9, Progress: termsignal.ProgressNormal, Percent: v, Raw: "9;4;1;" + strconv.Itoa(v)}
+}
+
+func ptrInt(v int) *int { return &v }
 
 func title(s string) termsignal.Signal {
 	return termsignal.Signal{Kind: termsignal.KindTitle, OSC: 0, Title: s, Raw: "0;" + s}
@@ -48,6 +56,12 @@ func TestActivity(t *testing.T) {
 			want: Activity{State: Working, Evidence: "OSC 9;4;3;"}},
 		{name: "progress percent", sigs: []termsignal.Signal{progress(termsignal.ProgressNormal)},
 			want: Activity{State: Working, Evidence: "OSC 9;4;1;"}},
+		{name: "progress value", sigs: []termsignal.Signal{progress(termsignal.ProgressIndeterminate), percent(42)},
+			want: Activity{State: Working, Evidence: "OSC 9;4;1;42", Percent: ptrInt(42)}},
+		{name: "progress value moves, since stays", sigs: []termsignal.Signal{percent(42), percent(43), percent(43)},
+			want: Activity{State: Working, Evidence: "OSC 9;4;1;43", Percent: ptrInt(43)}},
+		{name: "progress value gone", sigs: []termsignal.Signal{percent(42), progress(termsignal.ProgressIndeterminate)},
+			want: Activity{State: Working, Evidence: "OSC 9;4;3;"}},
 		{name: "progress removed", sigs: []termsignal.Signal{progress(termsignal.ProgressIndeterminate), progress(termsignal.ProgressRemove)},
 			want: Activity{State: Waiting, Evidence: "OSC 9;4;0;"}, wantAt: 1},
 		{name: "working repeated keeps since", sigs: []termsignal.Signal{progress(termsignal.ProgressIndeterminate), progress(termsignal.ProgressIndeterminate), progress(termsignal.ProgressNormal)},

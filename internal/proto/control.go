@@ -310,6 +310,9 @@ type SessionInfo struct {
 	Activity         string  `json:"activity"`
 	ActivitySince    *string `json:"activity_since"`
 	ActivityEvidence string  `json:"activity_evidence,omitempty"`
+	// ActivityPercent is the value (0..100) of the OSC 9;4 progress bar
+	// while the activity is working; absent when the program shows none.
+	ActivityPercent *int `json:"activity_percent,omitempty"`
 
 	// Model is the model the session's agent last reported (a hook
 	// payload, its transcript); "" when none did.

@@ -132,8 +132,9 @@ func selected(name string) func(string) bool {
 
 // TestDashboardInTmux runs the real `muster` dashboard inside tmux against a
 // real daemon: it lists the sessions, attaches and comes back on detach,
-// offers the sessions to restore after a daemon restart, and quits back to
-// the shell.
+// offers the sessions to restore after a daemon restart, reconnects by
+// itself when the daemon restarts while it is open, and quits back to the
+// shell.
 func TestDashboardInTmux(t *testing.T) {
 	e := newDashEnv(t)
 	musterBin, userHome, muster := e.bin, e.userHome, e.muster
@@ -247,6 +248,16 @@ func TestDashboardInTmux(t *testing.T) {
 	waitText("2 live", "Restore (1)", "⟲ gamma")
 	keys("R")
 	waitText("resumed gamma")
+	waitText("3 live")
+
+	// The daemon stops while the dashboard is open: it says so, and once a
+	// daemon is back it shows what that one reports without being
+	// restarted (the sessions it offered already are not offered again).
+	muster("daemon", "stop")
+	waitText("daemon away", "reconnecting…")
+	muster("daemon")
+	waitText("reconnected to the daemon", "3 to restore", "Restore (3)")
+	keys("R")
 	waitText("3 live")
 	keys("q")
 	waitFor("the shell again", func(s string) bool { return !strings.Contains(s, "q quit") })

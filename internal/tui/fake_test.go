@@ -264,6 +264,8 @@ func fixtureSessions() []proto.SessionInfo {
 	list[2].Model, list[2].ContextTokens = "gemini-3.1-pro-preview", 9_876
 	list[4].Model, list[4].ContextTokens, list[4].ContextWindow = "claude-haiku-4-5-20251001", 195_000, 200_000
 	list[6].Model = "composer-2"
+	// A progress bar (OSC 9;4;1) with its value.
+	list[0].Activity, list[0].ActivityPercent = "working", ptr(42)
 	old := run("old", "claude", "running", 0, "/home/u/src/old", 72*time.Hour)
 	old.State, old.Reason = "restorable", "the daemon died; `muster resume old` brings it back"
 	gone := run("gone", "codex", "", 0, "/home/u/src/gone", 30*time.Hour)

@@ -358,7 +358,7 @@ type sessionTable struct {
 const (
 	stateCol = 16 // "▲ needs approval"
 	attnCol  = 3  // "!12"
-	actCol   = 9  // "attention"
+	actCol   = 12 // "working 100%"
 	ctxCol   = 9  // "100% left", "999k used"
 	ageCol   = 4
 	gap      = "  "
@@ -448,6 +448,8 @@ func (t sessionTable) Render(w int) string {
 		act := termtext.Line(s.Activity)
 		if act == "" {
 			act = "-"
+		} else if s.ActivityPercent != nil {
+			act += fmt.Sprintf(" %d%%", *s.ActivityPercent)
 		}
 		state := sessionBadge(s).render()
 		if t.stale && s.State == "running" {
