@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# bench/history.sh: usage totals of `muster stats --json` against ccusage on
-# the same generated Claude Code transcripts, in the same run.
+# bench/history.sh: `muster stats` against ccusage on the same generated
+# Claude Code transcripts, in the same run: the same numbers, field by
+# field, and how much faster.
 #
 #   bash bench/history.sh [SESSIONS] [TURNS]      (defaults 1000 sessions × 40 turns)
 #
@@ -9,10 +10,21 @@
 # lines sharing message.id with a tool call, its result, and a reply; usage
 # on every assistant line, as Claude Code writes it), installs the npm
 # package ccusage into a temporary prefix, then times
-#   muster stats --json --provider claude   (cold: empty index; warm: second run)
+#   muster stats --json --provider claude --by day  (cold: empty index; warm)
 #   ccusage daily --json --offline
+#   muster stats --json --provider claude --by block, ccusage blocks --json --offline
 #   muster history --search WORDS           (full-text queries on the warm index)
-# checks that both report the same token totals, and prints the ratios, the
+# and compares, in the time zone $TZ (default Asia/Kolkata, half an hour off
+# UTC's hours), every day of the daily report and every 5-hour block:
+# input, output, cache write and cache read tokens, cost, and per block
+# the responses. A price probe then writes one response per model of
+# muster's price table (`muster stats --prices`) and per token kind, and
+# compares muster's price of each with ccusage's: Claude models must agree
+# on all four; other vendors' on input, output and cache read (ccusage
+# prices a Claude-format cache write of a model without one at 1.25 times
+# input; their own formats record none), and where ccusage's model lookup
+# lands elsewhere the line says so. A model neither knows must come out
+# unpriced. Any mismatch exits 1 after the report. It prints the ratios, the
 # peak RSS of each, the p50 of the searches (whole process: start, index
 # check, query) and the size of the index against the transcripts'.
 # Needs go, node and npm. Nothing outside the temp dir is touched.
@@ -89,6 +101,7 @@ JS
 
 export HOME="$work/home"
 mkdir -p "$HOME"
+export TZ=${TZ:-Asia/Kolkata}
 
 # best WALL CPU RSS(KB) of $repeat runs: best_of OUTFILE SETUP CMD...; SETUP
 # runs untimed before each run (to empty the index for cold runs).
@@ -111,14 +124,16 @@ best_of() {
 command -v /usr/bin/time >/dev/null || { echo "bench/history.sh: /usr/bin/time is required (Debian package time)" >&2; exit 1; }
 
 n=0
-cold=$(best_of "$work/muster-cold.json" 'n=$((n+1)); export MUSTER_HOME="$work/muster-home-$n"' "$work/muster" stats --json --provider claude)
+cold=$(best_of "$work/muster-cold.json" 'n=$((n+1)); export MUSTER_HOME="$work/muster-home-$n"' "$work/muster" stats --json --provider claude --by day)
 # The warm runs' index: their first run fills it (best_of runs in a
 # subshell, so the cold runs' MUSTER_HOME does not reach here).
 export MUSTER_HOME="$work/muster-home-warm"
 "$work/muster" stats --json --provider claude >/dev/null
-warm=$(best_of "$work/muster-warm.json" '' "$work/muster" stats --json --provider claude)
+warm=$(best_of "$work/muster-warm.json" '' "$work/muster" stats --json --provider claude --by day)
+mblocks=$(best_of "$work/muster-blocks.json" '' "$work/muster" stats --json --provider claude --by block)
 hist=$(best_of /dev/null '' "$work/muster" history --json --provider claude --limit 0)
-cc=$(best_of "$work/ccusage.json" '' "$ccusage" daily --json --offline)
+cc=$(best_of "$work/ccusage.json" '' "$ccusage" daily --json --offline -z "$TZ")
+ccblocks=$(best_of "$work/ccusage-blocks.json" '' "$ccusage" blocks --json --offline -z "$TZ")
 # Full-text queries: a common phrase, a word said once per session, an id
 # fragment, a tool input path, a rare word.
 searches=""
@@ -128,32 +143,120 @@ done
 db=$(find "$MUSTER_HOME" -name 'muster.db*' -printf '%s\n' | awk '{ s += $1 } END { print s }')
 tx=$(find "$CLAUDE_CONFIG_DIR/projects" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
 
-node - "$work/muster-cold.json" "$work/muster-warm.json" "$work/ccusage.json" "$cold" "$warm" "$hist" "$cc" "$ccversion" "$repeat" "$searches" "$db" "$tx" <<'JS'
+# The price probe: one response per model and token kind, each kind on its
+# own day, and one of a model no table has.
+probe="$work/probe"
+"$work/muster" stats --prices --json >"$work/prices.json"
+PRICES="$work/prices.json" OUT="$probe/claude/projects/-probe" node - <<'JS'
+const fs = require('fs'), path = require('path');
+const models = Object.keys(JSON.parse(fs.readFileSync(process.env.PRICES)).models).concat(['claude-nosuch-9-20990101']);
+const kinds = ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'];
+const id = '99999999-0000-4000-8000-000000000000', cwd = '/probe';
+const lines = [{ type: 'user', cwd, sessionId: id, uuid: 'p', timestamp: '2026-01-01T06:00:00.000Z', message: { role: 'user', content: 'price probe' } }];
+models.forEach((model, i) => kinds.forEach((k, j) => {
+  const usage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  usage[k] = 100000;
+  lines.push({ parentUuid: null, isSidechain: false, userType: 'external', cwd, sessionId: id, version: '2.0.0', uuid: `u${i}_${j}`,
+    timestamp: new Date(Date.UTC(2026, 0, 1 + j, 6, i)).toISOString(), type: 'assistant', requestId: `req_${i}_${j}`,
+    message: { id: `msg_${i}_${j}`, type: 'message', role: 'assistant', model, content: [{ type: 'text', text: 'ok' }], usage } });
+}));
+fs.mkdirSync(process.env.OUT, { recursive: true });
+fs.writeFileSync(path.join(process.env.OUT, id + '.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+JS
+CLAUDE_CONFIG_DIR="$probe/claude" MUSTER_HOME="$probe/muster-home" TZ=UTC "$work/muster" stats --json --by day >"$work/probe-muster.json"
+CLAUDE_CONFIG_DIR="$probe/claude" "$ccusage" daily --json --offline -z UTC >"$work/probe-ccusage.json"
+
+node - "$work" "$cold" "$warm" "$mblocks" "$hist" "$cc" "$ccblocks" "$ccversion" "$repeat" "$searches" "$db" "$tx" <<'JS'
 const fs = require('fs');
-const [mc, mw, cf, coldS, warmS, histS, ccS, ver, repeat, searchS, dbS, txS] = process.argv.slice(2);
-const [cold, warm, hist, cc] = [coldS, warmS, histS, ccS].map((s) => s.split(' ').map(Number));
-const m = JSON.parse(fs.readFileSync(mc)).total.tokens;
-const w = JSON.parse(fs.readFileSync(mw)).total.tokens;
-const c = JSON.parse(fs.readFileSync(cf)).totals;
-const mine = { input: m.input, output: m.output, cache_write: m.cache_write, cache_read: m.cache_read, total: m.total };
-const theirs = { input: c.inputTokens, output: c.outputTokens, cache_write: c.cacheCreationTokens, cache_read: c.cacheReadTokens, total: c.totalTokens };
-console.log('token totals       muster            ccusage ' + ver);
-let same = true;
-for (const k of Object.keys(mine)) {
-  const eq = mine[k] === theirs[k] && w[k] === mine[k];
-  same = same && eq;
-  console.log(`  ${k.padEnd(12)} ${String(mine[k]).padStart(16)} ${String(theirs[k]).padStart(18)}  ${eq ? 'equal' : 'DIFFERENT'}`);
+const [work, coldS, warmS, mblocksS, histS, ccS, ccblocksS, ver, repeat, searchS, dbS, txS] = process.argv.slice(2);
+const [cold, warm, mblocks, hist, cc, ccblocks] = [coldS, warmS, mblocksS, histS, ccS, ccblocksS].map((s) => s.split(' ').map(Number));
+const read = (f) => JSON.parse(fs.readFileSync(`${work}/${f}`));
+let bad = 0;
+const fail = (msg) => { bad++; console.log('  MISMATCH ' + msg); };
+const near = (a, b) => Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(a), Math.abs(b));
+const fields = [['input', 'inputTokens'], ['output', 'outputTokens'], ['cache_write', 'cacheCreationTokens'], ['cache_read', 'cacheReadTokens'], ['total', 'totalTokens']];
+
+// Totals, then day by day.
+const mc = read('muster-cold.json'), mw = read('muster-warm.json'), c = read('ccusage.json');
+console.log(`token totals (TZ ${process.env.TZ})  muster            ccusage ${ver}`);
+for (const [k, ck] of fields) {
+  const eq = mw.total.tokens[k] === c.totals[ck] && mc.total.tokens[k] === mw.total.tokens[k];
+  console.log(`  ${k.padEnd(12)} ${String(mw.total.tokens[k]).padStart(16)} ${String(c.totals[ck]).padStart(18)}  ${eq ? 'equal' : 'DIFFERENT'}`);
+  if (!eq) fail(`total ${k}`);
 }
-const row = (name, [wall, cpu, rss]) => console.log(`  ${name.padEnd(34)} ${wall.toFixed(3).padStart(8)} s wall ${cpu.toFixed(2).padStart(7)} s cpu ${(rss / 1024).toFixed(0).padStart(6)} MB peak RSS`);
-console.log(`times (best of ${repeat}):`);
-row('muster stats (cold, empty index)', cold);
-row('muster stats (warm)', warm);
-row('muster history (warm)', hist);
+console.log(`  ${'cost USD'.padEnd(12)} ${mw.total.cost_usd.toFixed(6).padStart(16)} ${c.totals.totalCost.toFixed(6).padStart(18)}  ${near(mw.total.cost_usd, c.totals.totalCost) ? 'equal' : 'DIFFERENT'}`);
+if (!near(mw.total.cost_usd, c.totals.totalCost)) fail('total cost');
+const days = new Map(mw.groups.map((g) => [g.key, g]));
+let dayOK = 0;
+for (const d of c.daily) {
+  const g = days.get(d.period);
+  days.delete(d.period);
+  if (!g) { fail(`day ${d.period}: not in muster's report`); continue; }
+  let ok = true;
+  for (const [k, ck] of fields) if (g.tokens[k] !== d[ck]) { ok = false; fail(`day ${d.period} ${k}: muster ${g.tokens[k]}, ccusage ${d[ck]}`); }
+  if (!near(g.cost_usd, d.totalCost)) { ok = false; fail(`day ${d.period} cost: muster ${g.cost_usd}, ccusage ${d.totalCost}`); }
+  dayOK += ok;
+}
+for (const k of days.keys()) fail(`day ${k}: not in ccusage's report`);
+console.log(`daily report: ${dayOK} of ${c.daily.length} days equal in input, output, cache write, cache read, total tokens and cost`);
+
+// 5-hour blocks.
+const mb = read('muster-blocks.json').blocks || [], cb = read('ccusage-blocks.json').blocks.filter((b) => !b.isGap);
+const bfields = [['input', 'inputTokens'], ['output', 'outputTokens'], ['cache_write', 'cacheCreationInputTokens'], ['cache_read', 'cacheReadInputTokens']];
+let blockOK = 0;
+if (mb.length !== cb.length) fail(`blocks: muster ${mb.length}, ccusage ${cb.length}`);
+for (let i = 0; i < Math.min(mb.length, cb.length); i++) {
+  const m = mb[i], b = cb[i];
+  let ok = true;
+  const at = b.startTime;
+  if (Date.parse(m.start) !== Date.parse(b.startTime)) { ok = false; fail(`block ${i} start: muster ${m.start}, ccusage ${b.startTime}`); }
+  if (m.responses !== b.entries) { ok = false; fail(`block ${at} responses: muster ${m.responses}, ccusage ${b.entries}`); }
+  for (const [k, ck] of bfields) if (m.tokens[k] !== b.tokenCounts[ck]) { ok = false; fail(`block ${at} ${k}: muster ${m.tokens[k]}, ccusage ${b.tokenCounts[ck]}`); }
+  if (!near(m.cost_usd, b.costUSD)) { ok = false; fail(`block ${at} cost: muster ${m.cost_usd}, ccusage ${b.costUSD}`); }
+  blockOK += ok;
+}
+console.log(`5-hour blocks: ${blockOK} of ${cb.length} blocks equal in start, responses, input, output, cache write, cache read tokens and cost`);
+
+// Prices, model by model and kind by kind (one kind a day, 100k tokens).
+const table = read('prices.json'), pm = read('probe-muster.json'), pc = read('probe-ccusage.json');
+console.log(`price table as of ${table.as_of}, against ccusage's embedded prices (USD per million tokens: input, output, cache read, cache write):`);
+const kinds = ['input', 'output', 'cache_read', 'cache_write'];
+const theirs = {};
+pc.daily.sort((a, b) => a.period.localeCompare(b.period)).forEach((d, j) => {
+  for (const b of d.modelBreakdowns) (theirs[b.modelName] ??= [0, 0, 0, 0])[j] = +(b.cost * 10).toFixed(6);
+});
+let priceOK = 0, priceN = 0;
+for (const [model, p] of Object.entries(table.models)) {
+  const mine = [p.input, p.output, p.cache_read, p.cache_write], cp = theirs[model] || [0, 0, 0, 0];
+  const claude = model.startsWith('claude-');
+  const diff = kinds.filter((k, j) => (claude || k !== 'cache_write') && !near(mine[j], cp[j]));
+  const line = `  ${model.padEnd(22)} muster ${JSON.stringify(mine).padEnd(26)} ccusage ${JSON.stringify(cp)}`;
+  if (claude) {
+    priceN++;
+    if (diff.length) fail(`price of ${model} (${diff.join(', ')}): muster ${JSON.stringify(mine)}, ccusage ${JSON.stringify(cp)}`);
+    else priceOK++;
+  } else if (diff.length) {
+    console.log(line + `  differs in ${diff.join(', ')} (ccusage's lookup of a non-Claude name in Claude data; muster keeps the vendor's list price)`);
+  }
+}
+const nosuch = 'claude-nosuch-9-20990101';
+const unpriced = pm.total.unpriced_models || [];
+if (!unpriced.includes(nosuch)) fail(`${nosuch} is not reported unpriced by muster (unpriced: ${unpriced})`);
+console.log(`  ${priceOK} of ${priceN} Claude models priced as ccusage prices them in all four kinds; ${nosuch} ${unpriced.includes(nosuch) ? 'reported unpriced' : 'NOT reported unpriced'} (${pm.total.unpriced_tokens} tokens), ccusage cost ${(theirs[nosuch] || [0]).join('/')}`);
+
+const row = (name, [wall, cpu, rss]) => console.log(`  ${name.padEnd(38)} ${wall.toFixed(3).padStart(8)} s wall ${cpu.toFixed(2).padStart(7)} s cpu ${(rss / 1024).toFixed(0).padStart(6)} MB peak RSS`);
+console.log(`times (best of ${repeat}, load ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}):`);
+row('muster stats --by day (cold, empty index)', cold);
+row('muster stats --by day (warm)', warm);
 row('ccusage daily --offline', cc);
+row('muster stats --by block (warm)', mblocks);
+row('ccusage blocks --offline', ccblocks);
+row('muster history (warm)', hist);
 const r = (a, b) => (a / b).toFixed(1) + 'x';
 const searches = searchS.trim().split(/\s+/).map(Number).sort((a, b) => a - b);
 console.log(`  muster history --search (p50 of ${searches.length} queries, whole process) ${(searches[searches.length >> 1] * 1000).toFixed(0)} ms wall   (target <= 50 ms for the query)`);
 console.log(`index ${(+dbS / 1e6).toFixed(1)} MB for ${(+txS / 1e6).toFixed(1)} MB of transcripts (${(+dbS / +txS).toFixed(2)}x)`);
-console.log(`ccusage / muster, wall: cold ${r(cc[0], cold[0])}, warm ${r(cc[0], warm[0])}   cpu: cold ${r(cc[1], cold[1])}, warm ${r(cc[1], warm[1])}   (target >= 10x)`);
-if (!same) { console.error('bench/history.sh: token totals differ'); process.exit(1); }
+console.log(`ccusage daily / muster stats --by day: wall cold ${r(cc[0], cold[0])}, warm ${r(cc[0], warm[0])}   cpu cold ${r(cc[1], cold[1])}, warm ${r(cc[1], warm[1])}   (target >= 10x warm)`);
+console.log(`ccusage blocks / muster stats --by block (warm): wall ${r(ccblocks[0], mblocks[0])}   cpu ${r(ccblocks[1], mblocks[1])}`);
+if (bad) { console.error(`bench/history.sh: ${bad} mismatch(es) between muster and ccusage`); process.exit(1); }
 JS

@@ -139,6 +139,7 @@ func TestHistoryFlagErrors(t *testing.T) {
 		{[]string{"stats", "--by", "fortnight"}, `--by "fortnight"`},
 		{[]string{"stats", "--until", "soon"}, "--until"},
 		{[]string{"stats", "--since", "2026-03-02", "--until", "2026-03-01"}, "not after --since"},
+		{[]string{"stats", "--prices", "--by", "day"}, "--prices takes no --by"},
 		{[]string{"show"}, "accepts 1 arg"},
 		{[]string{"show", "gemeni:abc"}, `unknown provider "gemeni"`},
 		{[]string{"serve", "--addr", "0.0.0.0:7777"}, "not a loopback address"},
@@ -218,9 +219,24 @@ func TestStatsCommand(t *testing.T) {
 	if d := tot.CostUSD - 4*perPrompt; d > 1e-9 || d < -1e-9 {
 		t.Errorf("cost = %v, want %v", tot.CostUSD, 4*perPrompt)
 	}
+	if r.PriceTable.AsOf != stats.PricesAsOf || r.PriceTable.Source == "" {
+		t.Errorf("price table %+v", r.PriceTable)
+	}
 	_, out, _ = e.run("stats", "--by", "day")
 	if !strings.Contains(out, "2026-03-01") || !strings.Contains(out, "2026-03-03") {
 		t.Errorf("by day:\n%s", out)
+	}
+	// The price table, with its date: the sonnet price used above.
+	code, out, errOut = e.run("stats", "--prices", "--json")
+	var table struct {
+		AsOf   string                 `json:"as_of"`
+		Models map[string]stats.Price `json:"models"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &table) != nil || table.AsOf != stats.PricesAsOf || table.Models["claude-sonnet-4"].Output != 15 {
+		t.Errorf("stats --prices --json: %d %s %s", code, out, errOut)
+	}
+	if _, out, _ = e.run("stats", "--prices"); !strings.Contains(out, "prices as of "+stats.PricesAsOf) || !strings.Contains(out, "claude-sonnet-4 ") {
+		t.Errorf("stats --prices:\n%s", out)
 	}
 }
 

@@ -25,6 +25,7 @@ type statsOptions struct {
 	Search   string
 	Since    string
 	Until    string
+	Prices   bool
 	Now      func() time.Time
 }
 
@@ -35,13 +36,13 @@ func newStatsCmd(f *Factory) *cobra.Command {
 func newStatsCmdWith(f *Factory, runF func(*statsOptions) error) *cobra.Command {
 	o := statsOptions{Now: f.now}
 	cmd := &cobra.Command{
-		Use:   "stats [--json] [--by day|week|month|session|block|project|provider|model] [--since WHEN] [--until WHEN]",
+		Use:   "stats [--json] [--by day|week|month|session|block|project|provider|model] [--since WHEN] [--until WHEN] | stats --prices [--json]",
 		Short: "Summarise past sessions: prompts, tools, edited files, tokens and cost",
 		Long: "Count prompts, tool calls by canonical name, files edited with lines added and removed\n" +
 			"(from Edit, MultiEdit, Write and ApplyPatch calls), tokens and an APPROXIMATE cost over the\n" +
 			"sessions found on disk. Costs come from the provider where it records them, else from a small\n" +
-			"built-in table of public list prices (standard tier, no discounts; internal/stats/prices.go\n" +
-			"says where and when they were read); models it does not list are reported as unpriced, with\n" +
+			"built-in table of public list prices (standard tier, no discounts; --prices prints it with\n" +
+			"where and when it was read); models it does not list are reported as unpriced, with\n" +
 			"their tokens, never guessed.\n\n" +
 			"Tokens are counted per model response and dated by it: a response several files repeat (a\n" +
 			"resumed or forked conversation) counts once, as in ccusage. --by day, week (from Sunday) and\n" +
@@ -51,6 +52,17 @@ func newStatsCmdWith(f *Factory, runF func(*statsOptions) error) *cobra.Command 
 			"days; or a duration ago) bound both the sessions and the responses counted.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Prices {
+				for _, name := range []string{"by", "provider", "search", "since", "until"} {
+					if cmd.Flags().Changed(name) {
+						return usagef("--prices takes no --%s: it prints the price table", name)
+					}
+				}
+				if runF != nil {
+					return runF(&o)
+				}
+				return printPrices(f, o.JSON)
+			}
 			if o.By != stats.ByNone && !slices.Contains(stats.Groupings, o.By) {
 				return usagef("--by %q: want %s", o.By, strings.Join(stats.Groupings, ", "))
 			}
@@ -80,7 +92,28 @@ func newStatsCmdWith(f *Factory, runF func(*statsOptions) error) *cobra.Command 
 	cmd.Flags().StringVar(&o.Search, "search", "", "only sessions matching TEXT (as for history)")
 	cmd.Flags().StringVar(&o.Since, "since", "", "only usage since a duration ago (7d) or a date")
 	cmd.Flags().StringVar(&o.Until, "until", "", "only usage before a duration ago, or up to a date (included)")
+	cmd.Flags().BoolVar(&o.Prices, "prices", false, "print the built-in price table (USD per million tokens), its date and source")
 	return cmd
+}
+
+// printPrices prints the price table costs are computed from.
+func printPrices(f *Factory, asJSON bool) error {
+	table := stats.Prices()
+	if asJSON {
+		return writeJSON(f.IO.Out, struct {
+			stats.PriceTableInfo
+			Models map[string]stats.Price `json:"models"`
+		}{stats.PriceTableInfo{AsOf: stats.PricesAsOf, Source: stats.PricesSource}, table})
+	}
+	w := f.IO.Out
+	fmt.Fprintf(w, "prices as of %s: %s\n\n", stats.PricesAsOf, stats.PricesSource)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "MODEL\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\n")
+	for _, m := range slices.Sorted(maps.Keys(table)) {
+		p := table[m]
+		fmt.Fprintf(tw, "%s\t%g\t%g\t%g\t%g\n", m, p.Input, p.Output, p.CacheRead, p.CacheWrite)
+	}
+	return tw.Flush()
 }
 
 func runStats(ctx context.Context, f *Factory, o *statsOptions) error {
@@ -96,8 +129,11 @@ func runStats(ctx context.Context, f *Factory, o *statsOptions) error {
 	if err := refreshHistory(ctx, f, idx, historySources(o.Provider), history.RefreshOptions{Analyzer: stats.Analyzer()}); err != nil {
 		return err
 	}
-	// Sub-agents count in their parent's conversation (stats.Compute).
-	sessions, err := idx.ListAnalyzed(ctx, history.Query{Provider: o.Provider, Search: o.Search, Since: since, Until: until, IncludeSubagents: true}, stats.AnalyzerVersion)
+	// Sub-agents count in their parent's conversation (stats.Compute), and
+	// a file of responses without a prompt (which history does not list)
+	// still used tokens.
+	sessions, err := idx.ListAnalyzed(ctx, history.Query{Provider: o.Provider, Search: o.Search, Since: since, Until: until,
+		IncludeSubagents: true, IncludeEmpty: true}, stats.AnalyzerVersion)
 	if err != nil {
 		return err
 	}

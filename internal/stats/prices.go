@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"maps"
 	"regexp"
 	"strings"
 
@@ -15,13 +16,28 @@ type Price struct {
 	CacheWrite float64 `json:"cache_write"`
 }
 
+// PricesAsOf and PricesSource say when the price table was last checked
+// and against what; reports carry them (Report.PriceTable).
+const (
+	PricesAsOf   = "2026-12-02"
+	PricesSource = "the vendors' published API list prices (Anthropic, OpenAI, Google), written in on 2026-11-30; " +
+		"checked model by model against LiteLLM's model_prices_and_context_window.json as ccusage 20.0.24 embeds it " +
+		"(bench/history.sh runs the check)"
+)
+
+// PriceTableInfo names the price table a report used.
+type PriceTableInfo struct {
+	AsOf   string `json:"as_of"`
+	Source string `json:"source"`
+}
+
+// Prices returns a copy of the price table, by model key (NormalizeModel).
+func Prices() map[string]Price { return maps.Clone(prices) }
+
 // prices is a small built-in table of APPROXIMATE public list prices (USD
-// per million tokens, standard tier). Source: the vendors' published API
-// prices (Anthropic, OpenAI and Google pricing pages) for each model, as
-// written into this table on 2026-11-30 (commit 26ea285) from their 2025
-// list prices; not re-read since. ccusage prices from LiteLLM's
-// model_prices_and_context_window.json instead, which follows vendor
-// changes and long-context tiers this table does not.
+// per million tokens, standard tier); PricesSource says where from. ccusage
+// prices from LiteLLM's table at run time, which follows vendor changes and
+// long-context tiers this table does not.
 // It ignores long-context tiers, batch and regional discounts, and vendor
 // price changes since; a cost computed from it is an estimate, never a bill.
 // Models not listed are reported as unpriced rather than guessed: newer
@@ -42,24 +58,26 @@ var prices = map[string]Price{
 	"claude-3-opus":     {15, 75, 1.50, 18.75},
 	"claude-3-haiku":    {0.25, 1.25, 0.03, 0.30},
 	// OpenAI
-	"gpt-5":             {1.25, 10, 0.125, 0},
-	"gpt-5-codex":       {1.25, 10, 0.125, 0},
-	"gpt-5.1":           {1.25, 10, 0.125, 0},
-	"gpt-5.1-codex":     {1.25, 10, 0.125, 0},
-	"gpt-5-mini":        {0.25, 2, 0.025, 0},
-	"gpt-5-nano":        {0.05, 0.40, 0.005, 0},
-	"gpt-4.1":           {2, 8, 0.50, 0},
-	"gpt-4.1-mini":      {0.40, 1.60, 0.10, 0},
-	"gpt-4.1-nano":      {0.10, 0.40, 0.025, 0},
-	"gpt-4o":            {2.50, 10, 1.25, 0},
-	"gpt-4o-mini":       {0.15, 0.60, 0.075, 0},
-	"o3":                {2, 8, 0.50, 0},
-	"o4-mini":           {1.10, 4.40, 0.275, 0},
-	"codex-mini-latest": {1.50, 6, 0.375, 0},
+	"gpt-5":         {1.25, 10, 0.125, 0},
+	"gpt-5-codex":   {1.25, 10, 0.125, 0},
+	"gpt-5.1":       {1.25, 10, 0.125, 0},
+	"gpt-5.1-codex": {1.25, 10, 0.125, 0},
+	"gpt-5-mini":    {0.25, 2, 0.025, 0},
+	"gpt-5-nano":    {0.05, 0.40, 0.005, 0},
+	"gpt-4.1":       {2, 8, 0.50, 0},
+	"gpt-4.1-mini":  {0.40, 1.60, 0.10, 0},
+	"gpt-4.1-nano":  {0.10, 0.40, 0.025, 0},
+	"gpt-4o":        {2.50, 10, 1.25, 0},
+	"gpt-4o-mini":   {0.15, 0.60, 0.075, 0},
+	"o3":            {2, 8, 0.50, 0},
+	"o4-mini":       {1.10, 4.40, 0.275, 0},
+	"codex-mini":    {1.50, 6, 0.375, 0}, // codex-mini-latest: NormalizeModel drops -latest
 	// Google
-	"gemini-2.5-pro":        {1.25, 10, 0.31, 0},
-	"gemini-2.5-flash":      {0.30, 2.50, 0.075, 0},
-	"gemini-2.5-flash-lite": {0.10, 0.40, 0.025, 0},
+	// Cached input at a tenth of input, as Google has billed it since
+	// implicit caching (LiteLLM agrees; the 2025 table had a quarter).
+	"gemini-2.5-pro":        {1.25, 10, 0.125, 0},
+	"gemini-2.5-flash":      {0.30, 2.50, 0.03, 0},
+	"gemini-2.5-flash-lite": {0.10, 0.40, 0.01, 0},
 	"gemini-2.0-flash":      {0.10, 0.40, 0.025, 0},
 }
 

@@ -145,6 +145,8 @@ type Report struct {
 	// Duplicates counts responses left out because an earlier session
 	// (a resumed or forked conversation's original) already counted them.
 	Duplicates int `json:"duplicate_responses,omitempty"`
+	// PriceTable names the price table the costs come from.
+	PriceTable PriceTableInfo `json:"price_table"`
 }
 
 // TopFiles bounds Report.Files.
@@ -184,7 +186,7 @@ func ComputeWith(ctx context.Context, sessions []history.Analyzed, o Options) (R
 	if loc == nil {
 		loc = time.Local
 	}
-	r := Report{By: by}
+	r := Report{By: by, PriceTable: PriceTableInfo{AsOf: PricesAsOf, Source: PricesSource}}
 	mt := newModelTable()
 	total := newGroup("", mt)
 	groups := map[string]*Group{}
@@ -601,11 +603,15 @@ func modelKey(m string) string {
 // count, but it is not a session of its own, its prompts are the parent
 // agent's instructions, not a person's, and its time is within the
 // parent's. Files of one conversation (a resumed one's several files)
-// make one session.
+// make one session; a file of responses only counts its tokens.
 func (g *Group) addActivity(s transcript.Session, conv string, d detailView, analyzed bool) {
 	sub := s.ParentID != ""
 	if !sub {
-		g.convs[conv] = true
+		// A file without prompts or tool calls (responses only) is no
+		// conversation of its own, as history does not list it.
+		if s.PromptCount > 0 || s.ToolCallCount > 0 {
+			g.convs[conv] = true
+		}
 		g.Prompts += s.PromptCount
 	}
 	if analyzed {

@@ -66,6 +66,7 @@ func TestNormalizeAndCost(t *testing.T) {
 		{"anthropic/claude-haiku-4-5[1m]", "claude-haiku-4-5", transcript.Usage{Output: 500_000}, 2.5, true},
 		{"gpt-5", "gpt-5", transcript.Usage{Input: 1_000_000, CacheRead: 1_000_000, Output: 100_000, Reasoning: 50_000}, 1.25 + 0.125 + 1.0, true},
 		{"Gemini-2.5-Pro", "gemini-2.5-pro", transcript.Usage{Input: 1_000_000}, 1.25, true},
+		{"codex-mini-latest", "codex-mini", transcript.Usage{Output: 1_000_000}, 6, true},
 		{"claude-opus-5-5", "claude-opus-5-5", transcript.Usage{Input: 10}, 0, false},
 		{"", "", transcript.Usage{Input: 10}, 0, false},
 	}

@@ -169,7 +169,9 @@ func (s *Server) handleStats(r *http.Request) reply {
 	if _, err := s.o.Index.Refresh(ctx, s.o.Sources, s.o.Env, history.RefreshOptions{Analyzer: stats.Analyzer()}); err != nil {
 		s.o.Logger.Warn("refresh history for stats", "err", err)
 	}
-	sessions, err := s.o.Index.ListAnalyzed(ctx, history.Query{Provider: provider, Since: first}, stats.AnalyzerVersion)
+	// As for `muster stats`: sub-agents count in their parent's
+	// conversation, and responses without a prompt still used tokens.
+	sessions, err := s.o.Index.ListAnalyzed(ctx, history.Query{Provider: provider, Since: first, IncludeSubagents: true, IncludeEmpty: true}, stats.AnalyzerVersion)
 	if err != nil {
 		s.o.Logger.Error("list analyzed sessions", "err", err)
 		return errorPage(http.StatusInternalServerError, "the history index could not be read")
