@@ -105,6 +105,8 @@ for (let s = 0; s < n; s++) {
       return v;
     };
     for (const r of tpl.recs) {
+      // A session may end inside a template, as one cut short does.
+      if (size >= target) break;
       const rec = walk(r, '');
       if (rec.type === 'user' && typeof rec.message?.content === 'string') rec.message.content += ` (${marker} round ${c})`;
       const l = JSON.stringify(rec);
