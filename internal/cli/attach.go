@@ -259,7 +259,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 
 	// A cancelable reader, so that no goroutine is left blocked on stdin
 	// (swallowing the next key) after the pane exits under us.
-	stdin, err := cancelreader.NewReader(os.Stdin)
+	stdin, err := openKeys(os.Stdin)
 	if err != nil {
 		return fmt.Errorf("read the terminal: %w", err)
 	}

@@ -195,6 +195,11 @@ func Start(cfg Config) (*Pane, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
 	}
+	if f, err := pollable(ptmx); err == nil {
+		ptmx = f
+	} else {
+		logger.Debug("pty master stays blocking", "err", err)
+	}
 	p := &Pane{
 		cfg:        cfg,
 		logger:     logger,

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/muesli/cancelreader"
+	"golang.org/x/sys/unix"
+)
+
+// openKeys opens the terminal the attach client reads keys from. On Linux
+// it opens the terminal anew, as a descriptor of its own that the runtime
+// poller waits on: cancelreader waits in a blocking epoll_wait, and every
+// key then came back through exitsyscall, which wakes sysmon to poll every
+// 20 µs (a quarter of the client's CPU per keystroke, perf). A description
+// of its own keeps O_NONBLOCK off the one the user's shell shares.
+func openKeys(in *os.File) (cancelreader.CancelReader, error) {
+	f, err := os.OpenFile("/proc/self/fd/"+strconv.Itoa(int(in.Fd())), os.O_RDONLY|unix.O_NOCTTY, 0)
+	if err != nil {
+		return cancelreader.NewReader(in)
+	}
+	// A descriptor the poller does not take has no deadlines, and
+	// cancelling needs one.
+	if err := f.SetReadDeadline(time.Time{}); err != nil {
+		f.Close()
+		return cancelreader.NewReader(in)
+	}
+	return &polledKeys{f: f}, nil
+}
+
+// polledKeys is a terminal read through the runtime poller; Cancel ends a
+// read in progress with an expired deadline.
+type polledKeys struct {
+	f        *os.File
+	canceled atomic.Bool
+}
+
+func (k *polledKeys) Read(p []byte) (int, error) {
+	n, err := k.f.Read(p)
+	if err != nil && k.canceled.Load() {
+		return n, cancelreader.ErrCanceled
+	}
+	return n, err
+}
+
+func (k *polledKeys) Cancel() bool {
+	k.canceled.Store(true)
+	return k.f.SetReadDeadline(time.Now()) == nil
+}
+
+func (k *polledKeys) Close() error { return k.f.Close() }
