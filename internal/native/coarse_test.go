@@ -1,6 +1,7 @@
 package native
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -183,4 +184,54 @@ func writeLine(t *testing.T, path, line string) {
 	t.Helper()
 	g := &growing{t: t, path: path, lines: [][]byte{[]byte(line)}, clk: &clock{t: time.Now()}}
 	g.write(1, nil)
+}
+
+// TestTranscriptWriteWakesThePoll: a record appended to a followed
+// transcript is read at once, not at the next poll: with an hour between
+// polls, only the transcript watcher can wake the loop.
+func TestTranscriptWriteWakesThePoll(t *testing.T) {
+	h := newHarness(t)
+	h.e.poll = time.Hour
+	const id = "22222222-2222-4333-8444-555555555555"
+	g := newGrowing(t, h.clk, "claude-22222222.jsonl", h.claudePath(id), h.clk.Now(), nil)
+	g.write(1, nil) // the session's first record, no prompt yet
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- h.e.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	for running := false; !running; time.Sleep(time.Millisecond) {
+		h.e.wmu.Lock()
+		running = h.e.wctx != nil
+		h.e.wmu.Unlock()
+	}
+	h.procs.set(shellPID, "bash", "bash")
+	p := h.surface("s1", "shell", shellPID)
+	h.procs.set(agentPGID, "claude", "claude")
+	p.setNativeID(id)
+	p.fg(agentPGID)
+	h.poll() // observes claude
+	h.poll() // finds and follows its transcript
+	if h.e.files.Load() == nil {
+		t.Fatal("following a transcript made no watcher")
+	}
+	if n := h.rec.count(); n != 0 {
+		t.Fatalf("%d events before the prompt", n)
+	}
+	g.write(0, isLine(`"promptId"`))
+	giveUp := time.After(30 * time.Second) // a bound, not a measure: the next poll is an hour away
+	for h.rec.count() == 0 {
+		select {
+		case err := <-done:
+			t.Fatalf("Run returned %v", err)
+		case <-giveUp:
+			t.Fatal("the prompt was not read: nothing woke the poll loop")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	h.want("turnStarted started R1 say hi")
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/google/uuid"
 
 	"github.com/musterhq/muster/internal/hookevent"
@@ -62,6 +63,8 @@ const (
 	// workGrace is how long an idle turn reader's agent must report work,
 	// with no transcript followed, before its coarse run opens.
 	workGrace = 3 * time.Second
+	// writeGap bounds how often transcript writes wake the poll loop.
+	writeGap = 100 * time.Millisecond
 )
 
 // nativeNS is the UUIDv5 namespace of the coarse run ids and of every event
@@ -160,6 +163,16 @@ type Estimator struct {
 
 	running atomic.Bool
 	wake    chan struct{}
+	// files watches the transcripts followed, so that a record wakes the
+	// poll loop at once instead of at the next poll. It is made when Run
+	// first follows a transcript (wmu guards that, with Run's context and
+	// goroutines, wctx and wg, which its loop joins), and stays nil
+	// without Run or when the system gives none: the poll still reads
+	// the transcripts.
+	files atomic.Pointer[fsnotify.Watcher]
+	wmu   sync.Mutex
+	wctx  context.Context
+	wg    *sync.WaitGroup
 	// fastUntil (Unix ns): until then Run polls every fastPoll, because a
 	// key answered a dialog and the transcript will say how (a denial).
 	fastUntil atomic.Int64
@@ -446,6 +459,17 @@ func (e *Estimator) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { e.fuseLoop(ctx) })
+	e.wmu.Lock()
+	e.wctx, e.wg = ctx, &wg
+	e.wmu.Unlock()
+	defer func() {
+		e.wmu.Lock()
+		if fw := e.files.Swap(nil); fw != nil {
+			fw.Close()
+		}
+		e.wctx, e.wg = nil, nil
+		e.wmu.Unlock()
+	}()
 	t := time.NewTimer(e.poll)
 	defer t.Stop()
 	for {
@@ -461,6 +485,74 @@ func (e *Estimator) Run(ctx context.Context) error {
 			next = min(next, fastPoll)
 		}
 		t.Reset(next)
+	}
+}
+
+// watchLoop wakes the poll loop when a followed transcript is written,
+// at most once per writeGap: an agent that streams records must not
+// make the loop spin.
+func (e *Estimator) watchLoop(ctx context.Context, fw *fsnotify.Watcher) {
+	var pend <-chan time.Time
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-fw.Events:
+			if !ok {
+				return
+			}
+			if !ev.Has(fsnotify.Write) || pend != nil {
+				continue
+			}
+			if wait := writeGap - time.Since(last); wait > 0 {
+				pend = time.After(wait)
+				continue
+			}
+			last = time.Now()
+			e.nudge()
+		case <-pend:
+			pend, last = nil, time.Now()
+			e.nudge()
+		case err, ok := <-fw.Errors:
+			if !ok {
+				return
+			}
+			e.log.Debug("transcript watcher", "err", err)
+		}
+	}
+}
+
+// watchFile starts or stops watching a followed transcript, making the
+// watcher on first use while Run runs; otherwise it does nothing.
+func (e *Estimator) watchFile(path string, on bool) {
+	if path == "" {
+		return
+	}
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
+	fw := e.files.Load()
+	if fw == nil {
+		if !on || e.wctx == nil {
+			return
+		}
+		var err error
+		if fw, err = fsnotify.NewWatcher(); err != nil {
+			e.log.Warn("transcript watcher unavailable; transcripts are read every poll", "err", err)
+			return
+		}
+		e.files.Store(fw)
+		ctx := e.wctx
+		e.wg.Go(func() { e.watchLoop(ctx, fw) })
+	}
+	var err error
+	if on {
+		err = fw.Add(path)
+	} else {
+		err = fw.Remove(path)
+	}
+	if err != nil && on {
+		e.log.Debug("watch transcript", "path", path, "err", err)
 	}
 }
 
@@ -837,8 +929,10 @@ func (e *Estimator) claim(s *surface, a *agentRun, path, id string) {
 		e.mu.Unlock()
 		return
 	}
+	old := ""
 	if t.path != "" && t.path != path && e.claims[t.path] == s.ID {
 		delete(e.claims, t.path)
+		old = t.path
 	}
 	e.claims[path] = s.ID
 	e.mu.Unlock()
@@ -847,6 +941,8 @@ func (e *Estimator) claim(s *surface, a *agentRun, path, id string) {
 		return
 	}
 	s.log.Debug("following transcript", "provider", a.provider, "path", path)
+	e.watchFile(old, false)
+	e.watchFile(path, true)
 	t.follow(path, id)
 }
 
@@ -859,10 +955,14 @@ func (e *Estimator) release(s *surface, a *agentRun) {
 		return
 	}
 	e.mu.Lock()
-	if e.claims[a.tr.path] == s.ID {
+	mine := e.claims[a.tr.path] == s.ID
+	if mine {
 		delete(e.claims, a.tr.path)
 	}
 	e.mu.Unlock()
+	if mine {
+		e.watchFile(a.tr.path, false)
+	}
 }
 
 // applyTurns reads the transcript and turns its records into turn runs.
