@@ -438,7 +438,7 @@ func TestJSONFields(t *testing.T) {
 	_, out, _ = e.run("stats", "--json", "--by", "provider")
 	var r map[string]json.RawMessage
 	json.Unmarshal([]byte(out), &r)
-	if got := keys([]byte(out)); !slices.Equal(got, []string{"by", "files", "groups", "total"}) {
+	if got := keys([]byte(out)); !slices.Equal(got, []string{"by", "files", "groups", "price_table", "total"}) {
 		t.Errorf("stats --json keys = %v", got)
 	}
 	want := []string{"cost_usd", "duration_ms", "files_edited", "lines_added", "lines_removed", "models", "prompts", "sessions", "tokens", "tool_calls", "tool_errors", "tools"}
