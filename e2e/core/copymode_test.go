@@ -54,10 +54,22 @@ func TestCopyMode(t *testing.T) {
 	c.waitScreen("copy mode: vi/emacs keys")
 	c.typeText("\x1b<")
 	c.waitScreen("line 1 of")
+	drawn := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return strings.Count(c.raw.String(), "[copy mode] line 1 of")
+	}
+	before := drawn()
 	c.typeText("o")
 	if !eventually(func() bool { b, _ := os.ReadFile(dump); return strings.Contains(string(b), "hist-1\nhist-2\n") }) {
 		b, _ := os.ReadFile(dump)
 		t.Fatalf("the pager did not get the history: %.200q", b)
+	}
+	// Keys typed while the pager runs are the pager's, on a terminal in
+	// its normal mode (Ctrl-\ would be SIGQUIT): copy mode is drawn again
+	// once the pager has exited, and only then is it typed to.
+	if !eventually(func() bool { return drawn() > before }) {
+		t.Fatal("copy mode was not drawn again after the pager exited")
 	}
 	c.typeText("q")
 	c.waitScreen("all-printed")
