@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/rawio"
 	"github.com/musterhq/muster/internal/termtext"
 )
 
@@ -178,7 +181,8 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	if err != nil {
 		return fmt.Errorf("put terminal in raw mode: %w", err)
 	}
-	out := f.IO.Out
+	out, closeOut := terminalOut(f.IO.Out)
+	defer closeOut()
 	pane := &gatedWriter{w: out}
 	entered := false
 	restore := sync.OnceFunc(func() {
@@ -198,7 +202,18 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	io.WriteString(out, enterSequence+mouse.start())
 	entered = true
 
-	conn := c.Conn()
+	// Frames go both ways with raw system calls (rawio), which wake no
+	// sysmon on a keystroke or its echo.
+	var conn io.Writer = c.Conn()
+	br := c.Reader()
+	if rc, ok := c.Conn().(rawio.Conn); ok {
+		if raw, err := rc.SyscallConn(); err == nil {
+			conn = rawio.Writer{RC: raw}
+			if rest, err := br.Peek(br.Buffered()); err == nil {
+				br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(rest), rawio.Reader{RC: raw}), 64<<10)
+			}
+		}
+	}
 	var wmu sync.Mutex
 	send := func(typ byte, p []byte) error {
 		wmu.Lock()
@@ -215,7 +230,6 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	var detaching, copying atomic.Bool
 
 	go func() {
-		br := c.Reader()
 		alt := altFilter{mouse: mouse}
 		buf := make([]byte, 0, 256<<10)
 		for {

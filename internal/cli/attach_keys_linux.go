@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/muesli/cancelreader"
 	"golang.org/x/sys/unix"
+
+	"github.com/musterhq/muster/internal/rawio"
 )
 
 // openKeys opens the terminal the attach client reads keys from. On Linux
@@ -27,18 +30,24 @@ func openKeys(in *os.File) (cancelreader.CancelReader, error) {
 		f.Close()
 		return cancelreader.NewReader(in)
 	}
-	return &polledKeys{f: f}, nil
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return cancelreader.NewReader(in)
+	}
+	return &polledKeys{f: f, read: rawio.Reader{RC: rc}.Read}, nil
 }
 
 // polledKeys is a terminal read through the runtime poller; Cancel ends a
 // read in progress with an expired deadline.
 type polledKeys struct {
 	f        *os.File
+	read     func([]byte) (int, error)
 	canceled atomic.Bool
 }
 
 func (k *polledKeys) Read(p []byte) (int, error) {
-	n, err := k.f.Read(p)
+	n, err := k.read(p)
 	if err != nil && k.canceled.Load() {
 		return n, cancelreader.ErrCanceled
 	}
@@ -51,3 +60,24 @@ func (k *polledKeys) Cancel() bool {
 }
 
 func (k *polledKeys) Close() error { return k.f.Close() }
+
+// terminalOut is where the attach client writes the pane: for the
+// process's own stdout, the terminal opened anew as a descriptor of the
+// poller and written with raw system calls (rawio), which wake no sysmon;
+// a description of its own keeps O_NONBLOCK off the one the shell shares.
+// done closes what it opened.
+func terminalOut(out io.Writer) (w io.Writer, done func()) {
+	if out != io.Writer(os.Stdout) {
+		return out, func() {}
+	}
+	f, err := os.OpenFile("/proc/self/fd/1", os.O_WRONLY|unix.O_NOCTTY, 0)
+	if err != nil {
+		return out, func() {}
+	}
+	rc, err := f.SyscallConn()
+	if err != nil || f.SetWriteDeadline(time.Time{}) != nil {
+		f.Close()
+		return out, func() {}
+	}
+	return rawio.Writer{RC: rc}, func() { f.Close() }
+}

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"io"
 	"os"
 
 	"github.com/muesli/cancelreader"
@@ -13,3 +14,6 @@ import (
 func openKeys(in *os.File) (cancelreader.CancelReader, error) {
 	return cancelreader.NewReader(in)
 }
+
+// terminalOut is where the attach client writes the pane.
+func terminalOut(out io.Writer) (w io.Writer, done func()) { return out, func() {} }

@@ -2,15 +2,17 @@ package daemon
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"strings"
-	"syscall"
 
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/rawio"
 )
 
 // attach switches conn to frames: a snapshot, then live output; input and
@@ -59,8 +61,15 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 	}
 	client := p.Attach(a.Cols, a.Rows, a.ReadOnly)
 	defer client.Detach()
-	if raw, err := conn.SyscallConn(); err == nil {
-		client.SetDirect(func(b []byte) int { return writeNonBlocking(raw, b) })
+	// Frames go both ways with raw system calls (rawio): a keystroke and
+	// its echo then wake no sysmon.
+	var out io.Writer = conn
+	if rc, err := conn.SyscallConn(); err == nil {
+		client.SetDirect(func(b []byte) int { return rawio.TryWrite(rc, b) })
+		out = rawio.Writer{RC: rc}
+		if rest, err := br.Peek(br.Buffered()); err == nil {
+			br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(rest), rawio.Reader{RC: rc}), 64<<10)
+		}
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -69,7 +78,7 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 	go func() {
 		defer close(writerDone)
 		defer cancel()
-		bw := bufio.NewWriterSize(conn, 256<<10)
+		bw := bufio.NewWriterSize(out, 256<<10)
 		for {
 			frames, ok := client.Next(ctx)
 			if !ok {
@@ -132,20 +141,6 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 	cancel()
 	client.Detach()
 	<-writerDone
-}
-
-// writeNonBlocking makes one write attempt that never waits: the socket is
-// non-blocking, and a full buffer just means fewer bytes written.
-func writeNonBlocking(raw syscall.RawConn, b []byte) int {
-	n := 0
-	raw.Write(func(fd uintptr) bool {
-		m, err := syscall.Write(int(fd), b)
-		if err == nil && m > 0 {
-			n = m
-		}
-		return true // never wait for the socket to become writable
-	})
-	return n
 }
 
 // textSnapshot turns saved plain screen text into a repaint sequence.

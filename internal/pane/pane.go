@@ -23,6 +23,7 @@ import (
 
 	"github.com/musterhq/muster/internal/emulator"
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/rawio"
 	"github.com/musterhq/muster/internal/termsignal"
 )
 
@@ -111,7 +112,10 @@ type Pane struct {
 	logger *slog.Logger
 	cmd    *exec.Cmd
 	ptmx   *os.File
-	pid    int
+	// rc reads and writes ptmx with raw system calls (rawio) when it is a
+	// descriptor of the poller; nil where it stays blocking.
+	rc  syscall.RawConn
+	pid int
 
 	inputMu sync.Mutex
 
@@ -195,16 +199,18 @@ func Start(cfg Config) (*Pane, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cfg.Argv[0], err)
 	}
-	if f, err := pollable(ptmx); err == nil {
-		ptmx = f
-	} else {
+	var rc syscall.RawConn
+	if f, polled, err := pollable(ptmx); err != nil {
 		logger.Debug("pty master stays blocking", "err", err)
+	} else if ptmx = f; polled {
+		rc, _ = f.SyscallConn()
 	}
 	p := &Pane{
 		cfg:        cfg,
 		logger:     logger,
 		cmd:        cmd,
 		ptmx:       ptmx,
+		rc:         rc,
 		pid:        cmd.Process.Pid,
 		ring:       newRing(cfg.RingSize),
 		clients:    map[*Client]struct{}{},
@@ -273,7 +279,7 @@ func (p *Pane) readLoop() {
 	defer close(p.readerDone)
 	buf := make([]byte, 64<<10)
 	for {
-		n, err := p.ptmx.Read(buf)
+		n, err := p.read(buf)
 		if n > 0 {
 			p.publish(buf[:n])
 		}
@@ -433,15 +439,29 @@ func (p *Pane) writeLocked(b []byte) error {
 	p.answers = nil
 	p.ansMu.Unlock()
 	if len(ans) > 0 {
-		if _, err := p.ptmx.Write(ans); err != nil {
+		if _, err := p.write(ans); err != nil {
 			return err
 		}
 	}
 	if len(b) == 0 {
 		return nil
 	}
-	_, err := p.ptmx.Write(b)
+	_, err := p.write(b)
 	return err
+}
+
+func (p *Pane) read(b []byte) (int, error) {
+	if p.rc != nil {
+		return rawio.Read(p.rc, b)
+	}
+	return p.ptmx.Read(b)
+}
+
+func (p *Pane) write(b []byte) (int, error) {
+	if p.rc != nil {
+		return rawio.Write(p.rc, b)
+	}
+	return p.ptmx.Write(b)
 }
 
 // maxPendingAnswers bounds the answers queued for a program that does not

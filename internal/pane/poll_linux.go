@@ -15,17 +15,17 @@ import (
 // 20 µs for 10 ms after each keystroke (a third of the daemon's CPU while
 // typing, perf). Through the poller the reader is an ordinary parked
 // goroutine, woken by the thread already waiting in epoll.
-func pollable(f *os.File) (*os.File, error) {
+func pollable(f *os.File) (*os.File, bool, error) {
 	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// The description is shared with f, which is closed below: nothing
 	// else reads it in blocking mode.
 	if err := unix.SetNonblock(fd, true); err != nil {
 		unix.Close(fd)
-		return nil, err
+		return nil, false, err
 	}
 	f.Close()
-	return os.NewFile(uintptr(fd), "/dev/ptmx"), nil
+	return os.NewFile(uintptr(fd), "/dev/ptmx"), true, nil
 }
