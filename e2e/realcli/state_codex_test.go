@@ -110,7 +110,7 @@ func (st *stateRun) denyKey(prev string) string {
 // succeeds.
 func (st *stateRun) approveSlow(prev string, key string) string {
 	sc := st.sc
-	sc.enqueue(fakemodel.Shell("sleep 6 && echo slow-done"), fakemodel.Text("after the slow command"))
+	sc.enqueue(fakemodel.Shell("sleep 12 && echo slow-done"), fakemodel.Text("after the slow command"))
 	run := sc.submit("run a slow command", prev)
 	sc.m.wait(sc.name, "waitingApproval", turnTimeout)
 	it := st.item(run, "approval-requested")
@@ -122,6 +122,13 @@ func (st *stateRun) approveSlow(prev string, key string) string {
 	st.because(run, "running", "keystroke", "muster.keystroke.answered")
 	st.resolved(it.ID)
 	st.noOpenItems("while the approved command runs")
+	// Past the 5 s in which an unconfirmed answer goes back to its
+	// request: the command still runs, and so must the run.
+	time.Sleep(7 * time.Second)
+	if info := sc.info(); runState(info) != "running" || runID(info) != run {
+		sc.t.Errorf("7 s into the approved command: run %s is %s, want %s running", runID(info), runState(info), run)
+	}
+	st.noOpenItems("7 s into the approved command")
 	w = sc.m.wait(sc.name, "done", turnTimeout)
 	if w.RunID != run || (w.State != "succeeded" && w.Terminal != "succeeded") {
 		sc.t.Errorf("after the slow command: %+v, want run %s succeeded", w, run)
