@@ -20,28 +20,19 @@ const maxTurnLine = 16 << 20
 // renders the turns one a line (RenderTurns).
 func ParseTurns(t testing.TB, r provider.TurnReader, path string) []string {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p := r.NewTurnParser()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, maxTurnLine)
-	var turns []provider.Turn
-	for sc.Scan() {
-		turns = p.Line(sc.Bytes(), turns)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	CheckTurns(t, turns)
-	return RenderTurns(turns)
+	return RenderTurns(fileTurns(t, r, path))
 }
 
 // ParseUsage is ParseTurns for the usage records (provider.TurnUsage),
 // rendered as "usage TIME MODEL CONTEXT/WINDOW".
 func ParseUsage(t testing.TB, r provider.TurnReader, path string) []string {
+	t.Helper()
+	return RenderUsage(fileTurns(t, r, path))
+}
+
+// fileTurns is what a fresh turn parser of r makes of a transcript file,
+// line by line as the daemon's reader hands it on, checked (CheckTurns).
+func fileTurns(t testing.TB, r provider.TurnReader, path string) []provider.Turn {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -59,7 +50,7 @@ func ParseUsage(t testing.TB, r provider.TurnReader, path string) []string {
 		t.Fatal(err)
 	}
 	CheckTurns(t, turns)
-	return RenderUsage(turns)
+	return turns
 }
 
 // LineUsage is LineTurns for the usage records.
