@@ -18,6 +18,7 @@ func TestCopyMode(t *testing.T) {
 	pager := e.script(`cp "$1" ` + dump)
 	e.vars = append(e.vars, "PAGER="+pager)
 	e.must("new", "--name", "cm", "--detach", "--cmd", "bash --norc --noprofile")
+	e.waitScreen("cm", "bash-") // typed before its prompt, the line is shown twice (echo, then readline)
 	e.must("send", "cm", "for i in $(seq 1 300); do echo hist-$i; done; echo all-printed", "--enter")
 	e.waitScreen("cm", "all-printed")
 	c := e.attach("cm", 80, 24, true)
@@ -93,6 +94,7 @@ func TestCopyMode(t *testing.T) {
 func TestCopyModeMouseWheel(t *testing.T) {
 	e := newEnv(t)
 	e.must("new", "--name", "wh", "--detach", "--cmd", "bash --norc --noprofile")
+	e.waitScreen("wh", "bash-") // typed before its prompt, the line is shown twice (echo, then readline)
 	e.must("send", "wh", "for i in $(seq 1 300); do echo hist-$i; done; echo all-printed", "--enter")
 	e.waitScreen("wh", "all-printed")
 	c := e.attach("wh", 80, 24, true)
