@@ -56,13 +56,7 @@ func fileTurns(t testing.TB, r provider.TurnReader, path string) []provider.Turn
 // LineUsage is LineTurns for the usage records.
 func LineUsage(t testing.TB, r provider.TurnReader, lines ...string) []string {
 	t.Helper()
-	p := r.NewTurnParser()
-	var turns []provider.Turn
-	for _, l := range lines {
-		turns = p.Line([]byte(l), turns)
-	}
-	CheckTurns(t, turns)
-	return RenderUsage(turns)
+	return RenderUsage(lineTurns(t, r, lines))
 }
 
 // RenderUsage renders the usage records of turns.
@@ -80,13 +74,20 @@ func RenderUsage(turns []provider.Turn) []string {
 // turns.
 func LineTurns(t testing.TB, r provider.TurnReader, lines ...string) []string {
 	t.Helper()
+	return RenderTurns(lineTurns(t, r, lines))
+}
+
+// lineTurns is what a fresh turn parser of r makes of lines, checked
+// (CheckTurns).
+func lineTurns(t testing.TB, r provider.TurnReader, lines []string) []provider.Turn {
+	t.Helper()
 	p := r.NewTurnParser()
 	var turns []provider.Turn
 	for _, l := range lines {
 		turns = p.Line([]byte(l), turns)
 	}
 	CheckTurns(t, turns)
-	return RenderTurns(turns)
+	return turns
 }
 
 // RenderTurns renders turns as "start KEY TIME TEXT" or "end KIND KEY TIME
