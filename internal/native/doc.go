@@ -113,12 +113,14 @@
 // Code's sessions/<pid>.json, the rollout a Codex TUI holds open; asked
 // every 2 s, so a /clear is followed); with neither, as the single
 // transcript of the agent's working directory modified since the launch
-// that no other surface follows, and only while no other pane's agent of
-// the provider without an id runs in that directory (prove.go): two such
-// agents are left coarse rather than guessed, as are two Codexes in
-// daemon mode, whose rollouts only the shared app-server holds. Found by
-// scanning, a newer transcript there is followed after /clear. At most
-// 4 MiB of a transcript are read per poll.
+// that no other surface follows, and only while every other pane's agent
+// of the provider in that directory follows the transcript of its own id
+// (prove.go; one whose id is known but whose transcript is not yet found
+// could lose it to the scan): two agents without an id are left coarse
+// rather than guessed, as are two Codexes in daemon mode, whose rollouts
+// only the shared app-server holds. Found by scanning, a newer transcript
+// there is followed after /clear. At most 4 MiB of a transcript are read
+// per poll.
 //
 // # The fusion rule
 //

@@ -935,6 +935,9 @@ func (e *Estimator) claim(s *surface, a *agentRun, path, id string) {
 		old = t.path
 	}
 	e.claims[path] = s.ID
+	if id != "" {
+		delete(e.dirs, s.ID) // settled: see crowded
+	}
 	e.mu.Unlock()
 	if path == t.path {
 		t.byID = id

@@ -35,7 +35,6 @@ func (e *Estimator) provenID(a *agentRun, now time.Time) string {
 		return a.proved
 	}
 	a.nextProve = now.Add(proveEvery)
-	a.proved = ""
 	sr, shares := all.As[provider.SessionRouter](a.provider)
 	for _, pid := range e.treeOf(a.pgid, maxProve) {
 		if shares {
@@ -51,24 +50,33 @@ func (e *Estimator) provenID(a *agentRun, now time.Time) string {
 			break
 		}
 	}
+	// A record that says nothing this time (Claude Code rewrites its
+	// sessions/<pid>.json in place, so a read can find it empty) takes
+	// back nothing: the session changes only when a record names another.
 	return a.proved
 }
 
 // crowded reports whether another surface's agent of the same provider
-// without a known session id runs in the agent's directory: scanning that
-// directory could then pick the other's transcript. (An agent whose id is
-// known follows its own transcript, which the scan skips as taken.) It
-// records the agent's directory, while it has no id (id == ""), for the
-// others' checks.
+// that does not follow its own proven transcript runs in the agent's
+// directory: scanning that directory could then pick the other's
+// transcript. An agent settles once it follows the transcript of its known
+// id, which the scan skips as taken; until then it stays in the directory
+// for the others' checks, even with its id known: its transcript can
+// appear between two of its own locates, and a scan in between would take
+// it. An agent with a known id never needs to scan, so it is never
+// crowded.
 func (e *Estimator) crowded(s *surface, a *agentRun, id string) bool {
 	key := a.provider + "\x00" + e.agentDir(s, a)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if id != "" {
+	if id != "" && a.tr.path != "" && a.tr.byID == id {
 		delete(e.dirs, s.ID)
 		return false
 	}
 	e.dirs[s.ID] = key
+	if id != "" {
+		return false
+	}
 	for id, k := range e.dirs {
 		if id != s.ID && k == key {
 			return true

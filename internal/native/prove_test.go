@@ -124,3 +124,73 @@ func TestSharedProcessProvesNothing(t *testing.T) {
 		t.Errorf("proved %q by a TUI's open rollout, want %s", got, id)
 	}
 }
+
+// TestScanSkipsAProvenAgentsTranscript is the race behind a realcli flake:
+// pane b's Claude had not (yet, or for one unreadable rewrite) shown its
+// record, pane a's had, and a's transcript appeared between two of a's
+// locates. b, seeing no unproven neighbour in the directory, took a's
+// transcript by scanning and kept it once its own proof came, so a's turns
+// never showed.
+func TestScanSkipsAProvenAgentsTranscript(t *testing.T) {
+	h := newHarness(t)
+	h.procs.set(shellPID, "bash", "bash")
+	h.procs.set(shellPID+1, "bash", "bash")
+	h.procs.set(agentPGID, "claude", "claude")
+	h.procs.set(agentPGID+1, "claude", "claude")
+	dir := filepath.Join(h.home, ".claude", "sessions")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	record := func(pid int, id string) {
+		body := `{"pid":` + strconv.Itoa(pid) + `,"sessionId":"` + id + `","cwd":"` + testCWD + `"}`
+		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(pid)+".json"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record(agentPGID, sessA)
+	pb := h.surface("b", "shell", shellPID+1)
+	pb.fg(agentPGID + 1)
+	h.poll() // b: no record yet, nothing to scan
+	pa := h.surface("a", "shell", shellPID)
+	pa.fg(agentPGID)
+	h.poll() // a observed; b scans and finds nothing
+	h.poll() // a proved, its transcript not written yet
+	g := newGrowing(t, h.clk, "claude-22222222.jsonl", h.claudePath(sessA), h.clk.Now(), nil)
+	g.write(0, isLine(`"promptId"`))
+	for range 3 {
+		h.poll()
+	}
+	record(agentPGID+1, sessB)
+	for range 10 {
+		h.poll()
+	}
+	if got, want := strings.Join(turnStarts(h), "|"), "a say hi"; got != want {
+		t.Errorf("turn starts %q, want %q:\n%s", got, want, strings.Join(h.rec.lines(nil), "\n"))
+	}
+}
+
+// TestProofSurvivesAnEmptyRead: Claude Code rewrites its record in place;
+// a read that finds it empty keeps the session last proved, and a record
+// naming another session (a /clear) replaces it.
+func TestProofSurvivesAnEmptyRead(t *testing.T) {
+	h := newHarness(t)
+	h.e.treeOf = func(root, _ int) []int { return []int{root} }
+	path := filepath.Join(h.home, ".claude", "sessions", strconv.Itoa(agentPGID)+".json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := &agentRun{provider: "claude", pgid: agentPGID}
+	for _, step := range []struct{ body, want string }{
+		{`{"pid":` + strconv.Itoa(agentPGID) + `,"sessionId":"` + sessA + `"}`, sessA},
+		{``, sessA},
+		{`{"pid":` + strconv.Itoa(agentPGID) + `,"sessionId":"` + sessB + `"}`, sessB},
+	} {
+		if err := os.WriteFile(path, []byte(step.body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a.nextProve = time.Time{}
+		if got := h.e.provenID(a, h.clk.Now()); got != step.want {
+			t.Errorf("record %q: proved %q, want %s", step.body, got, step.want)
+		}
+	}
+}
