@@ -1,5 +1,6 @@
-// Command corebench measures Muster's pane output path against a raw PTY and
-// tmux in one run on one machine, and prints the ratios (issue 2):
+// Command corebench measures Muster's pane output path against a raw PTY,
+// tmux and a minimal Go relay (relay.go) in one run on one machine, and
+// prints the ratios (issues 2 and 11):
 // throughput with one attached client, keystroke-to-echo latency through
 // `muster attach` and `tmux attach`, RSS per pane with 10,000 full-width
 // lines of scrollback beside tmux's on the same input, and daemon CPU with
@@ -40,6 +41,9 @@ var (
 func phase(name string) bool { return strings.Contains(","+*phases+",", ","+name+",") }
 
 func main() {
+	if relayMain(os.Args[1:]) {
+		return
+	}
 	flag.Parse()
 	home, _ := os.MkdirTemp("/tmp", "mb")
 	defer os.RemoveAll(home)
@@ -53,23 +57,32 @@ func main() {
 		makePayload(payload, *sizeMB<<20)
 		raw := timeRawPTY(payload)
 		ms := timeMusterSocket(payload)
+		rs := timeRelaySocket(payload)
 		ma := timeAttachPTY(payload, "muster")
 		tm := timeAttachPTY(payload, "tmux")
+		ra := timeAttachPTY(payload, "relay")
 		mb := float64(*sizeMB)
 		fmt.Printf("throughput %d MB of coloured lines, one attached client:\n", *sizeMB)
 		fmt.Printf("  raw PTY                      %7.1f MB/s\n", mb/raw.Seconds())
 		fmt.Printf("  muster (socket client)       %7.1f MB/s  = %.2fx raw PTY (target >= 0.8)\n", mb/ms.Seconds(), raw.Seconds()/ms.Seconds())
+		fmt.Printf("  minimal Go relay (socket)    %7.1f MB/s  = %.2fx raw PTY\n", mb/rs.Seconds(), raw.Seconds()/rs.Seconds())
+		fmt.Printf("  muster/relay (socket)        %7.2fx\n", rs.Seconds()/ms.Seconds())
 		fmt.Printf("  muster attach (in a PTY)     %7.1f MB/s\n", mb/ma.Seconds())
 		fmt.Printf("  tmux attach (in a PTY)       %7.1f MB/s\n", mb/tm.Seconds())
+		fmt.Printf("  relay client (in a PTY)      %7.1f MB/s\n", mb/ra.Seconds())
 		fmt.Printf("  muster attach / tmux attach  %7.2fx (target >= 1.5)\n", tm.Seconds()/ma.Seconds())
+		fmt.Printf("  muster attach / relay client %7.2fx\n", ra.Seconds()/ma.Seconds())
 	}
 	if phase("latency") {
 		mp50, mp99 := echoLatency("muster")
 		tp50, tp99 := echoLatency("tmux")
+		rp50, rp99 := echoLatency("relay")
 		fmt.Printf("keystroke-to-echo latency over %d keys:\n", *keys)
 		fmt.Printf("  muster attach  p50 %v  p99 %v\n", mp50, mp99)
 		fmt.Printf("  tmux attach    p50 %v  p99 %v\n", tp50, tp99)
-		fmt.Printf("  muster/tmux p50 %.2fx p99 %.2fx (target <= 1)\n", float64(mp50)/float64(tp50), float64(mp99)/float64(tp99))
+		fmt.Printf("  minimal relay  p50 %v  p99 %v\n", rp50, rp99)
+		fmt.Printf("  muster/tmux  p50 %.2fx p99 %.2fx (target <= 1)\n", float64(mp50)/float64(tp50), float64(mp99)/float64(tp99))
+		fmt.Printf("  muster/relay p50 %.2fx p99 %.2fx\n", float64(mp50)/float64(rp50), float64(mp99)/float64(rp99))
 	}
 	if phase("rss") {
 		m, t := rssPerPane(), tmuxRSSPerPane()
@@ -246,9 +259,27 @@ func (r *ptyReader) drain(d time.Duration) {
 	}
 }
 
-// attachPTY starts `muster attach` or `tmux attach` in a PTY of 200x50.
+// newSession starts command in a muster pane, a tmux session or a relay
+// server, and returns what attachPTY takes and how to end it.
+func newSession(kind, name, command string) (target string, end func()) {
+	switch kind {
+	case "muster":
+		run("new", "--name", name, "--detach", "--cmd", command)
+		return name, func() { run("kill", name) }
+	case "tmux":
+		newTmux(name, command)
+		return name, func() { exec.Command("tmux", "-L", "musterbench", "kill-session", "-t", name).Run() }
+	}
+	return startRelay(command)
+}
+
+// attachPTY starts `muster attach`, `tmux attach` or the relay's client in
+// a PTY of 200x50.
 func attachPTY(kind, name string) (*os.File, *exec.Cmd) {
 	var cmd *exec.Cmd
+	if kind == "relay" {
+		return relayAttachPTY(name)
+	}
 	if kind == "muster" {
 		cmd = exec.Command(*muster, "attach", name)
 	} else {
@@ -270,12 +301,7 @@ func newTmux(name, command string) {
 
 func timeAttachPTY(payload, kind string) time.Duration {
 	fifo := newFifo()
-	name := "ta" + kind
-	if kind == "muster" {
-		run("new", "--name", name, "--detach", "--cmd", gatedCmd(payload, fifo))
-	} else {
-		newTmux(name, gatedCmd(payload, fifo))
-	}
+	name, end := newSession(kind, "ta"+kind, gatedCmd(payload, fifo))
 	f, cmd := attachPTY(kind, name)
 	r := newPTYReader(f)
 	// Let the client draw its first screen before the clock starts.
@@ -286,21 +312,13 @@ func timeAttachPTY(payload, kind string) time.Duration {
 	cmd.Process.Kill()
 	cmd.Wait()
 	f.Close()
-	if kind == "muster" {
-		run("kill", name)
-	} else {
-		exec.Command("tmux", "-L", "musterbench", "kill-session", "-t", name).Run()
-	}
+	end()
 	return d
 }
 
 func echoLatency(kind string) (p50, p99 time.Duration) {
-	name := "lat" + kind
-	if kind == "muster" {
-		run("new", "--name", name, "--detach", "--cmd", "cat")
-	} else {
-		newTmux(name, "cat")
-	}
+	name, end := newSession(kind, "lat"+kind, "cat")
+	defer end()
 	f, cmd := attachPTY(kind, name)
 	r := newPTYReader(f)
 	r.drain(500 * time.Millisecond)

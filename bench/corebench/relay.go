@@ -1,0 +1,129 @@
+package main
+
+// The minimal Go relay is the floor anchor of issue 11: a server that owns
+// a PTY and copies it to one unix-socket client and back, and a client that
+// copies its terminal to the socket and back, both written as plainly as Go
+// allows (goroutines and io.Copy over *os.File and *net.UnixConn, the PTY
+// and the terminal in blocking mode), with no protocol, emulator or framing.
+// It has the same process hop as muster (server, client, program) where
+// tmux's server writes to the client's terminal itself through a passed fd,
+// so muster/relay says how far Muster is from what a Go client and daemon
+// can reach on this machine, apart from tmux's design.
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/term"
+)
+
+// relayMain runs the relay's server or client when corebench is started
+// as one of them, and reports whether it was.
+func relayMain(args []string) bool {
+	if len(args) < 2 {
+		return false
+	}
+	switch args[0] {
+	case "relay-server":
+		if len(args) != 3 {
+			return false
+		}
+		must(relayServer(args[1], args[2]))
+	case "relay-client":
+		must(relayClient(args[1]))
+	default:
+		return false
+	}
+	os.Exit(0)
+	return true
+}
+
+// relayServer runs command in a 200x50 PTY and relays it to the first
+// client of sock until either side ends.
+func relayServer(sock, command string) error {
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	ptmx, err := pty.StartWithSize(exec.Command("sh", "-c", command), &pty.Winsize{Cols: 200, Rows: 50})
+	if err != nil {
+		return err
+	}
+	conn, err := l.Accept()
+	if err != nil {
+		return err
+	}
+	go io.Copy(ptmx, conn)
+	io.Copy(conn, ptmx)
+	return nil
+}
+
+// relayClient puts its terminal in raw mode and relays it to sock.
+func relayClient(sock string) error {
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		return err
+	}
+	st, err := term.MakeRaw(int(os.Stdin.Fd()))
+	if err != nil {
+		return err
+	}
+	defer term.Restore(int(os.Stdin.Fd()), st)
+	go io.Copy(conn, os.Stdin)
+	io.Copy(os.Stdout, conn)
+	return nil
+}
+
+// startRelay starts a relay server for command and waits until it listens.
+func startRelay(command string) (sock string, stop func()) {
+	self, err := os.Executable()
+	must(err)
+	sock = filepath.Join(os.Getenv("MUSTER_HOME"), fmt.Sprintf("relay%d.sock", time.Now().UnixNano()))
+	cmd := exec.Command(self, "relay-server", sock, command)
+	cmd.Stderr = os.Stderr
+	must(cmd.Start())
+	for i := 0; ; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if i == 500 {
+			must(fmt.Errorf("relay server did not listen on %s", sock))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return sock, func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+}
+
+// timeRelaySocket reads the relay's socket to the end, as timeMusterSocket
+// reads muster's.
+func timeRelaySocket(payload string) time.Duration {
+	fifo := newFifo()
+	sock, stop := startRelay(gatedCmd(payload, fifo))
+	defer stop()
+	conn, err := net.Dial("unix", sock)
+	must(err)
+	defer conn.Close()
+	start := openGate(fifo)
+	readUntil(conn, marker)
+	return time.Since(start)
+}
+
+// relayAttachPTY starts the relay's client in a 200x50 PTY.
+func relayAttachPTY(sock string) (*os.File, *exec.Cmd) {
+	self, err := os.Executable()
+	must(err)
+	cmd := exec.Command(self, "relay-client", sock)
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 200, Rows: 50})
+	must(err)
+	return f, cmd
+}
