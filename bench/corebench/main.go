@@ -35,7 +35,7 @@ var (
 	idleSecs = flag.Int("idle", 60, "seconds to measure idle CPU")
 	panes    = flag.Int("panes", 50, "idle panes")
 	rssPanes = flag.Int("rss-panes", 10, "panes for the RSS test")
-	phases   = flag.String("phases", "throughput,latency,rss,idle", "which measurements to run")
+	phases   = flag.String("phases", "throughput,latency,rss,idle", "which measurements to run (socket: throughput's raw PTY and socket clients only)")
 )
 
 func phase(name string) bool { return strings.Contains(","+*phases+",", ","+name+",") }
@@ -52,26 +52,28 @@ func main() {
 	defer exec.Command(*muster, "daemon", "stop").Run()
 	defer exec.Command("tmux", "-L", "musterbench", "kill-server").Run()
 
-	if phase("throughput") {
+	if phase("socket") || phase("throughput") {
 		payload := filepath.Join(home, "payload")
 		makePayload(payload, *sizeMB<<20)
 		raw := timeRawPTY(payload)
 		ms := timeMusterSocket(payload)
 		rs := timeRelaySocket(payload)
-		ma := timeAttachPTY(payload, "muster")
-		tm := timeAttachPTY(payload, "tmux")
-		ra := timeAttachPTY(payload, "relay")
 		mb := float64(*sizeMB)
 		fmt.Printf("throughput %d MB of coloured lines, one attached client:\n", *sizeMB)
 		fmt.Printf("  raw PTY                      %7.1f MB/s\n", mb/raw.Seconds())
 		fmt.Printf("  muster (socket client)       %7.1f MB/s  = %.2fx raw PTY (target >= 0.8)\n", mb/ms.Seconds(), raw.Seconds()/ms.Seconds())
 		fmt.Printf("  minimal Go relay (socket)    %7.1f MB/s  = %.2fx raw PTY\n", mb/rs.Seconds(), raw.Seconds()/rs.Seconds())
 		fmt.Printf("  muster/relay (socket)        %7.2fx\n", rs.Seconds()/ms.Seconds())
-		fmt.Printf("  muster attach (in a PTY)     %7.1f MB/s\n", mb/ma.Seconds())
-		fmt.Printf("  tmux attach (in a PTY)       %7.1f MB/s\n", mb/tm.Seconds())
-		fmt.Printf("  relay client (in a PTY)      %7.1f MB/s\n", mb/ra.Seconds())
-		fmt.Printf("  muster attach / tmux attach  %7.2fx (target >= 1.5)\n", tm.Seconds()/ma.Seconds())
-		fmt.Printf("  muster attach / relay client %7.2fx\n", ra.Seconds()/ma.Seconds())
+		if phase("throughput") {
+			ma := timeAttachPTY(payload, "muster")
+			tm := timeAttachPTY(payload, "tmux")
+			ra := timeAttachPTY(payload, "relay")
+			fmt.Printf("  muster attach (in a PTY)     %7.1f MB/s\n", mb/ma.Seconds())
+			fmt.Printf("  tmux attach (in a PTY)       %7.1f MB/s\n", mb/tm.Seconds())
+			fmt.Printf("  relay client (in a PTY)      %7.1f MB/s\n", mb/ra.Seconds())
+			fmt.Printf("  muster attach / tmux attach  %7.2fx (target >= 1.5)\n", tm.Seconds()/ma.Seconds())
+			fmt.Printf("  muster attach / relay client %7.2fx\n", ra.Seconds()/ma.Seconds())
+		}
 	}
 	if phase("latency") {
 		mp50, mp99 := echoLatency("muster")

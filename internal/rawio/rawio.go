@@ -90,6 +90,31 @@ func TryWrite(rc syscall.RawConn, p []byte) int {
 	return n
 }
 
+// TryRead makes one read that never waits: 0 and no error when nothing is
+// there yet, io.EOF at the end of the stream.
+func TryRead(rc syscall.RawConn, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n int
+	var errno syscall.Errno
+	if err := rc.Read(func(fd uintptr) bool {
+		n, errno = sys(syscall.SYS_READ, fd, p)
+		return true
+	}); err != nil {
+		return 0, err
+	}
+	switch {
+	case errno == syscall.EAGAIN:
+		return 0, nil
+	case errno != 0:
+		return 0, errno
+	case n == 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
 // Reader reads a descriptor with Read.
 type Reader struct{ RC syscall.RawConn }
 

@@ -102,3 +102,29 @@ func TestReadEmptyBuffer(t *testing.T) {
 		t.Fatalf("Read(nil) = %d, %v", n, err)
 	}
 }
+
+// TryRead never waits: it returns what is there, then 0 with no error
+// while the socket is empty, then io.EOF once the writer has closed.
+func TestTryReadNeverWaits(t *testing.T) {
+	a, b := pair(t)
+	rc := raw(t, b).RC
+	buf := make([]byte, 64)
+	if n, err := TryRead(rc, buf); n != 0 || err != nil {
+		t.Fatalf("TryRead of an empty socket = %d, %v; want 0, nil", n, err)
+	}
+	if _, err := a.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	// The bytes are in b's buffer once the write returns: a unix socket
+	// queues them on the receiver at once.
+	if n, err := TryRead(rc, buf); err != nil || string(buf[:n]) != "hello" {
+		t.Fatalf("TryRead = %q, %v; want \"hello\"", buf[:n], err)
+	}
+	if n, err := TryRead(rc, buf); n != 0 || err != nil {
+		t.Fatalf("TryRead after draining = %d, %v; want 0, nil", n, err)
+	}
+	a.CloseWrite()
+	if n, err := TryRead(rc, buf); n != 0 || err != io.EOF {
+		t.Fatalf("TryRead after the writer closed = %d, %v; want 0, io.EOF", n, err)
+	}
+}
