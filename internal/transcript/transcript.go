@@ -69,6 +69,12 @@ type Item struct {
 	// it continues from an earlier point than the item before it, and
 	// what came between was abandoned (Claude's parentUuid branches).
 	Rewind bool `json:"rewind,omitempty"`
+	// Inherited marks an item a fork starts from: the conversation
+	// Session.ForkedFrom held it before the user forked (Claude copies
+	// those records into the fork's file; Codex 0.169 points at them in
+	// the original's rollout). It is replayed, once, above the fork point,
+	// but searched only in the original, where it was said.
+	Inherited bool `json:"inherited,omitempty"`
 	// Tool use and result, matched by CallID.
 	CallID  string          `json:"call_id,omitempty"`
 	Tool    string          `json:"tool,omitempty"`     // canonical name (Bash, Edit, Write, Read, …)
@@ -144,8 +150,13 @@ type Session struct {
 	ParentID string `json:"parent_id,omitempty"`
 	// ParentCallID is the parent's tool call (Task/Agent) that started a
 	// sub-agent, where the format records it.
-	ParentCallID string   `json:"parent_call_id,omitempty"`
-	Warnings     []string `json:"warnings,omitempty"`
+	ParentCallID string `json:"parent_call_id,omitempty"`
+	// ForkedFrom is set for a conversation the user forked from another
+	// (claude --fork-session, codex fork): the native id of the original.
+	// A fork is a conversation of its own, not a part of the original:
+	// both go on independently and each can be resumed by its own id.
+	ForkedFrom string   `json:"forked_from,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
 }
 
 // UsageEntry is the usage one model response reported: the unit in which

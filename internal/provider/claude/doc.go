@@ -67,6 +67,24 @@
 //     media type is a raster image type, within the per-parse budget of
 //     transcript.NewImageBudget; SummaryOnly parses skip them.
 //
+// # Resumes and forks (2.1.328, recorded in testdata/fork)
+//
+// --resume ID and --continue append to the session's own file, so a
+// resumed conversation is one file and one session. --fork-session writes
+// a new file with a new sessionId: the original's records up to the fork,
+// copied with their uuids (their sessionId rewritten), then the fork's own.
+// Each copied assistant record names the session that made the request in
+// requestSessionId; the parser takes the last one that is not the file's
+// own session as Session.ForkedFrom and marks the items up to it
+// Inherited; PromptCount and ToolCallCount are the fork's own (the
+// original counts the copies), FirstPrompt and the title the
+// conversation's, as the file starts. No record says "forked" otherwise. The fake model sends no
+// request-id header, so the recorded records have requestRef and no
+// requestId, and the copies' usage has no de-duplication key (ccusage's
+// rule needs both ids): stats count it in both files, as ccusage does.
+// Whether copies keep a requestId against the real API could not be
+// recorded offline.
+//
 // # What the hooks never report (2.1.328, measured in a Muster pane)
 //
 // e2e/realcli's TestMusterClaudeStates, recorded in

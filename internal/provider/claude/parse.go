@@ -28,6 +28,14 @@ type parser struct {
 	agentID   string
 	recordSID string // first sessionId seen in the records
 
+	// forkedFrom is the last requestSessionId of a record that is not the
+	// file's own session, and inherited the number of items up to that
+	// record: what --fork-session copied (see finish).
+	forkedFrom string
+	inherited  int
+	// prompts and tool calls up to there: a fork counts only its own.
+	inheritedPrompts, inheritedTools int
+
 	customTitle, aiTitle, summary string
 
 	toolIDs    map[string]struct{}  // tool_use ids seen
@@ -92,6 +100,7 @@ type record struct {
 	typ, subtype, timestamp  []byte
 	cwd, sessionID, agentID  []byte
 	requestID, uuid          []byte
+	requestSessionID         []byte
 	parentUUID               []byte
 	summary, customTitle     []byte
 	aiTitle, message, origin []byte
@@ -143,6 +152,8 @@ func (d *decoder) decode(raw []byte, r *record) lineStatus {
 			r.agentID = m.Value
 		case "requestId":
 			r.requestID = m.Value
+		case "requestSessionId":
+			r.requestSessionID = m.Value
 		case "uuid":
 			r.uuid = m.Value
 		case "parentUuid":
@@ -256,6 +267,10 @@ func (p *parser) line(n int, raw []byte) {
 		}
 	case "assistant":
 		p.assistant(&r, ts, inlined)
+		if rs := transcript.Str(r.requestSessionID); rs != "" && !inlined && rs != transcript.Str(r.sessionID) {
+			p.forkedFrom, p.inherited = rs, len(p.t.Items)
+			p.inheritedPrompts, p.inheritedTools = p.t.PromptCount, p.t.ToolCallCount
+		}
 	case "system":
 		if transcript.StrEqual(r.subtype, "compact_boundary") && !inlined {
 			var trigger string
@@ -586,6 +601,14 @@ func (p *parser) finish() *transcript.Transcript {
 		t.ID = base
 	default:
 		t.ID = p.recordSID
+	}
+	if p.forkedFrom != "" && !p.subagent && p.forkedFrom != t.ID {
+		t.ForkedFrom = p.forkedFrom
+		t.PromptCount -= p.inheritedPrompts
+		t.ToolCallCount -= p.inheritedTools
+		for i := range t.Items[:p.inherited] {
+			t.Items[i].Inherited = true
+		}
 	}
 	if p.hasUsage {
 		u := p.usage

@@ -108,21 +108,11 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 			return nil, err
 		}
 	} else {
-		sc := transcript.NewLineScanner(f, 0)
-		for sc.Scan() {
-			if sc.Line()%4096 == 0 {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-			}
-			if sc.TooLong() {
-				p.warnf(sc.Line(), "longer than %d bytes; skipped", transcript.DefaultMaxLine)
-				continue
-			}
-			p.line(sc.Line(), sc.Bytes())
+		if err := scanRollout(ctx, p, f); err != nil {
+			return nil, err
 		}
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("read codex rollout: %w", err)
+		if err := p.readHistoryBase(ctx); err != nil {
+			return nil, err
 		}
 	}
 	t := p.finish()
@@ -130,6 +120,27 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 		return nil, nil
 	}
 	return []*transcript.Transcript{t}, nil
+}
+
+// scanRollout feeds p the lines of a JSONL rollout.
+func scanRollout(ctx context.Context, p *parser, r io.Reader) error {
+	sc := transcript.NewLineScanner(r, 0)
+	for sc.Scan() {
+		if sc.Line()%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if sc.TooLong() {
+			p.warnf(sc.Line(), "longer than %d bytes; skipped", transcript.DefaultMaxLine)
+			continue
+		}
+		p.line(sc.Line(), sc.Bytes())
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read codex rollout: %w", err)
+	}
+	return nil
 }
 
 // SessionMeta is what a rollout's first record says about the session.

@@ -50,6 +50,20 @@
 //     parent_thread_id; forked threads start with a copy of the parent's
 //     records dated before their own session_meta timestamp, which are
 //     skipped.
+//   - Resumes and forks (0.169.0, recorded in testdata/fork): codex resume
+//     and codex exec resume append to the session's own rollout, so a
+//     resumed conversation is one file. codex fork writes a new rollout
+//     whose session_meta names the original in forked_from_id and, with
+//     history_mode "paginated", points at the original's history instead
+//     of copying it: history_base {thread_id, end_ordinal_exclusive,
+//     end_byte_offset}. The fork's ordinals and cumulative token totals
+//     carry on from the original's. A user's fork (not a sub-agent) gets
+//     Session.ForkedFrom; a full parse replays, as Inherited items, the
+//     original's first end_byte_offset bytes (found in the same Codex
+//     home, a warning when gone), or the copied records of older forks.
+//     Its usage starts from its first response's own usage
+//     (last_token_usage; usage in token_usage_record), never the
+//     inherited total, which the original counts.
 //   - Usage: the last info.total_token_usage of token_count events is the
 //     session total (consecutive duplicates are harmless); without
 //     token_count events, the last thread_token_usage of token_usage_record.

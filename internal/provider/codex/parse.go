@@ -2,8 +2,11 @@ package codex
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -71,8 +74,11 @@ func (a tokens) usage() transcript.Usage {
 // series follows one cumulative counter (token_count totals, or
 // token_usage_record thread totals).
 type series struct {
-	seen    bool
-	last    tokens
+	seen bool
+	last tokens
+	// base is the total a fork's counter starts from: 0.169 forks carry
+	// on their original's cumulative totals, which the original counts.
+	base    tokens
 	byModel map[string]tokens
 	// log is each increase with its time: Transcript.UsageLog. Forked
 	// threads skip the parent's copied records, so no increase is another
@@ -80,7 +86,14 @@ type series struct {
 	log []transcript.UsageEntry
 }
 
-func (s *series) update(total tokens, model string, ts time.Time) {
+// update follows the counter to total. own is the response's own usage
+// where the record gives it (last_token_usage, usage): a fork's first total
+// less that is what it inherited (the original's total at the fork point).
+func (s *series) update(total tokens, own *tokens, fork bool, model string, ts time.Time) {
+	if fork && !s.seen && own != nil && !total.less(*own) && total != *own {
+		s.base = total.sub(*own)
+		s.last, s.seen = s.base, true
+	}
 	delta := total
 	if s.seen && !total.less(s.last) {
 		delta = total.sub(s.last)
@@ -105,9 +118,18 @@ type parser struct {
 	t    *transcript.Transcript
 	n    int // current line
 
-	meta      SessionMeta
-	haveMeta  bool
-	fork      bool
+	meta     SessionMeta
+	haveMeta bool
+	fork     bool
+	// forkedFrom is the original of a fork the user made (codex fork),
+	// historyBase where its history ends in the original's rollout
+	// (0.169: nothing is copied), and inherit parses what the fork starts
+	// from, copied or referenced, for the replay (full parses only).
+	forkedFrom  string
+	historyBase int64
+	inherit     *parser
+	depth       int // forks followed to get here
+
 	tcCWD     string
 	model     string // latest turn_context model
 	infoModel string // latest token_count info.model
@@ -224,12 +246,26 @@ func (p *parser) line(n int, raw []byte) {
 	if typStr == "session_meta" {
 		if pl, ok := transcript.Members(payload, nil); ok && !p.haveMeta {
 			p.setMeta(metaOnly(metaFrom(pl, ts)))
-			p.fork = p.meta.ParentID != "" || transcript.Lookup(pl, "forked_from_id") != nil || bytes.Contains(transcript.Lookup(pl, "source"), []byte(`"subagent"`))
+			subagent := p.meta.ParentID != "" || bytes.Contains(transcript.Lookup(pl, "source"), []byte(`"subagent"`))
+			from := transcript.Str(transcript.Lookup(pl, "forked_from_id"))
+			p.fork = subagent || transcript.Lookup(pl, "forked_from_id") != nil
+			if !subagent && from != "" && from != p.meta.ID {
+				p.forkedFrom = from
+				if hb, ok := transcript.Members(transcript.Lookup(pl, "history_base"), nil); ok &&
+					transcript.StrEqual(transcript.Lookup(hb, "thread_id"), from) {
+					p.historyBase = transcript.Int(transcript.Lookup(hb, "end_byte_offset"))
+				}
+			}
 		}
 		return
 	}
-	// A forked thread starts with a copy of its parent's records.
+	// A forked thread starts with a copy of its parent's records: a
+	// sub-agent's are the parent's, nested above it, and skipped; a user's
+	// fork replays them as inherited.
 	if p.fork && !ts.IsZero() && !p.meta.StartedAt.IsZero() && ts.Before(p.meta.StartedAt) {
+		if p.forkedFrom != "" && !p.opts.SummaryOnly {
+			p.inherited().line(n, raw)
+		}
 		return
 	}
 	if p.pl, ok = transcript.Members(payload, p.pl); !ok {
@@ -252,7 +288,7 @@ func (p *parser) line(n int, raw []byte) {
 		p.compaction(tagCompactRecord, ts)
 	case "token_usage_record":
 		if t, ok := readTokens(transcript.Lookup(p.pl, "thread_token_usage")); ok {
-			p.usage[1].update(t, p.currentModel(), ts)
+			p.usage[1].update(t, ownTokens(transcript.Lookup(p.pl, "usage")), p.fork, p.currentModel(), ts)
 		}
 	}
 }
@@ -374,7 +410,7 @@ func (p *parser) event(pl []transcript.Member, ts time.Time) {
 			if m := transcript.Str(transcript.Lookup(info, "model")); m != "" {
 				model = m
 			}
-			p.usage[0].update(t, model, ts)
+			p.usage[0].update(t, ownTokens(transcript.Lookup(info, "last_token_usage")), p.fork, model, ts)
 		}
 	case "context_compacted":
 		p.compaction(tagCompactEvent, ts)
@@ -657,7 +693,7 @@ func (p *parser) finish() *transcript.Transcript {
 		}
 	}
 	if used != nil {
-		u := used.last.usage()
+		u := used.last.sub(used.base).usage()
 		t.Usage = &u
 		t.UsageByModel = map[string]transcript.Usage{}
 		for m, tok := range used.byModel {
@@ -679,6 +715,15 @@ func (p *parser) finish() *transcript.Transcript {
 		t.CWD = p.tcCWD
 	}
 	t.ParentID = p.meta.ParentID
+	t.ForkedFrom = p.forkedFrom
+	if p.inherit != nil {
+		if it := p.inherit.finish(); it != nil {
+			for i := range it.Items {
+				it.Items[i].Inherited = true
+			}
+			t.Items = append(it.Items, t.Items...)
+		}
+	}
 	t.Model = p.lastModel
 	t.Title = transcript.Headline(t.FirstPrompt)
 	return t
@@ -817,4 +862,72 @@ func parseTime(raw []byte) time.Time {
 		return time.Time{}
 	}
 	return ts.UTC()
+}
+
+// ownTokens reads a response's own usage, nil when the record has none.
+func ownTokens(raw []byte) *tokens {
+	if t, ok := readTokens(raw); ok {
+		return &t
+	}
+	return nil
+}
+
+// maxForkDepth bounds how many originals a fork's replay follows (a fork
+// of a fork…), so that a cycle of forked_from_id cannot loop.
+const maxForkDepth = 8
+
+// inherited is the parser of what a fork starts from.
+func (p *parser) inherited() *parser {
+	if p.inherit == nil {
+		p.inherit = newParser(p.t.Path, p.opts)
+		p.inherit.depth = p.depth + 1
+	}
+	return p.inherit
+}
+
+// readHistoryBase parses the original's records a 0.169 fork points at
+// (history_base: the first end_byte_offset bytes of the original's
+// rollout, found next to the fork's) as inherited. A missing original is
+// a warning: the fork replays from its own first record.
+func (p *parser) readHistoryBase(ctx context.Context) error {
+	if p.historyBase <= 0 || p.opts.SummaryOnly || p.inherit != nil || p.depth >= maxForkDepth {
+		return nil
+	}
+	path := originalRollout(p.t.Path, p.forkedFrom)
+	if path == "" {
+		p.t.Warnings = append(p.t.Warnings, fmt.Sprintf("forked from %s, whose rollout is not found: its history before the fork is not shown", p.forkedFrom))
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		p.t.Warnings = append(p.t.Warnings, fmt.Sprintf("forked from %s: %v", p.forkedFrom, err))
+		return nil
+	}
+	defer f.Close()
+	q := p.inherited()
+	q.t.Path = path
+	if err := scanRollout(ctx, q, io.LimitReader(f, p.historyBase)); err != nil {
+		return err
+	}
+	return q.readHistoryBase(ctx)
+}
+
+// originalRollout finds the rollout of session id in the Codex home that
+// holds path (…/sessions/… or …/archived_sessions/…), "" when none does.
+func originalRollout(path, id string) string {
+	dir := filepath.Dir(path)
+	for range 5 {
+		switch filepath.Base(dir) {
+		case "sessions", "archived_sessions":
+			home := filepath.Dir(dir)
+			for _, sub := range []string{"sessions", "archived_sessions"} {
+				if p, _ := findRollout(filepath.Join(home, sub), id, 0); p != "" {
+					return p
+				}
+			}
+			return ""
+		}
+		dir = filepath.Dir(dir)
+	}
+	return ""
 }

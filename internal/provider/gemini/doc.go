@@ -39,6 +39,17 @@
 // writes a sibling .jsonl, so Discover skips a .json that has one. The
 // session id is sessionId (the file name only carries its first 8 chars).
 //
+// # Resumes (0.61.0, recorded)
+//
+// --resume (latest, an index or the id) appends to the chat's own .jsonl:
+// a new metadata record with the same sessionId, "$set" records of the
+// sessionId and of the whole message list, then the new messages; the log
+// above folds them into one session. 0.61.0 has no fork, and a /clear or
+// a new launch writes a new file with a new sessionId and nothing that
+// names the earlier chat, so the only conversation over two files is the
+// migrated legacy .json above. Issue 13's "Gemini split chats" names
+// nothing 0.61.0 writes; other chats stay separate sessions.
+//
 // # Messages
 //
 //   - user: a prompt. Text parts are joined as the CLI joins them,
