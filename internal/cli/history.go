@@ -197,7 +197,9 @@ func redactSecrets(s string) string {
 }
 
 // printHistory prints the table: a unique prefix of each id, the directory
-// (home as ~), and the redacted title; a PANE column names the running
+// (home as ~), and the redacted title (⑂ before a fork's: a fork is a
+// conversation of its own, resumed by its own id, so it keeps its row and
+// --json names its original in forked_from); a PANE column names the running
 // sessions that hold a listed conversation, when any does. For a search,
 // each row is followed by its snippet, the matches in reverse video on a
 // terminal.
@@ -229,6 +231,9 @@ func printHistory(w io.Writer, hits []history.Hit, allIDs []string, live map[str
 		title, _ = redact.String(title)
 		if s.ParentID != "" {
 			title = "↳ " + title
+		}
+		if s.ForkedFrom != "" {
+			title = "⑂ " + title
 		}
 		row := []string{historyAge(when, now), s.Provider + ":" + uniquePrefix(s.ID, allIDs), displayDir(s.CWD, home),
 			strconv.Itoa(s.PromptCount), strconv.Itoa(s.ToolCallCount), termtext.Clip(title, 70)}

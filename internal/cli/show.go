@@ -104,6 +104,9 @@ func printTranscript(w io.Writer, t *transcript.Transcript) {
 		fmt.Fprintf(w, "folder %s\n", termtext.Line(t.CWD))
 	}
 	fmt.Fprintf(w, "file %s\n", termtext.Line(t.Path))
+	if t.ForkedFrom != "" {
+		fmt.Fprintf(w, "forked from %s:%s\n", t.Provider, termtext.Line(t.ForkedFrom))
+	}
 	if n := len(t.Warnings); n > 0 {
 		fmt.Fprintf(w, "%d parse warning(s); first: %s\n", n, termtext.Line(t.Warnings[0]))
 	}
@@ -116,7 +119,15 @@ func printTranscript(w io.Writer, t *transcript.Transcript) {
 	}
 	shown := map[string]bool{}
 	n := 0
+	inherited := false
 	for _, it := range t.Items {
+		if it.Inherited {
+			inherited = true
+		} else if inherited {
+			inherited = false
+			head := "── forked from " + t.Provider + ":" + termtext.Line(t.ForkedFrom) + " here; above is its conversation until then "
+			fmt.Fprintf(w, "\n%s%s\n", head, strings.Repeat("═", max(4, 60-len([]rune(head)))))
+		}
 		switch it.Kind {
 		case transcript.UserPrompt:
 			n++

@@ -7,8 +7,13 @@
 // Search) with what was said in it, replaced with its file and dropped
 // with it. Sub-agent sessions (Session.ParentID) belong to their parent's
 // conversation: listings and searches report the parent, Subagents lists
-// them for nesting. The daemon keeps the index fresh with Watch; the CLI
-// refreshes it itself, so history works without a daemon.
+// them for nesting. A fork (Session.ForkedFrom: claude --fork-session,
+// codex fork) is a conversation of its own, listed as its own row, since
+// the user resumes it by its own id and both go on apart; what it
+// inherited from its original (Item.Inherited) is left out of its
+// full-text row, so a search finds that in the original. The daemon
+// keeps the index fresh with Watch; the CLI refreshes it itself, so
+// history works without a daemon.
 //
 // It knows no provider: callers pass the transcript.Sources (internal/provider/all).
 package history

@@ -46,6 +46,11 @@ func searchDoc(t *transcript.Transcript) doc {
 		b.WriteByte('\n')
 	}
 	for _, it := range t.Items {
+		// What a fork starts from was said in its original, whose row
+		// it finds: a hit maps to the conversation that said it.
+		if it.Inherited {
+			continue
+		}
 		switch it.Kind {
 		case transcript.UserPrompt, transcript.AssistantText, transcript.Thinking:
 			add(&said, it.Text, capSaid)

@@ -26,9 +26,12 @@ const (
 )
 
 type page struct {
-	Title      string
-	Provider   string
-	ID         string
+	Title    string
+	Provider string
+	ID       string
+	// ForkedFrom is the native id of the conversation this one was forked
+	// from (transcript.Session.ForkedFrom).
+	ForkedFrom string
 	Model      string
 	Models     []string
 	CWD        string
@@ -71,8 +74,11 @@ type kindCount struct {
 }
 
 type scene struct {
-	N         int
-	Rewind    bool
+	N      int
+	Rewind bool
+	// Forked is set on the first scene after a fork's inherited items:
+	// the original's id.
+	Forked    string
 	Time      string
 	Preamble  bool
 	Directive bool

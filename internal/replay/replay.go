@@ -12,7 +12,9 @@
 // (Chunk ID, Wall time, exit code) reduced to the output and its exit
 // code; TodoWrite and plan calls are checklists; Edit, MultiEdit, Write
 // and ApplyPatch calls show diffs; tool errors are marked; images the
-// provider embedded as data URLs are shown. Secrets are redacted unless the
+// provider embedded as data URLs are shown. A fork's page shows the
+// conversation it inherited once, then a mark naming its original where
+// the fork goes on (transcript.Item.Inherited). Secrets are redacted unless the
 // caller opts out, and the page says which. Every transcript string goes
 // through html/template's contextual escaping.
 //
@@ -124,6 +126,7 @@ func build(t *transcript.Transcript, opts Options) (*page, error) {
 		p.Title = "Untitled session"
 	}
 	p.Provider, p.ID, p.Model, p.CWD = termtext.Strip(t.Provider), termtext.Strip(t.ID), termtext.Strip(t.Model), termtext.Strip(t.CWD)
+	p.ForkedFrom = termtext.Strip(t.ForkedFrom)
 	p.Started, p.Ended = fmtTime(t.StartedAt), fmtTime(t.EndedAt)
 	if !t.StartedAt.IsZero() && t.EndedAt.After(t.StartedAt) {
 		p.Duration = t.EndedAt.Sub(t.StartedAt).Round(time.Second).String()
@@ -149,6 +152,7 @@ func build(t *transcript.Transcript, opts Options) (*page, error) {
 	}
 	var tasks []*toolView
 	var cur *scene
+	inherited := false
 	newScene := func() *scene {
 		p.Scenes = append(p.Scenes, scene{N: len(p.Scenes) + 1})
 		return &p.Scenes[len(p.Scenes)-1]
@@ -158,8 +162,22 @@ func build(t *transcript.Transcript, opts Options) (*page, error) {
 		if it.Model != "" && !slices.Contains(p.Models, it.Model) {
 			p.Models = append(p.Models, termtext.Strip(it.Model))
 		}
+		forkPoint := false
+		if it.Inherited {
+			inherited = true
+		} else if inherited {
+			inherited, forkPoint = false, true
+		}
+		if forkPoint && it.Kind != transcript.UserPrompt {
+			cur = newScene()
+			cur.Preamble = true
+			cur.Forked = termtext.Strip(t.ForkedFrom)
+		}
 		if it.Kind == transcript.UserPrompt {
 			cur = newScene()
+			if forkPoint {
+				cur.Forked = termtext.Strip(t.ForkedFrom)
+			}
 			cur.Time = fmtTime(it.Time)
 			cur.Directive, cur.Source = it.Directive, termtext.Strip(it.Source)
 			cur.Rewind = it.Rewind

@@ -93,6 +93,7 @@ details.subagent>summary{cursor:pointer;font-size:13px;color:var(--muted);paddin
 .sub-scene{border-left:3px solid var(--userline);margin:8px 0 0;padding-left:8px}
 .sub-scene .block{margin-left:6px}
 .rewind{color:#b45309;font-size:13px;border-top:2px dashed #d97706;padding:4px 0 6px}
+.fork{color:#1d4ed8;font-size:13px;border-top:2px dashed #3b82f6;padding:4px 0 6px}
 .todo-note{font-size:13px;color:var(--muted);padding:0 12px 6px}
 .tool-head .exit{color:var(--muted);font-size:12px;margin-left:auto}
 .tool-head .exit.bad{color:var(--err)}
@@ -116,6 +117,7 @@ details.subagent>summary{cursor:pointer;font-size:13px;color:var(--muted);paddin
 </div>
 <div class="meta">
 {{- if .ID}}<span>session <b>{{.ID}}</b></span>{{end}}
+{{- if .ForkedFrom}}<span>forked from <b>{{.ForkedFrom}}</b></span>{{end}}
 {{- if .CWD}}<span>in <b>{{.CWD}}</b></span>{{end}}
 {{- if gt (len .Models) 1}}<span>models {{range $i, $m := .Models}}{{if $i}}, {{end}}{{$m}}{{end}}</span>{{end}}
 </div>
@@ -130,7 +132,8 @@ details.subagent>summary{cursor:pointer;font-size:13px;color:var(--muted);paddin
 {{template "pager" .Pager}}
 {{range .Scenes}}
 <section class="scene" id="scene-{{.N}}" data-scene="{{.N}}">
-<div class="scene-head"><a href="#scene-{{.N}}">{{if .Preamble}}Before the first prompt{{else}}Prompt {{.N}}{{end}}</a>{{if .Time}}<span>{{.Time}}</span>{{end}}</div>
+<div class="scene-head"><a href="#scene-{{.N}}">{{if .Preamble}}{{if .Forked}}After the fork{{else}}Before the first prompt{{end}}{{else}}Prompt {{.N}}{{end}}</a>{{if .Time}}<span>{{.Time}}</span>{{end}}</div>
+{{- if .Forked}}<div class="fork">⑂ Forked from {{.Forked}} here: everything above is that conversation until the fork, shown once; this conversation goes on from here.</div>{{end}}
 {{- if .Rewind}}<div class="rewind">↺ Rewound: the user went back to an earlier point; this prompt replaces what followed it above.</div>{{end}}
 {{- if not .Preamble}}
 <div class="prompt{{if .Directive}} directive{{end}}">{{if .Directive}}<span class="tag">directive{{if .Source}} · {{.Source}}{{end}}</span>{{end}}{{.Prompt}}
