@@ -1,9 +1,10 @@
 // Package pane owns one pseudo-terminal and the process group running in it:
 // the blocking reader goroutine, the raw output ring, raw fan-out to attached
-// clients, and the headless emulator fed on its own goroutine behind a
-// bounded queue. Nothing on the output path waits for a slow emulator or a
-// slow client: the emulator is rebuilt from the ring and a client is
-// resynchronised with a fresh snapshot instead.
+// clients, and the headless emulator fed behind a bounded queue, on its own
+// goroutine or, for a small chunk while that goroutine is idle, by the
+// reader once the clients have the chunk. Nothing on the output path waits
+// for a slow emulator or a slow client: the emulator is rebuilt from the
+// ring and a client is resynchronised with a fresh snapshot instead.
 package pane
 
 import (
@@ -146,7 +147,12 @@ type Pane struct {
 	answers []byte
 	emuSeq  atomic.Uint64 // output consumed by the emulator
 	emu     *emuQueue
-	term    terminal // owned by the emulator goroutine
+	// termMu is held by whoever applies the emulator's queue: the
+	// emulator goroutine, or the reader when it applies a small chunk
+	// itself (publish). It guards term and emuDone.
+	termMu  sync.Mutex
+	term    terminal
+	emuDone uint64 // output the emulator has consumed, as emuSeq
 
 	// Owned by the reader goroutine: the client filter, and whether it
 	// ran for the previous chunk (a filter idle while nobody was attached
@@ -371,10 +377,24 @@ func (p *Pane) publish(chunk []byte) {
 		}
 	}
 	p.mu.Unlock()
-	if wake {
-		p.emu.signal()
+	if !wake {
+		return
 	}
+	// A small chunk (an echo, a line) is applied here, after the clients
+	// have it, when the emulator goroutine is idle: waking it made the
+	// runtime wake a second thread on every keystroke, on a core the
+	// program and the client were about to need for the next one. A
+	// flood's chunks are handed over, so that parsing overlaps reading.
+	if len(emuData) <= inlineEmu && p.termMu.TryLock() {
+		p.applyQueueLocked(true)
+		p.termMu.Unlock()
+		return
+	}
+	p.emu.signal()
 }
+
+// inlineEmu is the largest chunk the reader applies to the emulator itself.
+const inlineEmu = 4 << 10
 
 // sharedCopy is one chunk of output for every client, copied out of the
 // reader's buffer the first time a client keeps it.
@@ -681,39 +701,50 @@ func stripForRebuild(b []byte) ([]byte, string, bool) {
 
 func (p *Pane) emulatorLoop() {
 	defer p.wg.Done()
-	var emuSeq uint64
 	for {
 		if p.emu.isStale() {
 			p.emu.waitQuiet(50 * time.Millisecond)
-			emuSeq = p.rebuild()
-			p.emuSeq.Store(emuSeq)
+			p.termMu.Lock()
+			p.emuDone = p.rebuild()
+			p.emuSeq.Store(p.emuDone)
+			p.termMu.Unlock()
 		}
-		items, _, ok := p.emu.take()
+		ok := p.emu.wait()
+		p.termMu.Lock()
 		if !ok {
 			p.term.Close()
+			p.termMu.Unlock()
 			return
 		}
-		for _, it := range items {
-			switch it.kind {
-			case itemData:
-				if it.end <= emuSeq {
-					continue // already replayed from the ring
-				}
-				if it.titleChanged {
-					p.term.SetTitle(it.title)
-				}
-				wasAlt := p.term.AltScreen()
-				p.term.Write(it.data)
-				emuSeq = it.end
-				p.emuSeq.Store(emuSeq)
-				if wasAlt && !p.term.AltScreen() {
-					p.repaintClients()
-				}
-			case itemResize:
-				p.term.Resize(it.cols, it.rows)
-			case itemFunc:
-				it.fn(p.term)
+		p.applyQueueLocked(false)
+		p.termMu.Unlock()
+	}
+}
+
+// applyQueueLocked applies everything queued for the emulator, in order;
+// the caller holds termMu. The reader (inline) leaves a stale queue to the
+// emulator goroutine, which rebuilds first.
+func (p *Pane) applyQueueLocked(inline bool) {
+	for _, it := range p.emu.takeNow(inline) {
+		switch it.kind {
+		case itemData:
+			if it.end <= p.emuDone {
+				continue // already replayed from the ring
 			}
+			if it.titleChanged {
+				p.term.SetTitle(it.title)
+			}
+			wasAlt := p.term.AltScreen()
+			p.term.Write(it.data)
+			p.emuDone = it.end
+			p.emuSeq.Store(p.emuDone)
+			if wasAlt && !p.term.AltScreen() {
+				p.repaintClients()
+			}
+		case itemResize:
+			p.term.Resize(it.cols, it.rows)
+		case itemFunc:
+			it.fn(p.term)
 		}
 	}
 }

@@ -98,24 +98,37 @@ func (q *emuQueue) pushResize(cols, rows int) {
 }
 func (q *emuQueue) pushFunc(fn func(t terminal)) { q.push(emuItem{kind: itemFunc, fn: fn}) }
 
-// take waits for work and returns everything queued, and whether the
-// emulator is stale (data was dropped and it needs a rebuild).
-func (q *emuQueue) take() (items []emuItem, stale bool, ok bool) {
+// wait blocks until something is queued and reports whether the queue is
+// still open. It takes nothing: whoever holds the pane's termMu takes the
+// items (takeNow), so that the emulator goroutine and the reader apply
+// them in order.
+func (q *emuQueue) wait() bool {
 	for {
 		q.mu.Lock()
-		if q.closed {
-			q.mu.Unlock()
-			return nil, false, false
-		}
-		if len(q.items) > 0 {
-			items, stale = q.items, q.stale
-			q.items, q.bytes = nil, 0
-			q.mu.Unlock()
-			return items, stale, true
-		}
+		closed, n := q.closed, len(q.items)
 		q.mu.Unlock()
+		if closed {
+			return false
+		}
+		if n > 0 {
+			return true
+		}
 		<-q.wake
 	}
+}
+
+// takeNow returns everything queued without waiting; nothing once the
+// queue is closed, and, for the reader (inline), nothing while the
+// emulator is stale, since the rebuild comes first.
+func (q *emuQueue) takeNow(inline bool) []emuItem {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed || (inline && q.stale) {
+		return nil
+	}
+	items := q.items
+	q.items, q.bytes = nil, 0
+	return items
 }
 
 // waitQuiet blocks while output keeps arriving for a stale emulator, so a
