@@ -187,10 +187,25 @@ func (e *Estimator) Input(surfaceID string, data []byte) {
 			s.recheck.Store(true) // the key may start a program in place
 		}
 	}
-	if len(data) == 0 || len(data) > maxKeyInput || e.cfg.CurrentRun == nil {
+	if len(data) == 0 || len(data) > maxKeyInput || e.cfg.CurrentRun == nil || !e.readsKeys(surfaceID) {
 		return
 	}
 	e.enqueue(fused{surface: surfaceID, keys: append([]byte(nil), data...), ev: Evidence{Source: runstate.SourceKeystroke, At: e.now()}})
+}
+
+// readsKeys reports whether keys typed into a surface can be evidence:
+// apply reads them only through the provider.KeyReader of its run's or its
+// agent's provider, and drops them otherwise. Dropping them here spares a
+// plain pane a wake of the fusion goroutine per keystroke, which the
+// runtime served by waking a second thread beside the echo (perf trace of
+// corebench's latency phase).
+func (e *Estimator) readsKeys(surfaceID string) bool {
+	prov := e.cfg.CurrentRun(surfaceID).Provider
+	if prov == "" {
+		prov = e.agentProvider(surfaceID)
+	}
+	_, ok := all.As[provider.KeyReader](prov)
+	return ok
 }
 
 // status hands a status signal of a surface's agent (OSC 7501, OSC 9;4)
