@@ -1,8 +1,10 @@
 package history
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/musterhq/muster/internal/provider/all"
@@ -101,5 +103,58 @@ func TestForks(t *testing.T) {
 		if !slices.Equal(inh, c.inherited) || !slices.Equal(own, c.own) {
 			t.Errorf("%s loads inherited %q, own %q; want %q, %q", c.ref, inh, own, c.inherited, c.own)
 		}
+	}
+}
+
+// TestGeminiResumeLater: Gemini CLI 0.61.0 resumed in a later minute than
+// the chat started writes a second file of the same session id holding
+// nothing said (the provider's testdata/resume-later, recorded) and goes
+// on in the first. The conversation is one row, and its id opens the file
+// that holds it, also when the empty file is the newer one (a resume with
+// nothing said: the recording's first file cut before the resumed turn).
+func TestGeminiResumeLater(t *testing.T) {
+	const id = "11111111-2222-4333-8444-555555555555"
+	for _, c := range []struct {
+		name    string
+		keep    int // lines of the conversation's file kept, 0: all
+		prompts int
+	}{{"resumed turn", 0, 2}, {"nothing said after the resume", 6, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			home := t.TempDir()
+			chats := filepath.Join(home, ".gemini/tmp/work/chats")
+			copyTree(t, "../provider/gemini/testdata/resume-later/.gemini", filepath.Join(home, ".gemini"))
+			conv := filepath.Join(chats, "session-2026-12-02T09-39-11111111.jsonl")
+			if c.keep > 0 {
+				b, err := os.ReadFile(conv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lines := strings.SplitAfter(string(b), "\n")
+				if err := os.WriteFile(conv, []byte(strings.Join(lines[:c.keep], "")), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := transcript.Env{Home: home, Getenv: func(string) string { return "" }}
+			x := openIndex(t, "v1")
+			if _, err := x.Refresh(t.Context(), all.Sources(), env, RefreshOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			list, err := x.List(t.Context(), Query{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list) != 1 || list[0].ID != id || list[0].Path != conv || list[0].PromptCount != c.prompts {
+				t.Fatalf("list %+v, want the one conversation in %s with %d prompts", list, conv, c.prompts)
+			}
+			for _, ref := range []string{"gemini:" + id, id[:8]} {
+				r, err := x.Resolve(t.Context(), ref, all.Sources(), env)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Session.Path != conv {
+					t.Errorf("%s resolves to %s, want %s", ref, r.Session.Path, conv)
+				}
+			}
+		})
 	}
 }

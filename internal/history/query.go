@@ -298,7 +298,11 @@ func (x *Index) byID(ctx context.Context, provider, id string, prefix bool) ([]t
 		q += ` AND provider = ?`
 		args = append(args, provider)
 	}
-	q += ` ORDER BY last_ms DESC, path, ord LIMIT 200`
+	// Files that hold something said come first: Gemini CLI 0.61 writes
+	// an empty chat file of the same id when a chat is resumed (see
+	// internal/provider/gemini), newer than the conversation when nothing
+	// was said after the resume.
+	q += ` ORDER BY (prompt_count > 0 OR tool_call_count > 0) DESC, last_ms DESC, path, ord LIMIT 200`
 	return x.query(ctx, q, args...)
 }
 

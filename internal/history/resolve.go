@@ -127,8 +127,10 @@ func (x *Index) Resolve(ctx context.Context, ref string, sources []transcript.So
 			return Resolved{}, err
 		}
 	}
-	// The same conversation may sit in two files (an archived copy); the
-	// newest wins. Different conversations make the reference ambiguous.
+	// The same conversation may sit in two files (an archived copy, a
+	// Gemini resume's empty file); the newest that holds something said
+	// wins (byID's order). Different conversations make the reference
+	// ambiguous.
 	distinct := uniqueRefs(matches)
 	switch {
 	case len(distinct) == 1:

@@ -39,16 +39,21 @@
 // writes a sibling .jsonl, so Discover skips a .json that has one. The
 // session id is sessionId (the file name only carries its first 8 chars).
 //
-// # Resumes (0.61.0, recorded)
+// # Resumes (0.61.0, recorded in testdata/resume and resume-later)
 //
 // --resume (latest, an index or the id) appends to the chat's own .jsonl:
-// a new metadata record with the same sessionId, "$set" records of the
-// sessionId and of the whole message list, then the new messages; the log
-// above folds them into one session. 0.61.0 has no fork, and a /clear or
-// a new launch writes a new file with a new sessionId and nothing that
-// names the earlier chat, so the only conversation over two files is the
-// migrated legacy .json above. Issue 13's "Gemini split chats" names
-// nothing 0.61.0 writes; other chats stay separate sessions.
+// a "$set" of the sessionId and of the whole message list, then the new
+// messages; the log above folds them into one session. Resumed in a later
+// minute than the chat's file is named for, it also writes a new file,
+// session-<that minute>-<id8>.jsonl, with the same sessionId and only its
+// metadata and the <session_context> message, and never writes to it
+// again (its SessionStart hook names that file all the same). The parser
+// reads it as a session of that id with nothing said; history leaves
+// such sessions out of listings and resolves the id to the file that
+// holds the conversation. These are issue 13's "split chats": the files
+// are linked by sessionId, and the second holds nothing to fold. 0.61.0
+// has no fork; /clear or a new launch starts a new sessionId with nothing
+// naming the earlier chat, so those chats stay separate sessions.
 //
 // # Messages
 //

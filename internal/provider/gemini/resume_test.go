@@ -25,3 +25,18 @@ func TestResumeAppends(t *testing.T) {
 		t.Errorf("ForkedFrom %q, CWD %q", tr.ForkedFrom, tr.CWD)
 	}
 }
+
+// Resumed in a later minute (testdata/resume-later, recorded), the chat
+// goes on in its file and a second file of the same id holds nothing said.
+func TestResumeLaterMinute(t *testing.T) {
+	const dir = "testdata/resume-later/.gemini/tmp/work/chats/"
+	conv := parseFile(t, dir+"session-2026-12-02T09-39-11111111.jsonl", transcript.ParseOptions{})
+	if conv.ID != "11111111-2222-4333-8444-555555555555" || conv.PromptCount != 2 {
+		t.Errorf("conversation: ID %q, %d prompts; want 2", conv.ID, conv.PromptCount)
+	}
+	stub := parseFile(t, dir+"session-2026-12-02T09-40-11111111.jsonl", transcript.ParseOptions{})
+	if stub.ID != conv.ID || stub.PromptCount != 0 || stub.ToolCallCount != 0 || len(stub.Items) != 0 || stub.Usage != nil {
+		t.Errorf("the resume's new file: ID %q, %d prompts, %d tool calls, %d items, usage %v; want the same id and nothing said",
+			stub.ID, stub.PromptCount, stub.ToolCallCount, len(stub.Items), stub.Usage)
+	}
+}
