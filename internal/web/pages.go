@@ -80,7 +80,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 <p class="muted" id="count">{{if .Rows}}{{.From}}–{{.To}}{{else}}0{{end}} of {{if ge .Total 0}}{{.Total}}{{else}}more than {{.To}}{{end}} {{if .Q}}matches for “{{.Q}}”{{else}}sessions{{end}}.</p>
 {{if .Rows}}<table id="history">
 <thead><tr><th>Last active</th><th>Provider</th><th>Title</th><th>Folder</th><th>Prompts</th><th>Tools</th></tr></thead>
-<tbody>{{range .Rows}}<tr><td class="when">{{.When}}</td><td class="prov">{{.Provider}}</td><td><a href="{{.Link}}">{{with .Title}}{{.}}{{else}}{{with headline .FirstPrompt}}{{.}}{{else}}(untitled){{end}}{{end}}</a>{{if .Snippet}}<div class="snippet">{{range .Snippet}}{{if .Mark}}<mark>{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}</div>{{end}}</td><td class="cwd">{{.CWD}}</td><td class="num">{{.PromptCount}}</td><td class="num">{{.ToolCallCount}}</td></tr>
+<tbody>{{range .Rows}}<tr><td class="when">{{.When}}</td><td class="prov">{{.Provider}}</td><td>{{if .ForkedFrom}}<span class="fork" title="forked from {{.Provider}}:{{.ForkedFrom}}">⑂</span> {{end}}<a href="{{.Link}}">{{with .Title}}{{.}}{{else}}{{with headline .FirstPrompt}}{{.}}{{else}}(untitled){{end}}{{end}}</a>{{if .Snippet}}<div class="snippet">{{range .Snippet}}{{if .Mark}}<mark>{{.Text}}</mark>{{else}}{{.Text}}{{end}}{{end}}</div>{{end}}</td><td class="cwd">{{.CWD}}</td><td class="num">{{.PromptCount}}</td><td class="num">{{.ToolCallCount}}</td></tr>
 {{end}}</tbody></table>
 {{else}}<p>No sessions found.</p>{{end}}
 {{if or .Prev .Next}}<nav class="pager">{{with .Prev}}<a href="{{.}}" rel="prev">← Newer</a>{{end}}<span class="muted">page {{.Page}}</span>{{with .Next}}<a href="{{.}}" rel="next">Older →</a>{{end}}</nav>{{end}}

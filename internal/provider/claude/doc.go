@@ -69,6 +69,10 @@
 //
 // # Resumes and forks (2.1.328, recorded in testdata/fork)
 //
+// Recorded in print mode (-p); the TUI's --resume ID --fork-session,
+// driven in tmux the same day, wrote the same shape (requestSessionId on
+// the copied assistant record, the copies' uuids kept).
+//
 // --resume ID and --continue append to the session's own file, so a
 // resumed conversation is one file and one session. --fork-session writes
 // a new file with a new sessionId: the original's records up to the fork,

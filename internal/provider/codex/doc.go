@@ -56,7 +56,8 @@
 //     whose session_meta names the original in forked_from_id and, with
 //     history_mode "paginated", points at the original's history instead
 //     of copying it: history_base {thread_id, end_ordinal_exclusive,
-//     end_byte_offset}. The fork's ordinals and cumulative token totals
+//     end_byte_offset} (codex exec fork recorded; the TUI's codex fork,
+//     driven in tmux the same day, wrote the same). The fork's ordinals and cumulative token totals
 //     carry on from the original's. A user's fork (not a sub-agent) gets
 //     Session.ForkedFrom; a full parse replays, as Inherited items, the
 //     original's first end_byte_offset bytes (found in the same Codex
