@@ -55,3 +55,31 @@ func TestFork(t *testing.T) {
 		t.Errorf("a conversation that is no fork is marked as one (%v)", err)
 	}
 }
+
+// TestForkPaged: split into pages, the fork mark is on the page whose
+// first scene starts at the fork point, and on no other.
+func TestForkPaged(t *testing.T) {
+	tr := &transcript.Transcript{Session: transcript.Session{Provider: "codex", ID: "fork-1", ForkedFrom: "orig-1"}}
+	for _, p := range []string{"one", "two"} {
+		tr.Items = append(tr.Items, transcript.Item{Kind: transcript.UserPrompt, Text: "inherited " + p, Inherited: true},
+			transcript.Item{Kind: transcript.AssistantText, Text: "reply " + p, Inherited: true})
+	}
+	tr.Items = append(tr.Items, transcript.Item{Kind: transcript.UserPrompt, Text: "own prompt"})
+	marked := 0
+	for page := 1; page <= 3; page++ {
+		html, err := HTML(tr, Options{PageURL: func(n int) string { return "?p=" + string(rune('0'+n)) }, Page: page, PageScenes: 1})
+		if err != nil {
+			t.Fatalf("page %d: %v", page, err)
+		}
+		s := string(html)
+		if strings.Contains(s, "⑂ Forked from orig-1 here") {
+			marked++
+			if page != 3 || !strings.Contains(s, "own prompt") {
+				t.Errorf("page %d has the fork mark", page)
+			}
+		}
+	}
+	if marked != 1 {
+		t.Errorf("the fork mark is on %d pages, want 1 (page 3)", marked)
+	}
+}

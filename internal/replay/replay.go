@@ -63,6 +63,9 @@ type Options struct {
 	Page       int
 	PageScenes int
 	PageBytes  int
+	// forkBefore says the items before this page's ended with a fork's
+	// inherited ones, so a page that starts at the fork point marks it.
+	forkBefore bool
 }
 
 // Link is a navigation link of a served replay.
@@ -152,7 +155,7 @@ func build(t *transcript.Transcript, opts Options) (*page, error) {
 	}
 	var tasks []*toolView
 	var cur *scene
-	inherited := false
+	inherited := opts.forkBefore
 	newScene := func() *scene {
 		p.Scenes = append(p.Scenes, scene{N: len(p.Scenes) + 1})
 		return &p.Scenes[len(p.Scenes)-1]
@@ -343,6 +346,7 @@ func buildPage(t *transcript.Transcript, opts Options) (*page, error) {
 		return nil, ErrNoPage
 	}
 	sub := *t
+	forkBefore := false
 	firstScene, lastScene := 0, len(scenes)
 	if len(pages) > 0 {
 		firstScene = pages[page-1]
@@ -354,9 +358,11 @@ func buildPage(t *transcript.Transcript, opts Options) (*page, error) {
 			hi = scenes[lastScene]
 		}
 		sub.Items = t.Items[lo:hi]
+		forkBefore = lo > 0 && t.Items[lo-1].Inherited
 	}
 	one := opts
 	one.PageURL = nil
+	one.forkBefore = forkBefore
 	one.Subagents = pageSubagents(sub.Items, opts.Subagents)
 	p, err := build(&sub, one)
 	if err != nil {
