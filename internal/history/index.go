@@ -27,6 +27,7 @@ import (
 	"hash/fnv"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -48,10 +49,22 @@ type Index struct {
 	noText bool
 }
 
-// New uses an open store. version identifies the parsers (the muster
-// version): files indexed by another version are parsed again.
+// parsersRevision counts changes to what the parsers read from a file
+// (bump it with any change to a provider's Parse or to what the index
+// stores of a session). It joins the muster version in the version every
+// file is indexed with: a development build's version never changes, and
+// an index kept across such builds would otherwise keep what the older
+// parsers read (revision 2: forks name their original).
+const parsersRevision = 2
+
+// New uses an open store. version identifies the muster build: files
+// indexed by another build version or parsers revision are parsed again.
 func New(st *store.Store, version string) *Index {
-	return &Index{st: st, version: version}
+	return &Index{st: st, version: indexVersion(version)}
+}
+
+func indexVersion(version string) string {
+	return version + "+parsers." + strconv.Itoa(parsersRevision)
 }
 
 // Open opens the store at dbPath (creating it) for an index of its own.
@@ -60,7 +73,7 @@ func Open(ctx context.Context, dbPath, version string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Index{st: st, owned: true, version: version}, nil
+	return &Index{st: st, owned: true, version: indexVersion(version)}, nil
 }
 
 // Close closes the store when Open opened it.

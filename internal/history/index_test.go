@@ -93,6 +93,20 @@ func TestRefresh(t *testing.T) {
 	if err != nil || st.Parsed != 39 {
 		t.Fatalf("refresh under a new version: %+v %v", st, err)
 	}
+
+	// So does a new parsers revision under the same build version (a
+	// development build's never changes): here, rows as an index of the
+	// same build before the revision wrote them (its listing digests
+	// hashed that version too).
+	for _, q := range []string{`UPDATE history_files SET version = 'v2'`, `UPDATE history_digests SET digest = 'v2'`} {
+		if _, err := x2.Store().W.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err = x2.Refresh(ctx, srcs, transcript.Env{}, RefreshOptions{})
+	if err != nil || st.Parsed != 39 {
+		t.Fatalf("refresh under a new parsers revision: %+v %v", st, err)
+	}
 }
 
 func TestRefreshDiscoverErrorKeepsRows(t *testing.T) {
