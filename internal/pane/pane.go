@@ -135,6 +135,9 @@ type Pane struct {
 	attached  atomic.Int32
 	lastInput atomic.Int64 // Unix nanoseconds of the last Write
 	answering atomic.Bool  // a goroutine is writing the pending answers
+	// replying: replyLoop is between a read of the emulator's replies and
+	// the next, and may be writing them to the program.
+	replying atomic.Bool
 	// answers holds an Answerer's answers not yet written, in the order of
 	// their queries. They are queued before the chunk that asked goes to
 	// the emulator or a client, and every write to the program writes
@@ -385,7 +388,12 @@ func (p *Pane) publish(chunk []byte) {
 	// runtime wake a second thread on every keystroke, on a core the
 	// program and the client were about to need for the next one. A
 	// flood's chunks are handed over, so that parsing overlaps reading.
-	if len(emuData) <= inlineEmu && p.termMu.TryLock() {
+	// The emulator's replies to queries go through a pipe that replyLoop
+	// reads, and replyLoop may wait on a program that reads no input when
+	// no client is attached: the reader only applies chunks itself while
+	// a client is attached and replyLoop is not writing, so it never waits
+	// on the program (attached is read before replying; see replyLoop).
+	if len(emuData) <= inlineEmu && p.attached.Load() > 0 && !p.replying.Load() && p.termMu.TryLock() {
 		p.applyQueueLocked(true)
 		p.termMu.Unlock()
 		return
@@ -451,6 +459,10 @@ func (p *Pane) replyLoop() {
 	r := p.term.Replies()
 	for {
 		n, err := r.Read(buf)
+		// replying is set before attached is read: a reader that sees a
+		// client attached and replying clear knows this loop will not
+		// write to the program before its next read (publish).
+		p.replying.Store(true)
 		if n > 0 && p.attached.Load() == 0 {
 			// With a client attached its own terminal answers the same
 			// queries; answering too would send the program two replies.
@@ -458,6 +470,7 @@ func (p *Pane) replyLoop() {
 			p.writeLocked(buf[:n])
 			p.inputMu.Unlock()
 		}
+		p.replying.Store(false)
 		if err != nil {
 			return
 		}
