@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Pane output path vs a raw PTY and tmux, measured in one run (issue 2).
+# Pane output path vs a raw PTY, tmux and a minimal Go relay (the floor of a
+# Go client and daemon), measured in one run (issues 2 and 11).
 # Usage: bench/core.sh [-mb 200] [-idle 60] [-keys 300] [-rss-panes 10] [-phases throughput,latency,rss,idle]
+# (-phases socket: throughput's raw PTY and socket clients only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v tmux >/dev/null || { echo "bench/core.sh needs tmux (apt-get install -y tmux)" >&2; exit 1; }
