@@ -135,9 +135,6 @@ type Pane struct {
 	attached  atomic.Int32
 	lastInput atomic.Int64 // Unix nanoseconds of the last Write
 	answering atomic.Bool  // a goroutine is writing the pending answers
-	// replying: replyLoop is between a read of the emulator's replies and
-	// the next, and may be writing them to the program.
-	replying atomic.Bool
 	// answers holds an Answerer's answers not yet written, in the order of
 	// their queries. They are queued before the chunk that asked goes to
 	// the emulator or a client, and every write to the program writes
@@ -389,11 +386,9 @@ func (p *Pane) publish(chunk []byte) {
 	// program and the client were about to need for the next one. A
 	// flood's chunks are handed over, so that parsing overlaps reading.
 	// The emulator's replies to queries go through a pipe that replyLoop
-	// reads, and replyLoop may wait on a program that reads no input when
-	// no client is attached: the reader only applies chunks itself while
-	// a client is attached and replyLoop is not writing, so it never waits
-	// on the program (attached is read before replying; see replyLoop).
-	if len(emuData) <= inlineEmu && p.attached.Load() > 0 && !p.replying.Load() && p.termMu.TryLock() {
+	// reads; replyLoop only queues them (answer), so applying here never
+	// waits on the program.
+	if len(emuData) <= inlineEmu && p.termMu.TryLock() {
 		p.applyQueueLocked(true)
 		p.termMu.Unlock()
 		return
@@ -459,18 +454,14 @@ func (p *Pane) replyLoop() {
 	r := p.term.Replies()
 	for {
 		n, err := r.Read(buf)
-		// replying is set before attached is read: a reader that sees a
-		// client attached and replying clear knows this loop will not
-		// write to the program before its next read (publish).
-		p.replying.Store(true)
 		if n > 0 && p.attached.Load() == 0 {
 			// With a client attached its own terminal answers the same
 			// queries; answering too would send the program two replies.
-			p.inputMu.Lock()
-			p.writeLocked(buf[:n])
-			p.inputMu.Unlock()
+			// Queued as an Answerer's answers are, never written here: a
+			// program that asks and reads no input would block this loop,
+			// the emulator writing its next reply, and so the reader.
+			p.answer(buf[:n])
 		}
-		p.replying.Store(false)
 		if err != nil {
 			return
 		}
@@ -530,8 +521,9 @@ func (p *Pane) write(b []byte) (int, error) {
 // read its input; later ones are dropped.
 const maxPendingAnswers = 4 << 10
 
-// answer queues an Answerer's answer and has it written off the reader
-// goroutine (the program may not be reading its input, so the write may
+// answer queues an answer to the program's query (an Answerer's, or the
+// emulator's reply while no client is attached) and has it written off
+// the reader goroutine (the program may not be reading its input, so the write may
 // block): by one goroutine at a time, or by whichever write to the
 // program comes first.
 func (p *Pane) answer(b []byte) {

@@ -50,3 +50,19 @@ func TestStuckClientNeverSlowsThePane(t *testing.T) {
 		t.Error("the stuck client was never resynchronised")
 	}
 }
+
+// TestQueriesOfAProgramThatReadsNothing: with no client attached the
+// emulator answers the program's terminal queries; a program that asks
+// thousands of times and never reads its input must not stop the pane
+// reading its output (the replies used to block on the full input queue,
+// and with them the emulator and the reader). Answers it cannot take are
+// dropped, as for an Answerer's.
+func TestQueriesOfAProgramThatReadsNothing(t *testing.T) {
+	const mark = "QUERIES-DONE"
+	p, err := Start(Config{Argv: []string{"bash", "-c", `stty -echo -icanon; for ((i = 0; i < 20000; i++)); do printf '\033[6n\033[c'; done; echo; echo ` + mark + `; sleep 100`}, Cols: 80, Rows: 24})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(time.Second)
+	waitCapture(t, p, mark)
+}
