@@ -642,9 +642,8 @@ func (p *Pane) Close(grace time.Duration) {
 		case <-p.done:
 		default:
 			p.Signal(syscall.SIGHUP)
-			p.signalSession(syscall.SIGHUP)
 			p.Signal(syscall.SIGCONT)
-			p.signalSession(syscall.SIGCONT)
+			p.signalSession(syscall.SIGHUP, syscall.SIGCONT)
 			select {
 			case <-p.done:
 			case <-time.After(grace):
