@@ -73,7 +73,9 @@ func Open(ctx context.Context, dbPath, version string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Index{st: st, owned: true, version: indexVersion(version)}, nil
+	x := New(st, version)
+	x.owned = true
+	return x, nil
 }
 
 // Close closes the store when Open opened it.

@@ -523,9 +523,9 @@ const maxPendingAnswers = 4 << 10
 
 // answer queues an answer to the program's query (an Answerer's, or the
 // emulator's reply while no client is attached) and has it written off
-// the reader goroutine (the program may not be reading its input, so the write may
-// block): by one goroutine at a time, or by whichever write to the
-// program comes first.
+// the reader goroutine (the program may not be reading its input, so the
+// write may block): by one goroutine at a time, or by whichever write to
+// the program comes first.
 func (p *Pane) answer(b []byte) {
 	p.ansMu.Lock()
 	if len(p.answers)+len(b) <= maxPendingAnswers {
