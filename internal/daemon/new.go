@@ -313,23 +313,16 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 			return s.rec.NativeID
 		},
 	})
-	// The session names its new pane before the surface is stored: the
-	// program runs already, and its first hook (a fast agent's
-	// SessionStart capture) checks the capability and the process against
-	// s.surface and s.pane. Named after the store's write, a capture that
-	// came during it was refused, and the native id never confirmed.
 	su := store.Surface{ID: surfaceID, SessionID: s.rec.ID, PID: p.PID(), Argv: argv, State: "running", StartedAt: time.Now()}
-	d.mu.Lock()
-	old, oldSurface := s.pane, s.surface
-	s.pane, s.surface = p, su
-	d.mu.Unlock()
 	if err := d.store.InsertSurface(ctx, su); err != nil {
-		d.mu.Lock()
-		s.pane, s.surface = old, oldSurface
-		d.mu.Unlock()
 		p.Close(time.Second)
 		return proto.Errorf(proto.CodeInternal, "record surface: %v", err)
 	}
+	d.mu.Lock()
+	old := s.pane
+	s.pane = p
+	s.surface = su
+	d.mu.Unlock()
 	d.stateChanged()
 	if old != nil {
 		// The exited surface this one replaces (a resume) still holds its
