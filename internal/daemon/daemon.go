@@ -75,6 +75,9 @@ type testHooks struct {
 	renameWrite func()
 	// resumeSettle replaces how long a resumed pane must live to count.
 	resumeSettle time.Duration
+	// recordingSurface runs when a launch is about to store its surface,
+	// its program already running.
+	recordingSurface func()
 }
 
 // Daemon is a running server.

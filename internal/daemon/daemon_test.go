@@ -24,7 +24,13 @@ import (
 
 // TestMain checks that no test leaves a goroutine behind: every daemon a
 // test starts must have stopped all of its own when Run returns.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if reply := os.Getenv(captureReplyEnv); reply != "" {
+		// This binary was started in a pane, as an agent's hook would be.
+		os.Exit(captureFromPane(reply))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // testDaemon is a daemon running in this process with its own home.
 type testDaemon struct {

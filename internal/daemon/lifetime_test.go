@@ -2,8 +2,10 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,6 +16,10 @@ import (
 
 	_ "modernc.org/sqlite" // to hold the store's writer from outside
 
+	"github.com/google/uuid"
+
+	"github.com/musterhq/muster/internal/client"
+	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/testing/poll"
 )
@@ -279,4 +285,113 @@ func TestResumeEndsWithItsClient(t *testing.T) {
 	if s := d.dial().sessions()[0]; s.State != "running" {
 		t.Errorf("after the resume's client left, the session is %+v; want it running", s)
 	}
+}
+
+// captureReplyEnv names the file where a test binary started in a pane
+// writes how the daemon answered its native capture.
+const captureReplyEnv = "DAEMON_TEST_CAPTURE_REPLY"
+
+// captureFromPane records a native id for the pane it runs in, as `muster
+// hook capture` does, writes the daemon's answer to reply and then stays,
+// as an agent would.
+func captureFromPane(reply string) int {
+	dirs, err := paths.Resolve(os.Getenv)
+	if err != nil {
+		return 1
+	}
+	ctx := context.Background()
+	answer := "ok"
+	c, err := client.Dial(ctx, dirs, "test")
+	if err == nil {
+		err = c.Call(ctx, proto.OpNativeCapture, proto.NativeCaptureArgs{
+			SessionID: os.Getenv("MUSTER_AGENT_SESSION_ID"), Capability: os.Getenv("MUSTER_EVENT_CAPABILITY"),
+			Provider: "claude", NativeID: os.Getenv("DAEMON_TEST_NATIVE_ID"),
+			PID: os.Getpid(), PPID: os.Getppid(), Event: "SessionStart", Source: "startup",
+		}, nil)
+	}
+	if err != nil {
+		answer = err.Error()
+	}
+	if os.WriteFile(reply+".tmp", []byte(answer), 0o600) != nil || os.Rename(reply+".tmp", reply) != nil {
+		return 1
+	}
+	time.Sleep(10 * time.Minute)
+	return 0
+}
+
+// TestCaptureWhileTheSurfaceIsRecorded: an agent's first hook may come
+// while its launch still writes the store; the capture is accepted, because
+// the session names its pane before that write.
+func TestCaptureWhileTheSurfaceIsRecorded(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply := filepath.Join(t.TempDir(), "reply")
+	// The launch's store write waits until the pane's capture was answered.
+	d := startDaemonWith(t, &testHooks{recordingSurface: func() {
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := os.Stat(reply); err == nil {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}})
+	c := d.dial()
+	native := uuid.NewString()
+	c.must(proto.OpNew, proto.NewArgs{Name: "agent", Provider: "claude", Dir: t.TempDir(),
+		Cmd: "sh " + script(t, "exec "+exe),
+		Env: map[string]string{captureReplyEnv: reply, "DAEMON_TEST_NATIVE_ID": native, "PATH": os.Getenv("PATH")}}, nil)
+	b, err := os.ReadFile(reply)
+	if err != nil {
+		t.Fatalf("the pane's capture was never answered: %v", err)
+	}
+	if string(b) != "ok" {
+		t.Fatalf("the capture sent during the launch's store write was refused: %s", b)
+	}
+	if s := c.sessions()[0]; s.NativeSessionID != native || s.State != "running" {
+		t.Errorf("after the capture, the session is %+v; want native id %s, running", s, native)
+	}
+}
+
+// TestExitWhileTheSurfaceIsRecorded: a program that exits while its launch
+// still writes the store is seen to have exited, with its code, and is not
+// left running.
+func TestExitWhileTheSurfaceIsRecorded(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "exiting")
+	d := startDaemonWith(t, &testHooks{recordingSurface: func() {
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := os.Stat(marker); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond) // for the exit to be reaped
+	}})
+	c := d.dial()
+	c.must(proto.OpNew, proto.NewArgs{Name: "s", Dir: dir, Cmd: "sh " + script(t, "touch "+marker+"; exit 3")}, nil)
+	poll.Wait(t, 20*time.Second, func() bool {
+		s := c.sessions()[0]
+		return s.State == "exited" && s.ExitCode != nil && *s.ExitCode == 3
+	}, func() string { return fmt.Sprintf("the session to have exited with code 3, not %+v", c.sessions()[0]) })
+	// The store, which a restarted daemon reads, says so too.
+	db, err := sql.Open("sqlite", "file:"+d.dirs.Database()+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	poll.Wait(t, 20*time.Second, func() bool {
+		var state string
+		var code sql.NullInt64
+		err := db.QueryRow(`SELECT state, exit_code FROM surfaces`).Scan(&state, &code)
+		return err == nil && state == "exited" && code.Valid && code.Int64 == 3
+	}, func() string {
+		var state string
+		var code sql.NullInt64
+		err := db.QueryRow(`SELECT state, exit_code FROM surfaces`).Scan(&state, &code)
+		return fmt.Sprintf("the stored surface to have exited with code 3, not %s %v (%v)", state, code, err)
+	})
 }

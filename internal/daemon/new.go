@@ -295,7 +295,13 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 		}), bell: bell, retitled: d.stateChanged},
 		FilterClients: true,
 	}
-	cfg.OnExit = func(code int) { d.onExit(s, surfaceID, code) }
+	// A program that exits at once must not have its exit recorded before
+	// its launch is: the store would keep the surface running.
+	recorded := make(chan struct{})
+	cfg.OnExit = func(code int) {
+		<-recorded
+		d.onExit(s, surfaceID, code)
+	}
 	p, err := pane.Start(cfg)
 	if err != nil {
 		d.events.CloseSurface(surfaceID, nil)
@@ -313,16 +319,30 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 			return s.rec.NativeID
 		},
 	})
+	// The session names its new pane before the surface is stored: the
+	// program runs already, and its first hook (a fast agent's SessionStart
+	// capture) checks the capability and the process against s.surface and
+	// s.pane. Named after the write, a capture that came during it was
+	// refused and the native id never confirmed.
 	su := store.Surface{ID: surfaceID, SessionID: s.rec.ID, PID: p.PID(), Argv: argv, State: "running", StartedAt: time.Now()}
-	if err := d.store.InsertSurface(ctx, su); err != nil {
+	d.mu.Lock()
+	old, oldSurface := s.pane, s.surface
+	s.pane, s.surface = p, su
+	d.mu.Unlock()
+	if h := d.opts.hooks; h != nil && h.recordingSurface != nil {
+		h.recordingSurface()
+	}
+	// Once the program runs, its record is written whoever asked for it: a
+	// client that hangs up now must not end a pane others already see.
+	err = d.store.InsertSurface(context.WithoutCancel(ctx), su)
+	close(recorded)
+	if err != nil {
+		d.mu.Lock()
+		s.pane, s.surface = old, oldSurface
+		d.mu.Unlock()
 		p.Close(time.Second)
 		return proto.Errorf(proto.CodeInternal, "record surface: %v", err)
 	}
-	d.mu.Lock()
-	old := s.pane
-	s.pane = p
-	s.surface = su
-	d.mu.Unlock()
 	d.stateChanged()
 	if old != nil {
 		// The exited surface this one replaces (a resume) still holds its
