@@ -76,15 +76,36 @@ func main() {
 		}
 	}
 	if phase("latency") {
-		mp50, mp99 := echoLatency("muster")
-		tp50, tp99 := echoLatency("tmux")
-		rp50, rp99 := echoLatency("relay")
-		fmt.Printf("keystroke-to-echo latency over %d keys:\n", *keys)
-		fmt.Printf("  muster attach  p50 %v  p99 %v\n", mp50, mp99)
-		fmt.Printf("  tmux attach    p50 %v  p99 %v\n", tp50, tp99)
-		fmt.Printf("  minimal relay  p50 %v  p99 %v\n", rp50, rp99)
-		fmt.Printf("  muster/tmux  p50 %.2fx p99 %.2fx (target <= 1)\n", float64(mp50)/float64(tp50), float64(mp99)/float64(tp99))
-		fmt.Printf("  muster/relay p50 %.2fx p99 %.2fx\n", float64(mp50)/float64(rp50), float64(mp99)/float64(rp99))
+		// The kinds take turns, a round of keys each, so that a change of
+		// load on a shared machine falls on all of them alike.
+		kinds := []string{"muster", "tmux", "relay", "direct", "epoll"}
+		lat := map[string][]time.Duration{}
+		const rounds = 5
+		for r := 0; r < rounds; r++ {
+			for _, k := range kinds {
+				lat[k] = append(lat[k], echoLatency(k, max(*keys/rounds, 1))...)
+			}
+		}
+		p := map[string][2]time.Duration{}
+		for _, k := range kinds {
+			l := lat[k]
+			sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+			p[k] = [2]time.Duration{l[len(l)/2], l[len(l)*99/100]}
+		}
+		ratio := func(a, b string) string {
+			return fmt.Sprintf("p50 %.2fx p99 %.2fx", float64(p[a][0])/float64(p[b][0]), float64(p[a][1])/float64(p[b][1]))
+		}
+		fmt.Printf("keystroke-to-echo latency over %d keys each, in %d alternating rounds:\n", len(lat["tmux"]), rounds)
+		for _, k := range []struct{ kind, label string }{
+			{"muster", "muster attach"}, {"tmux", "tmux attach"}, {"relay", "minimal relay"},
+			{"direct", "Go direct"}, {"epoll", "Go epoll"},
+		} {
+			fmt.Printf("  %-14s p50 %v  p99 %v\n", k.label, p[k.kind][0], p[k.kind][1])
+		}
+		fmt.Printf("  muster/tmux  %s (target <= 1)\n", ratio("muster", "tmux"))
+		fmt.Printf("  muster/relay %s\n", ratio("muster", "relay"))
+		fmt.Printf("  direct/tmux  %s (a Go server holding the terminal)\n", ratio("direct", "tmux"))
+		fmt.Printf("  epoll/tmux   %s (the same, one thread in epoll)\n", ratio("epoll", "tmux"))
 	}
 	if phase("rss") {
 		m, t := rssPerPane(), tmuxRSSPerPane()
@@ -271,6 +292,9 @@ func newSession(kind, name, command string) (target string, end func()) {
 	case "tmux":
 		newTmux(name, command)
 		return name, func() { exec.Command("tmux", "-L", "musterbench", "kill-session", "-t", name).Run() }
+	case "direct", "epoll":
+		// These servers start their program themselves, in attachPTY.
+		return command, func() {}
 	}
 	return startRelay(command)
 }
@@ -279,8 +303,13 @@ func newSession(kind, name, command string) (target string, end func()) {
 // a PTY of 200x50.
 func attachPTY(kind, name string) (*os.File, *exec.Cmd) {
 	var cmd *exec.Cmd
-	if kind == "relay" {
+	switch kind {
+	case "relay":
 		return relayAttachPTY(name)
+	case "direct":
+		return directAttachPTY(name)
+	case "epoll":
+		return epollAttachPTY(name)
 	}
 	if kind == "muster" {
 		cmd = exec.Command(*muster, "attach", name)
@@ -318,7 +347,9 @@ func timeAttachPTY(payload, kind string) time.Duration {
 	return d
 }
 
-func echoLatency(kind string) (p50, p99 time.Duration) {
+// echoLatency types keys into cat through kind's client, one at a time,
+// and returns how long each took to come back.
+func echoLatency(kind string, keys int) []time.Duration {
 	name, end := newSession(kind, "lat"+kind, "cat")
 	defer end()
 	f, cmd := attachPTY(kind, name)
@@ -326,7 +357,7 @@ func echoLatency(kind string) (p50, p99 time.Duration) {
 	r.drain(500 * time.Millisecond)
 	var lat []time.Duration
 	buf := make([]byte, 64<<10)
-	for i := 0; i < *keys; i++ {
+	for i := 0; i < keys; i++ {
 		if i > 0 && i%60 == 0 {
 			f.Write([]byte("\r"))
 			r.drain(50 * time.Millisecond)
@@ -344,8 +375,7 @@ func echoLatency(kind string) (p50, p99 time.Duration) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	f.Close()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	return lat[len(lat)/2], lat[len(lat)*99/100]
+	return lat
 }
 
 func daemonPID() int {

@@ -17,9 +17,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
 
@@ -37,6 +39,10 @@ func relayMain(args []string) bool {
 		must(relayServer(args[1], args[2]))
 	case "relay-client":
 		must(relayClient(args[1]))
+	case "direct-server":
+		must(directServer(args[1]))
+	case "epoll-server":
+		must(epollServer(args[1]))
 	default:
 		return false
 	}
@@ -63,6 +69,83 @@ func relayServer(sock, command string) error {
 	go io.Copy(ptmx, conn)
 	io.Copy(conn, ptmx)
 	return nil
+}
+
+// directServer is the Go anchor of tmux's own design: one process between
+// the terminal and the program, holding both (tmux's server writes to the
+// client's terminal through the fd the client passed it). It runs command
+// in a 200x50 PTY and copies it to its terminal and back, in raw mode, with
+// goroutines and io.Copy. Muster would reach it only by taking the client's
+// terminal fd over the socket; tmux/direct says what Go itself costs.
+func directServer(command string) error {
+	ptmx, err := pty.StartWithSize(exec.Command("sh", "-c", command), &pty.Winsize{Cols: 200, Rows: 50})
+	if err != nil {
+		return err
+	}
+	st, err := term.MakeRaw(int(os.Stdin.Fd()))
+	if err != nil {
+		return err
+	}
+	defer term.Restore(int(os.Stdin.Fd()), st)
+	go io.Copy(ptmx, os.Stdin)
+	io.Copy(os.Stdout, ptmx)
+	return nil
+}
+
+// epollServer is directServer without Go's scheduler on the path: one
+// locked OS thread waits in epoll on the terminal and the PTY and copies
+// with plain read and write calls, as tmux's libevent loop does. What is
+// left between it and tmux is the machine, not the language runtime.
+func epollServer(command string) error {
+	ptmx, err := pty.StartWithSize(exec.Command("sh", "-c", command), &pty.Winsize{Cols: 200, Rows: 50})
+	if err != nil {
+		return err
+	}
+	in := int(os.Stdin.Fd())
+	st, err := term.MakeRaw(in)
+	if err != nil {
+		return err
+	}
+	defer term.Restore(in, st)
+	runtime.LockOSThread()
+	pfd := int(ptmx.Fd()) // Fd puts the PTY back in blocking mode; epoll says when it is ready
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	for _, fd := range []int{in, pfd} {
+		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+			return err
+		}
+	}
+	evs := make([]unix.EpollEvent, 2)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.EpollWait(ep, evs, -1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs[:n] {
+			dst := pfd
+			if int(ev.Fd) == pfd {
+				dst = int(os.Stdout.Fd())
+			}
+			m, err := unix.Read(int(ev.Fd), buf)
+			if m <= 0 || err != nil {
+				return nil
+			}
+			for p := buf[:m]; len(p) > 0; {
+				w, err := unix.Write(dst, p)
+				if err != nil {
+					return nil
+				}
+				p = p[w:]
+			}
+		}
+	}
 }
 
 // relayClient puts its terminal in raw mode and relays it to sock.
@@ -116,6 +199,26 @@ func timeRelaySocket(payload string) time.Duration {
 	start := openGate(fifo)
 	readUntil(conn, marker)
 	return time.Since(start)
+}
+
+// directAttachPTY starts the direct server of command in a 200x50 PTY.
+func directAttachPTY(command string) (*os.File, *exec.Cmd) {
+	self, err := os.Executable()
+	must(err)
+	cmd := exec.Command(self, "direct-server", command)
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 200, Rows: 50})
+	must(err)
+	return f, cmd
+}
+
+// epollAttachPTY starts the epoll server of command in a 200x50 PTY.
+func epollAttachPTY(command string) (*os.File, *exec.Cmd) {
+	self, err := os.Executable()
+	must(err)
+	cmd := exec.Command(self, "epoll-server", command)
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 200, Rows: 50})
+	must(err)
+	return f, cmd
 }
 
 // relayAttachPTY starts the relay's client in a 200x50 PTY.
