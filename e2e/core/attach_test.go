@@ -32,6 +32,18 @@ func (e *env) attach(name string, cols, rows int, read bool) *ptyClient {
 	return e.ptyRun(cols, rows, read, "attach", name)
 }
 
+// bothAttachModes runs test once with the daemon holding the client's
+// terminal (the default) and once with the client relaying the pane over
+// the socket (MUSTER_ATTACH_DIRECT=0), which other terminals get.
+func bothAttachModes(t *testing.T, test func(t *testing.T, e *env)) {
+	t.Run("direct", func(t *testing.T) { test(t, newEnv(t)) })
+	t.Run("relay", func(t *testing.T) {
+		e := newEnv(t)
+		e.vars = append(e.vars, "MUSTER_ATTACH_DIRECT=0")
+		test(t, e)
+	})
+}
+
 // ptyRun runs muster with args in a real PTY of the given size.
 func (e *env) ptyRun(cols, rows int, read bool, args ...string) *ptyClient {
 	e.t.Helper()
@@ -257,8 +269,9 @@ func TestAttachExitedPaneShowsFinalScreen(t *testing.T) {
 // hides the cursor, 50 times: after the detach message nothing of the pane
 // reaches the terminal, the modes are restored after the pane's last byte,
 // and the user's own screen (the main screen) comes back without pane text.
-func TestDetachUnderFloodIsClean(t *testing.T) {
-	e := newEnv(t)
+func TestDetachUnderFloodIsClean(t *testing.T) { bothAttachModes(t, testDetachUnderFloodIsClean) }
+
+func testDetachUnderFloodIsClean(t *testing.T, e *env) {
 	e.must("new", "--name", "flood", "--detach", "--cmd",
 		e.script(`while :; do printf '\033[?25l\033[?1000h\033[?2004h'; yes flood-line | head -n 500; done`))
 	for i := range 50 {

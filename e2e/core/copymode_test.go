@@ -12,8 +12,9 @@ import (
 // lines that scrolled away, searches back to one of them (highlighted),
 // selects it and copies it: the OSC 52 payload is that text. The pager
 // gets the whole history, and leaving copy mode repaints the pane.
-func TestCopyMode(t *testing.T) {
-	e := newEnv(t)
+func TestCopyMode(t *testing.T) { bothAttachModes(t, testCopyMode) }
+
+func testCopyMode(t *testing.T, e *env) {
 	dump := filepath.Join(t.TempDir(), "paged.txt")
 	pager := e.script(`cp "$1" ` + dump)
 	e.vars = append(e.vars, "PAGER="+pager)
@@ -91,8 +92,9 @@ func TestCopyMode(t *testing.T) {
 // scrolls, and scrolling back down past the bottom leaves it. Once the
 // program asks for reports, the client gives the mouse back and the wheel
 // reaches the program.
-func TestCopyModeMouseWheel(t *testing.T) {
-	e := newEnv(t)
+func TestCopyModeMouseWheel(t *testing.T) { bothAttachModes(t, testCopyModeMouseWheel) }
+
+func testCopyModeMouseWheel(t *testing.T, e *env) {
 	e.must("new", "--name", "wh", "--detach", "--cmd", "bash --norc --noprofile")
 	e.waitScreen("wh", "bash-") // typed before its prompt, the line is shown twice (echo, then readline)
 	e.must("send", "wh", "for i in $(seq 1 300); do echo hist-$i; done; echo all-printed", "--enter")

@@ -15,11 +15,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/muesli/cancelreader"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/musterhq/muster/internal/attachterm"
 	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/rawio"
@@ -163,7 +165,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		mouseOn = cfg.MouseOn()
 	}
 	// A nested client leaves the mouse to the outer one.
-	mouse := newMouseModes(mouseOn && !nested)
+	mouse := attachterm.NewMouse(mouseOn && !nested)
 	copyKey, err := config.ParseKey(copyName)
 	if err != nil || nested || copyKey.Sequences[0][0] == key.Sequences[0][0] {
 		// The detach key wins; copy mode is then reached by no key.
@@ -194,13 +196,54 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	})
 	defer restore()
 	cols, rows := termSize()
+	args := proto.AttachArgs{Name: o.Name, Cols: cols, Rows: rows, ReadOnly: o.ReadOnly}
+	hint := ""
+	if !o.ReadOnly {
+		if nested {
+			hint = "nested muster client on " + termtext.Line(o.Name) + "; detach it with " + key.Name
+		} else if firstAttach(dirs.State) {
+			hint = "attached to " + termtext.Line(o.Name) + "; detach with " + key.Name + " (it keeps running)"
+		}
+	}
+	// The daemon writes the pane to the user's terminal and reads its
+	// keys itself when this client passes it (heldTerminal in the daemon):
+	// this process is then out of the way of every key and its echo.
+	tty := passTerminal()
+	if tty != nil {
+		defer tty.Close()
+		args.Terminal, args.DetachKey, args.Mouse, args.Hint = true, key.Name, mouseOn && !nested, hint
+		if len(copyKey.Sequences) > 0 {
+			args.CopyKey = copyKey.Name
+		}
+		// The daemon may write as soon as it answers: the user's screen
+		// is put away first.
+		io.WriteString(out, enterSequence)
+		entered = true
+	}
 	var res proto.AttachResult
-	if err := c.Call(ctx, proto.OpAttach, proto.AttachArgs{Name: o.Name, Cols: cols, Rows: rows, ReadOnly: o.ReadOnly}, &res); err != nil {
+	if err := c.CallPassing(ctx, proto.OpAttach, args, &res, tty); err != nil {
 		return err
 	}
-
-	io.WriteString(out, enterSequence+mouse.start())
-	entered = true
+	if tty != nil {
+		tty.Close()
+	}
+	var direct atomic.Bool
+	direct.Store(res.Direct)
+	if !entered {
+		io.WriteString(out, enterSequence)
+		entered = true
+	}
+	if !res.Direct {
+		io.WriteString(out, mouse.Start())
+	}
+	// handedOwned is the mouse as the daemon handed it back.
+	var handedOwned atomic.Bool
+	mouseOwned := func() bool {
+		if res.Direct {
+			return handedOwned.Load()
+		}
+		return mouse.Owned()
+	}
 
 	// Frames go both ways with raw system calls (rawio), which wake no
 	// sysmon on a keystroke or its echo.
@@ -229,8 +272,10 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	done := make(chan outcome, 3)
 	var detaching, copying atomic.Bool
 
+	// handback carries the terminal from the daemon to the key reader.
+	handback := make(chan proto.Handback, 1)
 	go func() {
-		alt := altFilter{mouse: mouse}
+		alt := attachterm.Filter{Mouse: mouse}
 		buf := make([]byte, 0, 256<<10)
 		for {
 			typ, payload, err := proto.ReadFrame(br, buf)
@@ -243,22 +288,36 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 				return
 			}
 			switch typ {
+			case proto.FrameHandback:
+				var hb proto.Handback
+				json.Unmarshal(payload, &hb)
+				direct.Store(false)
+				handedOwned.Store(hb.MouseOwned)
+				if hb.Reason == proto.HandbackDetach {
+					detaching.Store(true)
+					send(proto.FrameDetach, nil)
+					done <- outcome{detached: true}
+					return
+				}
+				handback <- hb
 			case proto.FrameOutput, proto.FrameSnapshot:
+				if direct.Load() {
+					// Written before the daemon took the terminal back
+					// from copy mode: the daemon repaints it.
+					continue
+				}
 				if copying.Load() {
 					// Copy mode has the screen; leaving it asks for a
 					// snapshot that repaints the pane.
 					continue
 				}
-				if _, err := pane.Write(alt.filter(payload)); err != nil {
+				if _, err := pane.Write(alt.Filter(payload)); err != nil {
 					done <- outcome{err: err}
 					return
 				}
-				if typ == proto.FrameSnapshot && !res.ReadOnly {
-					if nested {
-						showHint(pane, "nested muster client on "+termtext.Line(res.Name)+"; detach it with "+key.Name)
-					} else {
-						showHintOnce(pane, dirs.State, res.Name, key.Name)
-					}
+				if typ == proto.FrameSnapshot && hint != "" && !res.ReadOnly {
+					showHint(pane, hint)
+					hint = ""
 				}
 			case proto.FrameExit:
 				var e struct {
@@ -300,42 +359,80 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		})
 	}
 	// leaveCopy gives the screen back to the pane; rest is input typed
-	// after the key that left.
-	leaveCopy := func(rest []byte) {
+	// after the key that left. It reports whether the daemon took the
+	// terminal back, when this client no longer reads it.
+	leaveCopy := func(rest []byte) bool {
 		cm = nil
 		io.WriteString(pane, "\x1b[0m\x1b[H\x1b[2J")
 		copying.Store(false)
+		if len(rest) > 0 && !res.ReadOnly {
+			send(proto.FrameInput, rest)
+		}
+		if res.Direct {
+			// The daemon repaints the pane when it takes the terminal.
+			direct.Store(true)
+			send(proto.FrameResume, nil)
+			return true
+		}
 		// A resize frame, even of the same size, makes the daemon
 		// repaint this client.
 		w, h := termSize()
 		send(proto.FrameResize, proto.ResizePayload(w, h))
-		if len(rest) > 0 && !res.ReadOnly {
-			send(proto.FrameInput, rest)
-		}
+		return false
 	}
-	var wheelIn mouseInput
-	go func() {
+	// wheels turns the wheel in copy mode (opening it on the first turn
+	// up) and reports whether the daemon took the terminal back.
+	wheels := func(ws []attachterm.Wheel) bool {
+		for _, wh := range ws {
+			if cm == nil {
+				if wh != attachterm.WheelUp {
+					continue
+				}
+				startCopy()
+				cm.fromWheel = true
+			}
+			cm.wheel(wh)
+			if cm.done {
+				if leaveCopy(nil) {
+					return true
+				}
+			} else {
+				cm.draw()
+			}
+		}
+		return false
+	}
+	var wheelIn attachterm.MouseInput
+	// readKeys reads the user's keys while this client has the terminal:
+	// from the start, or, when the daemon holds it, from a handback to
+	// the end of copy mode.
+	readKeys := func(hb *proto.Handback) {
+		if hb != nil {
+			var ws []attachterm.Wheel
+			for _, w := range hb.Wheels {
+				ws = append(ws, attachterm.Wheel(w))
+			}
+			if hb.Reason == proto.HandbackCopy {
+				startCopy()
+			}
+			if wheels(ws) {
+				return
+			}
+			if cm != nil {
+				if over, rest := cm.feed(hb.Rest); over && leaveCopy(rest) {
+					return
+				}
+			}
+		}
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := stdin.Read(buf)
 			data := buf[:n]
-			if n > 0 && mouse.owned.Load() {
-				var wheels []wheel
-				data, wheels = wheelIn.split(data)
-				for _, wh := range wheels {
-					if cm == nil {
-						if wh != wheelUp {
-							continue
-						}
-						startCopy()
-						cm.fromWheel = true
-					}
-					cm.wheel(wh)
-					if cm.done {
-						leaveCopy(nil)
-					} else {
-						cm.draw()
-					}
+			if n > 0 && mouseOwned() {
+				var ws []attachterm.Wheel
+				data, ws = wheelIn.Split(data)
+				if wheels(ws) {
+					return
 				}
 			}
 			if len(data) > 0 && cm != nil {
@@ -350,8 +447,8 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 					done <- outcome{detached: true}
 					return
 				}
-				if over {
-					leaveCopy(rest)
+				if over && leaveCopy(rest) {
+					return
 				}
 				continue
 			}
@@ -362,8 +459,8 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 							send(proto.FrameInput, data[:j])
 						}
 						startCopy()
-						if over, rest := cm.feed(data[j+l:]); over {
-							leaveCopy(rest)
+						if over, rest := cm.feed(data[j+l:]); over && leaveCopy(rest) {
+							return
 						}
 						continue
 					}
@@ -396,7 +493,21 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 				return
 			}
 		}
-	}()
+	}
+	if res.Direct {
+		go func() {
+			for {
+				select {
+				case hb := <-handback:
+					readKeys(&hb)
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	} else {
+		go readKeys(nil)
+	}
 
 	winch := make(chan os.Signal, 1)
 	signal.Notify(winch, syscall.SIGWINCH)
@@ -415,6 +526,14 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		detaching.Store(true)
 		send(proto.FrameDetach, nil)
 		oc = outcome{detached: true}
+		if direct.Load() {
+			// The daemon lets go of the terminal before it closes the
+			// connection; the user's screen is restored after that.
+			select {
+			case <-done:
+			case <-time.After(2 * time.Second):
+			}
+		}
 	}
 	restore()
 	switch {
@@ -456,28 +575,25 @@ func printFinalScreen(ctx context.Context, f *Factory, name string, out io.Write
 	}
 }
 
-// showHintOnce tells a first-time user, once per state dir, how to leave:
-// one line over the bottom row of the repainted screen, which the
-// program's next redraw replaces. Cursor and colours are saved around it.
-func showHintOnce(w io.Writer, stateDir, name, key string) {
+// firstAttach reports, once per state dir, that this is a first-time
+// user's first attach: it is told how to leave, in one line over the
+// bottom row of the repainted screen, which the program's next redraw
+// replaces.
+func firstAttach(stateDir string) bool {
 	mark := filepath.Join(stateDir, "attach-hint-shown")
 	if _, err := os.Stat(mark); err == nil {
-		return
+		return false
 	}
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return
+		return false
 	}
-	if err := os.WriteFile(mark, nil, 0o600); err != nil {
-		return
-	}
-	showHint(w, "attached to "+termtext.Line(name)+"; detach with "+key+" (it keeps running)")
+	return os.WriteFile(mark, nil, 0o600) == nil
 }
 
-// showHint writes one line of text, already safe to print, on the last row
-// in reverse video, leaving the cursor where it was.
+// showHint writes one line of text, already safe to print, on the last row.
 func showHint(w io.Writer, text string) {
 	_, rows := termSize()
-	fmt.Fprintf(w, "\x1b7\x1b[%d;1H\x1b[0;7m\x1b[2K muster: %s \x1b[0m\x1b8", rows, text)
+	io.WriteString(w, attachterm.Hint(text, rows))
 }
 
 // nestedDetachKey is the detach key of a client nested in another, whose

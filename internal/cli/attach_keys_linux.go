@@ -81,3 +81,29 @@ func terminalOut(out io.Writer) (w io.Writer, done func()) {
 	}
 	return rawio.Writer{RC: rc}, func() { f.Close() }
 }
+
+// passTerminal opens the user's terminal anew, for the daemon to write the
+// pane to and read keys from (AttachArgs.Terminal), or returns nil when
+// stdin and stdout are not one terminal or MUSTER_ATTACH_DIRECT=0. A
+// description of its own, opened blocking and never polled here, keeps
+// the O_NONBLOCK the daemon sets off the one the user's shell shares.
+func passTerminal() *os.File {
+	if os.Getenv("MUSTER_ATTACH_DIRECT") == "0" {
+		return nil
+	}
+	var in, out unix.Stat_t
+	if unix.Fstat(int(os.Stdin.Fd()), &in) != nil || unix.Fstat(int(os.Stdout.Fd()), &out) != nil ||
+		in.Rdev != out.Rdev || in.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return nil
+	}
+	fd, err := unix.Open("/proc/self/fd/1", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Rdev != out.Rdev {
+		unix.Close(fd)
+		return nil
+	}
+	return os.NewFile(uintptr(fd), "terminal")
+}

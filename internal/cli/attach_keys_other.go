@@ -17,3 +17,7 @@ func openKeys(in *os.File) (cancelreader.CancelReader, error) {
 
 // terminalOut is where the attach client writes the pane.
 func terminalOut(out io.Writer) (w io.Writer, done func()) { return out, func() {} }
+
+// passTerminal gives the daemon no terminal here: the attach client
+// relays the pane itself.
+func passTerminal() *os.File { return nil }

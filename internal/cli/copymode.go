@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/musterhq/muster/internal/attachterm"
 )
 
 // copyMode is the attached client's view of a pane's history and screen:
@@ -43,12 +45,12 @@ type copyMode struct {
 const wheelLines = 3
 
 // wheel scrolls the view (and the cursor with it) by one notch.
-func (m *copyMode) wheel(w wheel) {
+func (m *copyMode) wheel(w attachterm.Wheel) {
 	m.message = ""
 	switch w {
-	case wheelUp:
+	case attachterm.WheelUp:
 		m.moveTo(m.cx, m.cy-wheelLines)
-	case wheelDown:
+	case attachterm.WheelDown:
 		if m.fromWheel && !m.selecting && m.cy >= len(m.lines)-1 {
 			m.done = true
 			return

@@ -34,6 +34,8 @@ type Client struct {
 	// broken is why the connection cannot carry another call: a call was
 	// cancelled with its response still on the way.
 	broken error
+	// passing is the file the request being sent passes (CallPassing).
+	passing *os.File
 }
 
 // Dial connects to a running daemon and exchanges versions with it;
@@ -196,6 +198,19 @@ func (c *Client) Call(ctx context.Context, op string, args, out any) error {
 	return err
 }
 
+// CallPassing is Call with f passed to the daemon along with the request
+// (SCM_RIGHTS): attach passes the user's terminal this way, for the daemon
+// to write the pane to it and read its keys without this process in
+// between. The daemon keeps its own descriptor; f stays the caller's.
+func (c *Client) CallPassing(ctx context.Context, op string, args, out any, f *os.File) error {
+	if _, ok := c.conn.(*net.UnixConn); !ok || f == nil {
+		return c.Call(ctx, op, args, out)
+	}
+	c.passing = f
+	defer func() { c.passing = nil }()
+	return c.Call(ctx, op, args, out)
+}
+
 // send writes one request.
 func (c *Client) send(op string, args any) error {
 	req := proto.Request{Op: op}
@@ -211,6 +226,16 @@ func (c *Client) send(op string, args any) error {
 		return err
 	}
 	line = append(line, '\n')
+	if uc, ok := c.conn.(*net.UnixConn); ok && c.passing != nil {
+		n, _, err := uc.WriteMsgUnix(line, syscall.UnixRights(int(c.passing.Fd())), nil)
+		if err == nil && n < len(line) {
+			_, err = c.conn.Write(line[n:])
+		}
+		if err != nil {
+			return fmt.Errorf("talk to daemon: %w", err)
+		}
+		return nil
+	}
 	if _, err := c.conn.Write(line); err != nil {
 		return fmt.Errorf("talk to daemon: %w", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"net"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/rawio"
@@ -17,7 +19,12 @@ import (
 
 // attach switches conn to frames: a snapshot, then live output; input and
 // resize frames flow back until the client detaches or the pane exits.
-func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reader, raw json.RawMessage) {
+//
+// A client that passed the user's terminal with the request (take gives
+// its descriptor) has the daemon write the pane to that terminal and read
+// its keys itself (heldTerminal); the socket then carries handbacks, the
+// exit, and the frames of the client's own: resize, detach, resume.
+func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reader, raw json.RawMessage, take func() int) {
 	rep := replier{w: conn}
 	var a proto.AttachArgs
 	if err := proto.DecodeArgs(raw, &a); err != nil {
@@ -56,20 +63,60 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 		return
 	}
 	exited, _ := p.Exited()
-	if err := rep.ok(proto.AttachResult{Name: name, Exited: exited, ReadOnly: a.ReadOnly || exited}); err != nil {
+	var held *heldTerminal
+	if fd := take(); fd >= 0 {
+		if !a.Terminal || exited {
+			unix.Close(fd)
+		} else if held, err = holdTerminal(fd, a); err != nil {
+			d.logger.Debug("attach: the client keeps its terminal", "err", err)
+			held = nil
+		}
+	}
+	if held != nil {
+		defer held.f.Close()
+	}
+	if err := rep.ok(proto.AttachResult{Name: name, Exited: exited, ReadOnly: a.ReadOnly || exited, Direct: held != nil}); err != nil {
 		return
 	}
 	client := p.Attach(a.Cols, a.Rows, a.ReadOnly)
 	defer client.Detach()
+	input := func(b []byte) {
+		if err := client.Input(b); err != nil {
+			d.logger.Debug("attach input", "err", err)
+		} else {
+			d.native.Input(surfaceID, b) // the user's keys: evidence for the run state
+		}
+	}
 	// Frames go both ways with raw system calls (rawio): a keystroke and
 	// its echo then wake no sysmon.
 	var out io.Writer = conn
 	if rc, err := conn.SyscallConn(); err == nil {
-		client.SetDirect(func(b []byte) int { return rawio.TryWrite(rc, b) })
+		socketDirect := func(b []byte) []byte { return b[rawio.TryWrite(rc, b):] }
+		sink := client.SetDirect(socketDirect, true)
+		if held != nil {
+			held.socket[sink] = true
+			held.socketDirect = socketDirect
+		}
 		out = rawio.Writer{RC: rc}
 		if rest, err := br.Peek(br.Buffered()); err == nil {
 			br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(rest), rawio.Reader{RC: rc}), 64<<10)
 		}
+	}
+	if held != nil {
+		held.c = client
+		held.input = func(b []byte) {
+			if !a.ReadOnly {
+				input(b)
+			}
+		}
+		if held.socketDirect == nil {
+			held.socketDirect = func(b []byte) []byte { return b }
+		}
+		held.take()
+		// Whatever ends the attach, the terminal is released before the
+		// connection closes: the client restores the user's screen once
+		// it sees the end, and nothing of the pane may follow.
+		defer held.release()
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -85,6 +132,16 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 				return
 			}
 			for _, f := range frames {
+				if held != nil {
+					if f.Type == proto.FrameExit {
+						// The client prints the final screen on the
+						// terminal: the daemon lets it go first.
+						held.release()
+					}
+					if held.write(f) {
+						continue
+					}
+				}
 				var err error
 				if f.Type == pane.FrameRaw {
 					_, err = bw.Write(f.Data)
@@ -116,10 +173,12 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 		}
 		switch typ {
 		case proto.FrameInput:
-			if err := client.Input(payload); err != nil {
-				d.logger.Debug("attach input", "err", err)
-			} else {
-				d.native.Input(surfaceID, payload) // the user's keys: evidence for the run state
+			input(payload)
+		case proto.FrameResume:
+			if held != nil {
+				held.release() // a resume the client sent twice
+				held.take()
+				client.Repaint()
 			}
 		case proto.FrameResize:
 			// A frame has no reply: one out of range is ignored (the
@@ -137,6 +196,9 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 		if ctx.Err() != nil {
 			break
 		}
+	}
+	if held != nil {
+		held.release()
 	}
 	cancel()
 	client.Detach()

@@ -486,7 +486,9 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 	// A connection closes when the daemon shuts down, even mid-request.
 	stop := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })
 	defer stop()
-	br := bufio.NewReaderSize(conn, 64<<10)
+	passed := newPassedReader(conn)
+	defer passed.close()
+	br := bufio.NewReaderSize(passed, 64<<10)
 	rep := replier{w: deadlineWriter{conn}}
 	// Who is on the other end is worked out once, at the first request
 	// that needs it.
@@ -567,7 +569,7 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 			}
 			continue
 		case proto.Frames:
-			d.attach(rctx, conn, br, req.Args)
+			d.attach(rctx, conn, br, req.Args, passed.take)
 			return
 		case proto.Stream:
 			if op.Name == proto.OpWatch {

@@ -54,7 +54,7 @@ func BenchmarkOutputToClient(b *testing.B) {
 		theirs, _ := net.FileConn(os.NewFile(uintptr(fds[1]), "client"))
 		conn := mine.(*net.UnixConn)
 		raw, _ := conn.SyscallConn()
-		c.SetDirect(func(b []byte) int {
+		c.SetDirect(func(b []byte) []byte {
 			n := 0
 			raw.Write(func(fd uintptr) bool {
 				if m, err := syscall.Write(int(fd), b); err == nil && m > 0 {
@@ -62,8 +62,8 @@ func BenchmarkOutputToClient(b *testing.B) {
 				}
 				return true
 			})
-			return n
-		})
+			return b[n:]
+		}, true)
 		go func() {
 			bw := bufio.NewWriterSize(conn, 256<<10)
 			for {

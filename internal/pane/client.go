@@ -11,17 +11,22 @@ import (
 
 // Frame is one message for an attached client.
 type Frame struct {
-	Type byte // proto.FrameOutput, FrameSnapshot, FrameExit, or FrameRaw
+	Type byte // proto.FrameOutput, FrameSnapshot, FrameExit, FrameRaw, or one passed to Notify
 	Data []byte
+	// Sink is, for FrameRaw, the SetDirect whose write left it: the
+	// writer sends the bytes where that write went, or drops them.
+	Sink uint64
 }
 
-// FrameRaw marks bytes that continue a frame a direct write left half
-// sent: the writer sends them as they are, with no header.
+// FrameRaw marks bytes that continue a write a direct write left half
+// done: the writer sends them as they are, with no header, to the same
+// place.
 const FrameRaw byte = 0
 
-// DirectWriter writes to the client's connection without ever blocking and
-// returns how many bytes it wrote (0 when the socket buffer is full).
-type DirectWriter func(p []byte) int
+// DirectWriter writes without ever blocking and returns what it could not
+// write (nil when it wrote everything). It may write p transformed; the
+// rest is then of the transformed bytes, and is sent as it is.
+type DirectWriter func(p []byte) (rest []byte)
 
 type chunk struct {
 	start, end uint64 // raw output offsets: data may be filtered shorter
@@ -51,7 +56,9 @@ type Client struct {
 	// to an idle client instead of waking its writer goroutine: one
 	// goroutine hand-off less on every keystroke echo.
 	direct   DirectWriter
-	inflight bool // the writer holds frames taken by Next, not yet Sent
+	framed   bool   // direct writes take a frame header
+	sink     uint64 // counts SetDirect calls
+	inflight bool   // the writer holds frames taken by Next, not yet Sent
 	dbuf     []byte
 	// dirty: the pane wrote output that this client, being of another
 	// size than the pane, has not been repainted with yet.
@@ -92,12 +99,41 @@ func (c *Client) rawPrefix() []Frame {
 	return keep
 }
 
-// SetDirect enables direct writes; the client's writer must call Sent after
-// it has written the frames Next returned.
-func (c *Client) SetDirect(w DirectWriter) {
+// SetDirect enables direct writes through w, of frames (framed) or of the
+// output bytes alone, and returns the sink that FrameRaw frames left by
+// w's writes carry. When it returns, no write of an earlier w is under
+// way or will be made. The client's writer must call Sent after it has
+// written the frames Next returned.
+func (c *Client) SetDirect(w DirectWriter, framed bool) (sink uint64) {
 	c.mu.Lock()
-	c.direct = w
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	c.direct, c.framed = w, framed
+	c.sink++
+	return c.sink
+}
+
+// Notify queues a frame of the caller's for the writer, after everything
+// queued before it.
+func (c *Client) Notify(typ byte, data []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.frames = append(c.frames, Frame{Type: typ, Data: data})
+	c.bytes += len(data)
+	c.signal()
+}
+
+// Repaint sends the client a snapshot of the screen at its size.
+func (c *Client) Repaint() {
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		c.requestSnapshotLocked()
+	}
 }
 
 // Sent tells the client that the frames of the last Next are written. A
@@ -207,15 +243,19 @@ func (c *Client) pushOutput(start, end uint64, out *sharedCopy) {
 		// Nothing is queued or being written, so writing here keeps the
 		// order; the write never blocks, and what it could not send is
 		// queued as the frame's remainder.
-		c.dbuf = append(c.dbuf[:0], proto.FrameOutput, 0, 0, 0, 0)
-		binary.BigEndian.PutUint32(c.dbuf[1:5], uint32(len(data)))
-		c.dbuf = append(c.dbuf, data...)
-		n := c.direct(c.dbuf)
-		if n >= len(c.dbuf) {
+		p := data
+		if c.framed {
+			c.dbuf = append(c.dbuf[:0], proto.FrameOutput, 0, 0, 0, 0)
+			binary.BigEndian.PutUint32(c.dbuf[1:5], uint32(len(data)))
+			c.dbuf = append(c.dbuf, data...)
+			p = c.dbuf
+		}
+		rest := c.direct(p)
+		if len(rest) == 0 {
 			return
 		}
-		rest := append([]byte(nil), c.dbuf[n:]...)
-		c.frames = append(c.frames, Frame{Type: FrameRaw, Data: rest})
+		rest = append([]byte(nil), rest...)
+		c.frames = append(c.frames, Frame{Type: FrameRaw, Data: rest, Sink: c.sink})
 		c.bytes += len(rest)
 		c.signal()
 		return

@@ -29,7 +29,7 @@ func TestDirectWritesKeepTheStreamIntact(t *testing.T) {
 	var wire bytes.Buffer
 	var mu sync.Mutex
 	calls := 0
-	c.SetDirect(func(b []byte) int {
+	c.SetDirect(func(b []byte) []byte {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
@@ -41,8 +41,8 @@ func TestDirectWritesKeepTheStreamIntact(t *testing.T) {
 			n = 0 // a full socket
 		}
 		wire.Write(b[:n])
-		return n
-	})
+		return b[n:]
+	}, true)
 	deadline := time.Now().Add(20 * time.Second)
 	var out bytes.Buffer
 	for !strings.Contains(out.String(), "END-OF-OUTPUT") {

@@ -20,7 +20,7 @@ func TestStuckClientNeverSlowsThePane(t *testing.T) {
 	defer p.Close(time.Second)
 	stuck := p.Attach(80, 24, true)
 	defer stuck.Detach()
-	stuck.SetDirect(func([]byte) int { return 0 })
+	stuck.SetDirect(func(b []byte) []byte { return b }, true)
 	reader := p.Attach(80, 24, true)
 	defer reader.Detach()
 	p.Write([]byte("go\n"))

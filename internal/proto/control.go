@@ -378,6 +378,23 @@ type AttachArgs struct {
 	Cols     int    `json:"cols"`
 	Rows     int    `json:"rows"`
 	ReadOnly bool   `json:"read_only,omitempty"`
+	// Terminal says the request passed the user's terminal (SCM_RIGHTS):
+	// the daemon then writes the pane to it and reads its keys itself,
+	// with no client process in between (AttachResult.Direct), until it
+	// hands the terminal back (FrameHandback). The fields below say what
+	// the daemon needs for that; a client that passes no terminal sends
+	// none of them.
+	Terminal bool `json:"terminal,omitempty"`
+	// DetachKey and CopyKey are the client's keys (config.ParseKey
+	// names); an empty CopyKey means copy mode has no key.
+	DetachKey string `json:"detach_key,omitempty"`
+	CopyKey   string `json:"copy_key,omitempty"`
+	// Mouse lets the daemon take the user's mouse while the program has
+	// not, for the wheel to open copy mode.
+	Mouse bool `json:"mouse,omitempty"`
+	// Hint is one line, safe to print, shown over the bottom row of the
+	// first repaint.
+	Hint string `json:"hint,omitempty"`
 }
 
 // AttachResult answers op "attach", before frames start.
@@ -385,7 +402,29 @@ type AttachResult struct {
 	Name     string `json:"name"`
 	Exited   bool   `json:"exited"`
 	ReadOnly bool   `json:"read_only"`
+	// Direct: the daemon took the terminal the request passed; output
+	// and snapshot frames do not come until it hands it back.
+	Direct bool `json:"direct,omitempty"`
 }
+
+// Handback is the payload of FrameHandback: the daemon stopped writing to
+// and reading from the user's terminal, for the reason given, and the
+// client has it. Rest is what was typed after the key; Wheels the wheel
+// turns that opened copy mode (attachterm.Wheel values); MouseOwned whether
+// the mouse reports in the input are the attached side's own.
+type Handback struct {
+	Reason     string `json:"reason"` // HandbackDetach, HandbackCopy or HandbackWheel
+	Rest       []byte `json:"rest,omitempty"`
+	Wheels     []int  `json:"wheels,omitempty"`
+	MouseOwned bool   `json:"mouse_owned,omitempty"`
+}
+
+// The reasons of a Handback.
+const (
+	HandbackDetach = "detach" // the detach key, or the terminal ended
+	HandbackCopy   = "copy"   // the copy-mode key
+	HandbackWheel  = "wheel"  // the mouse wheel, up
+)
 
 // ResumeArgs are the arguments of op "resume".
 type ResumeArgs struct {

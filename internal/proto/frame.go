@@ -13,9 +13,11 @@ const (
 	FrameInput    byte = 1 // client → daemon: keystrokes
 	FrameResize   byte = 2 // client → daemon: uint16 cols, uint16 rows
 	FrameDetach   byte = 3 // client → daemon: leaving
+	FrameResume   byte = 4 // client → daemon: take the passed terminal back (after copy mode)
 	FrameOutput   byte = 16
 	FrameSnapshot byte = 17 // daemon → client: full repaint; replaces the screen
 	FrameExit     byte = 18 // daemon → client: JSON {"exit_code":N}; pane closed
+	FrameHandback byte = 19 // daemon → client: JSON Handback; the terminal is the client's again
 )
 
 // MaxFrame bounds a frame payload; larger frames are a protocol error.

@@ -1,4 +1,4 @@
-package cli
+package attachterm
 
 import (
 	"bytes"
@@ -26,12 +26,12 @@ const (
 	ownMouseOff = "\x1b[?1000l\x1b[?1006l"
 )
 
-// mouseModes follows the mouse modes the pane's program set on the way to
+// Mouse follows the mouse modes the pane's program set on the way to
 // the user's terminal.
-type mouseModes struct {
+type Mouse struct {
 	enabled bool // the client may own the mouse (config)
-	// owned is read by the goroutine reading the user's keys: whether
-	// the reports it sees are the client's.
+	// owned is read by the goroutine reading the user's keys (Owned):
+	// whether the reports it sees are the client's.
 	owned    *atomic.Bool
 	tracking map[int]bool // 9, 1000, 1002, 1003 set by the program
 	encoding map[int]bool // 1005, 1006, 1015 set by the program
@@ -41,13 +41,15 @@ type mouseModes struct {
 	reEncoded bool
 }
 
-func newMouseModes(enabled bool) *mouseModes {
-	return &mouseModes{enabled: enabled, owned: new(atomic.Bool), tracking: map[int]bool{}, encoding: map[int]bool{}}
+// NewMouse follows a program's mouse modes; enabled says whether the
+// attached side may take the mouse for itself (config `mouse`).
+func NewMouse(enabled bool) *Mouse {
+	return &Mouse{enabled: enabled, owned: new(atomic.Bool), tracking: map[int]bool{}, encoding: map[int]bool{}}
 }
 
-// start returns what takes the mouse at attach, before the pane's
+// Start returns what takes the mouse at attach, before the pane's
 // snapshot says what its program wants.
-func (m *mouseModes) start() string {
+func (m *Mouse) Start() string {
 	if !m.enabled {
 		return ""
 	}
@@ -55,9 +57,14 @@ func (m *mouseModes) start() string {
 	return ownMouseOn
 }
 
+// Owned reports whether the mouse reports in the user's input are the
+// attached side's own (MouseInput takes them out) rather than the
+// program's.
+func (m *Mouse) Owned() bool { return m.owned.Load() }
+
 // set records a private mode set (final 'h') or reset ('l') of the
 // program's.
-func (m *mouseModes) set(params string, final byte) {
+func (m *Mouse) set(params string, final byte) {
 	for _, p := range strings.Split(params, ";") {
 		n, err := strconv.Atoi(p)
 		if err != nil {
@@ -75,7 +82,7 @@ func (m *mouseModes) set(params string, final byte) {
 
 // sync appends to out what moves the mouse between the client and the
 // program after the program's modes changed.
-func (m *mouseModes) sync(out []byte) []byte {
+func (m *Mouse) sync(out []byte) []byte {
 	if !m.enabled {
 		return out
 	}
@@ -111,28 +118,28 @@ func (m *mouseModes) sync(out []byte) []byte {
 	return out
 }
 
-// wheel is what a mouse report of the client's own means.
-type wheel int
+// Wheel is what a mouse report of the attached side's own means.
+type Wheel int
 
 const (
-	wheelNone wheel = iota // another button, a motion: dropped
-	wheelUp
-	wheelDown
+	WheelNone Wheel = iota // another button, a motion: dropped
+	WheelUp
+	WheelDown
 )
 
-// mouseInput takes the client's own mouse reports out of the user's input
+// MouseInput takes the client's own mouse reports out of the user's input
 // while the client owns the mouse. A report split across reads is held
 // until it is complete.
-type mouseInput struct {
+type MouseInput struct {
 	held []byte
 }
 
 // maxReport bounds an SGR report: ESC [ < b ; x ; y M with three numbers.
 const maxReport = 32
 
-// split returns the input without the client's reports, and the wheel
+// Split returns the input without the client's reports, and the wheel
 // turns among them in order.
-func (in *mouseInput) split(p []byte) (keys []byte, wheels []wheel) {
+func (in *MouseInput) Split(p []byte) (keys []byte, wheels []Wheel) {
 	if len(in.held) > 0 {
 		p = append(in.held, p...)
 		in.held = nil
@@ -171,9 +178,9 @@ func (in *mouseInput) split(p []byte) (keys []byte, wheels []wheel) {
 				// Shift, Meta and Ctrl (4, 8, 16) do not change the wheel.
 				switch b & 3 {
 				case 0:
-					wheels = append(wheels, wheelUp)
+					wheels = append(wheels, WheelUp)
 				case 1:
-					wheels = append(wheels, wheelDown)
+					wheels = append(wheels, WheelDown)
 				}
 			}
 		} else {

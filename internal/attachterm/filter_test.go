@@ -1,4 +1,4 @@
-package cli
+package attachterm
 
 import "testing"
 
@@ -20,10 +20,10 @@ func TestAltFilter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var f altFilter
+			var f Filter
 			var got string
 			for _, p := range tt.in {
-				got += string(f.filter([]byte(p)))
+				got += string(f.Filter([]byte(p)))
 			}
 			if got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)

@@ -1,11 +1,11 @@
-package cli
+package attachterm
 
 import (
 	"bytes"
 	"strings"
 )
 
-// altFilter keeps pane output on the user's alternate screen. Attach puts
+// Filter keeps pane output on the user's alternate screen. Attach puts
 // the user's terminal on its alternate screen for the whole attachment, so
 // a pane program switching screens (CSI ?1049/?1047/?47 h and l) must not
 // switch the user's terminal back to its main screen, where the output
@@ -13,30 +13,30 @@ import (
 // save cursor and clear; leaving it becomes clear and restore cursor, and
 // the daemon follows with a snapshot that repaints the pane's main screen.
 // The filter keeps a sequence split across writes until it is complete.
-type altFilter struct {
+type Filter struct {
 	held []byte // an unfinished "ESC [ ?" sequence from the last chunk
 	out  []byte
-	// mouse, when set, follows the program's mouse modes (mouse.go).
-	mouse *mouseModes
+	// Mouse, when set, follows the program's mouse modes (mouse.go).
+	Mouse *Mouse
 }
 
 // maxHeld bounds a held sequence: anything longer is no mode switch we
 // rewrite and passes through as it is.
 const maxHeld = 64
 
-// filter returns p with alternate-screen switches rewritten, followed by
+// Filter returns p with alternate-screen switches rewritten, followed by
 // what moves the mouse between the client and the program when the
 // program's mouse modes changed. The result is valid until the next call.
-func (f *altFilter) filter(p []byte) []byte {
+func (f *Filter) Filter(p []byte) []byte {
 	out := f.modes(p)
-	if f.mouse != nil {
-		out = f.mouse.sync(out)
+	if f.Mouse != nil {
+		out = f.Mouse.sync(out)
 		f.out = out
 	}
 	return out
 }
 
-func (f *altFilter) modes(p []byte) []byte {
+func (f *Filter) modes(p []byte) []byte {
 	if len(f.held) > 0 {
 		p = append(f.held, p...)
 		f.held = nil
@@ -74,8 +74,8 @@ func (f *altFilter) modes(p []byte) []byte {
 		final := p[j]
 		if final == 'h' || final == 'l' {
 			f.out = appendModes(f.out, string(p[i+3:j]), final)
-			if f.mouse != nil {
-				f.mouse.set(string(p[i+3:j]), final)
+			if f.Mouse != nil {
+				f.Mouse.set(string(p[i+3:j]), final)
 			}
 		} else {
 			f.out = append(f.out, p[i:j+1]...)

@@ -1,0 +1,65 @@
+package attachterm
+
+import (
+	"fmt"
+
+	"github.com/musterhq/muster/internal/config"
+)
+
+// Action is what the user's input asked of the attached side.
+type Action int
+
+const (
+	Type   Action = iota // nothing: every key is for the pane
+	Detach               // the detach key
+	Copy                 // the copy-mode key
+	Scroll               // the wheel turned up, while the mouse is the attached side's
+)
+
+// Keys finds the attached side's own keys in the user's input, as the
+// attach client does while it reads the terminal itself: the copy key
+// (unless the detach key comes first), the detach key, and, while Mouse
+// says the attached side owns the mouse, the wheel.
+type Keys struct {
+	Detach config.Key
+	Copy   config.Key // none when it has no sequences
+	Mouse  *Mouse     // nil: the mouse is never the attached side's
+	in     MouseInput
+}
+
+// Scan splits one read of input. pane is what goes to the pane before
+// the first key of the attached side's; act says which key that was;
+// rest is what was typed after it, and wheels, for Scroll, the turns from
+// the one that opened copy mode on.
+func (k *Keys) Scan(p []byte) (pane []byte, act Action, rest []byte, wheels []Wheel) {
+	data := p
+	if k.Mouse != nil && k.Mouse.Owned() {
+		var ws []Wheel
+		data, ws = k.in.Split(p)
+		for i, w := range ws {
+			if w == WheelUp {
+				// Copy mode takes the keys typed with the wheel, as the
+				// client does.
+				return nil, Scroll, data, ws[i:]
+			}
+		}
+	}
+	if len(k.Copy.Sequences) > 0 {
+		if j, l := k.Copy.Find(data); j >= 0 {
+			if i, _ := k.Detach.Find(data[:j]); i < 0 {
+				return data[:j], Copy, data[j+l:], nil
+			}
+		}
+	}
+	if i, l := k.Detach.Find(data); i >= 0 {
+		return data[:i], Detach, data[i+l:], nil
+	}
+	return data, Type, nil, nil
+}
+
+// Hint is the sequence that shows one line of text, already safe to
+// print, on row rows of the terminal in reverse video, leaving the cursor
+// where it was; the program's next redraw replaces it.
+func Hint(text string, rows int) string {
+	return fmt.Sprintf("\x1b7\x1b[%d;1H\x1b[0;7m\x1b[2K muster: %s \x1b[0m\x1b8", rows, text)
+}

@@ -1,0 +1,234 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/musterhq/muster/internal/attachterm"
+	"github.com/musterhq/muster/internal/config"
+	"github.com/musterhq/muster/internal/pane"
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/rawio"
+)
+
+// heldTerminal is the user's terminal, passed by an attach client
+// (AttachArgs.Terminal), while the daemon writes the pane to it and reads
+// its keys itself. That takes the client process out of the path of every
+// keystroke and its echo, as tmux's server writes to the terminal its
+// client passed it: two process wake-ups fewer per echo (bench/corebench,
+// issue 11). The daemon hands the terminal back to the client, over the
+// socket, for what only the client does: detaching (it restores the
+// user's screen), copy mode, and the pane's exit.
+type heldTerminal struct {
+	f  *os.File
+	rc syscall.RawConn
+	c  *pane.Client
+	// input takes the user's keys for the pane; it reports whether they
+	// were taken (false for a read-only client).
+	input func([]byte)
+
+	filter attachterm.Filter
+	keys   attachterm.Keys
+	hint   string
+
+	mu sync.Mutex
+	// on: the daemon has the terminal; output frames and direct writes
+	// go to it.
+	on bool
+	// sink is the pane client's sink of direct writes to the terminal;
+	// socket holds the sinks of direct writes to the socket.
+	sink   uint64
+	socket map[uint64]bool
+	// reading is closed when the reader of the terminal returns.
+	reading chan struct{}
+	// socketDirect is the pane client's direct writer for the socket.
+	socketDirect pane.DirectWriter
+}
+
+// holdTerminal makes fd, the passed descriptor, the attach's terminal: it
+// must be a terminal, and the keys of a must parse. It owns fd: on error,
+// fd is closed.
+func holdTerminal(fd int, a proto.AttachArgs) (*heldTerminal, error) {
+	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("the passed file is not a terminal: %w", err)
+	}
+	detach, err := config.ParseKey(a.DetachKey)
+	var cp config.Key
+	if err == nil && a.CopyKey != "" {
+		cp, err = config.ParseKey(a.CopyKey)
+	}
+	if err == nil {
+		// The client opened the terminal anew for the daemon: O_NONBLOCK
+		// stays off the description the user's shell shares.
+		err = unix.SetNonblock(fd, true)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	// Never pf.Fd(): it would put the terminal back in blocking mode.
+	pf := os.NewFile(uintptr(fd), "terminal")
+	rc, err := pf.SyscallConn()
+	if err != nil {
+		pf.Close()
+		return nil, err
+	}
+	t := &heldTerminal{f: pf, rc: rc, hint: a.Hint, socket: map[uint64]bool{}}
+	mouse := attachterm.NewMouse(a.Mouse)
+	t.filter.Mouse = mouse
+	t.keys = attachterm.Keys{Detach: detach, Copy: cp, Mouse: mouse}
+	if start := mouse.Start(); start != "" {
+		// A terminal that does not read (XOFF) fails the attach instead
+		// of holding it.
+		pf.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		_, err := rawio.Write(rc, []byte(start))
+		pf.SetWriteDeadline(time.Time{})
+		if err != nil {
+			pf.Close()
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// direct is the pane client's direct writer for the terminal: output
+// filtered for it, written without waiting.
+func (t *heldTerminal) direct(p []byte) []byte {
+	out := t.filter.Filter(p)
+	return out[rawio.TryWrite(t.rc, out):]
+}
+
+// take gives the terminal to the daemon: output goes to it, and its keys
+// are read, until hand or release.
+func (t *heldTerminal) take() {
+	t.f.SetReadDeadline(time.Time{})
+	t.f.SetWriteDeadline(time.Time{})
+	t.mu.Lock()
+	t.on = true
+	t.sink = t.c.SetDirect(t.direct, false)
+	t.reading = make(chan struct{})
+	t.mu.Unlock()
+	go t.read()
+}
+
+// release stops writing to and reading from the terminal: when it
+// returns, nothing more of the pane reaches it. A write blocked on a
+// terminal that does not read ends at the deadline.
+func (t *heldTerminal) release() {
+	t.f.SetWriteDeadline(time.Now())
+	t.f.SetReadDeadline(time.Now())
+	t.mu.Lock()
+	reading := t.reading
+	if t.on {
+		t.on = false
+		t.socket[t.c.SetDirect(t.socketDirect, true)] = true
+	}
+	t.mu.Unlock()
+	if reading != nil {
+		<-reading
+	}
+}
+
+// hand releases the terminal and tells the client it has it, why, and
+// what was typed after the key.
+func (t *heldTerminal) hand(reason string, rest []byte, wheels []attachterm.Wheel) {
+	t.f.SetWriteDeadline(time.Now())
+	t.mu.Lock()
+	if t.on {
+		t.on = false
+		t.socket[t.c.SetDirect(t.socketDirect, true)] = true
+	}
+	t.mu.Unlock()
+	hb := proto.Handback{Reason: reason, Rest: rest, MouseOwned: t.keys.Mouse.Owned()}
+	for _, w := range wheels {
+		hb.Wheels = append(hb.Wheels, int(w))
+	}
+	payload, _ := json.Marshal(hb)
+	t.c.Notify(proto.FrameHandback, payload)
+}
+
+// read reads the user's keys until the daemon stops reading or a key of
+// the client's hands the terminal back.
+func (t *heldTerminal) read() {
+	defer close(t.reading)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := rawio.Read(t.rc, buf)
+		if n > 0 {
+			keys, act, rest, wheels := t.keys.Scan(buf[:n])
+			if len(keys) > 0 {
+				t.input(keys)
+			}
+			switch act {
+			case attachterm.Detach:
+				t.hand(proto.HandbackDetach, nil, nil)
+				return
+			case attachterm.Copy:
+				t.hand(proto.HandbackCopy, rest, nil)
+				return
+			case attachterm.Scroll:
+				t.hand(proto.HandbackWheel, rest, wheels)
+				return
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				// The terminal is gone (its client died with it).
+				t.hand(proto.HandbackDetach, nil, nil)
+			}
+			return
+		}
+	}
+}
+
+// write writes f to the terminal when it is the terminal's and reports
+// whether it took it (written or dropped); frames it does not take go to
+// the socket.
+func (t *heldTerminal) write(f pane.Frame) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch f.Type {
+	case pane.FrameRaw:
+		if t.socket[f.Sink] {
+			return false
+		}
+		if t.on && f.Sink == t.sink {
+			rawio.Write(t.rc, f.Data)
+		}
+		// Else the rest of a write to the terminal before a handback:
+		// the next repaint covers it.
+		return true
+	case proto.FrameOutput, proto.FrameSnapshot:
+		if !t.on {
+			return false
+		}
+		if _, err := rawio.Write(t.rc, t.filter.Filter(f.Data)); err != nil {
+			return true
+		}
+		if f.Type == proto.FrameSnapshot && t.hint != "" {
+			rawio.Write(t.rc, []byte(attachterm.Hint(t.hint, t.rows())))
+			t.hint = ""
+		}
+		return true
+	}
+	return false
+}
+
+// rows is the terminal's height, for the hint's row.
+func (t *heldTerminal) rows() int {
+	rows := proto.DefaultRows
+	t.rc.Control(func(fd uintptr) {
+		if ws, err := unix.IoctlGetWinsize(int(fd), unix.TIOCGWINSZ); err == nil && ws.Row > 0 {
+			rows = int(ws.Row)
+		}
+	})
+	return rows
+}

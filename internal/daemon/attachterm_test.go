@@ -1,0 +1,201 @@
+package daemon
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/term"
+
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/testing/poll"
+)
+
+// userTerminal is the terminal a user runs `muster attach` in: the test
+// types on its master side and sees what reaches the screen there.
+type userTerminal struct {
+	master, slave *os.File
+	mu            sync.Mutex
+	screen        bytes.Buffer
+}
+
+func newUserTerminal(t *testing.T) *userTerminal {
+	t.Helper()
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pty.Setsize(master, &pty.Winsize{Cols: 80, Rows: 24})
+	// The client puts the terminal in raw mode before it passes it.
+	if _, err := term.MakeRaw(int(slave.Fd())); err != nil {
+		t.Fatal(err)
+	}
+	u := &userTerminal{master: master, slave: slave}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := master.Read(buf)
+			u.mu.Lock()
+			u.screen.Write(buf[:n])
+			u.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		slave.Close()
+		master.Close()
+		<-done
+	})
+	return u
+}
+
+// seen returns what reached the screen since the last call.
+func (u *userTerminal) seen() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	s := u.screen.String()
+	u.screen.Reset()
+	return s
+}
+
+// attachPassing sends an attach request that passes fd, as `muster attach`
+// does with the user's terminal.
+func attachPassing(t *testing.T, c *conn, args proto.AttachArgs, fd int) proto.AttachResult {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"op": proto.OpAttach, "args": args})
+	c.c.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, _, err := c.c.(*net.UnixConn).WriteMsgUnix(append(b, '\n'), syscall.UnixRights(fd), nil); err != nil {
+		t.Fatal(err)
+	}
+	line, err := c.br.ReadBytes('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp proto.Response
+	var res proto.AttachResult
+	if json.Unmarshal(line, &resp) != nil || !resp.OK || json.Unmarshal(resp.Result, &res) != nil {
+		t.Fatalf("attach: %s", line)
+	}
+	return res
+}
+
+// nextFrame reads frames until one of type typ.
+func nextFrame(t *testing.T, c *conn, typ byte) []byte {
+	t.Helper()
+	c.c.SetDeadline(time.Now().Add(20 * time.Second))
+	for {
+		got, payload, err := proto.ReadFrame(c.br, nil)
+		if err != nil {
+			t.Fatalf("waiting for frame %d: %v", typ, err)
+		}
+		if got == typ {
+			return payload
+		}
+	}
+}
+
+// TestAttachHoldsThePassedTerminal: an attach that passes the user's
+// terminal has the daemon write the pane to it and read its keys, hand it
+// back for copy mode and detach, and take it again on resume.
+func TestAttachHoldsThePassedTerminal(t *testing.T) {
+	d := startDaemon(t)
+	c := d.dial()
+	c.must(proto.OpNew, proto.NewArgs{Name: "s", Dir: t.TempDir(), Cmd: "cat", Cols: 80, Rows: 24}, nil)
+	u := newUserTerminal(t)
+	a := d.dial()
+	res := attachPassing(t, a, proto.AttachArgs{Name: "s", Cols: 80, Rows: 24, Terminal: true,
+		DetachKey: `ctrl-\`, CopyKey: "ctrl-^", Hint: "the hint"}, int(u.slave.Fd()))
+	if !res.Direct {
+		t.Fatalf("attach = %+v; want the daemon to hold the terminal", res)
+	}
+	screen := ""
+	poll.Wait(t, 20*time.Second, func() bool {
+		screen += u.seen()
+		return strings.Contains(screen, "the hint")
+	}, func() string { return "the first repaint and its hint on the terminal, not " + screen })
+
+	// Keys typed on the terminal reach the pane; its echo, the terminal.
+	u.master.Write([]byte("typed-here\r"))
+	screen = ""
+	poll.Wait(t, 20*time.Second, func() bool {
+		screen += u.seen()
+		return strings.Contains(screen, "typed-here") // the pane's echo
+	}, func() string { return "the echo on the terminal, not " + screen })
+
+	// The copy key hands the terminal back, with what followed it.
+	u.master.Write([]byte("before\x1eafter"))
+	var hb proto.Handback
+	json.Unmarshal(nextFrame(t, a, proto.FrameHandback), &hb)
+	if hb.Reason != proto.HandbackCopy || string(hb.Rest) != "after" {
+		t.Fatalf("handback = %+v; want copy with rest \"after\"", hb)
+	}
+	// While the client has it, the daemon reads none of its keys.
+	u.master.Write([]byte("client-keys"))
+	time.Sleep(200 * time.Millisecond)
+	var cap proto.CaptureResult
+	c.must(proto.OpCapture, proto.CaptureArgs{Name: "s"}, &cap)
+	if !strings.Contains(cap.Text, "before") || strings.Contains(cap.Text, "client-keys") || strings.Contains(cap.Text, "after") {
+		t.Fatalf("the pane shows %q; want the keys before the copy key only", cap.Text)
+	}
+	buf := make([]byte, 64)
+	u.slave.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, _ := u.slave.Read(buf); string(buf[:n]) != "client-keys" {
+		t.Fatalf("the client read %q from its terminal; want the keys typed in copy mode", buf[:n])
+	}
+
+	// Resume: the daemon takes it again and repaints.
+	u.seen()
+	proto.WriteFrame(a.c, proto.FrameResume, nil)
+	screen = ""
+	poll.Wait(t, 20*time.Second, func() bool {
+		screen += u.seen()
+		return strings.Contains(screen, "typed-here")
+	}, func() string { return "the repaint after resume, not " + screen })
+
+	// The detach key hands it back for good; nothing more reaches it.
+	u.master.Write([]byte("\x1c"))
+	json.Unmarshal(nextFrame(t, a, proto.FrameHandback), &hb)
+	if hb.Reason != proto.HandbackDetach {
+		t.Fatalf("handback = %+v; want detach", hb)
+	}
+	u.seen()
+	c.must(proto.OpSend, proto.SendArgs{Name: "s", Text: "after-detach", Enter: true}, nil)
+	poll.Wait(t, 20*time.Second, func() bool {
+		c.must(proto.OpCapture, proto.CaptureArgs{Name: "s"}, &cap)
+		return strings.Count(cap.Text, "after-detach") >= 2
+	}, func() string { return "the pane to echo what was sent" })
+	if s := u.seen(); strings.Contains(s, "after-detach") {
+		t.Fatalf("after the detach handback the terminal got %q", s)
+	}
+}
+
+// TestAttachKeepsAFileThatIsNoTerminal: a passed file that is no terminal
+// leaves the client relaying the pane over the socket.
+func TestAttachKeepsAFileThatIsNoTerminal(t *testing.T) {
+	d := startDaemon(t)
+	c := d.dial()
+	c.must(proto.OpNew, proto.NewArgs{Name: "s", Dir: t.TempDir(), Cmd: "cat", Cols: 80, Rows: 24}, nil)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	a := d.dial()
+	res := attachPassing(t, a, proto.AttachArgs{Name: "s", Cols: 80, Rows: 24, Terminal: true, DetachKey: `ctrl-\`}, int(w.Fd()))
+	if res.Direct {
+		t.Fatal("a pipe was taken for a terminal")
+	}
+	nextFrame(t, a, proto.FrameSnapshot)
+}
