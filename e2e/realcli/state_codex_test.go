@@ -107,10 +107,13 @@ func (st *stateRun) denyKey(prev string) string {
 
 // approveSlow: a command approved with the CLI's key runs for seconds;
 // the run is running (from the key) with the item resolved, then
-// succeeds.
+// succeeds. The command outlasts the check 7 s in with room for a loaded
+// machine's slower CLI calls (under load 15 the check came 10 s in), and
+// the fake model asks Codex to wait for it (yield_time_ms), or Codex would
+// hand it to the background after 10 s and end the turn.
 func (st *stateRun) approveSlow(prev string, key string) string {
 	sc := st.sc
-	sc.enqueue(fakemodel.Shell("sleep 12 && echo slow-done"), fakemodel.Text("after the slow command"))
+	sc.enqueue(fakemodel.Shell("sleep 16 && echo slow-done"), fakemodel.Text("after the slow command"))
 	run := sc.submit("run a slow command", prev)
 	sc.m.wait(sc.name, "waitingApproval", turnTimeout)
 	it := st.item(run, "approval-requested")

@@ -89,7 +89,11 @@ func openaiShellCall(command string, tools []string) (name string, args map[stri
 	just := "fakemodel asks to run " + command
 	switch {
 	case has("exec_command"):
-		return "exec_command", map[string]any{"cmd": command, "sandbox_permissions": "require_escalated", "justification": just}
+		// Codex yields a command still running after yield_time_ms
+		// (10 s by default) and the turn goes on without it; the longest
+		// wait it allows keeps a slow command in its call, as the other
+		// CLIs keep it.
+		return "exec_command", map[string]any{"cmd": command, "sandbox_permissions": "require_escalated", "justification": just, "yield_time_ms": 30000}
 	case has("shell_command"):
 		return "shell_command", map[string]any{"command": command, "sandbox_permissions": "require_escalated", "justification": just}
 	default:
