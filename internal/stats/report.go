@@ -62,8 +62,8 @@ type Group struct {
 	Project      string    `json:"project,omitempty"`
 	LastActivity time.Time `json:"last_activity,omitzero"`
 
-	files   map[string]bool
-	convs   map[string]bool
+	files   idSet // numbered by ComputeWith
+	convs   idSet
 	models  map[string]bool
 	byModel map[int32]*transcript.Usage // table-priced usage, priced by finish
 	mt      *modelTable
@@ -249,23 +249,30 @@ func ComputeWith(ctx context.Context, sessions []history.Analyzed, o Options) (R
 	}
 	r.Duplicates = dups
 
-	convKey := func(s transcript.Session) string {
-		if s.ParentID != "" {
-			return s.Provider + ":" + s.ParentID
-		}
-		return s.Provider + ":" + s.ID
-	}
+	// Conversations and edited files are numbered once, so that a group
+	// counts its distinct ones in bitsets: a map of names in every group
+	// (growing as it filled) was a seventh of a warm `muster stats`.
+	convs := make(map[conversation]int32, len(sessions))
+	convOf := make([]int32, len(sessions))
 	// Sub-agents take their parent's directory in project groupings: the
 	// conversation is the parent's.
-	cwdOf := map[string]string{}
-	for _, a := range sessions {
+	var cwdOf []string
+	for i, a := range sessions {
+		c := conversationOf(a.Session)
+		id, seen := convs[c]
+		if !seen {
+			id = int32(len(convs))
+			convs[c] = id
+			cwdOf = append(cwdOf, "")
+		}
+		convOf[i] = id
 		if a.Session.ParentID == "" {
-			cwdOf[convKey(a.Session)] = a.Session.CWD
+			cwdOf[id] = a.Session.CWD
 		}
 	}
-	project := func(s transcript.Session) string {
-		p := s.CWD
-		if c, ok := cwdOf[convKey(s)]; ok && c != "" {
+	project := func(i int) string {
+		p := sessions[i].Session.CWD
+		if c := cwdOf[convOf[i]]; c != "" {
 			p = c
 		}
 		if p == "" {
@@ -273,14 +280,15 @@ func ComputeWith(ctx context.Context, sessions []history.Analyzed, o Options) (R
 		}
 		return p
 	}
-	activityKey := func(s transcript.Session) string {
+	activityKey := func(i int) string {
+		s := sessions[i].Session
 		switch by {
 		case ByDay, ByWeek, ByMonth:
 			return timeKey(unixMS(s.StartedAt))
 		case BySession:
-			return convKey(s)
+			return conversationOf(s).String()
 		case ByProject:
-			return project(s)
+			return project(i)
 		case ByProvider:
 			return s.Provider
 		case ByModel:
@@ -289,28 +297,36 @@ func ComputeWith(ctx context.Context, sessions []history.Analyzed, o Options) (R
 		return ""
 	}
 	var all []entry // for blocks
-	allFiles := map[string]FileChange{}
+	fileIDs := map[string]int32{}
+	var files []FileStat
+	var ids []int32
 	for i, a := range sessions {
 		s := a.Session
-		d, analyzed := details[i], ok[i]
+		d, analyzed := &details[i], ok[i]
 		if !analyzed {
 			r.Unanalyzed++
 		}
+		ids = ids[:0]
 		for _, fs := range d.files {
-			f := allFiles[fs.Path]
+			id, seen := fileIDs[fs.Path]
+			if !seen {
+				id = int32(len(files))
+				fileIDs[fs.Path] = id
+				files = append(files, FileStat{Path: fs.Path})
+			}
+			f := &files[id]
 			f.Edits += fs.Edits
 			f.Added += fs.Added
 			f.Removed += fs.Removed
-			allFiles[fs.Path] = f
+			ids = append(ids, id)
 		}
-		key := activityKey(s)
-		conv := convKey(s)
-		total.addActivity(s, conv, d, analyzed)
+		key := activityKey(i)
+		total.addActivity(s, convOf[i], d, ids, analyzed)
 		if by != ByNone && by != ByBlock {
 			g := group(key)
-			g.addActivity(s, conv, d, analyzed)
+			g.addActivity(s, convOf[i], d, ids, analyzed)
 			if by == BySession {
-				g.Project = project(s)
+				g.Project = project(i)
 				g.LastActivity = later(g.LastActivity, s.EndedAt, s.StartedAt)
 			}
 		}
@@ -351,9 +367,7 @@ func ComputeWith(ctx context.Context, sessions []history.Analyzed, o Options) (R
 		}
 		r.Blocks = blocks(all, now, mt)
 	}
-	for p, fc := range allFiles {
-		r.Files = append(r.Files, FileStat{p, fc})
-	}
+	r.Files = files
 	sort.Slice(r.Files, func(i, j int) bool {
 		a, b := r.Files[i], r.Files[j]
 		if a.Added+a.Removed != b.Added+b.Removed {
@@ -587,8 +601,37 @@ func decodeDetails(sessions []history.Analyzed) ([]detailView, []bool) {
 }
 
 func newGroup(k string, mt *modelTable) *Group {
-	return &Group{Key: k, Tools: map[string]int{}, files: map[string]bool{}, convs: map[string]bool{}, models: map[string]bool{},
-		byModel: map[int32]*transcript.Usage{}, mt: mt}
+	return &Group{Key: k, Tools: map[string]int{}, models: map[string]bool{}, byModel: map[int32]*transcript.Usage{}, mt: mt}
+}
+
+// conversation names the conversation a session belongs to: its own, or
+// its parent's for a sub-agent.
+type conversation struct{ provider, id string }
+
+func conversationOf(s transcript.Session) conversation {
+	if s.ParentID != "" {
+		return conversation{s.Provider, s.ParentID}
+	}
+	return conversation{s.Provider, s.ID}
+}
+
+func (c conversation) String() string { return c.provider + ":" + c.id }
+
+// idSet is a set of small non-negative numbers, a bit each, with its size.
+type idSet struct {
+	words []uint64
+	n     int
+}
+
+func (s *idSet) add(id int32) {
+	w := int(id >> 6)
+	if w >= len(s.words) {
+		s.words = append(s.words, make([]uint64, w+1-len(s.words))...)
+	}
+	if bit := uint64(1) << (id & 63); s.words[w]&bit == 0 {
+		s.words[w] |= bit
+		s.n++
+	}
 }
 
 func modelKey(m string) string {
@@ -604,13 +647,14 @@ func modelKey(m string) string {
 // agent's instructions, not a person's, and its time is within the
 // parent's. Files of one conversation (a resumed one's several files)
 // make one session; a file of responses only counts its tokens.
-func (g *Group) addActivity(s transcript.Session, conv string, d detailView, analyzed bool) {
+// files are the numbers of d.files.
+func (g *Group) addActivity(s transcript.Session, conv int32, d *detailView, files []int32, analyzed bool) {
 	sub := s.ParentID != ""
 	if !sub {
 		// A file without prompts or tool calls (responses only) is no
 		// conversation of its own, as history does not list it.
 		if s.PromptCount > 0 || s.ToolCallCount > 0 {
-			g.convs[conv] = true
+			g.convs.add(conv)
 		}
 		g.Prompts += s.PromptCount
 	}
@@ -623,8 +667,8 @@ func (g *Group) addActivity(s transcript.Session, conv string, d detailView, ana
 		g.ToolCalls += s.ToolCallCount
 	}
 	g.ToolErrors += d.errors
-	for _, fs := range d.files {
-		g.files[fs.Path] = true
+	for j, fs := range d.files {
+		g.files.add(files[j])
 		g.LinesAdded += fs.Added
 		g.LinesRemoved += fs.Removed
 	}
@@ -671,8 +715,8 @@ func (g *Group) finish() *Group {
 	}
 	clear(g.byModel)
 	g.CostUSD = roundUSD(g.CostUSD)
-	g.Sessions = len(g.convs)
-	g.FilesEdited = len(g.files)
+	g.Sessions = g.convs.n
+	g.FilesEdited = g.files.n
 	g.Models = slices.Sorted(maps.Keys(g.models))
 	slices.Sort(g.UnpricedModels)
 	return g
