@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/musterhq/muster/internal/termtext"
 	"github.com/musterhq/muster/internal/transcript"
@@ -26,7 +27,7 @@ const labelPrefix = "[REDACTED:"
 // A pattern finds one kind of credential.
 type pattern struct {
 	label string
-	re    *regexp.Regexp
+	re    func() *regexp.Regexp
 	// group is the submatch that holds the secret; 0: the whole match.
 	group int
 	// hints are cheap substring tests, one of which must pass before the
@@ -37,48 +38,55 @@ type pattern struct {
 	check func(string) bool
 }
 
+// lazyRegexp compiles src on first use: every muster command links this
+// package, and compiling all its patterns at start was a millisecond of
+// each one, most of which never redact anything.
+func lazyRegexp(src string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) })
+}
+
 var patterns = []pattern{
-	{label: "anthropic-key", hints: []string{"sk-ant-"}, re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{20,}`)},
-	{label: "openai-key", hints: []string{"sk-"}, re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`)},
-	{label: "github-token", hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}`)},
-	{label: "github-token", hints: []string{"github_pat_"}, re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`)},
-	{label: "aws-key", hints: []string{"AKIA", "ASIA"}, re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
-	{label: "slack-token", hints: []string{"xox"}, re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`)},
-	{label: "google-key", hints: []string{"AIza"}, re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`)},
-	{label: "gitlab-token", hints: []string{"glpat-"}, re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`)},
-	{label: "npm-token", hints: []string{"npm_"}, re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}`)},
-	{label: "stripe-key", hints: []string{"_live_"}, re: regexp.MustCompile(`\b[sr]k_live_[A-Za-z0-9]{20,}`)},
-	{label: "jwt", hints: []string{"eyJ"}, re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`)},
+	{label: "anthropic-key", hints: []string{"sk-ant-"}, re: lazyRegexp(`\bsk-ant-[A-Za-z0-9_\-]{20,}`)},
+	{label: "openai-key", hints: []string{"sk-"}, re: lazyRegexp(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`)},
+	{label: "github-token", hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, re: lazyRegexp(`\bgh[pousr]_[A-Za-z0-9]{36,}`)},
+	{label: "github-token", hints: []string{"github_pat_"}, re: lazyRegexp(`\bgithub_pat_[A-Za-z0-9_]{22,}`)},
+	{label: "aws-key", hints: []string{"AKIA", "ASIA"}, re: lazyRegexp(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
+	{label: "slack-token", hints: []string{"xox"}, re: lazyRegexp(`\bxox[abposr]-[A-Za-z0-9\-]{10,}`)},
+	{label: "google-key", hints: []string{"AIza"}, re: lazyRegexp(`\bAIza[0-9A-Za-z_\-]{35}`)},
+	{label: "gitlab-token", hints: []string{"glpat-"}, re: lazyRegexp(`\bglpat-[A-Za-z0-9_\-]{20,}`)},
+	{label: "npm-token", hints: []string{"npm_"}, re: lazyRegexp(`\bnpm_[A-Za-z0-9]{36}`)},
+	{label: "stripe-key", hints: []string{"_live_"}, re: lazyRegexp(`\b[sr]k_live_[A-Za-z0-9]{20,}`)},
+	{label: "jwt", hints: []string{"eyJ"}, re: lazyRegexp(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`)},
 	// An Authorization header says the next word is a credential, however
 	// short; "bearer" alone needs a token-sized word ("the bearer of").
 	{label: "basic-auth", hints: []string{"authorization"}, fold: true, group: 1,
-		re: regexp.MustCompile(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+([A-Za-z0-9+/]{4,}={0,2})`)},
+		re: lazyRegexp(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+([A-Za-z0-9+/]{4,}={0,2})`)},
 	{label: "bearer-token", hints: []string{"authorization"}, fold: true, group: 1,
-		re: regexp.MustCompile(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:bearer|token|bot)[ \t]+([A-Za-z0-9._~+/\-]{6,}=*)`)},
+		re: lazyRegexp(`(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?(?:bearer|token|bot)[ \t]+([A-Za-z0-9._~+/\-]{6,}=*)`)},
 	{label: "bearer-token", hints: []string{"bearer"}, fold: true, group: 1,
-		re: regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{16,}=*)`)},
+		re: lazyRegexp(`(?i)\bbearer\s+([A-Za-z0-9._~+/\-]{16,}=*)`)},
 	// curl -u user:password, --user user:password.
 	{label: "basic-auth", hints: []string{"curl"}, group: 1,
-		re: regexp.MustCompile(`\bcurl\b[^\n|;&]*?\s(?:-u[ \t]*|--user[= \t]+)["']?[^\s:"']*:([^\s"'@]+)`)},
+		re: lazyRegexp(`\bcurl\b[^\n|;&]*?\s(?:-u[ \t]*|--user[= \t]+)["']?[^\s:"']*:([^\s"'@]+)`)},
 	// mysql -pSECRET (the password must touch -p; `-p` alone prompts).
 	{label: "mysql-password", hints: []string{"mysql", "mariadb"}, group: 1,
-		re: regexp.MustCompile(`\b(?:mysql(?:dump|admin|import|show|check|slap|pump|sh)?|mariadb(?:-dump|-admin)?)\b[^\n|;&]*?\s-p('[^'\n]*'|"[^"\n]*"|[^\s'"]+)`)},
+		re: lazyRegexp(`\b(?:mysql(?:dump|admin|import|show|check|slap|pump|sh)?|mariadb(?:-dump|-admin)?)\b[^\n|;&]*?\s-p('[^'\n]*'|"[^"\n]*"|[^\s'"]+)`)},
 	// sshpass -p SECRET, redis-cli -a SECRET, openssl -pass pass:SECRET
 	// (also -passin, -passout): the flag names the next word a password.
 	{label: "cli-password", hints: []string{"sshpass"}, group: 1,
-		re: regexp.MustCompile(`\bsshpass\b[^\n|;&]*?\s-p[ \t]*('[^'\n]*'|"[^"\n]*"|[^\s'"-][^\s'"]*)`)},
+		re: lazyRegexp(`\bsshpass\b[^\n|;&]*?\s-p[ \t]*('[^'\n]*'|"[^"\n]*"|[^\s'"-][^\s'"]*)`)},
 	{label: "cli-password", hints: []string{"redis-cli"}, group: 1,
-		re: regexp.MustCompile(`\bredis-cli\b[^\n|;&]*?\s(?:-a|--pass)[ \t]+('[^'\n]*'|"[^"\n]*"|[^\s'"-][^\s'"]*)`)},
+		re: lazyRegexp(`\bredis-cli\b[^\n|;&]*?\s(?:-a|--pass)[ \t]+('[^'\n]*'|"[^"\n]*"|[^\s'"-][^\s'"]*)`)},
 	{label: "cli-password", hints: []string{"pass:"}, group: 1,
-		re: regexp.MustCompile(`\s-pass(?:in|out)?[ \t]+["']?pass:([^\s"']+)`)},
+		re: lazyRegexp(`\s-pass(?:in|out)?[ \t]+["']?pass:([^\s"']+)`)},
 	// An AWS secret access key has no prefix of its own: 40 base64
 	// characters are taken for one only on a line that speaks of AWS
 	// (an access key id, "aws", a credentials file's key names).
 	{label: "aws-secret-key", hints: []string{"aws", "akia", "asia", "secretaccesskey"}, fold: true, group: 1,
-		re:    regexp.MustCompile(`(?i)(?:\baws|\bakia|\basia|secretaccesskey)[^\n]*?(?:^|[^A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`),
+		re:    lazyRegexp(`(?i)(?:\baws|\bakia|\basia|secretaccesskey)[^\n]*?(?:^|[^A-Za-z0-9/+])([A-Za-z0-9/+]{40})(?:$|[^A-Za-z0-9/+=])`),
 		check: mixedCase},
 	{label: "url-password", hints: []string{"://"}, group: 1,
-		re: regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@\[\]]*:([^\s@/\[][^\s@/]*)@`)},
+		re: lazyRegexp(`(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@\[\]]*:([^\s@/\[][^\s@/]*)@`)},
 }
 
 func (p *pattern) wanted(s string, lower *string) bool {
@@ -150,7 +158,7 @@ func redact(s string) (string, int) {
 		if !p.wanted(s, &lower) {
 			continue
 		}
-		matches := p.re.FindAllStringSubmatchIndex(s, -1)
+		matches := p.re().FindAllStringSubmatchIndex(s, -1)
 		if matches == nil {
 			continue
 		}
@@ -188,11 +196,11 @@ func mixedCase(s string) bool {
 // nearest END" as one pattern costs a scan to the end of the text for each
 // BEGIN that has no END, which is quadratic in a hostile transcript.
 var (
-	keyBegin = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
-	keyEnd   = regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	keyBegin = lazyRegexp(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	keyEnd   = lazyRegexp(`-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
 	// keyBody is what is left of a block cut short (no END): base64, its
 	// line breaks, and the backslashes of a JSON-escaped "\n".
-	keyBody = regexp.MustCompile(`^[A-Za-z0-9+/=\s\\]*`)
+	keyBody = lazyRegexp(`^[A-Za-z0-9+/=\s\\]*`)
 )
 
 // keyBlocks replaces every private key block, from its BEGIN line to its
@@ -201,7 +209,7 @@ func keyBlocks(s string) (string, int) {
 	if !strings.Contains(s, "PRIVATE KEY") {
 		return s, 0
 	}
-	begins := keyBegin.FindAllStringIndex(s, -1)
+	begins := keyBegin().FindAllStringIndex(s, -1)
 	if begins == nil {
 		return s, 0
 	}
@@ -219,11 +227,11 @@ func keyBlocks(s string) (string, int) {
 		}
 		if !searched || (end != nil && end[0] < m[1]) {
 			searched, end = true, nil
-			if e := keyEnd.FindStringIndex(s[m[1]:]); e != nil {
+			if e := keyEnd().FindStringIndex(s[m[1]:]); e != nil {
 				end = []int{e[0] + m[1], e[1] + m[1]}
 			}
 		}
-		stop := m[1] + len(keyBody.FindString(s[m[1]:]))
+		stop := m[1] + len(keyBody().FindString(s[m[1]:]))
 		if end != nil {
 			stop = end[1]
 		}
@@ -244,7 +252,7 @@ func keyBlocks(s string) (string, int) {
 var nameKeywords = []string{"secret", "pass", "credential", "token", "key", "pwd"}
 
 // flagName is a secret-named command-line flag, without its dashes.
-var flagName = regexp.MustCompile(`^(?:[a-z0-9]+-)*(?:password|passwd|pass|passphrase|token|secret|api-?key|access-key|secret-key|private-key)$`)
+var flagName = lazyRegexp(`^(?:[a-z0-9]+-)*(?:password|passwd|pass|passphrase|token|secret|api-?key|access-key|secret-key|private-key)$`)
 
 // notSecrets are values a secret-named setting often has that are not
 // secrets: switches, nothing, and the type names of declarations
@@ -259,12 +267,12 @@ var (
 	// codeExpr is an unquoted value that reads as code rather than a
 	// literal: a dotted path, a call or an index (args.password,
 	// os.Getenv(…), cfg.Token).
-	codeExpr = regexp.MustCompile(`^[A-Za-z_]\w*(?:(?:\.[A-Za-z_]\w*)+(?:[(\[].*)?|[(\[].*)$`)
+	codeExpr = lazyRegexp(`^[A-Za-z_]\w*(?:(?:\.[A-Za-z_]\w*)+(?:[(\[].*)?|[(\[].*)$`)
 	// envName is the name of an environment variable, as the value of a
 	// setting that says where the secret is (env_key = "OPENAI_API_KEY").
-	envName = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
+	envName = lazyRegexp(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
 	// ident is a plain identifier.
-	ident = regexp.MustCompile(`^[A-Za-z_]\w*$`)
+	ident = lazyRegexp(`^[A-Za-z_]\w*$`)
 )
 
 func nameByte(c byte) bool {
@@ -356,7 +364,7 @@ func settings(s string) (string, int) {
 // settingValue finds the value that follows the name (lower-cased) ending
 // at s[i:], and reports whether it may be a secret.
 func settingValue(s, name string, i int) (lo, hi int, ok bool) {
-	if flag, isFlag := strings.CutPrefix(name, "--"); isFlag && flagName.MatchString(flag) {
+	if flag, isFlag := strings.CutPrefix(name, "--"); isFlag && flagName().MatchString(flag) {
 		// --name=value or --name value; the value is not the next flag.
 		j := i
 		if j < len(s) && s[j] == '=' {
@@ -429,14 +437,14 @@ func value(s string, j int, notFirst string) (lo, hi int, quoted, ok bool) {
 // plausible reports whether v, the value of a secret-named setting, may be
 // a secret rather than a switch, a type, a variable or a call.
 func plausible(v string, quoted, nameQuoted bool, minLen int) bool {
-	if len(v) < minLen || notSecrets[strings.ToLower(v)] || envName.MatchString(v) {
+	if len(v) < minLen || notSecrets[strings.ToLower(v)] || envName().MatchString(v) {
 		return false
 	}
 	if quoted {
 		return true
 	}
 	// "name": bare is code (a map literal), never JSON.
-	return !codeExpr.MatchString(v) && !(nameQuoted && ident.MatchString(v))
+	return !codeExpr().MatchString(v) && !(nameQuoted && ident().MatchString(v))
 }
 
 // asciiLower lower-cases ASCII letters only, so that offsets into the

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -162,5 +163,18 @@ func TestCountLabels(t *testing.T) {
 	CountLabels("postgres://a:hunter2secret@db", kinds) // not redacted: no label
 	if len(kinds) != 2 || kinds["anthropic-key"] != 2 || kinds["aws-key"] != 1 {
 		t.Errorf("kinds = %v", kinds)
+	}
+}
+
+// TestPatternsCompile: the patterns compile on first use, so a typo would
+// panic only when a text first passes its hints; compile them all here.
+func TestPatternsCompile(t *testing.T) {
+	for _, p := range patterns {
+		if p.re().NumSubexp() < p.group {
+			t.Errorf("%s: group %d of %d", p.label, p.group, p.re().NumSubexp())
+		}
+	}
+	for _, re := range []func() *regexp.Regexp{keyBegin, keyEnd, keyBody, flagName, codeExpr, envName, ident} {
+		re()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -164,7 +165,11 @@ type diffLine struct {
 	Text  string
 }
 
-var dataURL = regexp.MustCompile(`^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]*={0,2}$`)
+// dataURL and execHeader compile on first use, not at every muster
+// command's start.
+var dataURL = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]*={0,2}$`)
+})
 
 func images(imgs []transcript.Image) []image {
 	var out []image
@@ -173,7 +178,7 @@ func images(imgs []transcript.Image) []image {
 		if alt == "" {
 			alt = "image"
 		}
-		if dataURL.MatchString(im.DataURL) {
+		if dataURL().MatchString(im.DataURL) {
 			out = append(out, image{URL: template.URL(im.DataURL), Alt: alt})
 		} else {
 			out = append(out, image{Alt: alt, Note: "image not embedded (not an inline PNG, JPEG, GIF or WebP)"})
@@ -439,7 +444,9 @@ func todoStatus(s string) string {
 // ("Chunk ID: 4be1", "Wall time: 2.9 seconds", "Process exited with code
 // 1", "Exit code: 0", "Original token count: 12", "Process running with
 // session ID 3").
-var execHeader = regexp.MustCompile(`^(?:Chunk ID: \S+|Wall time: [0-9.]+ seconds?|Process exited with code (-?\d+)|Exit code: (-?\d+)|Original token count: \d+|Process running with session ID \d+|Total output lines: \d+)$`)
+var execHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:Chunk ID: \S+|Wall time: [0-9.]+ seconds?|Process exited with code (-?\d+)|Exit code: (-?\d+)|Original token count: \d+|Process running with session ID \d+|Total output lines: \d+)$`)
+})
 
 // unwrapExec strips Codex's wrapper from a command's output: the header
 // lines up to "Output:", keeping the exit code they report. Text that does
@@ -453,7 +460,7 @@ func unwrapExec(s string) (out, exit string) {
 		if line == "Output:" && n > 0 {
 			return after, exit
 		}
-		m := execHeader.FindStringSubmatch(line)
+		m := execHeader().FindStringSubmatch(line)
 		if m == nil {
 			break
 		}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"html/template"
+	"sync"
 
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -9,18 +10,20 @@ import (
 // pages are the UI's pages. Their data is redacted before they run (see
 // pageReply), so a template never needs to think about secrets; text is
 // shortened here, after redaction, so that no secret is cut in half first.
-var pages = template.Must(template.New("pages").Funcs(template.FuncMap{
-	"headline": transcript.Headline,
-	// clip keeps a chart's row label inside its column.
-	"clip": func(s string) string {
-		if r := []rune(s); len(r) > 38 {
-			return "…" + string(r[len(r)-37:])
-		}
-		return s
-	},
-	// The script is a constant of this package, never data.
-	"liveScript": func() template.JS { return template.JS(liveScript) },
-}).Parse(`
+// They are parsed on first use: every muster command links this package.
+var pages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("pages").Funcs(template.FuncMap{
+		"headline": transcript.Headline,
+		// clip keeps a chart's row label inside its column.
+		"clip": func(s string) string {
+			if r := []rune(s); len(r) > 38 {
+				return "…" + string(r[len(r)-37:])
+			}
+			return s
+		},
+		// The script is a constant of this package, never data.
+		"liveScript": func() template.JS { return template.JS(liveScript) },
+	}).Parse(`
 {{define "head"}}<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -133,3 +136,4 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 <p>{{.Message}}</p><p><a href="/">Back to the history</a></p>
 {{template "foot" .Version}}{{end}}
 `))
+})

@@ -624,7 +624,7 @@ func (s *Server) writePage(w http.ResponseWriter, status int, name, csp string, 
 	data["Version"] = s.o.Version
 	data["Page"] = name
 	var buf bytes.Buffer
-	if err := pages.ExecuteTemplate(&buf, name, data); err != nil {
+	if err := pages().ExecuteTemplate(&buf, name, data); err != nil {
 		s.o.Logger.Error("render page", "page", name, "err", err)
 		http.Error(w, "page could not be rendered", http.StatusInternalServerError)
 		return
