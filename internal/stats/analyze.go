@@ -27,8 +27,9 @@ import (
 
 // AnalyzerVersion changes whenever Detail's meaning or its stored format
 // does, so stored analyses are recomputed. 2: binary, with the usage log;
-// 3: a brief with the usage rolled up, and the log apart.
-const AnalyzerVersion = 3
+// 3: a brief with the usage rolled up, and the log apart; 4: the brief's
+// paths front-coded, at its end.
+const AnalyzerVersion = 4
 
 // Detail is what a full parse adds to a session summary.
 type Detail struct {

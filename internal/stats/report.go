@@ -299,32 +299,38 @@ func ComputeWith(ctx context.Context, sessions []history.Analyzed, o Options) (R
 	var all []entry // for blocks
 	fileIDs := map[string]int32{}
 	var files []FileStat
-	var ids []int32
+	var edited []fileEdit
+	var path []byte
 	for i, a := range sessions {
 		s := a.Session
 		d, analyzed := &details[i], ok[i]
 		if !analyzed {
 			r.Unanalyzed++
 		}
-		ids = ids[:0]
-		for _, fs := range d.files {
-			id, seen := fileIDs[fs.Path]
+		edited = edited[:0]
+		it := d.fileIter(path)
+		for it.next() {
+			// The lookup by string(it.path) copies nothing; only a new path
+			// becomes a string.
+			id, seen := fileIDs[string(it.path)]
 			if !seen {
 				id = int32(len(files))
-				fileIDs[fs.Path] = id
-				files = append(files, FileStat{Path: fs.Path})
+				p := string(it.path)
+				fileIDs[p] = id
+				files = append(files, FileStat{Path: p})
 			}
 			f := &files[id]
-			f.Edits += fs.Edits
-			f.Added += fs.Added
-			f.Removed += fs.Removed
-			ids = append(ids, id)
+			f.Edits += it.Edits
+			f.Added += it.Added
+			f.Removed += it.Removed
+			edited = append(edited, fileEdit{id, it.Added, it.Removed})
 		}
+		path = it.path
 		key := activityKey(i)
-		total.addActivity(s, convOf[i], d, ids, analyzed)
+		total.addActivity(s, convOf[i], d, edited, analyzed)
 		if by != ByNone && by != ByBlock {
 			g := group(key)
-			g.addActivity(s, convOf[i], d, ids, analyzed)
+			g.addActivity(s, convOf[i], d, edited, analyzed)
 			if by == BySession {
 				g.Project = project(i)
 				g.LastActivity = later(g.LastActivity, s.EndedAt, s.StartedAt)
@@ -478,8 +484,11 @@ type keySet struct {
 }
 
 func newKeySet(n int) *keySet {
+	// At most two thirds full: a few probes a key, and a table of
+	// thousands of sessions' responses is megabytes that a fresh process
+	// pays for page by page.
 	size := uint64(16)
-	for size < uint64(n)*2 {
+	for size < uint64(n)+uint64(n)/2 {
 		size <<= 1
 	}
 	return &keySet{slots: make([]uint64, size), mask: size - 1}
@@ -647,8 +656,15 @@ func modelKey(m string) string {
 // agent's instructions, not a person's, and its time is within the
 // parent's. Files of one conversation (a resumed one's several files)
 // make one session; a file of responses only counts its tokens.
-// files are the numbers of d.files.
-func (g *Group) addActivity(s transcript.Session, conv int32, d *detailView, files []int32, analyzed bool) {
+// fileEdit is one session's lines added and removed in a file, numbered
+// by ComputeWith.
+type fileEdit struct {
+	id             int32
+	added, removed int
+}
+
+// files are the session's edited files.
+func (g *Group) addActivity(s transcript.Session, conv int32, d *detailView, files []fileEdit, analyzed bool) {
 	sub := s.ParentID != ""
 	if !sub {
 		// A file without prompts or tool calls (responses only) is no
@@ -667,10 +683,10 @@ func (g *Group) addActivity(s transcript.Session, conv int32, d *detailView, fil
 		g.ToolCalls += s.ToolCallCount
 	}
 	g.ToolErrors += d.errors
-	for j, fs := range d.files {
-		g.files.add(files[j])
-		g.LinesAdded += fs.Added
-		g.LinesRemoved += fs.Removed
+	for _, f := range files {
+		g.files.add(f.id)
+		g.LinesAdded += f.added
+		g.LinesRemoved += f.removed
 	}
 	if !sub && !s.StartedAt.IsZero() && s.EndedAt.After(s.StartedAt) {
 		g.DurationMS += s.EndedAt.Sub(s.StartedAt).Milliseconds()

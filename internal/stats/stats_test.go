@@ -168,7 +168,8 @@ func TestCompute(t *testing.T) {
 
 func TestAnalysisRoundTrip(t *testing.T) {
 	d := Detail{Tools: map[string]int{"Bash": 3, "Edit": 1}, ToolErrors: 2,
-		Files: map[string]FileChange{"/a \"quoted\".go": {1, 2, 3}, "/b.go": {4, 5, 6}}}
+		Files: map[string]FileChange{"/a \"quoted\".go": {1, 2, 3}, "/b.go": {4, 5, 6}, "/src/app/main.go": {1, 1, 0},
+			"/src/app/main_test.go": {2, 0, 9}, "/src/app/m": {1, 0, 1}}}
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	log := []transcript.UsageEntry{
 		{Key: "msg_1:req_1", Time: t0, Model: "claude-sonnet-4", Usage: transcript.Usage{Input: 1, Output: 2, CacheRead: 3, CacheWrite: 4, Reasoning: 1}},
@@ -179,15 +180,15 @@ func TestAnalysisRoundTrip(t *testing.T) {
 	}
 	brief, full := encodeAnalysis(d, log, 0)
 	v, ok := decodeBrief(brief)
-	if !ok || v.errors != 2 || len(v.tools) != 2 || len(v.files) != 2 || len(v.keys) != 3*8 {
+	if !ok || v.errors != 2 || len(v.tools) != 2 || v.nfiles != 5 || len(v.keys) != 3*8 {
 		t.Fatalf("decodeBrief = %+v %v", v, ok)
 	}
 	back := Detail{Tools: map[string]int{}, ToolErrors: v.errors, Files: map[string]FileChange{}}
 	for _, tc := range v.tools {
 		back.Tools[tc.name] = tc.n
 	}
-	for _, fs := range v.files {
-		back.Files[fs.Path] = fs.FileChange
+	for it := v.fileIter(nil); it.next(); {
+		back.Files[string(it.path)] = it.FileChange
 	}
 	if diff := cmp.Diff(d, back); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
@@ -253,6 +254,17 @@ func FuzzDecodeBrief(f *testing.F) {
 		b, okB := decodeBrief(raw)
 		if okA != okB || !cmp.Equal(a, b, cmp.AllowUnexported(detailView{}, toolCount{}, entry{})) {
 			t.Fatal("decodeBrief is not deterministic")
+		}
+		if okA {
+			// Accepted files can be read to the end.
+			it := a.fileIter(nil)
+			n := 0
+			for it.next() {
+				n++
+			}
+			if n != a.nfiles {
+				t.Fatalf("read %d of %d files", n, a.nfiles)
+			}
 		}
 		var d detailView
 		decodeFull(&d, raw)
