@@ -3,6 +3,7 @@ package daemon
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -198,4 +199,44 @@ func TestAttachKeepsAFileThatIsNoTerminal(t *testing.T) {
 		t.Fatal("a pipe was taken for a terminal")
 	}
 	nextFrame(t, a, proto.FrameSnapshot)
+}
+
+// TestPassedFilesAreNotKept: descriptors a client passes with requests
+// that take none, many at once, are closed: the daemon holds no file of a
+// client's after the connection ends.
+func TestPassedFilesAreNotKept(t *testing.T) {
+	d := startDaemon(t)
+	count := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc here")
+		}
+		return len(ents)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	c := d.dial()
+	c.sessions()
+	before := count()
+	fds := []int{int(r.Fd()), int(w.Fd()), int(r.Fd()), int(w.Fd()), int(r.Fd()), int(w.Fd()), int(r.Fd()), int(w.Fd())}
+	for range 3 {
+		b, _ := json.Marshal(map[string]any{"op": proto.OpList})
+		if _, _, err := c.c.(*net.UnixConn).WriteMsgUnix(append(b, '\n'), syscall.UnixRights(fds...), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.br.ReadBytes('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(); n > before+1 {
+		t.Errorf("with the connection open the daemon holds %d descriptors more; want at most the one a request may take", n-before)
+	}
+	// Both ends of the connection go with it, and so does the one kept.
+	c.c.Close()
+	poll.Wait(t, 20*time.Second, func() bool { return count() <= before-2 },
+		func() string { return fmt.Sprintf("the descriptors to be closed with the connection: %d, before %d", count(), before) })
 }
