@@ -238,5 +238,7 @@ func TestPassedFilesAreNotKept(t *testing.T) {
 	// Both ends of the connection go with it, and so does the one kept.
 	c.c.Close()
 	poll.Wait(t, 20*time.Second, func() bool { return count() <= before-2 },
-		func() string { return fmt.Sprintf("the descriptors to be closed with the connection: %d, before %d", count(), before) })
+		func() string {
+			return fmt.Sprintf("the descriptors to be closed with the connection: %d, before %d", count(), before)
+		})
 }
