@@ -305,11 +305,9 @@ func attachPTY(kind, name string) (*os.File, *exec.Cmd) {
 	var cmd *exec.Cmd
 	switch kind {
 	case "relay":
-		return relayAttachPTY(name)
-	case "direct":
-		return directAttachPTY(name)
-	case "epoll":
-		return epollAttachPTY(name)
+		return selfPTY("relay-client", name)
+	case "direct", "epoll":
+		return selfPTY(kind+"-server", name)
 	}
 	if kind == "muster" {
 		cmd = exec.Command(*muster, "attach", name)

@@ -201,31 +201,12 @@ func timeRelaySocket(payload string) time.Duration {
 	return time.Since(start)
 }
 
-// directAttachPTY starts the direct server of command in a 200x50 PTY.
-func directAttachPTY(command string) (*os.File, *exec.Cmd) {
+// selfPTY starts corebench itself as one of its anchors (role, with arg)
+// in a 200x50 PTY: the relay's client, the direct or the epoll server.
+func selfPTY(role, arg string) (*os.File, *exec.Cmd) {
 	self, err := os.Executable()
 	must(err)
-	cmd := exec.Command(self, "direct-server", command)
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 200, Rows: 50})
-	must(err)
-	return f, cmd
-}
-
-// epollAttachPTY starts the epoll server of command in a 200x50 PTY.
-func epollAttachPTY(command string) (*os.File, *exec.Cmd) {
-	self, err := os.Executable()
-	must(err)
-	cmd := exec.Command(self, "epoll-server", command)
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 200, Rows: 50})
-	must(err)
-	return f, cmd
-}
-
-// relayAttachPTY starts the relay's client in a 200x50 PTY.
-func relayAttachPTY(sock string) (*os.File, *exec.Cmd) {
-	self, err := os.Executable()
-	must(err)
-	cmd := exec.Command(self, "relay-client", sock)
+	cmd := exec.Command(self, role, arg)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 200, Rows: 50})
 	must(err)
 	return f, cmd
