@@ -12,11 +12,12 @@ import (
 	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
+
+	"github.com/musterhq/muster/internal/replay/gfm"
 )
 
 // Bounds on highlighting: a lexer's cost grows with its input, and a
@@ -44,8 +45,8 @@ type markdown struct {
 func newMarkdown() *markdown {
 	m := &markdown{budget: maxHighlightPageBytes}
 	m.md = goldmark.New(
-		goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList,
-			extension.NewLinkify(extension.WithLinkifyAllowedProtocols([]string{"http:", "https:", "mailto:"}))),
+		goldmark.WithExtensions(gfm.Table, gfm.Strikethrough, gfm.TaskList,
+			gfm.NewLinkify(gfm.WithLinkifyAllowedProtocols([]string{"http:", "https:", "mailto:"}))),
 		goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(linkChecker{}, 100))),
 		goldmark.WithRendererOptions(
 			renderer.WithNodeRenderers(util.Prioritized(&codeRenderer{m: m}, 100)),
