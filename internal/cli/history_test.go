@@ -240,6 +240,42 @@ func TestStatsCommand(t *testing.T) {
 	}
 }
 
+// TestStatsSeesChangedTranscripts: stats lists sessions while the refresh
+// runs; when the refresh writes (a transcript grew, one appeared, one
+// vanished), the report is of what it wrote.
+func TestStatsSeesChangedTranscripts(t *testing.T) {
+	e := newCLIEnv(t)
+	total := func() stats.Group {
+		t.Helper()
+		code, out, errOut := e.run("stats", "--json", "--provider", "claude")
+		var r stats.Report
+		if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+			t.Fatalf("stats: %d %s %s", code, out, errOut)
+		}
+		return r.Total
+	}
+	if tot := total(); tot.Sessions != 3 || tot.Prompts != 4 {
+		t.Fatalf("first run: %+v", tot)
+	}
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	grown := filepath.Join(e.dir, "-src-app", "aaaaaaaa-0000-4000-8000-000000000001.jsonl")
+	if err := os.WriteFile(grown, []byte(claudeLines("aaaaaaaa-0000-4000-8000-000000000001", "/src/app", t0, 5, false)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if tot := total(); tot.Sessions != 3 || tot.Prompts != 7 {
+		t.Errorf("after a transcript grew: %+v", tot)
+	}
+	if err := os.Remove(filepath.Join(e.dir, "-src-web", "cccccccc-0000-4000-8000-000000000003.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if tot := total(); tot.Sessions != 2 || tot.Prompts != 6 {
+		t.Errorf("after a transcript vanished: %+v", tot)
+	}
+	if tot := total(); tot.Sessions != 2 || tot.Prompts != 6 {
+		t.Errorf("warm: %+v", tot)
+	}
+}
+
 func TestReplayCommand(t *testing.T) {
 	e := newCLIEnv(t)
 	code, _, errOut := e.run("replay", "cccc", "-o", "r.html")
