@@ -26,7 +26,9 @@
 # lands elsewhere the line says so. A model neither knows must come out
 # unpriced. Any mismatch exits 1 after the report. It prints the ratios, the
 # peak RSS of each, the p50 of the searches (whole process: start, index
-# check, query) and the size of the index against the transcripts'.
+# check, query) and the size of the index against the transcripts'. Each
+# time is the best of REPEAT runs (default 3); muster and ccusage take
+# turns, run for run, in the warm comparisons.
 # Needs go, node and npm. Nothing outside the temp dir is touched.
 set -euo pipefail
 
@@ -104,22 +106,33 @@ mkdir -p "$HOME"
 export TZ=${TZ:-Asia/Kolkata}
 
 # best WALL CPU RSS(KB) of $repeat runs: best_of OUTFILE SETUP CMD...; SETUP
-# runs untimed before each run (to empty the index for cold runs).
+# runs untimed before each run (to empty the index for cold runs). The wall
+# time is the shell's, to the microsecond (time's %e counts hundredths, a
+# tenth of a warm muster run); CPU and peak RSS are time's.
 repeat=${REPEAT:-3}
 best_of() {
 	local out=$1 setup=$2
 	shift 2
-	local best="" i
+	local best="" i start end wall
 	for ((i = 0; i < repeat; i++)); do
 		eval "$setup"
-		/usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >"$out"
-		read -r wall user sys rss <"$work/time"
+		start=$EPOCHREALTIME
+		/usr/bin/time -f "%U %S %M" -o "$work/time" "$@" >"$out"
+		end=$EPOCHREALTIME
+		wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f", b - a }')
+		read -r user sys rss <"$work/time"
 		cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
-		if [[ -z "$best" ]] || awk -v a="$wall" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
-			best="$wall $cpu $rss"
-		fi
+		best=$(better "$best" "$wall $cpu $rss")
 	done
 	echo "$best"
+}
+# better A B: the one of two best_of results with the lower wall time.
+better() {
+	if [[ -z "$1" ]] || awk -v a="${2%% *}" -v b="${1%% *}" 'BEGIN { exit !(a < b) }'; then
+		echo "$2"
+	else
+		echo "$1"
+	fi
 }
 command -v /usr/bin/time >/dev/null || { echo "bench/history.sh: /usr/bin/time is required (Debian package time)" >&2; exit 1; }
 
@@ -129,11 +142,16 @@ cold=$(best_of "$work/muster-cold.json" 'n=$((n+1)); export MUSTER_HOME="$work/m
 # subshell, so the cold runs' MUSTER_HOME does not reach here).
 export MUSTER_HOME="$work/muster-home-warm"
 "$work/muster" stats --json --provider claude >/dev/null
-warm=$(best_of "$work/muster-warm.json" '' "$work/muster" stats --json --provider claude --by day)
-mblocks=$(best_of "$work/muster-blocks.json" '' "$work/muster" stats --json --provider claude --by block)
+# The warm comparisons take turns, one run of each tool a round, so that
+# a change in the machine's load (it is shared) falls on both alike.
+warm="" mblocks="" cc="" ccblocks=""
+for ((round = 0; round < repeat; round++)); do
+	warm=$(better "$warm" "$(repeat=1 best_of "$work/muster-warm.json" '' "$work/muster" stats --json --provider claude --by day)")
+	cc=$(better "$cc" "$(repeat=1 best_of "$work/ccusage.json" '' "$ccusage" daily --json --offline -z "$TZ")")
+	mblocks=$(better "$mblocks" "$(repeat=1 best_of "$work/muster-blocks.json" '' "$work/muster" stats --json --provider claude --by block)")
+	ccblocks=$(better "$ccblocks" "$(repeat=1 best_of "$work/ccusage-blocks.json" '' "$ccusage" blocks --json --offline -z "$TZ")")
+done
 hist=$(best_of /dev/null '' "$work/muster" history --json --provider claude --limit 0)
-cc=$(best_of "$work/ccusage.json" '' "$ccusage" daily --json --offline -z "$TZ")
-ccblocks=$(best_of "$work/ccusage-blocks.json" '' "$ccusage" blocks --json --offline -z "$TZ")
 # Full-text queries: a common phrase, a word said once per session, an id
 # fragment, a tool input path, a rare word.
 searches=""
