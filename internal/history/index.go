@@ -30,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/musterhq/muster/internal/store"
@@ -47,7 +48,14 @@ type Index struct {
 	// noText skips the full-text rows (and so the full parse) for
 	// benchmarks that compare cold indexing with and without them.
 	noText bool
+	// changes counts the refreshes that wrote or removed sessions.
+	changes atomic.Uint64
 }
+
+// Changes counts the refreshes of x that wrote or removed sessions (not
+// those that found every file as indexed). A caller that listed sessions
+// while a refresh ran lists them again when the count moved.
+func (x *Index) Changes() uint64 { return x.changes.Load() }
 
 // parsersRevision counts changes to what the parsers read from a file
 // (bump it with any change to a provider's Parse or to what the index
@@ -508,6 +516,9 @@ func (x *Index) write(ctx context.Context, results <-chan result, gone []string,
 				return fail(fmt.Errorf("write history index: %w", err))
 			}
 		}
+	}
+	if st.Parsed > 0 || st.Removed > 0 {
+		x.changes.Add(1)
 	}
 	return commit()
 }

@@ -40,6 +40,9 @@ func TestRefresh(t *testing.T) {
 	if st.Parsed != 40 || st.Files != 40 || src.parses.Load() != 40 || src.fullParses.Load() != 40 {
 		t.Fatalf("cold refresh: %+v, parses %d full %d", st, src.parses.Load(), src.fullParses.Load())
 	}
+	if x.Changes() != 1 {
+		t.Errorf("Changes after a refresh that wrote = %d, want 1", x.Changes())
+	}
 
 	// Warm: nothing parsed.
 	st, err = x.Refresh(ctx, srcs, transcript.Env{}, RefreshOptions{})
@@ -48,6 +51,9 @@ func TestRefresh(t *testing.T) {
 	}
 	if st.Parsed != 0 || st.Unchanged != 40 || src.parses.Load() != 40 {
 		t.Fatalf("warm refresh: %+v, parses %d", st, src.parses.Load())
+	}
+	if x.Changes() != 1 {
+		t.Errorf("Changes after a refresh that wrote nothing = %d, want 1", x.Changes())
 	}
 
 	// A changed file (same size, new mtime) is parsed again, alone.
@@ -74,6 +80,9 @@ func TestRefresh(t *testing.T) {
 	slices.Sort(src.parsed)
 	if st.Parsed != 2 || st.Removed != 1 || st.Unchanged != 37 || !slices.Equal(src.parsed, []string{changed, grown}) {
 		t.Fatalf("refresh after changes: %+v, parsed %v", st, src.parsed)
+	}
+	if x.Changes() != 2 {
+		t.Errorf("Changes after a refresh that wrote = %d, want 2", x.Changes())
 	}
 	all, err := x.List(ctx, Query{})
 	if err != nil {
