@@ -420,7 +420,28 @@ func dedupe(ctx context.Context, sessions []history.Analyzed, details []detailVi
 		sa, sb := sessions[a].Session, sessions[b].Session
 		return cmp.Or(sa.StartedAt.Compare(sb.StartedAt), cmp.Compare(sa.Path, sb.Path))
 	})
-	seen := newKeySet(n)
+	// A key can repeat only if its bit in a filter of a bit or so a byte
+	// of keys was set by the time it came; only those keys go in the exact
+	// sets that tell, in order of start, an original from its repeats. An
+	// exact set of every key (a megabyte for a thousand sessions, read and
+	// written at random) was most of this function in a fresh process.
+	filter := newBitFilter(n)
+	var maybe []uint64
+	for i := range sessions {
+		if !ok[i] {
+			continue
+		}
+		for k := details[i].keys; len(k) >= 8; k = k[8:] {
+			if key := binary.LittleEndian.Uint64(k); filter.testAndSet(key) {
+				maybe = append(maybe, key)
+			}
+		}
+	}
+	repeated := newKeySet(len(maybe))
+	for _, key := range maybe {
+		repeated.add(key)
+	}
+	seen := newKeySet(len(maybe))
 	dups := 0
 	var logs []*history.Analyzed
 	useLog := make([]bool, len(sessions))
@@ -432,7 +453,7 @@ func dedupe(ctx context.Context, sessions []history.Analyzed, details []detailVi
 			continue
 		}
 		for k := d.keys; len(k) >= 8; k = k[8:] {
-			if key := binary.LittleEndian.Uint64(k); !seen.add(key) {
+			if key := binary.LittleEndian.Uint64(k); repeated.has(key) && !seen.add(key) {
 				dups++
 				if drop[i] == nil {
 					drop[i] = map[uint64]bool{}
@@ -492,6 +513,43 @@ func newKeySet(n int) *keySet {
 		size <<= 1
 	}
 	return &keySet{slots: make([]uint64, size), mask: size - 1}
+}
+
+// has reports whether k (not 0) is in s.
+func (s *keySet) has(k uint64) bool {
+	for i := (k * 0x9e3779b97f4a7c15) >> 32 & s.mask; ; i = (i + 1) & s.mask {
+		switch s.slots[i] {
+		case 0:
+			return false
+		case k:
+			return true
+		}
+	}
+}
+
+// bitFilter is a bit for each of a power of two of hash buckets.
+type bitFilter struct {
+	words []uint64
+	shift uint
+}
+
+// newBitFilter holds n keys in at least 8n bits: at most one key in eight
+// finds its bit set by another.
+func newBitFilter(n int) *bitFilter {
+	bits := uint(6)
+	for uint64(1)<<bits < uint64(n)*8 {
+		bits++
+	}
+	return &bitFilter{words: make([]uint64, 1<<(bits-6)), shift: 64 - bits}
+}
+
+// testAndSet sets k's bit and reports whether it was set already.
+func (f *bitFilter) testAndSet(k uint64) bool {
+	b := (k * 0x9e3779b97f4a7c15) >> f.shift
+	w, bit := &f.words[b>>6], uint64(1)<<(b&63)
+	was := *w&bit != 0
+	*w |= bit
+	return was
 }
 
 // add inserts k (not 0) and reports whether it was new. The keys are

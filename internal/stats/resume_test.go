@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,4 +197,59 @@ func dump(files map[string]string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestRepeatsAcrossManySessions: with thousands of responses, most of them
+// repeated by other files in a random order of starts, each response
+// counts once, in the earliest-starting session that holds it, whatever
+// the filter that screens keys for repeats lets through.
+func TestRepeatsAcrossManySessions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	const pool = 3000
+	usage := func(k int) transcript.Usage { return transcript.Usage{Input: int64(k + 1), Output: 1} }
+	var sessions []history.Analyzed
+	for s := range 200 {
+		start := t0.Add(time.Duration(rng.IntN(100000)) * time.Second)
+		var log []transcript.UsageEntry
+		seen := map[int]bool{}
+		for range 60 {
+			k := rng.IntN(pool)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			log = append(log, transcript.UsageEntry{Key: fmt.Sprintf("msg_%d:req_%d", k, k), Time: start, Model: "claude-sonnet-4-20250514", Usage: usage(k)})
+		}
+		sessions = append(sessions, analyzedLog(transcript.Session{Provider: "claude", ID: fmt.Sprintf("s%d", s), PromptCount: 1,
+			StartedAt: start, Path: fmt.Sprintf("/p/%03d.jsonl", s)}, Detail{}, log))
+	}
+	// By hand: in order of start, a key seen before is a repeat.
+	order := slices.Clone(sessions)
+	slices.SortStableFunc(order, func(a, b history.Analyzed) int { return a.Session.StartedAt.Compare(b.Session.StartedAt) })
+	counted := map[string]bool{}
+	var want transcript.Usage
+	dups := 0
+	for _, a := range order {
+		var d detailView
+		if !decodeFull(&d, a.Full) {
+			t.Fatal("full analysis unreadable")
+		}
+		for _, e := range d.entries {
+			k := fmt.Sprint(e.key)
+			if counted[k] {
+				dups++
+				continue
+			}
+			counted[k] = true
+			want.Add(e.u)
+		}
+	}
+	r, err := Compute(t.Context(), sessions, ByNone, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Duplicates != dups || dups == 0 || r.Total.Tokens.Input != want.Input || r.Total.Tokens.Output != want.Output {
+		t.Errorf("duplicates %d, tokens %+v; want %d duplicates, input %d, output %d", r.Duplicates, r.Total.Tokens, dups, want.Input, want.Output)
+	}
 }
