@@ -211,11 +211,25 @@ func TestAttachResizeReachesProgram(t *testing.T) {
 	c.detach()
 }
 
+// TestTwoClientsAndLeaderSize runs with both clients' terminals held by
+// the daemon, and with the second one relaying its pane itself
+// (MUSTER_ATTACH_DIRECT=0), as a client in another kind of terminal does.
 func TestTwoClientsAndLeaderSize(t *testing.T) {
+	for _, mixed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "direct", true: "direct-and-relay"}[mixed], func(t *testing.T) {
+			testTwoClientsAndLeaderSize(t, mixed)
+		})
+	}
+}
+
+func testTwoClientsAndLeaderSize(t *testing.T, mixed bool) {
 	e := newEnv(t)
 	e.must("new", "--name", "two", "--detach", "--cmd", "bash --norc --noprofile")
 	a := e.attach("two", 100, 30, true)
 	a.waitScreen("#")
+	if mixed {
+		e.vars = append(e.vars, "MUSTER_ATTACH_DIRECT=0")
+	}
 	b := e.attach("two", 70, 20, true)
 	b.waitScreen("#")
 	// Both see what either types; the last one to type sets the size.
