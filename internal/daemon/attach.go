@@ -81,10 +81,13 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 	client := p.Attach(a.Cols, a.Rows, a.ReadOnly)
 	defer client.Detach()
 	input := func(b []byte) {
+		// The user's keys are evidence for the run state, observed before
+		// the agent can react to them (see send).
+		if !a.ReadOnly {
+			d.native.Input(surfaceID, b)
+		}
 		if err := client.Input(b); err != nil {
 			d.logger.Debug("attach input", "err", err)
-		} else {
-			d.native.Input(surfaceID, b) // the user's keys: evidence for the run state
 		}
 	}
 	// Frames go both ways with raw system calls (rawio): a keystroke and

@@ -964,10 +964,14 @@ func (d *Daemon) send(ctx context.Context, peer func() panepeer.Where, a proto.S
 		}, a.Text)
 	}
 	if a.Text != "" {
+		// The key is evidence before the agent can answer it: observed
+		// after the write, an agent's fast reaction (its working status)
+		// could be fused first, and the key's answer then looked
+		// unconfirmed.
+		d.native.Input(surfaceID, []byte(a.Text))
 		if err := p.Write([]byte(a.Text)); err != nil {
 			return proto.Errorf(proto.CodeExited, "session %q: %v", s.rec.Name, err)
 		}
-		d.native.Input(surfaceID, []byte(a.Text))
 	}
 	if a.Enter {
 		if a.Text != "" {
@@ -985,10 +989,10 @@ func (d *Daemon) send(ctx context.Context, peer func() panepeer.Where, a proto.S
 				return err
 			}
 		}
+		d.native.Input(surfaceID, []byte("\r"))
 		if err := p.Write([]byte("\r")); err != nil {
 			return proto.Errorf(proto.CodeExited, "session %q: %v", s.rec.Name, err)
 		}
-		d.native.Input(surfaceID, []byte("\r"))
 	}
 	return nil
 }
