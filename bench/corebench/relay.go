@@ -82,13 +82,19 @@ func directServer(command string) error {
 	if err != nil {
 		return err
 	}
+	return rawCopy(ptmx)
+}
+
+// rawCopy puts the terminal in raw mode and copies it to rw and back until
+// rw ends.
+func rawCopy(rw io.ReadWriter) error {
 	st, err := term.MakeRaw(int(os.Stdin.Fd()))
 	if err != nil {
 		return err
 	}
 	defer term.Restore(int(os.Stdin.Fd()), st)
-	go io.Copy(ptmx, os.Stdin)
-	io.Copy(os.Stdout, ptmx)
+	go io.Copy(rw, os.Stdin)
+	io.Copy(os.Stdout, rw)
 	return nil
 }
 
@@ -154,14 +160,7 @@ func relayClient(sock string) error {
 	if err != nil {
 		return err
 	}
-	st, err := term.MakeRaw(int(os.Stdin.Fd()))
-	if err != nil {
-		return err
-	}
-	defer term.Restore(int(os.Stdin.Fd()), st)
-	go io.Copy(conn, os.Stdin)
-	io.Copy(os.Stdout, conn)
-	return nil
+	return rawCopy(conn)
 }
 
 // startRelay starts a relay server for command and waits until it listens.

@@ -127,13 +127,19 @@ func (t *heldTerminal) release() {
 	t.f.SetReadDeadline(time.Now())
 	t.mu.Lock()
 	reading := t.reading
-	if t.on {
-		t.on = false
-		t.socket[t.c.SetDirect(t.socketDirect, true)] = true
-	}
+	t.toSocketLocked()
 	t.mu.Unlock()
 	if reading != nil {
 		<-reading
+	}
+}
+
+// toSocketLocked turns the pane's output back to the socket, if the
+// terminal had it; t.mu is held.
+func (t *heldTerminal) toSocketLocked() {
+	if t.on {
+		t.on = false
+		t.socket[t.c.SetDirect(t.socketDirect, true)] = true
 	}
 }
 
@@ -142,10 +148,7 @@ func (t *heldTerminal) release() {
 func (t *heldTerminal) hand(reason string, rest []byte, wheels []attachterm.Wheel) {
 	t.f.SetWriteDeadline(time.Now())
 	t.mu.Lock()
-	if t.on {
-		t.on = false
-		t.socket[t.c.SetDirect(t.socketDirect, true)] = true
-	}
+	t.toSocketLocked()
 	t.mu.Unlock()
 	hb := proto.Handback{Reason: reason, Rest: rest, MouseOwned: t.keys.Mouse.Owned()}
 	for _, w := range wheels {
