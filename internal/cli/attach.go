@@ -183,8 +183,20 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	if err != nil {
 		return fmt.Errorf("put terminal in raw mode: %w", err)
 	}
-	out, closeOut := terminalOut(f.IO.Out)
-	defer closeOut()
+	// The daemon writes the pane to the user's terminal and reads its
+	// keys itself when this client passes it (heldTerminal in the daemon):
+	// this process is then out of the way of every key and its echo.
+	tty := passTerminal()
+	// A descriptor of this process's poller on the terminal wakes it on
+	// every key and every echo, even unread: with the daemon holding the
+	// terminal, that was a wake of this process per keystroke, competing
+	// for the CPU the echo needed. Then it writes the plain stdout, which
+	// no poller watches, and opens a polled one only to relay.
+	out, closeOut := f.IO.Out, func() {}
+	if tty == nil {
+		out, closeOut = terminalOut(f.IO.Out)
+	}
+	defer func() { closeOut() }()
 	pane := &gatedWriter{w: out}
 	entered := false
 	restore := sync.OnceFunc(func() {
@@ -205,10 +217,6 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 			hint = "attached to " + termtext.Line(o.Name) + "; detach with " + key.Name + " (it keeps running)"
 		}
 	}
-	// The daemon writes the pane to the user's terminal and reads its
-	// keys itself when this client passes it (heldTerminal in the daemon):
-	// this process is then out of the way of every key and its echo.
-	tty := passTerminal()
 	if tty != nil {
 		defer tty.Close()
 		args.Terminal, args.DetachKey, args.Mouse, args.Hint = true, key.Name, mouseOn && !nested, hint
@@ -226,6 +234,10 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	}
 	if tty != nil {
 		tty.Close()
+		if !res.Direct {
+			out, closeOut = terminalOut(f.IO.Out)
+			pane.w = out
+		}
 	}
 	var direct atomic.Bool
 	direct.Store(res.Direct)
@@ -331,13 +343,15 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	}()
 
 	// A cancelable reader, so that no goroutine is left blocked on stdin
-	// (swallowing the next key) after the pane exits under us.
-	stdin, err := openKeys(os.Stdin)
-	if err != nil {
-		return fmt.Errorf("read the terminal: %w", err)
+	// (swallowing the next key) after the pane exits under us. While the
+	// daemon holds the terminal, none is open (see tty above).
+	keys := &keyReader{}
+	defer keys.stop()
+	if !res.Direct {
+		if _, err := keys.open(); err != nil {
+			return fmt.Errorf("read the terminal: %w", err)
+		}
 	}
-	defer stdin.Close()
-	defer stdin.Cancel()
 	var cm *copyMode
 	startCopy := func() {
 		copying.Store(true)
@@ -424,6 +438,16 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 				}
 			}
 		}
+		stdin, err := keys.open()
+		if errors.Is(err, cancelreader.ErrCanceled) {
+			return
+		}
+		if err != nil {
+			detaching.Store(true)
+			send(proto.FrameDetach, nil)
+			done <- outcome{err: fmt.Errorf("read the terminal: %w", err)}
+			return
+		}
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := stdin.Read(buf)
@@ -500,6 +524,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 				select {
 				case hb := <-handback:
 					readKeys(&hb)
+					keys.park()
 				case <-ctx.Done():
 					return
 				}
@@ -603,4 +628,52 @@ func nestedDetachKey(outer string) string {
 		return `ctrl-\`
 	}
 	return "ctrl-]"
+}
+
+// keyReader is the attach client's reader of the user's keys, open only
+// while the client has the terminal.
+type keyReader struct {
+	mu      sync.Mutex
+	r       cancelreader.CancelReader
+	stopped bool
+}
+
+// open returns the reader, opening it if it is not open.
+func (k *keyReader) open() (cancelreader.CancelReader, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.stopped {
+		return nil, cancelreader.ErrCanceled
+	}
+	if k.r == nil {
+		r, err := openKeys(os.Stdin)
+		if err != nil {
+			return nil, err
+		}
+		k.r = r
+	}
+	return k.r, nil
+}
+
+// park closes the reader when the daemon takes the terminal back; its
+// reader has returned.
+func (k *keyReader) park() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.r != nil {
+		k.r.Close()
+		k.r = nil
+	}
+}
+
+// stop ends a read in progress and every later open.
+func (k *keyReader) stop() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.stopped = true
+	if k.r != nil {
+		k.r.Cancel()
+		k.r.Close()
+		k.r = nil
+	}
 }
