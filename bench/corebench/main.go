@@ -233,14 +233,19 @@ func openGate(fifo string) time.Time {
 }
 
 // timeMusterSocket attaches one client speaking the protocol directly.
+// socketRuns names each run's session anew.
+var socketRuns int
+
 func timeMusterSocket(payload string) time.Duration {
 	fifo := newFifo()
-	run("new", "--name", "tp", "--detach", "--cmd", gatedCmd(payload, fifo))
+	socketRuns++
+	name := fmt.Sprintf("tp%d", socketRuns)
+	run("new", "--name", name, "--detach", "--cmd", gatedCmd(payload, fifo))
 	conn, err := net.Dial("unix", filepath.Join(os.Getenv("MUSTER_HOME"), "run", "control.sock"))
 	must(err)
 	defer conn.Close()
 	hello, _ := json.Marshal(proto.Request{Op: proto.OpHello, Args: json.RawMessage(fmt.Sprintf(`{"protocol":%d,"version":"corebench"}`, proto.ControlVersion))})
-	req, _ := json.Marshal(proto.Request{Op: proto.OpAttach, Args: json.RawMessage(`{"name":"tp","cols":200,"rows":50}`)})
+	req, _ := json.Marshal(proto.Request{Op: proto.OpAttach, Args: json.RawMessage(`{"name":"` + name + `","cols":200,"rows":50}`)})
 	conn.Write(append(append(append(hello, '\n'), req...), '\n'))
 	br := bufio.NewReaderSize(conn, 1<<20)
 	for range 2 { // hello's response, then attach's
@@ -265,7 +270,7 @@ func timeMusterSocket(payload string) time.Duration {
 		}
 	}
 	d := time.Since(start)
-	run("kill", "tp")
+	run("kill", name)
 	return d
 }
 
