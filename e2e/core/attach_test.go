@@ -361,3 +361,35 @@ func TestFirstAttachShowsDetachHintOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedAttachLeavesTheTerminal: an attach the daemon refuses (no
+// such session) says why and never switches the user's screen, not even
+// for a moment, whichever side would have held the terminal.
+func TestRefusedAttachLeavesTheTerminal(t *testing.T) {
+	bothAttachModes(t, testRefusedAttachLeavesTheTerminal)
+}
+
+func testRefusedAttachLeavesTheTerminal(t *testing.T, e *env) {
+	e.must("new", "--name", "here", "--detach", "--cmd", "bash --norc --noprofile")
+	c := e.attach("nowhere", 80, 24, true)
+	exited := make(chan error, 1)
+	go func() { exited <- c.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err == nil {
+			t.Fatal("attach to a missing session succeeded")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("attach to a missing session did not exit")
+	}
+	<-c.done
+	c.mu.Lock()
+	raw := c.raw.String()
+	c.mu.Unlock()
+	if !strings.Contains(raw, "nowhere") {
+		t.Errorf("the refusal does not name the session:\n%q", raw)
+	}
+	if strings.Contains(raw, "\x1b[?1049h") || strings.Contains(raw, "\x1b[22;0t") {
+		t.Errorf("a refused attach switched the user's screen:\n%q", raw)
+	}
+}

@@ -5,6 +5,12 @@ import (
 	"strings"
 )
 
+// Enter pushes the user's window title (CSI 22 t) and switches the user's
+// terminal to its alternate screen, as tmux does, so that detaching brings
+// the user's own screen back untouched. The attached side writes it once,
+// before any pane output.
+const Enter = "\x1b[22;0t\x1b[?1049h\x1b[H\x1b[2J"
+
 // Filter keeps pane output on the user's alternate screen. Attach puts
 // the user's terminal on its alternate screen for the whole attachment, so
 // a pane program switching screens (CSI ?1049/?1047/?47 h and l) must not

@@ -78,16 +78,11 @@ func newAttachCmd(f *Factory) *cobra.Command {
 // copyModeLines is the most history copy mode asks the daemon for.
 const copyModeLines = 100000
 
-// enterSequence pushes the user's window title (CSI 22 t) and switches the
-// user's terminal to its alternate screen, as tmux does, so that detaching
-// brings the user's own screen back untouched.
-const enterSequence = "\x1b[22;0t\x1b[?1049h\x1b[H\x1b[2J"
-
 // restoreSequence undoes every mode a program may have left on the client
 // terminal, so that detaching returns a usable shell. It opens with CAN,
 // which abandons an escape sequence that pane output left half written,
 // and ends by leaving the alternate screen and popping the title that
-// enterSequence pushed (CSI 23 t).
+// attachterm.Enter pushed (CSI 23 t).
 const restoreSequence = "\x18\x1b[r\x1b[0m\x1b[?25h\x1b[0 q" +
 	"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?9l" +
 	"\x1b[?2004l\x1b[?1004l\x1b[?1l\x1b>\x1b[<99u\x1b[>4;0m\x1b[?1049l\x1b[23;0t"
@@ -223,13 +218,13 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		if len(copyKey.Sequences) > 0 {
 			args.CopyKey = copyKey.Name
 		}
-		// The daemon may write as soon as it answers: the user's screen
-		// is put away first.
-		io.WriteString(out, enterSequence)
-		entered = true
 	}
 	var res proto.AttachResult
 	if err := c.CallPassing(ctx, proto.OpAttach, args, &res, tty); err != nil {
+		// A refusal comes before the daemon writes anything; a lost
+		// answer may come after it put the user's screen away.
+		var refused *proto.Error
+		entered = tty != nil && !errors.As(err, &refused)
 		return err
 	}
 	if tty != nil {
@@ -241,10 +236,12 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	}
 	var direct atomic.Bool
 	direct.Store(res.Direct)
-	if !entered {
-		io.WriteString(out, enterSequence)
-		entered = true
+	// A daemon that holds the terminal put the user's screen away itself,
+	// before it answered: then a refused attach never flashes it.
+	if !res.Direct {
+		io.WriteString(out, attachterm.Enter)
 	}
+	entered = true
 	if !res.Direct {
 		io.WriteString(out, mouse.Start())
 	}

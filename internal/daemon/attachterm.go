@@ -85,16 +85,16 @@ func holdTerminal(fd int, a proto.AttachArgs) (*heldTerminal, error) {
 	mouse := attachterm.NewMouse(a.Mouse)
 	t.filter.Mouse = mouse
 	t.keys = attachterm.Keys{Detach: detach, Copy: cp, Mouse: mouse}
-	if start := mouse.Start(); start != "" {
-		// A terminal that does not read (XOFF) fails the attach instead
-		// of holding it.
-		pf.SetWriteDeadline(time.Now().Add(5 * time.Second))
-		_, err := rawio.Write(rc, []byte(start))
-		pf.SetWriteDeadline(time.Time{})
-		if err != nil {
-			pf.Close()
-			return nil, err
-		}
+	// The user's screen is put away here, after every check and before
+	// the client hears of success, so that a refused attach leaves the
+	// terminal untouched. A terminal that does not read (XOFF) fails the
+	// attach instead of holding it.
+	pf.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_, err = rawio.Write(rc, []byte(attachterm.Enter+mouse.Start()))
+	pf.SetWriteDeadline(time.Time{})
+	if err != nil {
+		pf.Close()
+		return nil, err
 	}
 	return t, nil
 }
