@@ -36,7 +36,7 @@ var (
 	panes    = flag.Int("panes", 50, "idle panes")
 	rssPanes = flag.Int("rss-panes", 10, "panes for the RSS test")
 	rounds   = flag.Int("rounds", 3, "alternating rounds of the throughput test")
-	kindsF   = flag.String("kinds", "muster,tmux,relay,direct,epoll", "which kinds the latency test times")
+	kindsF   = flag.String("kinds", "muster,tmux,relay,direct,epoll,cepoll", "which kinds the latency test times (cepoll: when a C compiler is there)")
 	phases   = flag.String("phases", "throughput,latency,rss,idle", "which measurements to run (socket: throughput's raw PTY and socket clients only)")
 )
 
@@ -104,7 +104,12 @@ func main() {
 	if phase("latency") {
 		// The kinds take turns, a round of keys each, so that a change of
 		// load on a shared machine falls on all of them alike.
-		kinds := strings.Split(*kindsF, ",")
+		var kinds []string
+		for _, k := range strings.Split(*kindsF, ",") {
+			if k != "cepoll" || cepollBin() != "" {
+				kinds = append(kinds, k)
+			}
+		}
 		lat := map[string][]time.Duration{}
 		const rounds = 5
 		for r := 0; r < rounds; r++ {
@@ -127,7 +132,7 @@ func main() {
 		fmt.Printf("keystroke-to-echo latency over %d keys each, in %d alternating rounds:\n", len(lat[kinds[0]]), rounds)
 		for _, k := range []struct{ kind, label string }{
 			{"muster", "muster attach"}, {"tmux", "tmux attach"}, {"relay", "minimal relay"},
-			{"direct", "Go direct"}, {"epoll", "Go epoll"},
+			{"direct", "Go direct"}, {"epoll", "Go epoll"}, {"cepoll", "C epoll"},
 		} {
 			if len(lat[k.kind]) == 0 {
 				continue
@@ -138,6 +143,8 @@ func main() {
 		fmt.Printf("  muster/relay %s\n", ratio("muster", "relay"))
 		fmt.Printf("  direct/tmux  %s (a Go server holding the terminal)\n", ratio("direct", "tmux"))
 		fmt.Printf("  epoll/tmux   %s (the same, one thread in epoll)\n", ratio("epoll", "tmux"))
+		fmt.Printf("  cepoll/tmux  %s (the same loop in C, no runtime)\n", ratio("cepoll", "tmux"))
+		fmt.Printf("  muster/cepoll %s\n", ratio("muster", "cepoll"))
 	}
 	if phase("rss") {
 		m, t := rssPerPane(), tmuxRSSPerPane()
@@ -329,7 +336,7 @@ func newSession(kind, name, command string) (target string, end func()) {
 	case "tmux":
 		newTmux(name, command)
 		return name, func() { exec.Command("tmux", "-L", "musterbench", "kill-session", "-t", name).Run() }
-	case "direct", "epoll":
+	case "direct", "epoll", "cepoll":
 		// These servers start their program themselves, in attachPTY.
 		return command, func() {}
 	}
@@ -345,6 +352,11 @@ func attachPTY(kind, name string) (*os.File, *exec.Cmd) {
 		return selfPTY("relay-client", name)
 	case "direct", "epoll":
 		return selfPTY(kind+"-server", name)
+	case "cepoll":
+		cmd := exec.Command(cepollBin(), name)
+		f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 200, Rows: 50})
+		must(err)
+		return f, cmd
 	}
 	if kind == "muster" {
 		cmd = exec.Command(*muster, "attach", name)

@@ -11,6 +11,7 @@ package main
 // can reach on this machine, apart from tmux's design.
 
 import (
+	_ "embed"
 	"fmt"
 	"io"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/creack/pty"
@@ -210,3 +212,22 @@ func selfPTY(role, arg string) (*os.File, *exec.Cmd) {
 	must(err)
 	return f, cmd
 }
+
+//go:embed cepoll/cepoll.c
+var cepollSource []byte
+
+// cepollBin is the compiled C epoll anchor, or "" without a C compiler.
+var cepollBin = sync.OnceValue(func() string {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		return ""
+	}
+	dir := os.Getenv("MUSTER_HOME")
+	src, bin := filepath.Join(dir, "cepoll.c"), filepath.Join(dir, "cepoll")
+	must(os.WriteFile(src, cepollSource, 0o644))
+	if out, err := exec.Command(cc, "-O2", "-o", bin, src, "-lutil").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "corebench: no C epoll anchor: %v\n%s", err, out)
+		return ""
+	}
+	return bin
+})
