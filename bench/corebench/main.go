@@ -17,7 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -83,9 +83,7 @@ func main() {
 		}
 		med := map[string]float64{}
 		for _, k := range kinds {
-			t := times[k]
-			sort.Slice(t, func(i, j int) bool { return t[i] < t[j] })
-			med[k] = t[len(t)/2].Seconds()
+			med[k] = percentile(times[k], 50).Seconds()
 		}
 		mb := float64(*sizeMB)
 		fmt.Printf("throughput %d MB of coloured lines, one attached client, median of %d alternating rounds:\n", *sizeMB, *rounds)
@@ -119,9 +117,7 @@ func main() {
 		}
 		p := map[string][2]time.Duration{}
 		for _, k := range kinds {
-			l := lat[k]
-			sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
-			p[k] = [2]time.Duration{l[len(l)/2], l[len(l)*99/100]}
+			p[k] = [2]time.Duration{percentile(lat[k], 50), percentile(lat[k], 99)}
 		}
 		ratio := func(a, b string) string {
 			if p[a][0] == 0 || p[b][0] == 0 {
@@ -157,6 +153,12 @@ func main() {
 		cpu := idleCPU()
 		fmt.Printf("daemon CPU with %d idle panes over %ds: %.3f%% of a core (target < 0.5%%)\n", *panes, *idleSecs, cpu)
 	}
+}
+
+// percentile is the pct-th percentile of ds, which it sorts.
+func percentile(ds []time.Duration, pct int) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)*pct/100]
 }
 
 func must(err error) {
@@ -239,10 +241,10 @@ func openGate(fifo string) time.Time {
 	return start
 }
 
-// timeMusterSocket attaches one client speaking the protocol directly.
 // socketRuns names each run's session anew.
 var socketRuns int
 
+// timeMusterSocket attaches one client speaking the protocol directly.
 func timeMusterSocket(payload string) time.Duration {
 	fifo := newFifo()
 	socketRuns++
@@ -346,27 +348,22 @@ func newSession(kind, name, command string) (target string, end func()) {
 // attachPTY starts `muster attach`, `tmux attach` or the relay's client in
 // a PTY of 200x50.
 func attachPTY(kind, name string) (*os.File, *exec.Cmd) {
-	var cmd *exec.Cmd
 	switch kind {
 	case "relay":
 		return selfPTY("relay-client", name)
 	case "direct", "epoll":
 		return selfPTY(kind+"-server", name)
 	case "cepoll":
-		cmd := exec.Command(cepollBin(), name)
-		f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 200, Rows: 50})
-		must(err)
-		return f, cmd
+		return startPTY(exec.Command(cepollBin(), name))
 	}
+	var cmd *exec.Cmd
 	if kind == "muster" {
 		cmd = exec.Command(*muster, "attach", name)
 	} else {
 		cmd = exec.Command("tmux", "-L", "musterbench", "attach", "-t", name)
 	}
 	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 200, Rows: 50})
-	must(err)
-	return f, cmd
+	return startPTY(cmd)
 }
 
 func newTmux(name, command string) {

@@ -207,7 +207,11 @@ func timeRelaySocket(payload string) time.Duration {
 func selfPTY(role, arg string) (*os.File, *exec.Cmd) {
 	self, err := os.Executable()
 	must(err)
-	cmd := exec.Command(self, role, arg)
+	return startPTY(exec.Command(self, role, arg))
+}
+
+// startPTY starts cmd in a PTY of 200x50, as every attached kind runs.
+func startPTY(cmd *exec.Cmd) (*os.File, *exec.Cmd) {
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 200, Rows: 50})
 	must(err)
 	return f, cmd
