@@ -182,15 +182,9 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	// keys itself when this client passes it (heldTerminal in the daemon):
 	// this process is then out of the way of every key and its echo.
 	tty := passTerminal()
-	// A descriptor of this process's poller on the terminal wakes it on
-	// every key and every echo, even unread: with the daemon holding the
-	// terminal, that was a wake of this process per keystroke, competing
-	// for the CPU the echo needed. Then it writes the plain stdout, which
-	// no poller watches, and opens a polled one only to relay.
+	// The plain stdout, which no poller watches, until this client turns
+	// out to relay the pane (below).
 	out, closeOut := f.IO.Out, func() {}
-	if tty == nil {
-		out, closeOut = terminalOut(f.IO.Out)
-	}
 	defer func() { closeOut() }()
 	pane := &gatedWriter{w: out}
 	entered := false
@@ -229,22 +223,20 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	}
 	if tty != nil {
 		tty.Close()
-		if !res.Direct {
-			out, closeOut = terminalOut(f.IO.Out)
-			pane.w = out
-		}
 	}
 	var direct atomic.Bool
 	direct.Store(res.Direct)
 	// A daemon that holds the terminal put the user's screen away itself,
-	// before it answered: then a refused attach never flashes it.
+	// before it answered: then a refused attach never flashes it. A
+	// relaying client writes through a descriptor of its poller; one open
+	// while the daemon holds the terminal would wake this process on every
+	// key and echo, even unread, competing for the CPU the echo needs.
 	if !res.Direct {
-		io.WriteString(out, attachterm.Enter)
+		out, closeOut = terminalOut(f.IO.Out)
+		pane.w = out
+		io.WriteString(out, attachterm.Enter+mouse.Start())
 	}
 	entered = true
-	if !res.Direct {
-		io.WriteString(out, mouse.Start())
-	}
 	// handedOwned is the mouse as the daemon handed it back.
 	var handedOwned atomic.Bool
 	mouseOwned := func() bool {
