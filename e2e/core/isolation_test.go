@@ -30,6 +30,8 @@ func runHelper(mode string, args []string) int {
 		return floodHelper(args)
 	case "events":
 		return eventsHelper(args)
+	case "keylog":
+		return keylogHelper(args)
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper", mode)
 	return 2

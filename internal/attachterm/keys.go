@@ -57,6 +57,14 @@ func (k *Keys) Scan(p []byte) (pane []byte, act Action, rest []byte, wheels []Wh
 	return data, Type, nil, nil
 }
 
+// Pending reports whether Scan holds the start of a sequence: when the
+// terminal has nothing more to read within the escape time, the reader
+// sends Flush to the pane.
+func (k *Keys) Pending() bool { return k.in.Pending() }
+
+// Flush returns what Scan held, as keys for the pane.
+func (k *Keys) Flush() []byte { return k.in.Flush() }
+
 // Hint is the sequence that shows one line of text, already safe to
 // print, on row rows of the terminal in reverse video, leaving the cursor
 // where it was; the program's next redraw replaces it.

@@ -129,9 +129,23 @@ const (
 
 // MouseInput takes the client's own mouse reports out of the user's input
 // while the client owns the mouse. A report split across reads is held
-// until it is complete.
+// until it is complete, or until the reader sees that nothing followed
+// within the escape time (Pending, Flush): a lone Esc is a key of its own.
 type MouseInput struct {
 	held []byte
+}
+
+// Pending reports whether Split holds the start of what may be a report:
+// the reader must call Flush if nothing more is typed within the escape
+// time.
+func (in *MouseInput) Pending() bool { return len(in.held) > 0 }
+
+// Flush returns what Split held, as keys typed: nothing completed it in
+// time, so it was not a report (a lone Esc, Alt+[).
+func (in *MouseInput) Flush() []byte {
+	p := in.held
+	in.held = nil
+	return p
 }
 
 // maxReport bounds an SGR report: ESC [ < b ; x ; y M with three numbers.

@@ -72,3 +72,20 @@ func TestMouseHandOver(t *testing.T) {
 		t.Error("mouse = false changed the output")
 	}
 }
+
+func TestMouseInputFlushesALoneEsc(t *testing.T) {
+	for _, held := range []string{"\x1b", "\x1b[", "\x1b[<64;1"} {
+		var in MouseInput
+		keys, _ := in.Split([]byte("a" + held))
+		if string(keys) != "a" || !in.Pending() {
+			t.Fatalf("%q: keys %q pending %v, want the start held", held, keys, in.Pending())
+		}
+		if got := in.Flush(); string(got) != held || in.Pending() {
+			t.Fatalf("%q: flushed %q, pending %v", held, got, in.Pending())
+		}
+		// What follows a flush starts afresh.
+		if keys, _ := in.Split([]byte("x")); string(keys) != "x" {
+			t.Fatalf("after a flush: %q", keys)
+		}
+	}
+}

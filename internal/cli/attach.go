@@ -155,9 +155,11 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	}
 	copyName := config.DefaultCopyKey
 	mouseOn := true
+	escapeMS := 0
 	if cfg, err := config.Load(dirs.ConfigFile()); err == nil {
 		copyName = cfg.Keys.Copy
 		mouseOn = cfg.MouseOn()
+		escapeMS = cfg.EscapeTimeMS()
 	}
 	// A nested client leaves the mouse to the outer one.
 	mouse := attachterm.NewMouse(mouseOn && !nested)
@@ -209,6 +211,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	if tty != nil {
 		defer tty.Close()
 		args.Terminal, args.DetachKey, args.Mouse, args.Hint = true, key.Name, mouseOn && !nested, hint
+		args.EscapeTimeMS = escapeMS
 		if len(copyKey.Sequences) > 0 {
 			args.CopyKey = copyKey.Name
 		}
@@ -446,6 +449,10 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 				data, ws = wheelIn.Split(data)
 				if wheels(ws) {
 					return
+				}
+				if wheelIn.Pending() && !rawio.Readable(os.Stdin.Fd(), proto.EscapeTime(escapeMS)) {
+					// Nothing completed the sequence: a lone Esc.
+					data = append(data, wheelIn.Flush()...)
 				}
 			}
 			if len(data) > 0 && cm != nil {

@@ -29,7 +29,12 @@ type Config struct {
 	// while the pane's program has not asked for mouse reports (true when
 	// unset). Off, the terminal's own selection works without Shift.
 	Mouse *bool `toml:"mouse"`
-	Keys  Keys  `toml:"keys"`
+	// EscapeTime is how many milliseconds a key read that ends in ESC
+	// (or another unfinished sequence) waits for the rest before it goes
+	// to the pane as typed, as tmux's escape-time: 10 when unset, 0 for
+	// no wait, at most 500.
+	EscapeTime *int `toml:"escape_time"`
+	Keys       Keys `toml:"keys"`
 	// NotifyCommand runs for each new attention item; empty means the
 	// platform's desktop notification, ["none"] turns it off.
 	NotifyCommand []string   `toml:"notify_command"`
@@ -65,6 +70,18 @@ const DefaultCopyKey = "ctrl-^"
 
 // DefaultDetachKey is Ctrl-\: dtach's choice, and a key no coding agent binds.
 const DefaultDetachKey = `ctrl-\`
+
+// EscapeTimeMS is EscapeTime as proto.AttachArgs carries it: 0 for the
+// default, negative for no wait.
+func (c Config) EscapeTimeMS() int {
+	switch {
+	case c.EscapeTime == nil:
+		return 0
+	case *c.EscapeTime <= 0:
+		return -1
+	}
+	return *c.EscapeTime
+}
 
 // MouseOn reports the Mouse setting, true when unset.
 func (c Config) MouseOn() bool { return c.Mouse == nil || *c.Mouse }

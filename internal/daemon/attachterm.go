@@ -36,6 +36,9 @@ type heldTerminal struct {
 
 	filter attachterm.Filter
 	keys   attachterm.Keys
+	// escape is how long a read ending in the start of a sequence waits
+	// for its rest (attachterm.DefaultEscapeTime).
+	escape time.Duration
 	hint   string
 
 	mu sync.Mutex
@@ -81,7 +84,7 @@ func holdTerminal(fd int, a proto.AttachArgs) (*heldTerminal, error) {
 		pf.Close()
 		return nil, err
 	}
-	t := &heldTerminal{f: pf, rc: rc, hint: a.Hint, socket: map[uint64]bool{}}
+	t := &heldTerminal{f: pf, rc: rc, hint: a.Hint, socket: map[uint64]bool{}, escape: a.EscapeTime()}
 	mouse := attachterm.NewMouse(a.Mouse)
 	t.filter.Mouse = mouse
 	t.keys = attachterm.Keys{Detach: detach, Copy: cp, Mouse: mouse}
@@ -170,6 +173,10 @@ func (t *heldTerminal) read() {
 			if len(keys) > 0 {
 				t.input(keys)
 			}
+			if act == attachterm.Type && t.keys.Pending() && !t.readable() {
+				// Nothing completed the sequence: a lone Esc.
+				t.input(t.keys.Flush())
+			}
 			switch act {
 			case attachterm.Detach:
 				t.hand(proto.HandbackDetach, nil, nil)
@@ -190,6 +197,14 @@ func (t *heldTerminal) read() {
 			return
 		}
 	}
+}
+
+// readable reports whether the terminal has more input within the escape
+// time.
+func (t *heldTerminal) readable() bool {
+	ok := true
+	t.rc.Control(func(fd uintptr) { ok = rawio.Readable(fd, t.escape) })
+	return ok
 }
 
 // write writes f to the terminal when it is the terminal's and reports

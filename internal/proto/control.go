@@ -392,10 +392,46 @@ type AttachArgs struct {
 	// Mouse lets the daemon take the user's mouse while the program has
 	// not, for the wheel to open copy mode.
 	Mouse bool `json:"mouse,omitempty"`
+	// EscapeTimeMS is how long, in milliseconds, a read of the user's
+	// keys that ends in the start of a sequence waits for the rest before
+	// it is sent as typed; 0 means the default, a negative value none.
+	EscapeTimeMS int `json:"escape_time_ms,omitempty"`
 	// Hint is one line, safe to print, shown over the bottom row of the
 	// first repaint.
 	Hint string `json:"hint,omitempty"`
 }
+
+// MaxEscapeTimeMS bounds AttachArgs.EscapeTimeMS: a wait longer than
+// tmux's default half second only delays Esc.
+const MaxEscapeTimeMS = 500
+
+// EscapeTime is the wait AttachArgs asks for, bounded.
+func (a AttachArgs) EscapeTime() time.Duration {
+	return EscapeTime(a.EscapeTimeMS)
+}
+
+// EscapeTime turns a configured escape time in milliseconds into the
+// wait: 0 is the default (10 ms), a negative value no wait at all, and
+// anything above MaxEscapeTimeMS is MaxEscapeTimeMS.
+func EscapeTime(ms int) time.Duration {
+	switch {
+	case ms == 0:
+		return DefaultEscapeTime
+	case ms < 0:
+		return 0
+	case ms > MaxEscapeTimeMS:
+		ms = MaxEscapeTimeMS
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// DefaultEscapeTime is how long a read that ends in the start of a
+// sequence (ESC, ESC [, part of a mouse report) waits for the rest before
+// it goes to the pane as typed, as tmux's escape-time, whose 500 ms
+// default makes Esc in vim and "esc to interrupt" feel slow. A terminal
+// writes one sequence in one write; 10 ms covers its being split by a
+// slow link without a person noticing the wait.
+const DefaultEscapeTime = 10 * time.Millisecond
 
 // AttachResult answers op "attach", before frames start.
 type AttachResult struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"time"
 )
 
 func TestFrameRoundTrip(t *testing.T) {
@@ -53,4 +54,12 @@ func FuzzReadFrame(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestEscapeTime(t *testing.T) {
+	for ms, want := range map[int]time.Duration{0: DefaultEscapeTime, -1: 0, 25: 25 * time.Millisecond, 100000: MaxEscapeTimeMS * time.Millisecond} {
+		if got := EscapeTime(ms); got != want {
+			t.Errorf("EscapeTime(%d) = %v, want %v", ms, got, want)
+		}
+	}
 }

@@ -12,7 +12,10 @@ package rawio
 import (
 	"io"
 	"syscall"
+	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // Conn is an *os.File or net.Conn of the poller.
@@ -124,3 +127,22 @@ func (r Reader) Read(p []byte) (int, error) { return Read(r.RC, p) }
 type Writer struct{ RC syscall.RawConn }
 
 func (w Writer) Write(p []byte) (int, error) { return Write(w.RC, p) }
+
+// Readable waits at most d for fd to have something to read and reports
+// whether it has. It blocks its thread, so d must be short: it is for the
+// few milliseconds a key reader gives the rest of a split sequence.
+func Readable(fd uintptr, d time.Duration) bool {
+	ms := int((d + time.Millisecond - 1) / time.Millisecond)
+	deadline := time.Now().Add(d)
+	for {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, ms)
+		if err == unix.EINTR {
+			if ms = int(time.Until(deadline) / time.Millisecond); ms < 0 {
+				ms = 0
+			}
+			continue
+		}
+		return err == nil && n > 0
+	}
+}

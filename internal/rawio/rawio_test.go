@@ -128,3 +128,19 @@ func TestTryReadNeverWaits(t *testing.T) {
 		t.Fatalf("TryRead after the writer closed = %d, %v; want 0, io.EOF", n, err)
 	}
 }
+
+func TestReadable(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if Readable(r.Fd(), time.Millisecond) {
+		t.Fatal("an empty pipe is readable")
+	}
+	w.Write([]byte{0x1b})
+	if !Readable(r.Fd(), 0) {
+		t.Fatal("a pipe with a byte in it is not readable")
+	}
+}
