@@ -456,10 +456,15 @@ func (e *Emulator) registerDefaultEscHandlers() {
 }
 
 // registerDefaultCsiHandlers registers the default CSI escape sequence handlers.
+//
+// muster's patch: every count is bounded by the screen (min(n, width) or
+// min(n, height)); x/vt looped once per unit of a count up to 65535 or
+// more, so thirteen bytes of output held a pane's emulator for seconds.
 func (e *Emulator) registerDefaultCsiHandlers() {
 	e.RegisterCsiHandler('@', func(params ansi.Params) bool {
 		// Insert Character [ansi.ICH]
 		n, _, _ := params.Param(0, 1)
+		n = min(n, e.Width())
 		e.scr.InsertCell(n)
 		return true
 	})
@@ -536,6 +541,7 @@ func (e *Emulator) registerDefaultCsiHandlers() {
 	e.RegisterCsiHandler('I', func(params ansi.Params) bool {
 		// Cursor Horizontal Tabulation [ansi.CHT]
 		n, _, _ := params.Param(0, 1)
+		n = min(n, e.Width())
 		e.nextTab(n)
 		return true
 	})
@@ -596,6 +602,7 @@ func (e *Emulator) registerDefaultCsiHandlers() {
 	e.RegisterCsiHandler('L', func(params ansi.Params) bool {
 		// Insert Line [ansi.IL]
 		n, _, _ := params.Param(0, 1)
+		n = min(n, e.Height())
 		if e.scr.InsertLine(n) {
 			// Move the cursor to the left margin.
 			e.scr.setCursorX(0, true)
@@ -606,6 +613,7 @@ func (e *Emulator) registerDefaultCsiHandlers() {
 	e.RegisterCsiHandler('M', func(params ansi.Params) bool {
 		// Delete Line [ansi.DL]
 		n, _, _ := params.Param(0, 1)
+		n = min(n, e.Height())
 		if e.scr.DeleteLine(n) {
 			// If the line was deleted successfully, move the cursor to the
 			// left.
@@ -618,6 +626,7 @@ func (e *Emulator) registerDefaultCsiHandlers() {
 	e.RegisterCsiHandler('P', func(params ansi.Params) bool {
 		// Delete Character [ansi.DCH]
 		n, _, _ := params.Param(0, 1)
+		n = min(n, e.Width())
 		e.scr.DeleteCell(n)
 		return true
 	})
@@ -625,6 +634,7 @@ func (e *Emulator) registerDefaultCsiHandlers() {
 	e.RegisterCsiHandler('S', func(params ansi.Params) bool {
 		// Scroll Up [ansi.SU]
 		n, _, _ := params.Param(0, 1)
+		n = min(n, e.Height())
 		e.scr.ScrollUp(n)
 		return true
 	})
@@ -632,6 +642,7 @@ func (e *Emulator) registerDefaultCsiHandlers() {
 	e.RegisterCsiHandler('T', func(params ansi.Params) bool {
 		// Scroll Down [ansi.SD]
 		n, _, _ := params.Param(0, 1)
+		n = min(n, e.Height())
 		e.scr.ScrollDown(n)
 		return true
 	})
@@ -648,6 +659,7 @@ func (e *Emulator) registerDefaultCsiHandlers() {
 	e.RegisterCsiHandler('X', func(params ansi.Params) bool {
 		// Erase Character [ansi.ECH]
 		n, _, _ := params.Param(0, 1)
+		n = min(n, e.Width())
 		e.eraseCharacter(n)
 		return true
 	})
@@ -655,6 +667,7 @@ func (e *Emulator) registerDefaultCsiHandlers() {
 	e.RegisterCsiHandler('Z', func(params ansi.Params) bool {
 		// Cursor Backward Tabulation [ansi.CBT]
 		n, _, _ := params.Param(0, 1)
+		n = min(n, e.Width())
 		e.prevTab(n)
 		return true
 	})
@@ -680,6 +693,13 @@ func (e *Emulator) registerDefaultCsiHandlers() {
 	e.RegisterCsiHandler('b', func(params ansi.Params) bool {
 		// Repeat Previous Character [ansi.REP]
 		n, _, _ := params.Param(0, 1)
+		// muster's patch: beyond a screenful every further character
+		// only scrolls a line of the same character again, so a count
+		// past it keeps just its remainder modulo the width, which puts
+		// the cursor where the whole count would (tmux clamps alike).
+		if cells := e.Width() * e.Height(); n > cells {
+			n = cells + (n-cells)%e.Width()
+		}
 		e.repeatPreviousCharacter(n)
 		return true
 	})
