@@ -8,19 +8,17 @@ import (
 	"testing"
 
 	"github.com/musterhq/muster/internal/iostreams"
+	"github.com/musterhq/muster/internal/testing/providertest"
 )
 
 // TestRealTranscripts runs history, show, replay and stats over what the
-// real agent CLIs wrote (../shared/research/real-cli/<cli>/transcripts, laid
+// real agent CLIs wrote (testdata/shared/research/real-cli/<cli>/transcripts, laid
 // out as each CLI's home), read in place through the providers' own
 // environment variables.
 func TestRealTranscripts(t *testing.T) {
-	shared, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "research", "real-cli"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	shared := filepath.Join(providertest.Shared, "research", "real-cli")
 	if _, err := os.Stat(shared); err != nil {
-		t.Skipf("no shared research tree beside the checkout: %v", err)
+		t.Fatal(err)
 	}
 	home := t.TempDir()
 	env := map[string]string{

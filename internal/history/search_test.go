@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-const realCLI = "../../../shared/research/real-cli"
+var realCLI = filepath.Join(providertest.Shared, "research", "real-cli")
 
 // copyTree copies the files under src into dst, writable.
 func copyTree(t testing.TB, src, dst string) {

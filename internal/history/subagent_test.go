@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -128,17 +129,13 @@ func TestSubagentsClaudeFixture(t *testing.T) {
 	}
 }
 
-// sharedPath finds path under the specification's shared directory, a
-// sibling of the repository (or of the worktrees' directory); the test is
-// skipped without it.
+// sharedPath is path under the repository's copy of the fixtures
+// (testdata/shared).
 func sharedPath(t *testing.T, path string) string {
 	t.Helper()
-	for _, up := range []string{"../../..", "../../../.."} {
-		p := filepath.Join(up, "shared", path)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
+	p := filepath.Join(providertest.Shared, path)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatal(err)
 	}
-	t.Skipf("shared/%s not found", path)
-	return ""
+	return p
 }

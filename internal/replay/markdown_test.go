@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -116,19 +117,13 @@ func parseFixture(t *testing.T, provider, path string, env transcript.Env) *tran
 	return ts[0]
 }
 
-// sharedDir finds the specification's shared folder beside the checkout
-// (../shared) or beside a worktree's parent; like the other fixture tests,
-// a checkout without it skips the test rather than failing.
+// sharedDir is the repository's copy of the fixtures (testdata/shared).
 func sharedDir(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{"../../../shared", "../../../../shared"} {
-		if fi, err := os.Stat(filepath.Join(p, "fixtures")); err == nil && fi.IsDir() {
-			abs, _ := filepath.Abs(p)
-			return abs
-		}
+	if _, err := os.Stat(filepath.Join(providertest.Shared, "fixtures")); err != nil {
+		t.Fatal(err)
 	}
-	t.Skip("../shared/fixtures not found beside the checkout")
-	return ""
+	return providertest.Shared
 }
 
 func testEnv(t *testing.T, vars map[string]string) transcript.Env {

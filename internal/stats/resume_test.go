@@ -14,6 +14,7 @@ import (
 
 	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -56,9 +57,9 @@ func indexClaude(t *testing.T, files map[string]string) []history.Analyzed {
 
 func readFixture(t *testing.T, rel string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "fixtures", rel))
+	b, err := os.ReadFile(filepath.Join(providertest.Shared, "fixtures", rel))
 	if err != nil {
-		t.Fatalf("fixture %s: %v (the tests need ../shared beside the checkout)", rel, err)
+		t.Fatalf("fixture %s: %v", rel, err)
 	}
 	return string(b)
 }

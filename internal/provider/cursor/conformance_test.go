@@ -8,13 +8,14 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-// TestConformance parses whatever third-party Cursor fixtures and real-CLI
-// captures ../shared holds. At the time of writing it holds none (the
-// research did not run the Cursor CLI), so the test data here is built from
-// the documented shapes; see testdata/README.md.
+// TestConformance runs the conformance check over this package's own test
+// data: no third-party Cursor fixture or real-CLI capture exists (the
+// research did not run the Cursor CLI), so the files are built from the
+// documented shapes; see testdata/README.md.
 func TestConformance(t *testing.T) {
 	providertest.Conformance{
-		Roots: []string{"fixtures/cursor", "research/real-cli/cursor/transcripts"},
+		Dir:   "testdata",
+		Roots: []string{"."},
 		Match: func(p string) bool {
 			switch filepath.Ext(p) {
 			case ".jsonl", ".txt", ".db":

@@ -13,7 +13,7 @@ import (
 // session files), which shares the message and part conversion with the
 // database reader.
 func FuzzParse(f *testing.F) {
-	for _, glob := range []string{"testdata/data/opencode/storage/*/*/*.json", "../../../../shared/fixtures/opencode/*/*.json", "../../../../shared/research/real-cli/opencode/transcripts/export-*.json"} {
+	for _, glob := range []string{"testdata/data/opencode/storage/*/*/*.json", filepath.Join(providertest.Shared, "fixtures/opencode/*/*.json"), filepath.Join(providertest.Shared, "research/real-cli/opencode/transcripts/export-*.json")} {
 		seeds, _ := filepath.Glob(glob)
 		for _, s := range seeds {
 			b, err := os.ReadFile(s)

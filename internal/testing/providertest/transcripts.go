@@ -15,15 +15,21 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-// Shared is ../shared beside the checkout (the fixtures and the real-CLI
-// captures), seen from a provider package's directory.
-const Shared = "../../../../shared"
+// Shared is the repository's copy of the third-party fixtures and the
+// real CLIs' captures (testdata/shared, see its README for their origin),
+// as an absolute path so that any package's test can use it.
+var Shared = func() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata", "shared")
+}()
 
 // Conformance parses the third-party fixtures and the real CLI's captures
 // under Shared: every file parses without an error, and its summary scan
 // agrees with its full parse.
 type Conformance struct {
-	// Roots are directories under Shared; Match picks the files.
+	// Roots are directories under Dir (Shared when empty); Match picks
+	// the files.
+	Dir   string
 	Roots []string
 	Match func(path string) bool
 	// Min fails the test when fewer files are found; with 0, finding none
@@ -45,12 +51,12 @@ type Conformance struct {
 // missing or holds none and Min is 0.
 func (c Conformance) Files(t testing.TB) []string {
 	t.Helper()
-	if _, err := os.Stat(Shared); err != nil {
-		t.Skipf("no %s beside the checkout: %v", Shared, err)
+	if _, err := os.Stat(c.dir()); err != nil {
+		t.Fatalf("the repository's fixtures: %v", err)
 	}
 	var paths []string
 	for _, root := range c.Roots {
-		filepath.WalkDir(filepath.Join(Shared, root), func(p string, d fs.DirEntry, err error) error {
+		filepath.WalkDir(filepath.Join(c.dir(), root), func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && c.Match(p) {
 				paths = append(paths, p)
 			}
@@ -58,12 +64,19 @@ func (c Conformance) Files(t testing.TB) []string {
 		})
 	}
 	switch {
-	case len(paths) == 0 && c.Min == 0:
-		t.Skipf("%s holds no files under %v", Shared, c.Roots)
+	case len(paths) == 0:
+		t.Fatalf("%s holds no files under %v", c.dir(), c.Roots)
 	case len(paths) < c.Min:
 		t.Fatalf("found only %d files under %v, want %d or more", len(paths), c.Roots, c.Min)
 	}
 	return paths
+}
+
+func (c Conformance) dir() string {
+	if c.Dir == "" {
+		return Shared
+	}
+	return c.Dir
 }
 
 // Run runs the conformance check, one subtest per file named by its path
@@ -73,7 +86,7 @@ func (c Conformance) Run(t *testing.T) map[string][]*transcript.Transcript {
 	paths := c.Files(t)
 	got := map[string][]*transcript.Transcript{}
 	for _, p := range paths {
-		rel, _ := filepath.Rel(Shared, p)
+		rel, _ := filepath.Rel(c.dir(), p)
 		rel = filepath.ToSlash(rel)
 		t.Run(rel, func(t *testing.T) {
 			full := c.Parse(t, p, transcript.ParseOptions{})
