@@ -4,7 +4,7 @@
 # also times Go and C servers holding the terminal (the C one when cc is
 # installed), which show the floor of a Go program and of none.
 # Usage: bench/core.sh [-mb 200] [-idle 60] [-keys 300] [-rss-panes 10] [-rounds 3]
-#        [-phases throughput,latency,rss,idle] [-kinds muster,tmux,relay,direct,epoll,cepoll]
+#        [-phases throughput,latency,esc,rss,idle] [-esc 200] [-kinds muster,tmux,relay,direct,epoll,cepoll]
 # (-phases socket: throughput's raw PTY and socket clients only)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -36,8 +36,9 @@ var (
 	panes    = flag.Int("panes", 50, "idle panes")
 	rssPanes = flag.Int("rss-panes", 10, "panes for the RSS test")
 	rounds   = flag.Int("rounds", 3, "alternating rounds of the throughput test")
+	escKeys  = flag.Int("esc", 200, "lone Esc presses timed per kind (phase esc)")
 	kindsF   = flag.String("kinds", "muster,tmux,relay,direct,epoll,cepoll", "which kinds the latency test times (cepoll: when a C compiler is there)")
-	phases   = flag.String("phases", "throughput,latency,rss,idle", "which measurements to run (socket: throughput's raw PTY and socket clients only)")
+	phases   = flag.String("phases", "throughput,latency,esc,rss,idle", "which measurements to run (socket: throughput's raw PTY and socket clients only)")
 )
 
 func phase(name string) bool { return strings.Contains(","+*phases+",", ","+name+",") }
@@ -142,6 +143,28 @@ func main() {
 		fmt.Printf("  cepoll/tmux  %s (the same loop in C, no runtime)\n", ratio("cepoll", "tmux"))
 		fmt.Printf("  muster/cepoll %s\n", ratio("muster", "cepoll"))
 	}
+	if phase("esc") {
+		// tmux with escape-time 10, as the anchor: its default
+		// 500 ms is a setting every vim user lowers.
+		self, err := os.Executable()
+		must(err)
+		var lat = map[string][]time.Duration{}
+		kinds := []string{"muster", "tmux"}
+		const rounds = 4
+		for r := 0; r < rounds; r++ {
+			for _, k := range kinds {
+				lat[k] = append(lat[k], escLatency(k, self+" esc-echo x", max(*escKeys/rounds, 1))...)
+			}
+		}
+		fmt.Printf("lone Esc to the pane over %d presses each, in %d alternating rounds (tmux escape-time 10):\n", len(lat["muster"]), rounds)
+		for _, k := range kinds {
+			ds := lat[k]
+			fmt.Printf("  %-14s p50 %v  max %v\n", k+" attach", percentile(ds, 50), percentile(ds, 100))
+		}
+		fmt.Printf("  muster/tmux    p50 %.2fx max %.2fx (target <= 1)\n",
+			float64(percentile(lat["muster"], 50))/float64(percentile(lat["tmux"], 50)),
+			float64(percentile(lat["muster"], 100))/float64(percentile(lat["tmux"], 100)))
+	}
 	if phase("rss") {
 		m, t := rssPerPane(), tmuxRSSPerPane()
 		fmt.Printf("RSS per 80x24 pane after 10,000 full-width lines (%d panes each):\n", *rssPanes)
@@ -158,7 +181,7 @@ func main() {
 // percentile is the pct-th percentile of ds, which it sorts.
 func percentile(ds []time.Duration, pct int) time.Duration {
 	slices.Sort(ds)
-	return ds[len(ds)*pct/100]
+	return ds[min(len(ds)*pct/100, len(ds)-1)]
 }
 
 func must(err error) {
@@ -415,6 +438,39 @@ func echoLatency(kind string, keys int) []time.Duration {
 			seen = bytes.IndexByte(buf[:n], c) >= 0
 		}
 		lat = append(lat, time.Since(start))
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	f.Close()
+	return lat
+}
+
+// escLatency presses a lone Esc keys times, one at a time, into command
+// (escEcho) through kind's client and returns how long each took to reach
+// the program.
+func escLatency(kind, command string, keys int) []time.Duration {
+	name, end := newSession(kind, "esc"+kind, command)
+	defer end()
+	if kind == "tmux" {
+		must(exec.Command("tmux", "-L", "musterbench", "set", "-g", "escape-time", "10").Run())
+	}
+	f, cmd := attachPTY(kind, name)
+	r := newPTYReader(f)
+	readUntil(r, "esc-ready")
+	r.drain(300 * time.Millisecond)
+	var lat []time.Duration
+	buf := make([]byte, 64<<10)
+	for i := 0; i < keys; i++ {
+		start := time.Now()
+		f.Write([]byte{0x1b})
+		for seen := false; !seen; {
+			n, err := r.Read(buf)
+			must(err)
+			seen = bytes.IndexByte(buf[:n], 'E') >= 0
+		}
+		lat = append(lat, time.Since(start))
+		// A person's next key comes later than the escape time.
+		time.Sleep(30 * time.Millisecond)
 	}
 	cmd.Process.Kill()
 	cmd.Wait()

@@ -45,6 +45,8 @@ func relayMain(args []string) bool {
 		must(directServer(args[1]))
 	case "epoll-server":
 		must(epollServer(args[1]))
+	case "esc-echo":
+		must(escEcho())
 	default:
 		return false
 	}
@@ -235,3 +237,28 @@ var cepollBin = sync.OnceValue(func() string {
 	}
 	return bin
 })
+
+// escEcho is the program in the pane of the Esc test: in raw mode, it
+// writes "E" for every ESC byte it reads and nothing for anything else,
+// so that the time from a lone Esc typed to its "E" is how long the
+// multiplexer held the key.
+func escEcho() error {
+	old, err := term.MakeRaw(0)
+	if err != nil {
+		return err
+	}
+	defer term.Restore(0, old)
+	os.Stdout.WriteString("esc-ready")
+	buf := make([]byte, 256)
+	for {
+		n, err := os.Stdin.Read(buf)
+		for _, b := range buf[:n] {
+			if b == 0x1b {
+				os.Stdout.WriteString("E")
+			}
+		}
+		if err != nil {
+			return nil
+		}
+	}
+}

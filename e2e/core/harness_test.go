@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,6 +28,11 @@ func TestMain(m *testing.M) {
 	// Some tests run this binary again as a small client (isolation_test.go).
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(runHelper(mode, os.Args[1:]))
+	}
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("e2e/core drives real daemons, PTYs and tmux for minutes: skipped under -short")
+		os.Exit(0)
 	}
 	bin, err := testbin.BuildMuster()
 	if err != nil {

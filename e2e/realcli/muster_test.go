@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,6 +29,11 @@ import (
 var musterBin string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("e2e/realcli installs and runs the real agent CLIs: skipped under -short")
+		os.Exit(0)
+	}
 	if os.Getenv(realcli.SkipEnv) == "1" {
 		os.Exit(m.Run())
 	}

@@ -29,6 +29,9 @@ type dashEnv struct {
 // it); extra are more environment variables.
 func newDashEnv(t *testing.T, extra ...string) *dashEnv {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("drives tmux: runs without -short")
+	}
 	tmuxBin, err := exec.LookPath("tmux")
 	if err != nil {
 		t.Fatal("tmux is required for this test: apt-get install -y tmux")

@@ -18,6 +18,9 @@ import (
 // MUSTER_SKIP_BROWSER=1 says to skip it.
 func Find(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a browser test: runs without -short")
+	}
 	for _, p := range []string{os.Getenv("MUSTER_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
 		if p == "" {
 			continue
