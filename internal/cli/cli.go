@@ -127,9 +127,10 @@ func (f *Factory) frozenClient(ctx context.Context) (*client.Client, error) {
 // NewRootCmd builds the command tree.
 func NewRootCmd(f *Factory) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "muster",
-		Short:         "A terminal workspace for coding agents",
-		Long:          "Muster runs coding agents in persistent terminal panes, knows what each one is doing,\nand turns their transcripts into a searchable history.",
+		Use:   "muster",
+		Short: "A terminal workspace for coding agents",
+		Long: "Muster runs coding agents in persistent terminal panes, knows what each one is doing,\nand turns their transcripts into a searchable history.\n\n" +
+			"Run `muster` with no command for the dashboard: every session, its state and what needs\nyou; c starts a session there. Quick start: muster hooks setup; muster new claude; muster",
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,

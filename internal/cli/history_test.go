@@ -58,6 +58,7 @@ type cliEnv struct {
 	muster string
 	dir    string
 	now    func() time.Time // nil: the real clock
+	path   string           // PATH, empty by default
 }
 
 func newCLIEnv(t *testing.T) *cliEnv {
@@ -84,7 +85,7 @@ func (e *cliEnv) run(args ...string) (code int, stdout, stderr string) {
 	ios, _, out, errOut := iostreams.Test()
 	env := map[string]string{"HOME": e.home, "MUSTER_HOME": e.muster, "CLAUDE_CONFIG_DIR": filepath.Join(e.home, ".claude"),
 		"CODEX_HOME": filepath.Join(e.home, ".codex"), "GEMINI_CLI_HOME": e.home, "XDG_CONFIG_HOME": filepath.Join(e.home, ".config"),
-		"XDG_DATA_HOME": filepath.Join(e.home, ".local", "share"), "MUSE_AGENTS_DIR": filepath.Join(e.home, "agents")}
+		"XDG_DATA_HOME": filepath.Join(e.home, ".local", "share"), "MUSE_AGENTS_DIR": filepath.Join(e.home, "agents"), "PATH": e.path}
 	f := &Factory{IO: ios, Now: e.now, Getenv: func(k string) string { return env[k] }}
 	code = Run(e.t.Context(), f, args)
 	return code, out.String(), errOut.String()

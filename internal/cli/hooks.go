@@ -3,12 +3,15 @@ package cli
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/hookinstall"
 	"github.com/musterhq/muster/internal/paths"
+	"github.com/musterhq/muster/internal/provider/all"
 )
 
 func newHooksCmd(f *Factory) *cobra.Command {
@@ -45,6 +48,26 @@ func hookProviders(args []string) ([]string, error) {
 	return args, nil
 }
 
+// agentMissing says why provider's CLI is not on this machine ("" when
+// one of its executables is on PATH, or when Muster does not launch it).
+func agentMissing(f *Factory, provider string) string {
+	exes := launchExecutables(provider)
+	if len(exes) == 0 {
+		return ""
+	}
+	for _, dir := range filepath.SplitList(f.Getenv("PATH")) {
+		for _, exe := range exes {
+			if dir == "" {
+				dir = "."
+			}
+			if fi, err := os.Stat(filepath.Join(dir, exe)); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+				return ""
+			}
+		}
+	}
+	return strings.Join(exes, " or ") + " not found on PATH"
+}
+
 // hookTargets resolves what setup and status act on: the providers, their
 // homes and the muster binary the hooks will run.
 func hookTargets(f *Factory, args []string) ([]string, hookinstall.Env, string, error) {
@@ -69,4 +92,13 @@ func (f *Factory) musterPath() (string, error) {
 		return "", err
 	}
 	return paths.StableExecutable(dirs.State)
+}
+
+// launchExecutables are the executables `muster new provider` looks for.
+func launchExecutables(provider string) []string {
+	l, ok := all.Launch(provider)
+	if !ok {
+		return nil
+	}
+	return l.Executables
 }

@@ -22,6 +22,18 @@ func newHooksSetupCmd(f *Factory) *cobra.Command {
 			var results []hookinstall.Result
 			var failed []string
 			for _, p := range provs {
+				if len(args) == 0 {
+					// Without names, only the agents this machine has: a
+					// config written for a CLI that is not installed is
+					// clutter, and OpenCode's plugin would npm-install on
+					// its first start.
+					if missing := agentMissing(f, p); missing != "" {
+						if !asJSON {
+							fmt.Fprintf(f.IO.Out, "%s: skipped: %s (muster hooks setup %s installs anyway)\n", p, missing, p)
+						}
+						continue
+					}
+				}
 				r, err := hookinstall.Setup(env, p, exe)
 				if err != nil {
 					fmt.Fprintf(f.IO.ErrOut, "muster: %v\n", err)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -252,6 +253,7 @@ func TestTranscriptOutputs(t *testing.T) {
 // paths.
 func TestHooksOutputs(t *testing.T) {
 	e := newCLIEnv(t)
+	e.path = fakeAgents(t, "claude", "codex", "gemini", "cursor-agent", "opencode")
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -267,5 +269,44 @@ func TestHooksOutputs(t *testing.T) {
 			}
 			checkGolden(t, normalizePaths(out, map[string]string{e.home: "$HOME", e.muster: "$MUSTER_HOME"}))
 		})
+	}
+}
+
+// fakeAgents makes a directory of empty executables with the given names,
+// for PATH.
+func fakeAgents(t *testing.T, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestHooksSetupOnlyForAgentsOnPath: a bare `hooks setup` installs hooks
+// for the agent CLIs this machine has and says which it skipped and why;
+// naming a provider installs it anyway.
+func TestHooksSetupOnlyForAgentsOnPath(t *testing.T) {
+	e := newCLIEnv(t)
+	e.path = fakeAgents(t, "claude")
+	code, out, errOut := e.run("hooks", "setup")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(out, "claude: installed in ") {
+		t.Errorf("claude, on PATH, not installed:\n%s", out)
+	}
+	for _, p := range []string{"codex", "gemini", "opencode"} {
+		if !strings.Contains(out, p+": skipped: ") || !strings.Contains(out, "not found on PATH (muster hooks setup "+p+" installs anyway)") {
+			t.Errorf("%s, not on PATH, not reported as skipped:\n%s", p, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.home, ".config", "opencode", "plugins", "muster.js")); err == nil {
+		t.Error("the OpenCode plugin was written although opencode is not installed")
+	}
+	if code, out, errOut := e.run("hooks", "setup", "gemini"); code != ExitOK || !strings.Contains(out, "gemini: installed in ") {
+		t.Errorf("hooks setup gemini: exit %d\n%s%s", code, out, errOut)
 	}
 }

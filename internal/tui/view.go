@@ -379,7 +379,7 @@ func (t sessionTable) Render(w int) string {
 		if t.filtered {
 			return "  No session matches the filter; esc clears it."
 		}
-		return "  No sessions. Start one with `muster new` in a shell."
+		return "  No sessions yet. Press c to start one (an agent, a shell or a command)."
 	}
 	nameW, provW, modelW := 4, 8, 0
 	for _, s := range t.sessions {
