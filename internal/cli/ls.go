@@ -84,7 +84,11 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 			pid = fmt.Sprint(s.PID)
 		}
 		created, _ := time.Parse(time.RFC3339, s.CreatedAt)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", line(s.Name), short(line(s.ID)), line(s.Provider), state, run, pid,
+		prov := line(s.Provider)
+		if s.Control {
+			prov += " (control)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", line(s.Name), short(line(s.ID)), prov, state, run, pid,
 			line(tildePath(s.CWD)), age(now.Sub(created)))
 	}
 	tw.Flush()

@@ -25,6 +25,7 @@ type newOptions struct {
 	Resume    string
 	Detach    bool
 	Attach    bool
+	Control   bool
 	Args      []string
 }
 
@@ -67,6 +68,7 @@ func newNewCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&o.ResumeCmd, "resume-cmd", "", "resume template for --cmd, with {session_id}")
 	cmd.Flags().StringVar(&o.Resume, "resume", "", "reopen this past conversation (PROVIDER:ID, as history lists it)")
 	cmd.Flags().BoolVarP(&o.Detach, "detach", "d", false, "do not attach after creating the pane")
+	cmd.Flags().BoolVar(&o.Control, "control", false, "make the pane your own: programs in it may attach to, send to, kill, resume and stop every session, as you may (only from outside muster)")
 	cmd.Flags().BoolVar(&o.Attach, "attach", false, "attach even inside a muster pane (a nested client; its detach key is the outer one's too)")
 	return cmd
 }
@@ -149,7 +151,7 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 	var info proto.SessionInfo
 	err = c.Call(cmd.Context(), proto.OpNew, proto.NewArgs{
 		Name: o.Name, Provider: o.Provider, Dir: abs, Cmd: o.Cmd, ResumeCmd: o.ResumeCmd, ResumeID: resumeID,
-		Args: o.Args, Env: env, Cols: cols, Rows: rows,
+		Args: o.Args, Env: env, Cols: cols, Rows: rows, Control: o.Control,
 	}, &info)
 	c.Close()
 	if err != nil {

@@ -666,7 +666,7 @@ func (d *Daemon) gate(peer func() panepeer.Where, op proto.Op, known bool, args 
 		return nil
 	}
 	p := peer()
-	if !p.InPane {
+	if !p.InPane || p.Control {
 		return nil
 	}
 	if op.Name == proto.OpAck {
@@ -787,6 +787,12 @@ func (d *Daemon) routes() (*proto.Mux, error) {
 	proto.Handle(m, proto.OpNew, func(ctx context.Context, a proto.NewArgs) (proto.SessionInfo, error) {
 		parent := ""
 		if p := peerOf(ctx)(); p.InPane {
+			if a.Control {
+				d.mu.Lock()
+				defer d.mu.Unlock()
+				return proto.SessionInfo{}, d.forbiddenLocked(p, "it may not make a control pane",
+					"mark a pane as yours from a terminal outside muster")
+			}
 			parent = p.SessionID
 		}
 		return d.newSession(ctx, a, parent)
@@ -887,6 +893,7 @@ func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
 		NativeSessionID: s.rec.NativeID,
 		NativeConfirmed: s.rec.NativeConfirmed,
 		Reason:          s.rec.RestoreReason,
+		Control:         s.rec.Control,
 	}
 	if s.pane != nil {
 		info.PID = s.pane.PID()

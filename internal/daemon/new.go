@@ -82,6 +82,7 @@ func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs, parent string)
 		Args:           a.Args,
 		Env:            persistableEnv(a.Env),
 		ParentID:       parent,
+		Control:        a.Control,
 		CreatedAt:      time.Now(),
 	}
 	argv, err := d.newSessionArgv(&rec, a)

@@ -17,6 +17,10 @@ import (
 // pane P (by ancestry, session or environment), or unidentified. The
 // rules built on it, exactly:
 //
+//   - A control pane (muster new --control, set only from outside every
+//     pane) is the user's own: a peer inside it passes every rule below as
+//     a peer outside the panes does, except that it may not attach to its
+//     own pane nor create another control pane.
 //   - control.sock: each op of proto.Ops declares its access rule, and gate
 //     (daemon.go) applies it. A peer inside a pane may run the ReadOnly ops
 //     (status, ls, wait, attention, explain: orchestration needs them) and
@@ -92,7 +96,15 @@ func (d *Daemon) whereIs(ctx context.Context, pid int) panepeer.Where {
 		}
 		return id, "", true
 	}
-	return d.peers.Classify(idx, pid)
+	w := d.peers.Classify(idx, pid)
+	if w.InPane && w.SessionID != "" {
+		d.mu.Lock()
+		if s, ok := d.sessions[w.SessionID]; ok && s.rec.Control {
+			w.Control = true
+		}
+		d.mu.Unlock()
+	}
+	return w
 }
 
 // eventsMayRecord returns events.Config.MayRecord: nil (everyone may)
@@ -112,7 +124,7 @@ func (d *Daemon) mayRecord(pid int, sessionID string) error {
 }
 
 func (d *Daemon) mayRecordFrom(w panepeer.Where, sessionID string) error {
-	if !w.InPane || w.SessionID != "" && w.SessionID == sessionID {
+	if !w.InPane || w.Control || w.SessionID != "" && w.SessionID == sessionID {
 		return nil
 	}
 	d.mu.Lock()
@@ -132,7 +144,7 @@ type ghost struct{ sessionID, name string }
 // rename, ack): any peer outside the panes, or a peer inside s's pane or
 // the pane of one of s's ancestors. d.mu is held.
 func (d *Daemon) mayDriveLocked(p panepeer.Where, s *session) error {
-	if !p.InPane {
+	if !p.InPane || p.Control {
 		return nil
 	}
 	if p.SessionID != "" {

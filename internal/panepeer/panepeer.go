@@ -15,6 +15,9 @@ type Where struct {
 	// SessionID and Name are the Muster session of the pane the process
 	// runs in; both "" when it could not be identified.
 	SessionID, Name string
+	// Control is set by the daemon when that pane is a control pane, the
+	// user's own: its processes act as the user does outside the panes.
+	Control bool
 	// How says which evidence placed the process: "ancestry", "session",
 	// "environment" or "unidentified"; it goes to the log.
 	How string

@@ -323,6 +323,8 @@ type SessionInfo struct {
 	// provider package. Zero is unknown: never estimated.
 	ContextTokens int64 `json:"context_tokens,omitempty"`
 	ContextWindow int64 `json:"context_window,omitempty"`
+	// Control: the pane is the user's own (NewArgs.Control).
+	Control bool `json:"control,omitempty"`
 }
 
 // NewArgs are the arguments of op "new".
@@ -340,6 +342,9 @@ type NewArgs struct {
 	Env      map[string]string `json:"env,omitempty"` // the caller's environment (SHELL, PATH, …)
 	Cols     int               `json:"cols,omitempty"`
 	Rows     int               `json:"rows,omitempty"`
+	// Control makes the pane the user's own: its processes may drive
+	// every session as the user may. Refused from inside a pane.
+	Control bool `json:"control,omitempty"`
 }
 
 // SendArgs are the arguments of op "send".

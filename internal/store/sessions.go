@@ -34,7 +34,10 @@ type Session struct {
 	RestoreAttempts int
 	// ParentID is the session whose pane created this one, "" when a user
 	// did.
-	ParentID  string
+	ParentID string
+	// Control marks the user's own pane (muster new --control): its
+	// processes may drive every session, as the user may.
+	Control   bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -76,10 +79,10 @@ func (s *Store) InsertSession(ctx context.Context, se Session) error {
 	args, _ := json.Marshal(se.Args)
 	env, _ := json.Marshal(se.Env)
 	_, err := s.W.ExecContext(ctx, `INSERT INTO sessions
-		(id, name, provider, cwd, argv, args, shell_command, resume_template, env, native_id, native_confirmed, parent_id, created_at, updated_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		(id, name, provider, cwd, argv, args, shell_command, resume_template, env, native_id, native_confirmed, parent_id, control, created_at, updated_at)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		se.ID, se.Name, se.Provider, se.CWD, string(argv), string(args), se.ShellCommand, se.ResumeTemplate, string(env),
-		se.NativeID, se.NativeConfirmed, se.ParentID, fmtTime(se.CreatedAt), fmtTime(se.CreatedAt))
+		se.NativeID, se.NativeConfirmed, se.ParentID, se.Control, fmtTime(se.CreatedAt), fmtTime(se.CreatedAt))
 	if isUnique(err) {
 		return ErrNameTaken
 	}
@@ -89,13 +92,13 @@ func (s *Store) InsertSession(ctx context.Context, se Session) error {
 	return nil
 }
 
-const sessionCols = `id, name, provider, cwd, argv, args, shell_command, resume_template, env, native_id, native_confirmed, restore_reason, restore_attempts, parent_id, created_at, updated_at`
+const sessionCols = `id, name, provider, cwd, argv, args, shell_command, resume_template, env, native_id, native_confirmed, restore_reason, restore_attempts, parent_id, control, created_at, updated_at`
 
 func scanSession(row interface{ Scan(...any) error }) (Session, error) {
 	var se Session
 	var argv, args, env, created, updated string
 	err := row.Scan(&se.ID, &se.Name, &se.Provider, &se.CWD, &argv, &args, &se.ShellCommand, &se.ResumeTemplate, &env,
-		&se.NativeID, &se.NativeConfirmed, &se.RestoreReason, &se.RestoreAttempts, &se.ParentID, &created, &updated)
+		&se.NativeID, &se.NativeConfirmed, &se.RestoreReason, &se.RestoreAttempts, &se.ParentID, &se.Control, &created, &updated)
 	if err != nil {
 		return se, err
 	}
