@@ -36,7 +36,7 @@ func cannedOps(m *proto.Mux) {
 		},
 		{
 			ID: "3f1c2b9e-0000-4000-8000-000000000002", Name: "build", State: "exited", ExitCode: ptr(1),
-			CWD: "/src/web", CreatedAt: ago(50 * time.Hour), Command: "make test", SurfaceID: "sf-2",
+			CWD: "/src/web", CreatedAt: ago(50 * time.Hour), Command: "make test", SurfaceID: "sf-2", Control: true,
 		},
 		{
 			ID: "3f1c2b9e-0000-4000-8000-000000000003", Name: "docs", Provider: "codex", State: "restorable",
