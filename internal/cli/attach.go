@@ -139,10 +139,10 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	// text).
 	nested := f.insidePane()
 	keyName := o.DetachKey
+	cfg, cfgErr := f.Config()
 	if keyName == "" {
-		cfg, err := config.Load(dirs.ConfigFile())
-		if err != nil {
-			return Userf("%v", err)
+		if cfgErr != nil {
+			return Userf("%v", cfgErr)
 		}
 		keyName = cfg.Keys.Detach
 		if nested {
@@ -156,7 +156,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	copyName := config.DefaultCopyKey
 	mouseOn := true
 	escapeMS := 0
-	if cfg, err := config.Load(dirs.ConfigFile()); err == nil {
+	if cfgErr == nil {
 		copyName = cfg.Keys.Copy
 		mouseOn = cfg.MouseOn()
 		escapeMS = cfg.EscapeTimeMS()

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/client"
+	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/iostreams"
 	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/proto"
@@ -62,6 +63,24 @@ type Factory struct {
 	// time.Now. Tests fix it.
 	Now  func() time.Time
 	dirs *paths.Dirs
+	// cfg is config.toml as this process first read it: one command reads
+	// it once, so that two parts of one attach cannot disagree.
+	cfg    *config.Config
+	cfgErr error
+}
+
+// Config reads config.toml once per process; a broken file is an error
+// every caller sees alike.
+func (f *Factory) Config() (config.Config, error) {
+	if f.cfg == nil {
+		dirs, err := f.Dirs()
+		if err != nil {
+			return config.Config{}, err
+		}
+		cfg, err := config.Load(dirs.ConfigFile())
+		f.cfg, f.cfgErr = &cfg, err
+	}
+	return *f.cfg, f.cfgErr
 }
 
 func (f *Factory) now() time.Time {

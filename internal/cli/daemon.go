@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/client"
-	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/daemon"
 )
 
@@ -66,7 +65,7 @@ func newDaemonCmd(f *Factory) *cobra.Command {
 					defer func() { pprof.StopCPUProfile(); pf.Close() }()
 				}
 			}
-			cfg, err := config.Load(dirs.ConfigFile())
+			cfg, err := f.Config()
 			if err != nil {
 				// A broken config must not keep every pane down.
 				logger.Error("config ignored", "err", err)

@@ -42,11 +42,9 @@ func runDashboard(f *Factory, cmd *cobra.Command) error {
 	home, _ := os.UserHomeDir()
 	wd, _ := os.Getwd()
 	opts := tui.Options{Backend: b, Home: home, Dir: wd, DetachKey: config.DefaultDetachKey, NoColor: os.Getenv("NO_COLOR") != ""}
-	if dirs, err := f.Dirs(); err == nil {
-		// A broken config.toml is reported by the attach itself.
-		if cfg, err := config.Load(dirs.ConfigFile()); err == nil && cfg.Keys.Detach != "" {
-			opts.DetachKey = cfg.Keys.Detach
-		}
+	// A broken config.toml is reported by the attach itself.
+	if cfg, err := f.Config(); err == nil && cfg.Keys.Detach != "" {
+		opts.DetachKey = cfg.Keys.Detach
 	}
 	for {
 		name, state, err := tui.Run(ctx, opts)
@@ -208,14 +206,12 @@ func (b *dashboardBackend) Choices(ctx context.Context) ([]tui.Choice, error) {
 	}
 	var launchers []tui.Choice
 	var cfgErr error
-	if dirs, err := b.f.Dirs(); err == nil {
-		cfg, err := config.Load(dirs.ConfigFile())
-		if err != nil {
-			cfgErr = err
-		}
-		for _, l := range cfg.Launchers {
-			launchers = append(launchers, tui.Choice{Name: l.Name, Kind: "launcher", Command: l.Command, Resume: l.Resume})
-		}
+	cfg, err := b.f.Config()
+	if err != nil {
+		cfgErr = err
+	}
+	for _, l := range cfg.Launchers {
+		launchers = append(launchers, tui.Choice{Name: l.Name, Kind: "launcher", Command: l.Command, Resume: l.Resume})
 	}
 	sh := os.Getenv("SHELL")
 	if sh == "" {

@@ -169,11 +169,7 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 
 // launcher finds a [[launcher]] entry of config.toml by name.
 func (f *Factory) launcher(name string) (config.Launcher, bool, error) {
-	dirs, err := f.Dirs()
-	if err != nil {
-		return config.Launcher{}, false, err
-	}
-	cfg, err := config.Load(dirs.ConfigFile())
+	cfg, err := f.Config()
 	if err != nil {
 		return config.Launcher{}, false, Userf("%v", err)
 	}
