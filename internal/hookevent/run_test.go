@@ -74,9 +74,9 @@ func (s *eventServer) serve() {
 			c.Close()
 			continue
 		}
-		var env proto.Envelope
-		resp := `{"ok":false,"error":"invalid_json"}`
-		if json.Unmarshal(line, &env) == nil {
+		env, code := proto.DecodeEnvelope(bytes.TrimSuffix(line, []byte("\n")), time.Now(), time.Minute)
+		resp := proto.EventResponse{Error: code}
+		if code == "" {
 			s.mu.Lock()
 			s.raw = append(s.raw, line)
 			refuse := s.refuse
@@ -85,16 +85,15 @@ func (s *eventServer) serve() {
 				s.seen[env.Event.ID.RawValue] = true
 			}
 			s.mu.Unlock()
+			inserted := !dup
 			switch {
 			case refuse != "":
-				resp = `{"ok":false,"error":"` + refuse + `"}`
-			case dup:
-				resp = `{"ok":true,"inserted":false}`
+				resp = proto.EventResponse{Error: refuse}
 			default:
-				resp = `{"ok":true,"inserted":true}`
+				resp = proto.EventResponse{OK: true, Inserted: &inserted}
 			}
 		}
-		c.Write([]byte(resp + "\n"))
+		c.Write(proto.EncodeEventResponse(resp))
 		c.Close()
 	}
 }
@@ -109,9 +108,9 @@ func (s *eventServer) envelopes(t *testing.T) []proto.Envelope {
 	t.Helper()
 	var out []proto.Envelope
 	for _, raw := range s.requests() {
-		var env proto.Envelope
-		if err := json.Unmarshal(raw, &env); err != nil {
-			t.Fatal(err)
+		env, code := proto.DecodeEnvelope(bytes.TrimSuffix(raw, []byte("\n")), time.Now(), time.Minute)
+		if code != "" {
+			t.Fatalf("%s: %s", code, raw)
 		}
 		out = append(out, env)
 	}
@@ -181,7 +180,7 @@ func TestRunSendsTheExactEnvelope(t *testing.T) {
 		`"schemaVersion":1,"id":{"rawValue":"` + id + `"},"runID":{"rawValue":"` + run + `"},` +
 		`"sessionID":"22222222-2222-4333-8444-555555555555","surfaceID":{"rawValue":"surface-1"},` +
 		`"provider":"claude","kind":"approval-requested","occurredAt":"2026-11-30T10:50:41Z",` +
-		`"message":"Bash: touch fake-created.txt \u0026\u0026 echo done","hookName":"PermissionRequest"}}` + "\n"
+		`"message":"Bash: touch fake-created.txt && echo done","hookName":"PermissionRequest"}}` + "\n"
 	if diff := cmp.Diff(want, string(reqs[1])); diff != "" {
 		t.Errorf("envelope (-want +got):\n%s", diff)
 	}
@@ -275,7 +274,7 @@ func TestRunQuietCases(t *testing.T) {
 		},
 		{
 			name: "an oversized payload warns", args: []string{"claude"},
-			payload: `{"hook_event_name":"Stop","x":"` + strings.Repeat("a", MaxPayload) + `"}`,
+			payload: `{"hook_event_name":"Stop","x":"` + strings.Repeat("a", proto.MaxHookPayload) + `"}`,
 			env:     paneEnvFor, wantStderr: "larger than 1048576 bytes",
 		},
 		{
