@@ -215,8 +215,10 @@ func warn(w io.Writer, format string, args ...any) {
 	fmt.Fprintf(w, "muster hook event: %s\n", fmt.Sprintf(format, args...))
 }
 
-// readPayload reads stdin up to proto.MaxHookPayload bytes, waiting at most timeout
-// for the writer to finish.
+// readPayload reads stdin, waiting at most timeout for the writer to
+// finish. A payload over proto.MaxHookPayload has its long strings cut
+// (shrinkPayload) so that its event is kept; one over
+// proto.MaxHookPayloadRead is given up.
 func readPayload(r io.Reader, timeout time.Duration) ([]byte, error) {
 	type result struct {
 		b   []byte
@@ -224,7 +226,7 @@ func readPayload(r io.Reader, timeout time.Duration) ([]byte, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		b, err := io.ReadAll(io.LimitReader(r, proto.MaxHookPayload+1))
+		b, err := io.ReadAll(io.LimitReader(r, proto.MaxHookPayloadRead+1))
 		done <- result{b, err}
 	}()
 	t := time.NewTimer(timeout)
@@ -234,9 +236,12 @@ func readPayload(r io.Reader, timeout time.Duration) ([]byte, error) {
 		if res.err != nil {
 			return nil, fmt.Errorf("read stdin: %w", res.err)
 		}
-		if len(res.b) > proto.MaxHookPayload {
+		if len(res.b) > proto.MaxHookPayloadRead {
 			drain(r, timeout)
-			return nil, fmt.Errorf("larger than %d bytes", proto.MaxHookPayload)
+			return nil, fmt.Errorf("larger than %d bytes", proto.MaxHookPayloadRead)
+		}
+		if len(res.b) > proto.MaxHookPayload {
+			return shrinkPayload(res.b)
 		}
 		if len(strings.TrimSpace(string(res.b))) == 0 {
 			return nil, errors.New("empty")

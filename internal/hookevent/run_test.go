@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -273,9 +274,15 @@ func TestRunQuietCases(t *testing.T) {
 			env: paneEnvFor, wantStderr: "empty",
 		},
 		{
-			name: "an oversized payload warns", args: []string{"claude"},
-			payload: `{"hook_event_name":"Stop","x":"` + strings.Repeat("a", proto.MaxHookPayload) + `"}`,
-			env:     paneEnvFor, wantStderr: "larger than 1048576 bytes",
+			name: "a payload past what is read warns", args: []string{"claude"},
+			payload: `{"hook_event_name":"Stop","x":"` + strings.Repeat("a", proto.MaxHookPayloadRead) + `"}`,
+			env:     paneEnvFor, wantStderr: "larger than 33554432 bytes",
+		},
+		{
+			name: "an oversized payload keeps its event", args: []string{"claude"},
+			payload: strings.Replace(claudePermission, `"touch fake-created.txt && echo done"`,
+				`"touch fake-created.txt && echo `+strings.Repeat("a", 3*proto.MaxHookPayload)+`"`, 1),
+			env: paneEnvFor, wantSent: 2,
 		},
 		{
 			name: "an unknown provider warns", args: []string{"aider"}, payload: claudePermission,
@@ -608,5 +615,28 @@ func TestFastPath(t *testing.T) {
 				t.Errorf("FastPath(%q) = %v, want %v", tt.args, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestOversizedPayloadKeepsItsEvent: a hook payload over MaxHookPayload
+// (a tool's input or output of megabytes) is mapped with its long fields
+// cut: its event arrives, with what the payload says besides intact.
+func TestOversizedPayloadKeepsItsEvent(t *testing.T) {
+	srv := startServer(t, filepath.Join(shortDir(t), "events.sock"))
+	huge := strings.Repeat("é", 2*proto.MaxHookPayload)
+	payload := strings.Replace(claudePermission, `"touch fake-created.txt && echo done"`, `"echo `+huge+`"`, 1)
+	got := invoke(t, []string{"claude"}, payload, paneEnv(srv.path))
+	if got.code != 0 || got.stderr != "" {
+		t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
+	}
+	envs := srv.envelopes(t)
+	if len(envs) != 2 {
+		t.Fatalf("%d events sent, want the implicit start and the approval", len(envs))
+	}
+	ev := envs[1].Event
+	if ev.Kind != proto.KindApprovalRequested || ev.HookName != "PermissionRequest" ||
+		ev.RunID.RawValue != TurnRunID("claude", "6cae53c4-9b30-4ee5-959a-61260a39c5f9") ||
+		!strings.HasPrefix(ev.Message, "Bash: echo éé") || !utf8.ValidString(ev.Message) {
+		t.Errorf("sent %+v", ev)
 	}
 }

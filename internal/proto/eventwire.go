@@ -24,6 +24,9 @@ const (
 	// larger payload keeps its event: its largest string fields are cut
 	// (internal/hookevent) until it fits.
 	MaxHookPayload = 1 << 20
+	// MaxHookPayloadRead bounds what the helper reads of a hook's stdin
+	// before it gives up on the payload (and drains the rest).
+	MaxHookPayloadRead = 32 << 20
 	// MaxEventMessage bounds the message the helper puts in an event (the
 	// daemon keeps a longer one that a hand-written client sends).
 	MaxEventMessage = 300
