@@ -77,7 +77,7 @@ func TestAgentStatusEventIDDependsOnTheRunOnly(t *testing.T) {
 	if a.SessionID != nil {
 		t.Errorf("without a native id the event names session %q", *a.SessionID)
 	}
-	if !events.ReservedHookName(a.HookName) {
+	if !proto.ReservedHookName(a.HookName) {
 		t.Errorf("hook name %q is not reserved for the daemon", a.HookName)
 	}
 }

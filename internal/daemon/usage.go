@@ -1,9 +1,7 @@
 package daemon
 
 import (
-	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
@@ -58,13 +56,11 @@ func (b *usageBoard) fill(surfaceID string, info *proto.SessionInfo) {
 	info.Model, info.ContextTokens, info.ContextWindow = u.Model, u.Context, u.Window
 }
 
-// maxModel bounds a model name a hook payload gives: a longer one is no
-// model name.
-const maxModel = 128
-
-// onHookModel records the model a hook event named.
+// onHookModel records the model a hook event named. The decoder refused
+// an event whose model is no model name (proto.ValidModel); the check here
+// keeps a caller that bypasses it from reaching the dashboard.
 func (d *Daemon) onHookModel(surfaceID, model string) {
-	if model == "" || len(model) > maxModel || strings.ContainsFunc(model, unicode.IsControl) {
+	if !proto.ValidModel(model) {
 		return
 	}
 	d.onUsage(surfaceID, provider.Usage{Model: model})

@@ -52,7 +52,7 @@ func TestHookModel(t *testing.T) {
 		{"gpt-5", "gpt-5"},
 		{"", ""},
 		{"gpt\x1b]0;pwned\x07", ""},
-		{strings.Repeat("m", maxModel+1), ""},
+		{strings.Repeat("m", proto.MaxModelLen+1), ""},
 	} {
 		var d Daemon
 		d.onHookModel("s1", tt.model)

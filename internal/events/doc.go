@@ -7,11 +7,12 @@
 // # Protocol decisions (DESIGN §4 fixes the wire; these fill its gaps)
 //
 //   - One request per connection: UTF-8 JSON terminated by '\n', at most
-//     64 KiB newline included (larger: too_large). A request that ends at
-//     EOF without a newline is accepted when it is complete JSON. The whole
-//     request must arrive within Config.ReadTimeout (500 ms, well under the
-//     hook helper's 1 s) of the accept, however it is dribbled, or the
-//     answer is `timeout`. Anything after the newline is ignored. A peer of
+//     64 KiB newline included (larger: too_large), decoded and validated by
+//     proto.DecodeEnvelope, the counterpart of the helper's encoder. A
+//     request that ends at EOF without a newline is accepted when it is
+//     complete JSON. The whole request must arrive within
+//     Config.ReadTimeout (500 ms, well under the hook helper's 1 s) of the
+//     accept, however it is dribbled, or the answer is `timeout`. Anything after the newline is ignored. A peer of
 //     another uid is answered `unauthorized`.
 //   - Load: connections are accepted as fast as they come. At most
 //     Config.MaxConns (1024) are open at once, and Config.MaxConnsPerPeer

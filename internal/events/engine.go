@@ -420,7 +420,7 @@ func (e *Engine) SessionRemoved(id string) {
 // prefix, and its surface must be registered; the capability is not
 // needed. Its source follows from the hook name (runstate.SourceOfHook).
 func (e *Engine) Emit(ctx context.Context, ev proto.Event) (inserted bool, err error) {
-	if !ReservedHookName(ev.HookName) {
+	if !proto.ReservedHookName(ev.HookName) {
 		return false, fmt.Errorf("emit event: hook name %q lacks the %s prefix", ev.HookName, proto.ReservedHookPrefix)
 	}
 	if !ev.Kind.Valid() || ev.ID.RawValue == "" || ev.RunID.RawValue == "" || ev.Provider == "" {

@@ -18,18 +18,18 @@ import (
 
 // Precomputed responses: a response never carries anything from the request.
 var (
-	respInserted  = []byte(`{"ok":true,"inserted":true}` + "\n")
-	respDuplicate = []byte(`{"ok":true,"inserted":false}` + "\n")
+	respInserted  = proto.EncodeEventResponse(proto.EventResponse{OK: true, Inserted: ptr(true)})
+	respDuplicate = proto.EncodeEventResponse(proto.EventResponse{OK: true, Inserted: ptr(false)})
 	respErr       = map[string][]byte{}
 )
 
 func init() {
-	for _, c := range []string{proto.ErrInvalidJSON, proto.ErrTooLarge, proto.ErrUnsupportedVersion,
-		proto.ErrInvalidEvent, proto.ErrUnknownKind, proto.ErrReservedHookName, proto.ErrUnauthorized,
-		proto.ErrStorageFailure, proto.ErrTimeout, proto.ErrRateLimited, proto.ErrForbidden} {
-		respErr[c] = []byte(`{"ok":false,"error":"` + c + `"}` + "\n")
+	for _, c := range proto.EventErrorCodes {
+		respErr[c] = proto.EncodeEventResponse(proto.EventResponse{Error: c})
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // Serve answers events.sock on ln until ctx ends, and runs the engine's
 // notifier, runs snapshots and checkpoints while it does. Start must have
@@ -243,7 +243,7 @@ const logInterval = 10 * time.Second
 // process pid (0: unknown) and returns the response line.
 func (e *Engine) ingest(ctx context.Context, line []byte, size, pid int) []byte {
 	now := e.now()
-	req, code := Decode(line, now, e.cfg.MaxFutureSkew)
+	req, code := proto.DecodeEnvelope(line, now, e.cfg.MaxFutureSkew)
 	if code != "" {
 		return respErr[code]
 	}

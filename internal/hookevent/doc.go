@@ -19,9 +19,11 @@
 // environment (MUSTER_EVENT_SOCKET, MUSTER_SURFACE_ID,
 // MUSTER_EVENT_CAPABILITY) is absent, because globally installed hooks also
 // fire outside Muster; one warning line on stderr for a payload it cannot
-// read (not JSON, not an object, no hook name, over 1 MiB). Codex events are
-// sent even without the pane variables: the daemon routes them by session id
-// and falls back to the default socket of internal/paths.
+// read (not JSON, not an object, no hook name, over 32 MiB). A payload over
+// 1 MiB (a tool's output of megabytes) keeps its event: its long strings
+// are cut until it fits. Codex events are sent even without the pane
+// variables: the daemon routes them by session id and falls back to the
+// default socket of internal/paths.
 // MUSTER_AGENT_SESSION_ID is not part of the envelope: the daemon knows
 // which session a surface hosts. MUSTER_HOOK_DEBUG=1 prints what was sent or
 // why not on stderr.

@@ -1,6 +1,7 @@
 package hookevent
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/musterhq/muster/internal/proto"
 )
 
 // fuzzMapper checks, for any input, that Map never panics, that an error is
@@ -51,6 +54,18 @@ func fuzzMapper(f *testing.F, provider, seedFile string) {
 		}
 		for _, e := range res.Events {
 			checkMapped(t, provider, e)
+			// What the helper maps, the daemon reads as sent.
+			for _, pane := range [][2]string{{"cap-0123", "surface-1"}, {"", ""}} {
+				sent := Envelope(e, pane[0], pane[1])
+				line, err := proto.EncodeEnvelope(sent)
+				if err != nil {
+					t.Fatalf("mapped %+v, cannot send it: %v", e, err)
+				}
+				got, code := proto.DecodeEnvelope(bytes.TrimSuffix(line, []byte("\n")), t0, 0)
+				if code != "" || !reflect.DeepEqual(got, sent) {
+					t.Fatalf("sent %s\ndaemon read %+v (%q)", line, got, code)
+				}
+			}
 		}
 		again, _ := Map(provider, payload, st, t0)
 		if !reflect.DeepEqual(res, again) {

@@ -41,14 +41,11 @@ var ErrMalformed = hookmap.ErrMalformed
 
 func malformed(format string, args ...any) error { return hookmap.Malformed(format, args...) }
 
-// Limits on what is copied from a payload into an event.
-const (
-	MaxPayload    = 1 << 20 // bytes read from stdin
-	MaxMessage    = 300     // bytes of Event.Message
-	maxIDLen      = 256     // session, turn and message ids
-	maxHookName   = 64
-	supersededMsg = "turn ended without a stop hook (interrupted, denied or abandoned)"
-)
+// MaxMessage bounds Event.Message; the limit is proto's, named here for
+// the daemon's own events (internal/native), which keep to it too.
+const MaxMessage = proto.MaxEventMessage
+
+const supersededMsg = "turn ended without a stop hook (interrupted, denied or abandoned)"
 
 // State is what the helper remembers about one provider session between
 // invocations (one small file per session under the runtime dir, see
@@ -69,27 +66,17 @@ type State struct {
 // maxRecent bounds State.Recent.
 const maxRecent = 8
 
-// Mapped is one event the helper sends, before the pane environment is added.
-type Mapped struct {
-	ID         string
-	RunID      string
-	SessionID  string // provider-native; "" = null
-	Kind       proto.EventKind
-	OccurredAt time.Time
-	Message    string
-	HookName   string
-	Model      string // the model the payload names
-}
-
 // Result is the outcome of mapping one payload.
 type Result struct {
 	Provider string
-	Hook     string   // the provider's hook or event name
-	Session  string   // provider-native session id, "" if the payload has none
-	Events   []Mapped // zero (ignored), one, or two (a superseded turn closed first)
-	Ignored  string   // why nothing is sent, for MUSTER_HOOK_DEBUG
-	State    *State   // the state to store; nil = leave unchanged
-	Drop     bool     // delete the session's state (the session ended)
+	Hook     string // the provider's hook or event name
+	Session  string // provider-native session id, "" if the payload has none
+	// Events are zero (ignored), one, or two (a superseded turn closed
+	// first), without the pane's surface (Envelope adds it).
+	Events  []proto.Event
+	Ignored string // why nothing is sent, for MUSTER_HOOK_DEBUG
+	State   *State // the state to store; nil = leave unchanged
+	Drop    bool   // delete the session's state (the session ended)
 }
 
 // intent is a provider mapping's reading of one payload.
@@ -129,17 +116,21 @@ func checkIntent(in *intent) error {
 	if in.Hook == "" {
 		return malformed("no hook event name")
 	}
-	if len(in.Hook) > maxHookName || !printableID(in.Hook) {
+	if !proto.ValidHookName(in.Hook) || !printableID(in.Hook) {
 		return malformed("implausible hook event name")
 	}
-	if p := proto.ReservedHookPrefix; len(in.Hook) >= len(p) && strings.EqualFold(in.Hook[:len(p)], p) {
+	if proto.ReservedHookName(in.Hook) {
 		return malformed("hook event name %q is reserved", in.Hook)
 	}
-	if len(in.Session) > maxIDLen || !printableID(in.Session) || strings.TrimSpace(in.Session) != in.Session {
+	if in.Session != "" && (!proto.ValidID(in.Session) || !printableID(in.Session)) {
 		return malformed("implausible session id")
 	}
-	if len(in.TurnKey) > 4*maxIDLen || !printableID(in.TurnKey) {
+	// The turn id never travels: it is hashed into the run id.
+	if len(in.TurnKey) > 4*proto.MaxIDLen || !printableID(in.TurnKey) {
 		return malformed("implausible turn id")
+	}
+	if in.Model != "" && !proto.ValidModel(in.Model) {
+		in.Model = "" // no model name; the event matters more
 	}
 	return nil
 }
@@ -198,15 +189,22 @@ func (a *applier) ignore(why string) Result {
 }
 
 func (a *applier) add(id, run string, kind proto.EventKind, msg string) {
-	a.res.Events = append(a.res.Events, Mapped{
-		ID:         id,
-		RunID:      run,
-		SessionID:  a.in.Session,
-		Kind:       kind,
-		OccurredAt: a.at,
-		Message:    msg,
-		HookName:   a.in.Hook,
-		Model:      a.in.Model,
+	var session *string
+	if a.in.Session != "" {
+		s := a.in.Session
+		session = &s
+	}
+	a.res.Events = append(a.res.Events, proto.Event{
+		SchemaVersion: proto.EventSchemaVersion,
+		ID:            proto.RawID{RawValue: id},
+		RunID:         proto.RawID{RawValue: run},
+		SessionID:     session,
+		Provider:      a.provider,
+		Kind:          kind,
+		OccurredAt:    a.at,
+		Message:       msg,
+		HookName:      a.in.Hook,
+		Model:         a.in.Model,
 	})
 }
 

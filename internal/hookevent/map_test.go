@@ -55,10 +55,10 @@ func runSteps(t *testing.T, provider string, stateful bool, steps []step) {
 		var got []string
 		for _, e := range res.Events {
 			checkMapped(t, provider, e)
-			l, ok := labels[e.RunID]
+			l, ok := labels[e.RunID.RawValue]
 			if !ok {
 				l = string(rune('A' + len(labels)))
-				labels[e.RunID] = l
+				labels[e.RunID.RawValue] = l
 			}
 			got = append(got, strings.TrimSpace(string(e.Kind)+" "+l+" "+e.Message))
 		}
@@ -263,8 +263,8 @@ func TestRunIDsFollowTurnIdentifiers(t *testing.T) {
 				}
 				for _, e := range res.Events {
 					n++
-					if want := TurnRunID(tt.provider, turn); e.RunID != want {
-						t.Errorf("%s: run %s, want TurnRunID(%q) = %s", e.HookName, e.RunID, turn, want)
+					if want := TurnRunID(tt.provider, turn); e.RunID.RawValue != want {
+						t.Errorf("%s: run %s, want TurnRunID(%q) = %s", e.HookName, e.RunID.RawValue, turn, want)
 					}
 				}
 			}
@@ -346,7 +346,7 @@ func TestMapMalformed(t *testing.T) {
 		{"session id with surrounding space", "claude", `{"hook_event_name":"Stop","session_id":" s"}`},
 		{"control characters in the session id", "claude", `{"hook_event_name":"Stop","session_id":"a\u001b[2Jb"}`},
 		{"huge session id", "cursor", `{"hook_event_name":"stop","conversation_id":"` + strings.Repeat("c", 300) + `"}`},
-		{"huge hook name", "opencode", `{"type":"` + strings.Repeat("t", 100) + `"}`},
+		{"huge hook name", "opencode", `{"type":"` + strings.Repeat("t", proto.MaxHookNameLen+1) + `"}`},
 		{"opencode without type", "opencode", `{"properties":{"sessionID":"ses_1"}}`},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/musterhq/muster/internal/proto"
 )
 
 // replay maps every payload of testdata/<file> in order, keeping one State
@@ -30,7 +32,7 @@ func replay(t *testing.T, provider, file string, stateful bool, keep func(line [
 	var out []string
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, MaxPayload)
+	sc.Buffer(nil, proto.MaxHookPayload)
 	for sc.Scan() {
 		line := bytes.Clone(sc.Bytes())
 		if keep != nil && !keep(line) {
@@ -62,12 +64,12 @@ func replay(t *testing.T, provider, file string, stateful bool, keep func(line [
 		}
 		for _, e := range res.Events {
 			checkMapped(t, provider, e)
-			l, ok := labels[e.RunID]
+			l, ok := labels[e.RunID.RawValue]
 			if !ok {
 				l = string(rune('A' + len(labels)))
-				labels[e.RunID] = l
+				labels[e.RunID.RawValue] = l
 			}
-			out = append(out, fmt.Sprintf("%.4s %s %s %s", e.SessionID, e.HookName, e.Kind, l))
+			out = append(out, fmt.Sprintf("%.4s %s %s %s", deref(e.SessionID), e.HookName, e.Kind, l))
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -77,10 +79,10 @@ func replay(t *testing.T, provider, file string, stateful bool, keep func(line [
 }
 
 // checkMapped asserts the invariants of every mapped event.
-func checkMapped(t testing.TB, provider string, e Mapped) {
+func checkMapped(t testing.TB, provider string, e proto.Event) {
 	t.Helper()
-	if !isUUID(e.ID) || !isUUID(e.RunID) {
-		t.Errorf("%s %s: ids %q %q are not UUIDs", provider, e.HookName, e.ID, e.RunID)
+	if !isUUID(e.ID.RawValue) || !isUUID(e.RunID.RawValue) {
+		t.Errorf("%s %s: ids %q %q are not UUIDs", provider, e.HookName, e.ID.RawValue, e.RunID.RawValue)
 	}
 	if !e.Kind.Valid() {
 		t.Errorf("%s %s: invalid kind %q", provider, e.HookName, e.Kind)
@@ -261,4 +263,11 @@ func TestReplayRealPayloads(t *testing.T) {
 			}
 		})
 	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -181,13 +181,13 @@ func send(o Options, debug bool, provider, socket, capability, surface string, r
 		return false
 	}
 	for _, m := range res.Events {
-		env := Envelope(provider, m, capability, surface)
+		env := Envelope(m, capability, surface)
 		resp, err := Send(socket, env, o.Timeout)
 		if debug {
 			if err != nil {
-				warn(o.Stderr, "%s %s → %s run %s: %v", provider, m.HookName, m.Kind, m.RunID, err)
+				warn(o.Stderr, "%s %s → %s run %s: %v", provider, m.HookName, m.Kind, m.RunID.RawValue, err)
 			} else {
-				warn(o.Stderr, "%s %s → %s run %s: ok=%t %s", provider, m.HookName, m.Kind, m.RunID, resp.OK, resp.Error)
+				warn(o.Stderr, "%s %s → %s run %s: ok=%t %s", provider, m.HookName, m.Kind, m.RunID.RawValue, resp.OK, resp.Error)
 			}
 		}
 		if err == nil && !resp.OK {
@@ -200,43 +200,25 @@ func send(o Options, debug bool, provider, socket, capability, surface string, r
 	return refused
 }
 
-// Envelope wraps a mapped event for the events socket. The capability never
-// appears anywhere but in its own field: it is cut out of the message.
-func Envelope(provider string, m Mapped, capability, surface string) proto.Envelope {
-	var session *string
-	if m.SessionID != "" {
-		s := m.SessionID
-		session = &s
+// Envelope wraps a mapped event for the events socket of the pane whose
+// surface and capability are given. The capability never appears anywhere
+// but in its own field: it is cut out of the message.
+func Envelope(ev proto.Event, capability, surface string) proto.Envelope {
+	ev.SurfaceID = proto.RawID{RawValue: surface}
+	if capability != "" && strings.Contains(ev.Message, capability) {
+		ev.Message = strings.ReplaceAll(ev.Message, capability, "[redacted]")
 	}
-	msg := m.Message
-	if capability != "" && strings.Contains(msg, capability) {
-		msg = strings.ReplaceAll(msg, capability, "[redacted]")
-	}
-	return proto.Envelope{
-		SchemaVersion: proto.EventSchemaVersion,
-		Capability:    capability,
-		Event: proto.Event{
-			SchemaVersion: proto.EventSchemaVersion,
-			ID:            proto.RawID{RawValue: m.ID},
-			RunID:         proto.RawID{RawValue: m.RunID},
-			SessionID:     session,
-			SurfaceID:     proto.RawID{RawValue: surface},
-			Provider:      provider,
-			Kind:          m.Kind,
-			OccurredAt:    m.OccurredAt,
-			Message:       msg,
-			HookName:      m.HookName,
-			Model:         m.Model,
-		},
-	}
+	return proto.Envelope{SchemaVersion: proto.EventSchemaVersion, Capability: capability, Event: ev}
 }
 
 func warn(w io.Writer, format string, args ...any) {
 	fmt.Fprintf(w, "muster hook event: %s\n", fmt.Sprintf(format, args...))
 }
 
-// readPayload reads stdin up to MaxPayload bytes, waiting at most timeout
-// for the writer to finish.
+// readPayload reads stdin, waiting at most timeout for the writer to
+// finish. A payload over proto.MaxHookPayload has its long strings cut
+// (shrinkPayload) so that its event is kept; one over
+// proto.MaxHookPayloadRead is given up.
 func readPayload(r io.Reader, timeout time.Duration) ([]byte, error) {
 	type result struct {
 		b   []byte
@@ -244,7 +226,7 @@ func readPayload(r io.Reader, timeout time.Duration) ([]byte, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		b, err := io.ReadAll(io.LimitReader(r, MaxPayload+1))
+		b, err := io.ReadAll(io.LimitReader(r, proto.MaxHookPayloadRead+1))
 		done <- result{b, err}
 	}()
 	t := time.NewTimer(timeout)
@@ -254,9 +236,12 @@ func readPayload(r io.Reader, timeout time.Duration) ([]byte, error) {
 		if res.err != nil {
 			return nil, fmt.Errorf("read stdin: %w", res.err)
 		}
-		if len(res.b) > MaxPayload {
+		if len(res.b) > proto.MaxHookPayloadRead {
 			drain(r, timeout)
-			return nil, fmt.Errorf("larger than %d bytes", MaxPayload)
+			return nil, fmt.Errorf("larger than %d bytes", proto.MaxHookPayloadRead)
+		}
+		if len(res.b) > proto.MaxHookPayload {
+			return shrinkPayload(res.b)
 		}
 		if len(strings.TrimSpace(string(res.b))) == 0 {
 			return nil, errors.New("empty")

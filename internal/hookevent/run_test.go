@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -74,9 +75,9 @@ func (s *eventServer) serve() {
 			c.Close()
 			continue
 		}
-		var env proto.Envelope
-		resp := `{"ok":false,"error":"invalid_json"}`
-		if json.Unmarshal(line, &env) == nil {
+		env, code := proto.DecodeEnvelope(bytes.TrimSuffix(line, []byte("\n")), time.Now(), time.Minute)
+		resp := proto.EventResponse{Error: code}
+		if code == "" {
 			s.mu.Lock()
 			s.raw = append(s.raw, line)
 			refuse := s.refuse
@@ -85,16 +86,15 @@ func (s *eventServer) serve() {
 				s.seen[env.Event.ID.RawValue] = true
 			}
 			s.mu.Unlock()
+			inserted := !dup
 			switch {
 			case refuse != "":
-				resp = `{"ok":false,"error":"` + refuse + `"}`
-			case dup:
-				resp = `{"ok":true,"inserted":false}`
+				resp = proto.EventResponse{Error: refuse}
 			default:
-				resp = `{"ok":true,"inserted":true}`
+				resp = proto.EventResponse{OK: true, Inserted: &inserted}
 			}
 		}
-		c.Write([]byte(resp + "\n"))
+		c.Write(proto.EncodeEventResponse(resp))
 		c.Close()
 	}
 }
@@ -109,9 +109,9 @@ func (s *eventServer) envelopes(t *testing.T) []proto.Envelope {
 	t.Helper()
 	var out []proto.Envelope
 	for _, raw := range s.requests() {
-		var env proto.Envelope
-		if err := json.Unmarshal(raw, &env); err != nil {
-			t.Fatal(err)
+		env, code := proto.DecodeEnvelope(bytes.TrimSuffix(raw, []byte("\n")), time.Now(), time.Minute)
+		if code != "" {
+			t.Fatalf("%s: %s", code, raw)
 		}
 		out = append(out, env)
 	}
@@ -181,7 +181,7 @@ func TestRunSendsTheExactEnvelope(t *testing.T) {
 		`"schemaVersion":1,"id":{"rawValue":"` + id + `"},"runID":{"rawValue":"` + run + `"},` +
 		`"sessionID":"22222222-2222-4333-8444-555555555555","surfaceID":{"rawValue":"surface-1"},` +
 		`"provider":"claude","kind":"approval-requested","occurredAt":"2026-11-30T10:50:41Z",` +
-		`"message":"Bash: touch fake-created.txt \u0026\u0026 echo done","hookName":"PermissionRequest"}}` + "\n"
+		`"message":"Bash: touch fake-created.txt && echo done","hookName":"PermissionRequest"}}` + "\n"
 	if diff := cmp.Diff(want, string(reqs[1])); diff != "" {
 		t.Errorf("envelope (-want +got):\n%s", diff)
 	}
@@ -274,9 +274,15 @@ func TestRunQuietCases(t *testing.T) {
 			env: paneEnvFor, wantStderr: "empty",
 		},
 		{
-			name: "an oversized payload warns", args: []string{"claude"},
-			payload: `{"hook_event_name":"Stop","x":"` + strings.Repeat("a", MaxPayload) + `"}`,
-			env:     paneEnvFor, wantStderr: "larger than 1048576 bytes",
+			name: "a payload past what is read warns", args: []string{"claude"},
+			payload: `{"hook_event_name":"Stop","x":"` + strings.Repeat("a", proto.MaxHookPayloadRead) + `"}`,
+			env:     paneEnvFor, wantStderr: "larger than 33554432 bytes",
+		},
+		{
+			name: "an oversized payload keeps its event", args: []string{"claude"},
+			payload: strings.Replace(claudePermission, `"touch fake-created.txt && echo done"`,
+				`"touch fake-created.txt && echo `+strings.Repeat("a", 3*proto.MaxHookPayload)+`"`, 1),
+			env: paneEnvFor, wantSent: 2,
 		},
 		{
 			name: "an unknown provider warns", args: []string{"aider"}, payload: claudePermission,
@@ -609,5 +615,28 @@ func TestFastPath(t *testing.T) {
 				t.Errorf("FastPath(%q) = %v, want %v", tt.args, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestOversizedPayloadKeepsItsEvent: a hook payload over MaxHookPayload
+// (a tool's input or output of megabytes) is mapped with its long fields
+// cut: its event arrives, with what the payload says besides intact.
+func TestOversizedPayloadKeepsItsEvent(t *testing.T) {
+	srv := startServer(t, filepath.Join(shortDir(t), "events.sock"))
+	huge := strings.Repeat("é", 2*proto.MaxHookPayload)
+	payload := strings.Replace(claudePermission, `"touch fake-created.txt && echo done"`, `"echo `+huge+`"`, 1)
+	got := invoke(t, []string{"claude"}, payload, paneEnv(srv.path))
+	if got.code != 0 || got.stderr != "" {
+		t.Fatalf("exit %d, stderr %q", got.code, got.stderr)
+	}
+	envs := srv.envelopes(t)
+	if len(envs) != 2 {
+		t.Fatalf("%d events sent, want the implicit start and the approval", len(envs))
+	}
+	ev := envs[1].Event
+	if ev.Kind != proto.KindApprovalRequested || ev.HookName != "PermissionRequest" ||
+		ev.RunID.RawValue != TurnRunID("claude", "6cae53c4-9b30-4ee5-959a-61260a39c5f9") ||
+		!strings.HasPrefix(ev.Message, "Bash: echo éé") || !utf8.ValidString(ev.Message) {
+		t.Errorf("sent %+v", ev)
 	}
 }

@@ -2,7 +2,6 @@ package hookevent
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -63,22 +62,15 @@ func dialUnix(socket string, timeout time.Duration) (conn, error) {
 	return f, nil
 }
 
-// maxResponse bounds the one-line reply read back.
-const maxResponse = 4 << 10
-
 // Send delivers one envelope to the events socket: one connection, the JSON
 // envelope and a newline, then one JSON line back. A connect error is
 // retried once with the same envelope (hence the same event id, so the
 // daemon cannot record it twice); the whole exchange of each attempt is
 // bounded by timeout.
 func Send(socket string, env proto.Envelope, timeout time.Duration) (proto.EventResponse, error) {
-	body, err := json.Marshal(wire(env))
+	body, err := proto.EncodeEnvelope(env)
 	if err != nil {
-		return proto.EventResponse{}, fmt.Errorf("encode event: %w", err)
-	}
-	body = append(body, '\n')
-	if len(body) > proto.MaxEventRequest {
-		return proto.EventResponse{}, fmt.Errorf("encode event: %d bytes exceed the %d-byte limit", len(body), proto.MaxEventRequest)
+		return proto.EventResponse{}, err
 	}
 	c, err := dial(socket, timeout)
 	if err != nil {
@@ -99,56 +91,14 @@ func Send(socket string, env proto.Envelope, timeout time.Duration) (proto.Event
 	if err != nil {
 		return proto.EventResponse{}, fmt.Errorf("read event response: %w", err)
 	}
-	var resp proto.EventResponse
-	if err := json.Unmarshal(line, &resp); err != nil {
-		return proto.EventResponse{}, fmt.Errorf("read event response: %w", err)
-	}
-	return resp, nil
-}
-
-// wireEnvelope is proto.Envelope with surfaceID left out when empty: a Codex
-// hook outside a pane has none, and the daemon refuses an empty one.
-type wireEnvelope struct {
-	SchemaVersion int       `json:"schemaVersion"`
-	Capability    string    `json:"capability"`
-	Event         wireEvent `json:"event"`
-}
-
-type wireEvent struct {
-	SchemaVersion int             `json:"schemaVersion"`
-	ID            proto.RawID     `json:"id"`
-	RunID         proto.RawID     `json:"runID"`
-	SessionID     *string         `json:"sessionID"`
-	SurfaceID     *proto.RawID    `json:"surfaceID,omitempty"`
-	Provider      string          `json:"provider"`
-	Kind          proto.EventKind `json:"kind"`
-	OccurredAt    time.Time       `json:"occurredAt"`
-	Message       string          `json:"message,omitempty"`
-	HookName      string          `json:"hookName,omitempty"`
-}
-
-func wire(env proto.Envelope) wireEnvelope {
-	e := env.Event
-	w := wireEnvelope{
-		SchemaVersion: env.SchemaVersion,
-		Capability:    env.Capability,
-		Event: wireEvent{
-			SchemaVersion: e.SchemaVersion, ID: e.ID, RunID: e.RunID, SessionID: e.SessionID,
-			Provider: e.Provider, Kind: e.Kind, OccurredAt: e.OccurredAt, Message: e.Message, HookName: e.HookName,
-		},
-	}
-	if e.SurfaceID.RawValue != "" {
-		s := e.SurfaceID
-		w.Event.SurfaceID = &s
-	}
-	return w
+	return proto.DecodeEventResponse(line)
 }
 
 // readLine reads up to the first newline (or the peer's close).
 func readLine(c conn) ([]byte, error) {
 	buf := make([]byte, 0, 256)
 	var chunk [256]byte
-	for len(buf) < maxResponse {
+	for len(buf) <= proto.MaxEventResponse {
 		n, err := c.Read(chunk[:])
 		buf = append(buf, chunk[:n]...)
 		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
@@ -161,5 +111,5 @@ func readLine(c conn) ([]byte, error) {
 			return nil, err
 		}
 	}
-	return nil, fmt.Errorf("response longer than %d bytes", maxResponse)
+	return nil, fmt.Errorf("response longer than %d bytes", proto.MaxEventResponse)
 }

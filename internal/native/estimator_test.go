@@ -541,10 +541,10 @@ func TestRunIDsMatchHooks(t *testing.T) {
 					st = res.State
 				}
 				for _, m := range res.Events {
-					if _, ok := hookRuns[m.RunID]; !ok {
-						hookOrder = append(hookOrder, m.RunID)
+					if _, ok := hookRuns[m.RunID.RawValue]; !ok {
+						hookOrder = append(hookOrder, m.RunID.RawValue)
 					}
-					hookRuns[m.RunID] = append(hookRuns[m.RunID], m.Kind)
+					hookRuns[m.RunID.RawValue] = append(hookRuns[m.RunID.RawValue], m.Kind)
 				}
 			}
 			if len(hookOrder) < 3 {

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/musterhq/muster/internal/events"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/runstate"
 	"github.com/musterhq/muster/internal/transcript"
@@ -59,7 +58,7 @@ func (r *recorder) Emit(_ context.Context, ev proto.Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
-	case !events.ReservedHookName(ev.HookName):
+	case !proto.ReservedHookName(ev.HookName):
 		r.t.Errorf("event with hook name %q", ev.HookName)
 	case !ev.Kind.Valid() || ev.ID.RawValue == "" || ev.RunID.RawValue == "" || ev.Provider == "":
 		r.t.Errorf("invalid event %+v", ev)

@@ -101,7 +101,7 @@ func TestHookHelper(t *testing.T) {
 			st = res.State
 		}
 		for _, m := range res.Events {
-			run := map[string]string{hookevent.TurnRunID("testagent", "t1"): "T1", hookevent.TurnRunID("testagent", "t2"): "T2"}[m.RunID]
+			run := map[string]string{hookevent.TurnRunID("testagent", "t1"): "T1", hookevent.TurnRunID("testagent", "t2"): "T2"}[m.RunID.RawValue]
 			got = append(got, fmt.Sprintf("%s %s %s", m.HookName, m.Kind, run))
 		}
 	}
