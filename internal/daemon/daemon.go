@@ -856,7 +856,7 @@ func (d *Daemon) lookupLocked(name string) (*session, error) {
 		}
 	}
 	if found == nil {
-		return nil, &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("no session named %q", name), Hint: "run `muster ls` to see session names"}
+		return nil, &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("no session named %q", name), Hint: d.unknownNameHintLocked(name)}
 	}
 	return found, nil
 }
