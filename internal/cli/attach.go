@@ -156,10 +156,12 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	copyName := config.DefaultCopyKey
 	mouseOn := true
 	escapeMS := 0
+	notice := noticeStyle(config.Default())
 	if cfgErr == nil {
 		copyName = cfg.Keys.Copy
 		mouseOn = cfg.MouseOn()
 		escapeMS = cfg.EscapeTimeMS()
+		notice = noticeStyle(cfg)
 	}
 	// A nested client leaves the mouse to the outer one.
 	mouse := attachterm.NewMouse(mouseOn && !nested)
@@ -200,6 +202,9 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	defer restore()
 	cols, rows := termSize()
 	args := proto.AttachArgs{Name: o.Name, Cols: cols, Rows: rows, ReadOnly: o.ReadOnly}
+	if notice.Line || notice.Bell || notice.Terminal != "" {
+		args.Notice = &notice
+	}
 	hint := ""
 	if !o.ReadOnly {
 		if nested {
@@ -323,6 +328,18 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 					showHint(pane, hint)
 					hint = ""
 				}
+			case proto.FrameNotice:
+				var n proto.Notice
+				if direct.Load() || json.Unmarshal(payload, &n) != nil {
+					continue
+				}
+				style := notice
+				if copying.Load() {
+					// Copy mode has the screen: no line over it.
+					style.Line = false
+				}
+				w, h := termSize()
+				io.WriteString(pane, attachterm.Notice(style, n, w, h))
 			case proto.FrameExit:
 				var e struct {
 					ExitCode int `json:"exit_code"`
@@ -609,6 +626,12 @@ func firstAttach(stateDir string) bool {
 		return false
 	}
 	return os.WriteFile(mark, nil, 0o600) == nil
+}
+
+// noticeStyle is how this client shows other sessions' new attention
+// items (config.toml's [notify]).
+func noticeStyle(cfg config.Config) proto.AttachNotice {
+	return proto.AttachNotice{Line: cfg.NotifyMessage(), Seconds: cfg.NoticeSeconds(), Bell: cfg.NotifyBell(), Terminal: cfg.NotifyTerminal()}
 }
 
 // showHint writes one line of text, already safe to print, on the last row.

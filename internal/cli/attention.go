@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -8,13 +9,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/musterhq/muster/internal/client"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termtext"
 )
 
 type attentionOptions struct {
-	All  bool
-	JSON bool
+	All    bool
+	JSON   bool
+	Follow bool
 }
 
 func newAttentionCmd(f *Factory) *cobra.Command {
@@ -30,12 +33,18 @@ func newAttentionCmdWith(f *Factory, runF func(*attentionOptions) error) *cobra.
 			"or when you acknowledge it with `muster ack ID`; --all also lists items resolved in the last 24 hours.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Follow && o.All {
+				return usagef("--follow and --all do not go together: --follow prints the open items, then each change")
+			}
 			if runF != nil {
 				return runF(&o)
 			}
 			c, err := f.Client(cmd.Context())
 			if err != nil {
 				return err
+			}
+			if o.Follow {
+				return followAttention(cmd.Context(), f, c, o.JSON)
 			}
 			defer c.Close()
 			var items []proto.AttentionItem
@@ -53,8 +62,100 @@ func newAttentionCmdWith(f *Factory, runF func(*attentionOptions) error) *cobra.
 		},
 	}
 	cmd.Flags().BoolVar(&o.All, "all", false, "also list items resolved in the last 24 hours")
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print a JSON array")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print a JSON array (with --follow: one JSON object a line)")
+	cmd.Flags().BoolVarP(&o.Follow, "follow", "f", false, "print the open items, then each item as it opens or resolves, until interrupted")
 	return cmd
+}
+
+// Events of `muster attention --follow`.
+const (
+	followOpen     = "open"     // open when the command started
+	followNew      = "new"      // opened since
+	followResolved = "resolved" // resolved since
+)
+
+// followLine is one line of `muster attention --follow --json`.
+type followLine struct {
+	Event string              `json:"event"`
+	Item  proto.AttentionItem `json:"item"`
+}
+
+// followAttention prints the drawer's open items, then every item that
+// opens or resolves, from the daemon's watch stream, until ctx ends or
+// the daemon stops.
+func followAttention(ctx context.Context, f *Factory, c *client.Client, asJSON bool) error {
+	first, s, err := openStream[proto.WatchUpdate](ctx, c, proto.OpWatch, nil)
+	if err != nil {
+		return err
+	}
+	var writeErr error
+	print := func(event string, it proto.AttentionItem) {
+		if writeErr != nil {
+			return
+		}
+		if asJSON {
+			writeErr = writeJSONLine(f.IO.Out, followLine{Event: event, Item: it})
+			return
+		}
+		line := fmt.Sprintf("%-8s %d %s %s", event, it.ID, itemSession(it), termtext.Line(it.Reason))
+		if m := termtext.Clip(it.Message, 80); m != "" {
+			line += ": " + m
+		}
+		if event == followResolved && it.Resolution != "" {
+			line += " (" + termtext.Line(it.Resolution) + ")"
+		}
+		_, writeErr = fmt.Fprintln(f.IO.Out, line)
+	}
+	open := map[int64]bool{}
+	var before int64 // items up to this id were there when it started
+	started := false
+	err = follow(first, s, func(u proto.WatchUpdate) {
+		if u.Attention == nil {
+			return // unchanged
+		}
+		if !started {
+			started = true
+			for _, it := range u.Attention {
+				before = max(before, it.ID)
+				if it.Open {
+					open[it.ID] = true
+					print(followOpen, it)
+				}
+			}
+			return
+		}
+		listed := map[int64]bool{}
+		for _, it := range u.Attention {
+			listed[it.ID] = true
+			switch {
+			case it.Open && !open[it.ID]:
+				open[it.ID] = true
+				print(followNew, it)
+			case !it.Open && open[it.ID]:
+				delete(open, it.ID)
+				print(followResolved, it)
+			case !it.Open && it.ID > before:
+				// Opened and resolved between two pushes.
+				before = it.ID
+				print(followNew, it)
+				print(followResolved, it)
+			}
+			before = max(before, it.ID)
+		}
+		for id := range open {
+			if !listed[id] {
+				delete(open, id)
+				print(followResolved, proto.AttentionItem{ID: id})
+			}
+		}
+	})
+	if writeErr != nil {
+		return writeErr
+	}
+	if err != nil || ctx.Err() != nil {
+		return err
+	}
+	return Userf("the daemon stopped")
 }
 
 func printAttention(w io.Writer, items []proto.AttentionItem, all bool, now time.Time) {

@@ -41,10 +41,14 @@ func runDashboard(f *Factory, cmd *cobra.Command) error {
 	defer b.Close()
 	home, _ := os.UserHomeDir()
 	wd, _ := os.Getwd()
-	opts := tui.Options{Backend: b, Home: home, Dir: wd, DetachKey: config.DefaultDetachKey, NoColor: os.Getenv("NO_COLOR") != ""}
+	opts := tui.Options{Backend: b, Home: home, Dir: wd, DetachKey: config.DefaultDetachKey, NoColor: os.Getenv("NO_COLOR") != "",
+		Bell: config.Default().NotifyBell()}
 	// A broken config.toml is reported by the attach itself.
-	if cfg, err := f.Config(); err == nil && cfg.Keys.Detach != "" {
-		opts.DetachKey = cfg.Keys.Detach
+	if cfg, err := f.Config(); err == nil {
+		if cfg.Keys.Detach != "" {
+			opts.DetachKey = cfg.Keys.Detach
+		}
+		opts.Bell = cfg.NotifyBell()
 	}
 	for {
 		name, state, err := tui.Run(ctx, opts)

@@ -292,7 +292,7 @@ func TestReplayCommand(t *testing.T) {
 		t.Fatalf("publish: %d %s", code, errOut)
 	}
 	id := blob.ID(page)
-	if out != id+"\n/api/v1/blob/"+id+"\n" {
+	if out != id+"\nhttp://127.0.0.1:7777/api/v1/blob/"+id+"\n" {
 		t.Errorf("publish printed %q, want the id of the -o page %s", out, id)
 	}
 	stored, err := blob.New(filepath.Join(e.muster, "state", "blobs")).Get(id)

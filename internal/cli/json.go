@@ -48,3 +48,14 @@ func escapeTerminal(b []byte) []byte {
 func needsEscape(r rune) bool {
 	return r >= 0x7f && r < 0xa0 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
+
+// writeJSONLine writes v as one line of JSON (NDJSON), escaped as
+// writeJSON escapes.
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(escapeTerminal(append(b, '\n')))
+	return err
+}

@@ -35,7 +35,7 @@ func newReplayCmdWith(f *Factory, runF func(*replayOptions) error) *cobra.Comman
 			"Obvious secrets (API keys, tokens, private keys, passwords) are redacted unless --no-redact.\n" +
 			"Without -o the file is replay-PROVIDER-ID.html in the current folder; -o - writes to stdout.\n" +
 			"--publish stores the page as an immutable blob (same content, same id) that `muster serve`\n" +
-			"serves at /api/v1/blob/ID, and prints the id and that path.",
+			"serves at /api/v1/blob/ID, and prints the id and that URL (at serve's default address).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Session = args[0]
@@ -46,7 +46,7 @@ func newReplayCmdWith(f *Factory, runF func(*replayOptions) error) *cobra.Comman
 		},
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write the page to FILE (- for stdout)")
-	cmd.Flags().BoolVar(&o.Publish, "publish", false, "store the page as an immutable blob and print its id and URL path")
+	cmd.Flags().BoolVar(&o.Publish, "publish", false, "store the page as an immutable blob and print its id and URL")
 	cmd.Flags().BoolVar(&o.NoRedact, "no-redact", false, "keep secrets as recorded (the page says so)")
 	return cmd
 }
@@ -98,7 +98,8 @@ func runReplay(ctx context.Context, f *Factory, o *replayOptions) error {
 		if o.NoRedact {
 			fmt.Fprintln(f.IO.ErrOut, "muster: published without redaction: the page may contain secrets")
 		}
-		fmt.Fprintf(f.IO.Out, "%s\n/api/v1/blob/%s\n", id, id)
+		fmt.Fprintf(f.IO.Out, "%s\nhttp://%s/api/v1/blob/%s\n", id, defaultServeAddr, id)
+		fmt.Fprintln(f.IO.ErrOut, "muster: the URL opens while `muster serve` runs (at another --addr, use its address)")
 	}
 	return nil
 }

@@ -25,6 +25,10 @@ type serveOptions struct {
 	Hosts  []string
 }
 
+// defaultServeAddr is where `muster serve` listens unless told otherwise,
+// and so where the URLs printed by other commands point.
+const defaultServeAddr = "127.0.0.1:7777"
+
 func newServeCmd(f *Factory) *cobra.Command {
 	return newServeCmdWith(f, nil)
 }
@@ -58,7 +62,7 @@ func newServeCmdWith(f *Factory, runF func(*serveOptions) error) *cobra.Command 
 			return runServe(cmd.Context(), f, &o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Addr, "addr", "127.0.0.1:7777", "listen on HOST:PORT")
+	cmd.Flags().StringVar(&o.Addr, "addr", defaultServeAddr, "listen on HOST:PORT")
 	cmd.Flags().BoolVar(&o.Public, "public", false, "allow a non-loopback address; every request then needs the printed token")
 	cmd.Flags().StringArrayVar(&o.Hosts, "host", nil, "also answer requests addressed to `NAME` (a DNS name of this machine, a proxy's)")
 	return cmd

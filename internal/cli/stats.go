@@ -173,19 +173,7 @@ func fmtCost(g stats.Group) string {
 	return fmtUSD(g.CostUSD, g.UnpricedTokens)
 }
 
-func fmtUSD(usd float64, unpriced int64) string {
-	if usd == 0 && unpriced > 0 {
-		return "unknown"
-	}
-	s := fmt.Sprintf("$%.2f", usd)
-	if usd > 0 && usd < 1 {
-		s = fmt.Sprintf("$%.4f", usd)
-	}
-	if unpriced > 0 {
-		s += "+"
-	}
-	return s
-}
+func fmtUSD(usd float64, unpriced int64) string { return stats.FormatUSD(usd, unpriced) }
 
 // printBlocks prints the 5-hour blocks, times in loc, and the active
 // block's burn rate and projection.

@@ -27,7 +27,7 @@ func newWaitCmdWith(f *Factory, runF func(*waitOptions) error) *cobra.Command {
 	var o waitOptions
 	var until string
 	cmd := &cobra.Command{
-		Use:   "wait NAME... --until STATES [--timeout DURATION] [--any] [--json]",
+		Use:   "wait [NAME...] --until STATES [--timeout DURATION] [--any] [--json]",
 		Short: "Wait until sessions reach a run state",
 		Long: "Wait until every named session (or any one, with --any) is in one of STATES, a comma list of\n" +
 			"run states (running, waitingInput, waitingApproval, succeeded, failed, interrupted, disconnected,\n" +
@@ -40,10 +40,16 @@ func newWaitCmdWith(f *Factory, runF func(*waitOptions) error) *cobra.Command {
 			"A terminal state also counts once the session has gone idle after it. The current state is\n" +
 			"checked first, so after sending a prompt wait for running before waiting for done or waiting;\n" +
 			"then the daemon answers when the state is reached.\n\n" +
+			"With --any and no NAME, it waits on every session, those made while it waits too, and prints\n" +
+			"the ones that reached a state: `muster wait --any --until attention` returns when any agent\n" +
+			"needs you.\n\n" +
 			"Exit status: 0 reached, 1 timed out, 2 usage error, 3 a session disappeared.",
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Names = args
+			if len(args) == 0 && !o.Any {
+				return usagef("wait needs a session NAME, or --any to wait on every session")
+			}
 			if strings.TrimSpace(until) == "" {
 				return usagef("wait needs --until STATES")
 			}
@@ -98,6 +104,10 @@ func runWait(ctx context.Context, f *Factory, o waitOptions) error {
 		}
 	} else {
 		for _, s := range res.Sessions {
+			if len(o.Names) == 0 && res.Status == proto.WaitReached && !s.Reached {
+				// Waiting on every session: the ones that reached it.
+				continue
+			}
 			state := termtext.Line(s.State)
 			if state == "" {
 				state = "unknown"

@@ -35,10 +35,77 @@ type Config struct {
 	// no wait, at most 500.
 	EscapeTime *int `toml:"escape_time"`
 	Keys       Keys `toml:"keys"`
-	// NotifyCommand runs for each new attention item; empty means the
-	// platform's desktop notification, ["none"] turns it off.
+	// NotifyCommand is the older spelling of Notify.Command, an argument
+	// list with {title}, {body}, {session}, {reason} and {id}; ["none"]
+	// turns notifications off. It is still read; Load refuses a file that
+	// sets both.
 	NotifyCommand []string   `toml:"notify_command"`
+	Notify        Notify     `toml:"notify"`
 	Launchers     []Launcher `toml:"launcher"`
+}
+
+// Notify says how a new attention item reaches the user: a command the
+// daemon runs, and what an attached client and the dashboard do.
+type Notify struct {
+	// Command is a shell command (sh -c) run for each new attention
+	// item, with the item in its environment (events.NotifyEnv); "none" runs
+	// nothing. Unset, notify_command or the platform's desktop
+	// notification (notify-send, osascript) runs.
+	Command string `toml:"command"`
+	// Bell rings the outer terminal's bell when another session's item
+	// opens while attached, and in the dashboard (true when unset).
+	Bell *bool `toml:"bell"`
+	// Message shows one line about another session's item over the
+	// bottom row of an attached client for MessageSeconds (true when
+	// unset; 5 seconds, at most 60).
+	Message        *bool `toml:"message"`
+	MessageSeconds int   `toml:"message_seconds"`
+	// Terminal sends a desktop notification through the outer terminal
+	// while attached: "osc9" (iTerm2, WezTerm, kitty, Windows Terminal,
+	// foot), "osc777" (urxvt, VTE terminals, Ghostty) or "off" (the
+	// default).
+	Terminal string `toml:"terminal"`
+}
+
+// DefaultNoticeSeconds is how long an attached client shows a notice.
+const DefaultNoticeSeconds = 5
+
+// NotifyBell reports Notify.Bell, true when unset.
+func (c Config) NotifyBell() bool { return c.Notify.Bell == nil || *c.Notify.Bell }
+
+// NotifyMessage reports Notify.Message, true when unset.
+func (c Config) NotifyMessage() bool { return c.Notify.Message == nil || *c.Notify.Message }
+
+// NoticeSeconds is how long an attached client shows a notice.
+func (c Config) NoticeSeconds() int {
+	if c.Notify.MessageSeconds <= 0 {
+		return DefaultNoticeSeconds
+	}
+	return min(c.Notify.MessageSeconds, 60)
+}
+
+// NotifyTerminal is the outer terminal's notification sequence: "osc9",
+// "osc777" or "" for none.
+func (c Config) NotifyTerminal() string {
+	if c.Notify.Terminal == "off" {
+		return ""
+	}
+	return c.Notify.Terminal
+}
+
+// NotifyArgv is the command the daemon runs per new attention item, for
+// events.Config.NotifyCommand: nil for the platform's default, empty for
+// none.
+func (c Config) NotifyArgv() []string {
+	switch cmd := c.Notify.Command; {
+	case cmd == "none":
+		return []string{}
+	case cmd != "":
+		return []string{"/bin/sh", "-c", cmd}
+	case len(c.NotifyCommand) == 1 && c.NotifyCommand[0] == "none":
+		return []string{}
+	}
+	return c.NotifyCommand
 }
 
 // Keys configures attach key bindings.
@@ -139,6 +206,17 @@ func Load(path string) (Config, error) {
 	}
 	if _, err := ParseKey(c.Keys.Copy); err != nil {
 		return Default(), fmt.Errorf("config %s: keys.copy: %w", path, err)
+	}
+	if c.Notify.Command != "" && len(c.NotifyCommand) > 0 {
+		return Default(), fmt.Errorf("config %s: both notify.command and notify_command are set: keep notify.command", path)
+	}
+	switch c.Notify.Terminal {
+	case "", "off", "osc9", "osc777":
+	default:
+		return Default(), fmt.Errorf("config %s: notify.terminal %q: want osc9, osc777 or off", path, c.Notify.Terminal)
+	}
+	if c.Notify.MessageSeconds < 0 {
+		return Default(), fmt.Errorf("config %s: notify.message_seconds %d: want a positive number of seconds", path, c.Notify.MessageSeconds)
 	}
 	return c, nil
 }

@@ -79,3 +79,46 @@ func TestLoad(t *testing.T) {
 		t.Errorf("bad window_size: %+v, %v", c, err)
 	}
 }
+
+func TestNotify(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.toml")
+	load := func(text string) (Config, error) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return Load(path)
+	}
+	c, err := load("")
+	if err != nil || c.NotifyArgv() != nil || !c.NotifyBell() || !c.NotifyMessage() || c.NoticeSeconds() != DefaultNoticeSeconds || c.NotifyTerminal() != "" {
+		t.Fatalf("defaults: argv %q bell %v message %v seconds %d terminal %q, %v",
+			c.NotifyArgv(), c.NotifyBell(), c.NotifyMessage(), c.NoticeSeconds(), c.NotifyTerminal(), err)
+	}
+	for _, tc := range []struct {
+		text string
+		argv []string
+	}{
+		{"[notify]\ncommand = 'notify-send \"$MUSTER_TITLE\"'\n", []string{"/bin/sh", "-c", `notify-send "$MUSTER_TITLE"`}},
+		{"[notify]\ncommand = \"none\"\n", []string{}},
+		{"notify_command = [\"none\"]\n", []string{}},
+		{"notify_command = [\"logger\", \"{title}\"]\n", []string{"logger", "{title}"}},
+	} {
+		c, err := load(tc.text)
+		if err != nil || strings.Join(c.NotifyArgv(), "\x00") != strings.Join(tc.argv, "\x00") || (c.NotifyArgv() == nil) != (tc.argv == nil) {
+			t.Errorf("%q: argv %q, %v; want %q", tc.text, c.NotifyArgv(), err, tc.argv)
+		}
+	}
+	c, err = load("[notify]\nbell = false\nmessage = false\nmessage_seconds = 600\nterminal = \"osc777\"\n")
+	if err != nil || c.NotifyBell() || c.NotifyMessage() || c.NoticeSeconds() != 60 || c.NotifyTerminal() != "osc777" {
+		t.Errorf("all set: %+v, %v", c.Notify, err)
+	}
+	for text, want := range map[string]string{
+		"notify_command = [\"a\"]\n[notify]\ncommand = \"b\"\n": "both notify.command and notify_command",
+		"[notify]\nterminal = \"osc99\"\n":                      "notify.terminal",
+		"[notify]\nmessage_seconds = -1\n":                      "notify.message_seconds",
+	} {
+		if _, err := load(text); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", text, err, want)
+		}
+	}
+}

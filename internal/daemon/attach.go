@@ -47,7 +47,7 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 		return
 	}
 	p, final, code := s.pane, s.surface.FinalScreen, s.surface.ExitCode
-	name, surfaceID := s.rec.Name, s.surface.ID
+	name, surfaceID, sessionID := s.rec.Name, s.surface.ID, s.rec.ID
 	d.mu.Unlock()
 
 	if p == nil {
@@ -80,6 +80,11 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 	}
 	client := p.Attach(a.Cols, a.Rows, a.ReadOnly)
 	defer client.Detach()
+	if a.Notice != nil {
+		send, stop := noticeSender(client, *a.Notice)
+		defer stop()
+		defer d.notices.subscribe(sessionID, send)()
+	}
 	input := func(b []byte) {
 		// The user's keys are evidence for the run state, observed before
 		// the agent can react to them (see send).

@@ -40,6 +40,9 @@ type heldTerminal struct {
 	// for its rest (attachterm.DefaultEscapeTime).
 	escape time.Duration
 	hint   string
+	// notice is how other sessions' new attention items are shown (nil:
+	// the client asked for none).
+	notice *proto.AttachNotice
 
 	mu sync.Mutex
 	// on: the daemon has the terminal; output frames and direct writes
@@ -84,7 +87,7 @@ func holdTerminal(fd int, a proto.AttachArgs) (*heldTerminal, error) {
 		pf.Close()
 		return nil, err
 	}
-	t := &heldTerminal{f: pf, rc: rc, hint: a.Hint, socket: map[uint64]bool{}, escape: a.EscapeTime()}
+	t := &heldTerminal{f: pf, rc: rc, hint: a.Hint, notice: a.Notice, socket: map[uint64]bool{}, escape: a.EscapeTime()}
 	mouse := attachterm.NewMouse(a.Mouse)
 	t.filter.Mouse = mouse
 	t.keys = attachterm.Keys{Detach: detach, Copy: cp, Mouse: mouse}
@@ -232,21 +235,25 @@ func (t *heldTerminal) write(f pane.Frame) bool {
 			return true
 		}
 		if f.Type == proto.FrameSnapshot && t.hint != "" {
-			rawio.Write(t.rc, []byte(attachterm.Hint(t.hint, t.rows())))
+			_, rows := t.size()
+			rawio.Write(t.rc, []byte(attachterm.Hint(t.hint, rows)))
 			t.hint = ""
 		}
 		return true
+	case proto.FrameNotice:
+		return t.drawNotice(f.Data)
 	}
 	return false
 }
 
-// rows is the terminal's height, for the hint's row.
-func (t *heldTerminal) rows() int {
-	rows := proto.DefaultRows
+// size is the terminal's width and height, for the lines drawn over its
+// bottom row.
+func (t *heldTerminal) size() (cols, rows int) {
+	cols, rows = proto.DefaultCols, proto.DefaultRows
 	t.rc.Control(func(fd uintptr) {
-		if ws, err := unix.IoctlGetWinsize(int(fd), unix.TIOCGWINSZ); err == nil && ws.Row > 0 {
-			rows = int(ws.Row)
+		if ws, err := unix.IoctlGetWinsize(int(fd), unix.TIOCGWINSZ); err == nil && ws.Row > 0 && ws.Col > 0 {
+			cols, rows = int(ws.Col), int(ws.Row)
 		}
 	})
-	return rows
+	return cols, rows
 }

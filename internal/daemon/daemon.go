@@ -123,6 +123,9 @@ type Daemon struct {
 	// usage is what each surface's agent reported of its model and
 	// context (usage.go).
 	usage usageBoard
+	// notices are the attached clients told of other sessions' new
+	// attention items (notice.go).
+	notices noticeBoard
 }
 
 type session struct {
@@ -292,6 +295,7 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 		return nil
 	})
 	g.Go(func() error { return d.serveControl(ctx, ln) })
+	g.Go(func() error { d.announceAttention(ctx); return nil })
 	g.Go(func() error {
 		d.leftovers.Watch(ctx, codexroute.DefaultWatch, d.livePanePIDs, func(pids []int) {
 			d.logger.Info("ended shared agent processes no pane runs an agent for", "pids", pids)
@@ -858,7 +862,7 @@ func (d *Daemon) lookupLocked(name string) (*session, error) {
 		}
 	}
 	if found == nil {
-		return nil, &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("no session named %q", name), Hint: "run `muster ls` to see session names"}
+		return nil, &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("no session named %q", name), Hint: d.unknownNameHintLocked(name)}
 	}
 	return found, nil
 }

@@ -138,8 +138,10 @@ func (e *Engine) Wait(ctx context.Context, a proto.WaitArgs) (proto.WaitResult, 
 	if err := e.checkStarted(); err != nil {
 		return proto.WaitResult{}, err
 	}
-	if len(a.Names) == 0 {
-		return proto.WaitResult{}, proto.Errorf(proto.CodeBadRequest, "wait needs at least one session name")
+	lister, _ := e.cfg.Resolver.(SessionLister)
+	everyone := len(a.Names) == 0 && a.Any
+	if len(a.Names) == 0 && (!a.Any || lister == nil) {
+		return proto.WaitResult{}, proto.Errorf(proto.CodeBadRequest, "wait needs at least one session name, or --any for every session")
 	}
 	if a.TimeoutMS < 0 {
 		return proto.WaitResult{}, proto.Errorf(proto.CodeBadRequest, "wait timeout must not be negative")
@@ -154,6 +156,15 @@ func (e *Engine) Wait(ctx context.Context, a proto.WaitArgs) (proto.WaitResult, 
 			return proto.WaitResult{}, err
 		}
 	}
+	// Every session: those there now and those made while it waits.
+	every := func() {
+		if everyone {
+			ids, a.Names = ids[:0], a.Names[:0]
+			for _, s := range lister.Sessions() {
+				ids, a.Names = append(ids, s.ID), append(a.Names, s.Name)
+			}
+		}
+	}
 	var deadline <-chan time.Time
 	if a.TimeoutMS > 0 {
 		t := time.NewTimer(time.Duration(a.TimeoutMS) * time.Millisecond)
@@ -161,6 +172,7 @@ func (e *Engine) Wait(ctx context.Context, a proto.WaitArgs) (proto.WaitResult, 
 		deadline = t.C
 	}
 	for {
+		every()
 		res, wake, changed := e.waitCheck(a, ids, states, attention)
 		if res.Status != "" {
 			return res, nil
@@ -175,6 +187,7 @@ func (e *Engine) Wait(ctx context.Context, a proto.WaitArgs) (proto.WaitResult, 
 		case <-changed:
 		case <-ring:
 		case <-deadline:
+			every()
 			res, _, _ := e.waitCheck(a, ids, states, attention)
 			if res.Status == "" {
 				res.Status = proto.WaitTimeout
@@ -237,7 +250,7 @@ func (e *Engine) waitCheck(a proto.WaitArgs, ids []string, states []proto.RunSta
 	switch {
 	case a.Any && reached > 0, !a.Any && reached == len(ids):
 		res.Status = proto.WaitReached
-	case a.Any && gone == len(ids), !a.Any && gone > 0:
+	case a.Any && len(ids) > 0 && gone == len(ids), !a.Any && gone > 0:
 		res.Status = proto.WaitGone
 	}
 	return res, wake, changed

@@ -38,6 +38,15 @@ type Resolver interface {
 	SessionName(id string) (name string, ok bool)
 }
 
+// SessionLister is a Resolver that also lists every session, for a wait
+// on any session at all (proto.WaitArgs with Any and no names).
+type SessionLister interface {
+	Sessions() []SessionRef
+}
+
+// SessionRef names a session.
+type SessionRef struct{ ID, Name string }
+
 // PaneResolver is a Resolver that also knows the sessions' panes: wait's
 // `done` is satisfied by a pane that exited or is restorable, whatever its
 // run state (a shell pane has none; an agent killed mid-turn may have

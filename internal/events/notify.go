@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -68,6 +69,7 @@ func (e *Engine) notify(ctx context.Context, it runstate.Item) {
 	ctx, cancel := context.WithTimeout(ctx, notifyTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), NotifyEnv(it, name)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil && ctx.Err() != context.Canceled {
 		if e.notifyWarned.CompareAndSwap(false, true) {
@@ -83,7 +85,7 @@ func (e *Engine) notify(ctx context.Context, it runstate.Item) {
 // 200 characters.
 func NotifyArgs(tmpl []string, it runstate.Item, sessionName string) []string {
 	sessionName = termtext.Line(sessionName)
-	title := "Muster: " + sessionName + " " + reasonPhrase(it.Reason)
+	title := "Muster: " + ItemTitle(sessionName, string(it.Reason))
 	body := termtext.Clip(it.Message, 200)
 	r := strings.NewReplacer("{title}", title, "{body}", body, "{session}", sessionName,
 		"{reason}", string(it.Reason), "{id}", fmt.Sprint(it.ID))
@@ -102,6 +104,27 @@ func NotifyArgs(tmpl []string, it runstate.Item, sessionName string) []string {
 		argv = append(argv, title, body)
 	}
 	return argv
+}
+
+// NotifyEnv is the environment a notification command gets besides the
+// daemon's own: the item's fields, its text made safe to print.
+func NotifyEnv(it runstate.Item, sessionName string) []string {
+	sessionName = termtext.Line(sessionName)
+	return []string{
+		"MUSTER_ITEM_ID=" + fmt.Sprint(it.ID),
+		"MUSTER_SESSION=" + sessionName,
+		"MUSTER_SESSION_ID=" + it.SessionID,
+		"MUSTER_PROVIDER=" + termtext.Line(it.Provider),
+		"MUSTER_REASON=" + termtext.Line(string(it.Reason)),
+		"MUSTER_TITLE=Muster: " + ItemTitle(sessionName, string(it.Reason)),
+		"MUSTER_MESSAGE=" + termtext.Clip(it.Message, 200),
+	}
+}
+
+// ItemTitle says in a few words what an item of a session is ("cx needs
+// approval"), for notifications.
+func ItemTitle(sessionName, reason string) string {
+	return termtext.Line(sessionName) + " " + reasonPhrase(proto.EventKind(reason))
 }
 
 func reasonPhrase(r proto.EventKind) string {

@@ -58,6 +58,14 @@ func TestOnAttention(t *testing.T) {
 			want: []string{"+0s bell | BEL"},
 		},
 		{
+			// Claude Code rings the bell, then sends the notification
+			// that says why: the item must show the notification.
+			name: "a notification right after a bell passes once",
+			writes: []write{{0, "\a"}, {200 * time.Millisecond, "\x1b]9;Claude needs your permission\x07"},
+				{200 * time.Millisecond, "\x1b]9;again\x07"}, {100 * time.Millisecond, "\a"}},
+			want: []string{"+0s bell | BEL", "+200ms Claude needs your permission | OSC 9;Claude needs your permission"},
+		},
+		{
 			name: "rate limited per pane",
 			writes: []write{{0, "\x1b]9;one\x07"}, {500 * time.Millisecond, "\x1b]9;two\x07"},
 				{time.Second, "\a"}, {DefaultAttentionInterval, "\x1b]9;three\x07"}},

@@ -200,6 +200,10 @@ type surface struct {
 	hooked    map[string]bool
 	lastAsk   time.Time // the last request passed to OnAttention
 	asked     bool
+	// askedBell: that request was a bell. A notification right after
+	// one passes the rate limit once: its text is what the item should
+	// say, where the bell only said "bell".
+	askedBell bool
 	// idleAt is when the activity last went from working (or attention)
 	// to waiting, by idleSig: the agent's terminal saying its turn is
 	// over, which ends a coarse run with idleKind.
@@ -367,8 +371,8 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 			s.idleAt, s.idleSig, s.idleKind = now, evidence(sig), idleKind(sig)
 			wake = wake || s.tracking
 		}
-		if ask && (!s.asked || now.Sub(s.lastAsk) >= e.cfg.AttentionInterval) {
-			s.asked, s.lastAsk = true, now
+		if ask && (!s.asked || now.Sub(s.lastAsk) >= e.cfg.AttentionInterval || (s.askedBell && sig.Kind != termsignal.KindBell)) {
+			s.asked, s.lastAsk, s.askedBell = true, now, sig.Kind == termsignal.KindBell
 			asks = append(asks, AttentionRequest{Text: s.act.cur.Notification, Evidence: evidence(sig), At: now})
 		}
 	}

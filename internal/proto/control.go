@@ -404,6 +404,9 @@ type AttachArgs struct {
 	// Hint is one line, safe to print, shown over the bottom row of the
 	// first repaint.
 	Hint string `json:"hint,omitempty"`
+	// Notice asks to hear of other sessions' new attention items
+	// (FrameNotice); nil for none.
+	Notice *AttachNotice `json:"notice,omitempty"`
 }
 
 // MaxEscapeTimeMS bounds AttachArgs.EscapeTimeMS: a wait longer than

@@ -18,6 +18,7 @@ const (
 	FrameSnapshot byte = 17 // daemon → client: full repaint; replaces the screen
 	FrameExit     byte = 18 // daemon → client: JSON {"exit_code":N}; pane closed
 	FrameHandback byte = 19 // daemon → client: JSON Handback; the terminal is the client's again
+	FrameNotice   byte = 20 // daemon → client: JSON Notice; another session's new attention item
 )
 
 // MaxFrame bounds a frame payload; larger frames are a protocol error.

@@ -90,6 +90,13 @@ func TestNewSessionDialog(t *testing.T) {
 	if m.dlg.field != dlgDir {
 		t.Fatalf("tab moves to the directory, at field %d", m.dlg.field)
 	}
+	// Tab on the directory offered takes it and moves on, though it has
+	// subdirectories to complete.
+	m = keysRun(t, m, "tab")
+	if m.dlg.field != dlgName || m.dlg.dir != "~/src" || m.dlg.completions != nil {
+		t.Fatalf("tab on the offered directory: field %d, dir %q, completions %v; want the name field", m.dlg.field, m.dlg.dir, m.dlg.completions)
+	}
+	m = keys(t, m, "shift+tab")
 
 	// Completion: one match completes, several complete their common
 	// prefix and are listed, hidden ones only when asked for.
@@ -111,6 +118,12 @@ func TestNewSessionDialog(t *testing.T) {
 	if m.dlg.dir != "~/src/api/" || m.dlg.completions != nil {
 		t.Errorf("after tab: %q %v", m.dlg.dir, m.dlg.completions)
 	}
+	// Tab again takes the completed directory and moves on.
+	complete()
+	if m.dlg.field != dlgName || m.dlg.dir != "~/src/api/" {
+		t.Errorf("tab after a completion: field %d, dir %q; want the name field", m.dlg.field, m.dlg.dir)
+	}
+	m = keys(t, m, "shift+tab")
 	m = typeText(t, m, "zz")
 	complete()
 	if m.dlg.err != "no directory matches" {
@@ -152,8 +165,8 @@ func TestNewSessionDialogErrors(t *testing.T) {
 	}
 	// The launcher runs its command; a refusal from the daemon stays in
 	// the dialog, which keeps what was typed.
-	// tab: to the directory; completes it with a slash; moves on.
-	m = keysRun(t, m, "j", "tab", "tab", "tab")
+	// tab: to the directory; on from it.
+	m = keysRun(t, m, "j", "tab", "tab")
 	m = typeText(t, m, "bad name")
 	m = keysRun(t, m, "tab")
 	m = typeText(t, m, `"unclosed`)

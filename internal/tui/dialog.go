@@ -44,6 +44,10 @@ type newDialog struct {
 	args    string
 	// completions are the directories the last tab offered.
 	completions []string
+	// dirTyped: the directory was typed into since the dialog opened or
+	// the last completion. Tab completes what was typed, and moves on
+	// from a directory it did not change.
+	dirTyped bool
 	err         string
 }
 
@@ -108,7 +112,7 @@ func (m Model) dialogKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case "tab":
 		if d.field == dlgDir {
-			return m, completeCmd(d.dir, m.home)
+			return m, completeCmd(d.dir, m.home, !d.dirTyped)
 		}
 		d.field = (d.field + 1) % dlgFields
 		return m, nil
@@ -149,6 +153,7 @@ func (m Model) dialogKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	if d.field == dlgDir {
 		d.completions = nil
+		d.dirTyped = true
 	}
 	return m, nil
 }
@@ -225,6 +230,7 @@ func (m Model) updateDialog(msg tea.Msg) (Model, tea.Cmd) {
 		d := *m.dlg
 		m.dlg = &d
 		d.dir, d.completions = msg.result, msg.candidates
+		d.dirTyped = false
 		if len(msg.candidates) == 0 && msg.result == msg.input {
 			// Nothing to complete: tab moves on from a directory, and
 			// says so otherwise.
@@ -257,8 +263,15 @@ func (m Model) updateDialog(msg tea.Msg) (Model, tea.Cmd) {
 // completeCmd completes a directory path from the file system: the one
 // directory that matches, or the longest common prefix of several with
 // them listed.
-func completeCmd(input, home string) tea.Cmd {
+func completeCmd(input, home string, onFromDir bool) tea.Cmd {
 	return func() tea.Msg {
+		if onFromDir {
+			// The directory the dialog offered or tab completed: tab
+			// takes it and moves on, as it does in every other field.
+			if st, err := os.Stat(expandHome(input, home)); err == nil && st.IsDir() {
+				return completeMsg{input: input, result: input, isDir: true}
+			}
+		}
 		res, cands := completeDir(input, home)
 		msg := completeMsg{input: input, result: res, candidates: cands}
 		if res == input && len(cands) == 0 {

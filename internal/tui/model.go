@@ -88,6 +88,9 @@ type Options struct {
 	// Dir is where the dashboard was started: the new-session dialog's
 	// default directory.
 	Dir string
+	// Bell rings the terminal's bell when an attention item opens
+	// (config.toml's [notify] bell).
+	Bell bool
 	// State is the dashboard as Run left it, to come back to it after an
 	// attach.
 	State *State
@@ -136,6 +139,7 @@ type Model struct {
 	now         time.Time
 	rawSessions []proto.SessionInfo   // the sessions as last pushed, in the daemon's order
 	rawItems    []proto.AttentionItem // the drawer as last pushed
+	bell        bool                  // ring for an item that opens
 	err         error                 // the watch stream broke: the daemon is away
 	awaySince   time.Time             // when the daemon stopped answering
 
@@ -211,7 +215,7 @@ func New(o Options) Model {
 	}
 	m := Model{
 		ctx: context.Background(), backend: o.Backend, home: o.Home, detachKey: o.DetachKey, nowFn: now,
-		selName: o.Select, status: o.Notice, noColor: o.NoColor, startDir: o.Dir,
+		selName: o.Select, status: o.Notice, noColor: o.NoColor, startDir: o.Dir, bell: o.Bell,
 		width: 80, height: 24,
 	}
 	if st := o.State; st != nil {

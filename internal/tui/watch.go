@@ -82,7 +82,16 @@ func (m Model) updateWatch(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m, cmd := m.away(msg.err, msg.at)
 			return m, tea.Batch(closeWatchCmd(st), cmd)
 		}
-		return m.apply(msg.upd, msg.at), nextWatchCmd(m.watchSeq, m.watch, m.nowFn)
+		ring := m.bell && opensItem(m.rawItems, msg.upd.Attention)
+		m = m.apply(msg.upd, msg.at)
+		next := nextWatchCmd(m.watchSeq, m.watch, m.nowFn)
+		if ring {
+			// The person may be looking at another window: the bell
+			// reaches them there (tmux marks the window, a terminal its
+			// tab).
+			return m, tea.Batch(next, tea.Raw("\a"))
+		}
+		return m, next
 	case redialMsg:
 		if msg.seq != m.watchSeq || m.watch != nil {
 			return m, nil
@@ -90,6 +99,21 @@ func (m Model) updateWatch(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.openWatchCmd(m.watchSeq + 1)
 	}
 	return m, nil
+}
+
+// opensItem reports whether a pushed drawer has an open item newer than
+// every item of the drawer before it; nil is a drawer that did not change.
+func opensItem(before, pushed []proto.AttentionItem) bool {
+	var newest int64
+	for _, it := range before {
+		newest = max(newest, it.ID)
+	}
+	for _, it := range pushed {
+		if it.Open && it.ID > newest {
+			return true
+		}
+	}
+	return false
 }
 
 // away records that the daemon stopped answering and schedules the next

@@ -265,7 +265,7 @@ func (s *Server) handleStats(r *http.Request) reply {
 		"Days": days, "Periods": periods(days), "From": first.Format(time.DateOnly), "To": now.Format(time.DateOnly),
 		"Provider": provider, "Providers": providers, "Total": total.Total, "Files": total.Files,
 		"Charts": charts, "Unanalyzed": total.Unanalyzed,
-		"Cost": dollars(total.Total.CostUSD), "Tokens": tokens(float64(total.Total.Tokens.Total)),
+		"Cost": stats.FormatUSD(total.Total.CostUSD, total.Total.UnpricedTokens), "Tokens": tokens(float64(total.Total.Tokens.Total)),
 	}}
 }
 

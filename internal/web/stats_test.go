@@ -102,3 +102,33 @@ func TestStatsPage(t *testing.T) {
 		t.Error("an empty period draws charts")
 	}
 }
+
+// Usage of a model with no known price costs "unknown" on the page, as
+// `muster stats` says, never $0.00.
+func TestStatsPageUnpricedCost(t *testing.T) {
+	root := t.TempDir()
+	at := time.Date(2026, 3, 3, 10, 0, 0, 0, time.UTC)
+	u := transcript.Usage{Input: 1000, Output: 500}
+	data, _ := json.Marshal(transcript.Transcript{
+		Session: transcript.Session{ID: "unpriced", Model: "local-mystery-7b", PromptCount: 1, StartedAt: at, EndedAt: at.Add(time.Minute),
+			Usage: &u, UsageByModel: map[string]transcript.Usage{"local-mystery-7b": u}},
+		Items: []transcript.Item{{Kind: transcript.UserPrompt, Text: "go"}},
+	})
+	if err := os.WriteFile(filepath.Join(root, "s.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "muster.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	srv, err := New(Options{Index: history.New(st, "test"), Sources: []transcript.Source{jsonSource{root}}, Version: "test", Location: time.UTC,
+		Now: func() time.Time { return time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := (&fixture{srv: srv}).get(t, "/stats?days=7", nil).Body.String()
+	if !strings.Contains(body, "<b>unknown</b>approximate cost") || strings.Contains(body, "$0.00") {
+		t.Errorf("the cost tile of unpriced usage is not \"unknown\":\n%s", body[max(0, strings.Index(body, "approximate cost")-200):][:300])
+	}
+}
