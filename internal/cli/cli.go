@@ -61,8 +61,11 @@ type Factory struct {
 	// Now is the clock that ages and dates are shown against (ls,
 	// attention, history, stats) and --since is read from; nil means
 	// time.Now. Tests fix it.
-	Now  func() time.Time
-	dirs *paths.Dirs
+	Now func() time.Time
+	// Executable is the muster binary a daemon is started from; empty:
+	// this process's. Tests that run commands in-process set it.
+	Executable string
+	dirs       *paths.Dirs
 	// cfg is config.toml as this process first read it: one command reads
 	// it once, so that two parts of one attach cannot disagree.
 	cfg    *config.Config
@@ -109,7 +112,21 @@ func (f *Factory) Client(ctx context.Context) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.Ensure(ctx, d, Version)
+	c, err := client.EnsureFrom(ctx, f.Executable, d, Version)
+	if err != nil {
+		return nil, err
+	}
+	f.showNotes(c)
+	return c, nil
+}
+
+// showNotes prints what a daemon this command started said on its way up
+// (a database it moved aside, a config it ignored), once.
+func (f *Factory) showNotes(c *client.Client) {
+	if c.Notes != "" {
+		fmt.Fprintln(f.IO.ErrOut, termtext.Strip(c.Notes))
+		c.Notes = ""
+	}
 }
 
 // insidePane reports whether this process runs in a pane of this Muster
@@ -255,6 +272,22 @@ func reportError(f *Factory, err error) int {
 	}
 	if errors.Is(err, client.ErrDaemonNotRunning) {
 		say("the daemon is not running", "start it with `muster daemon` (other commands start it on demand)")
+		return ExitUnreachable
+	}
+	if na, ok := errors.AsType[*client.NoAnswerError](err); ok {
+		hint := "it may be stopped or stuck: `muster daemon stop` stops it"
+		if na.PID != 0 {
+			hint = fmt.Sprintf("it may be stopped (kill -CONT %d) or stuck (kill -KILL %d)", na.PID, na.PID)
+		}
+		say(err.Error(), hint)
+		return ExitUnreachable
+	}
+	if se, ok := errors.AsType[*client.StuckError](err); ok {
+		say(err.Error(), fmt.Sprintf("it may be stuck: `kill %d`, or `kill -KILL %d` if it stays", se.PID, se.PID))
+		return ExitUnreachable
+	}
+	if se, ok := errors.AsType[*client.StartError](err); ok {
+		say(err.Error(), "`muster daemon --foreground` shows the same; its log is "+se.Log)
 		return ExitUnreachable
 	}
 	if errors.Is(err, context.Canceled) {

@@ -127,10 +127,14 @@ func (b *dashboardBackend) Close() {
 }
 
 // Watch opens a watch stream on a connection of its own, which ends with
-// ctx. It dials a running daemon only: one that went away is not started
-// again behind the user's back.
+// ctx. A daemon that crashed is started again (the dashboard is one of
+// the clients racing to do so, and waits for the winner); one stopped on
+// purpose is not started behind the user's back.
 func (b *dashboardBackend) Watch(ctx context.Context) (proto.WatchUpdate, tui.WatchStream, error) {
 	c, err := b.f.RunningClient(ctx)
+	if errors.Is(err, client.ErrDaemonNotRunning) || errors.Is(err, client.ErrConnectionLost) {
+		c, err = b.restartCrashed(ctx, err)
+	}
 	if err != nil {
 		return proto.WatchUpdate{}, nil, err
 	}
@@ -139,6 +143,21 @@ func (b *dashboardBackend) Watch(ctx context.Context) (proto.WatchUpdate, tui.Wa
 		return first, nil, err
 	}
 	return first, watchStream{s}, nil
+}
+
+// restartCrashed starts a daemon when the last one died without stopping
+// (its lock file still names it; a clean stop empties it), and returns
+// notRunning otherwise.
+func (b *dashboardBackend) restartCrashed(ctx context.Context, notRunning error) (*client.Client, error) {
+	dirs, err := b.f.Dirs()
+	if err != nil {
+		return nil, err
+	}
+	if h := dirs.ReadDaemonLock(); h.PID == 0 {
+		return nil, notRunning
+	}
+	// Notes go nowhere: the dashboard owns the terminal; the daemon logs them.
+	return client.EnsureFrom(ctx, b.f.Executable, dirs, Version)
 }
 
 // watchStream is a watch, which the daemon ends only when it stops.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,9 +20,10 @@ import (
 )
 
 // TestDashboardReconnects runs the dashboard's model over the real
-// backend against a real daemon, kills the daemon with SIGKILL and starts
-// another: the open dashboard says the daemon is away, then shows what the
-// new daemon reports, without being restarted.
+// backend against a real daemon and kills the daemon with SIGKILL: the
+// open dashboard says the daemon is away, starts a new one itself (racing
+// a command that does the same: both use the one that wins) and shows
+// what it reports, without being restarted.
 func TestDashboardReconnects(t *testing.T) {
 	bin := testbin.Muster(t)
 	// Socket paths must stay short, so not t.TempDir().
@@ -62,7 +64,12 @@ func TestDashboardReconnects(t *testing.T) {
 	muster("new", "--name", "alpha", "--detach", "--cmd", "sh")
 
 	ios, _, _, _ := iostreams.Test()
-	f := &Factory{IO: ios, Getenv: func(k string) string { return env[k] }}
+	// The daemon the dashboard starts inherits this process's
+	// environment, which must name the test's home, never the real one.
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	f := &Factory{IO: ios, Getenv: os.Getenv, Executable: bin}
 	b := &dashboardBackend{f: f}
 	defer b.Close()
 	var m tea.Model = tui.New(tui.Options{Backend: b, Home: userHome})
@@ -130,15 +137,38 @@ func TestDashboardReconnects(t *testing.T) {
 		t.Errorf("a session still shows live while the daemon is away:\n%s", frame)
 	}
 
-	// Any command starts a new daemon; the dashboard finds it by itself.
-	muster("ls")
+	// A command races the dashboard to start the new daemon.
+	lsDone := make(chan string, 1)
+	go func() {
+		cmd := exec.Command(bin, "ls")
+		cmd.Env, cmd.Dir = envList, userHome
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			lsDone <- fmt.Sprintf("muster ls: %v\n%s", err, out)
+		}
+		lsDone <- ""
+	}()
 	// It offers the session the dead daemon left to restore; esc keeps it
 	// in the list.
 	frame = waitFor("reconnected to the daemon", "Restore 1 session?", "[✓] alpha", "the daemon died")
 	if strings.Contains(frame, "daemon away") || strings.Contains(frame, "1 live") {
 		t.Errorf("stale rows after the daemon came back:\n%s", frame)
 	}
+	if msg := <-lsDone; msg != "" {
+		t.Error(msg)
+	}
 	m, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
 	start(cmd)
 	waitFor("alpha", "⟲ restorable", "nothing restored")
+
+	// Killed again with no command to race, the dashboard alone brings a
+	// daemon back.
+	if err := json.Unmarshal([]byte(muster("daemon", "status", "--json")), &st); err != nil || st.PID == 0 {
+		t.Fatalf("daemon status: %v %+v", err, st)
+	}
+	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("daemon away", "reconnecting")
+	waitFor("reconnected to the daemon", "alpha")
 }

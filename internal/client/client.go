@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,6 +24,118 @@ import (
 // ErrDaemonNotRunning means no daemon answers on the control socket; callers
 // that may start one should use Ensure instead of Dial.
 var ErrDaemonNotRunning = errors.New("the muster daemon is not running")
+
+// ErrConnectionLost means the daemon closed the connection before it
+// answered: it died, or is dying (a kill -9 lands between a connect and
+// the answer). A new daemon may already be listening.
+var ErrConnectionLost = errors.New("the daemon closed the connection")
+
+// Bounds on waiting for a daemon. They end a call only when the daemon
+// gives no answer at all (stopped with SIGSTOP, stuck): every one is far
+// above what a working daemon takes.
+const (
+	connectTimeout   = 2 * time.Second
+	handshakeTimeout = 5 * time.Second
+	// startTimeout bounds starting a daemon and waiting for one that
+	// another process is starting.
+	startTimeout = 10 * time.Second
+	// stuckAfter is how long a daemon whose lock says it serves (or is
+	// stopping) may leave control.sock without an answer before it counts
+	// as stuck; one killed with SIGKILL lets go within milliseconds.
+	stuckAfter = time.Second
+)
+
+// replyTimeout bounds one call whose ctx has no deadline of its own; 0
+// means none (wait blocks as long as its caller stays). For an attach, a
+// preview or a watch it bounds the first answer only.
+func replyTimeout(o proto.Op) time.Duration {
+	switch o.Name {
+	case proto.OpResume:
+		// Relaunches sessions one by one, each watched for a while.
+		return 10 * time.Minute
+	case proto.OpNew, proto.OpSend, proto.OpKill, proto.OpRename, proto.OpNativeCapture:
+		return time.Minute
+	}
+	if o.Flow == proto.Blocking {
+		return 0
+	}
+	return 15 * time.Second
+}
+
+// idempotent ops may be sent again, to a new daemon, when the one that
+// had the request died before answering.
+func idempotent(op string) bool {
+	switch op {
+	case proto.OpHello, proto.OpStatus, proto.OpList, proto.OpCapture, proto.OpExplain, proto.OpAttention:
+		return true
+	}
+	return false
+}
+
+// NoAnswerError is a daemon that accepted the connection but did not
+// answer in time.
+type NoAnswerError struct {
+	Socket string
+	PID    int // 0 when unknown
+	Op     string
+	After  time.Duration
+}
+
+func (e *NoAnswerError) Error() string {
+	return fmt.Sprintf("%s at %s did not answer %s within %s", daemonName(e.PID), e.Socket, e.Op, e.After)
+}
+
+// StuckError is a daemon that holds this home's lock but does not answer
+// on control.sock, so that no other can start.
+type StuckError struct {
+	Socket string
+	PID    int
+	Phase  string
+}
+
+func (e *StuckError) Error() string {
+	return fmt.Sprintf("%s holds this home's lock (%s) but does not answer on %s", daemonName(e.PID), e.Phase, e.Socket)
+}
+
+// StartError is a daemon that exited before it answered, with what it
+// wrote to stderr.
+type StartError struct {
+	Reason string // the daemon's last line on stderr; "" when it said nothing
+	Status string // how the process ended
+	Log    string
+}
+
+func (e *StartError) Error() string {
+	if e.Reason == "" {
+		return fmt.Sprintf("the daemon could not start (%s); see %s", e.Status, e.Log)
+	}
+	return "the daemon could not start: " + e.Reason
+}
+
+func daemonName(pid int) string {
+	if pid == 0 {
+		return "the daemon"
+	}
+	return fmt.Sprintf("the daemon (pid %d)", pid)
+}
+
+// lostError is a connection that ended under a call.
+type lostError struct {
+	socket string
+	err    error
+}
+
+func (e *lostError) Error() string {
+	return fmt.Sprintf("the daemon at %s closed the connection: %v", e.socket, e.err)
+}
+func (e *lostError) Unwrap() error        { return e.err }
+func (e *lostError) Is(target error) bool { return target == ErrConnectionLost }
+
+// gone reports whether err means that no daemon serves the socket (any
+// more): one may be started, or the call tried again.
+func gone(err error) bool {
+	return errors.Is(err, ErrDaemonNotRunning) || errors.Is(err, ErrConnectionLost)
+}
 
 // Client is one connection to control.sock. It is not safe for concurrent use.
 type Client struct {
@@ -36,6 +149,15 @@ type Client struct {
 	broken error
 	// passing is the file the request being sent passes (CallPassing).
 	passing *os.File
+
+	dirs    paths.Dirs
+	version string
+	// redial connects again after the daemon died under an idempotent
+	// call, the way this client first connected; nil: never.
+	redial func(ctx context.Context) (*Client, error)
+	// Notes is what a daemon this client started wrote on its way up (a
+	// database moved aside, a config ignored), for the caller to show.
+	Notes string
 }
 
 // Dial connects to a running daemon and exchanges versions with it;
@@ -43,10 +165,20 @@ type Client struct {
 // A daemon of another control protocol gives a *proto.Error with
 // proto.CodeVersion, saying to run `muster daemon stop`.
 func Dial(ctx context.Context, dirs paths.Dirs, version string) (*Client, error) {
+	c, err := dial(ctx, dirs, version)
+	if err != nil {
+		return nil, err
+	}
+	c.redial = func(ctx context.Context) (*Client, error) { return dial(ctx, dirs, version) }
+	return c, nil
+}
+
+func dial(ctx context.Context, dirs paths.Dirs, version string) (*Client, error) {
 	c, err := connect(ctx, dirs)
 	if err != nil {
 		return nil, err
 	}
+	c.version = version
 	if err := c.exchangeVersions(ctx, version); err != nil {
 		c.Close()
 		return nil, err
@@ -59,19 +191,24 @@ func Dial(ctx context.Context, dirs paths.Dirs, version string) (*Client, error)
 // the connection; every daemon, of any version, serves them the same way,
 // so that `muster daemon stop` stops a daemon this binary cannot talk to.
 func DialFrozen(ctx context.Context, dirs paths.Dirs) (*Client, error) {
-	return connect(ctx, dirs)
+	c, err := connect(ctx, dirs)
+	if err != nil {
+		return nil, err
+	}
+	c.redial = func(ctx context.Context) (*Client, error) { return connect(ctx, dirs) }
+	return c, nil
 }
 
 func connect(ctx context.Context, dirs paths.Dirs) (*Client, error) {
-	dialer := net.Dialer{Timeout: 2 * time.Second}
+	dialer := net.Dialer{Timeout: connectTimeout}
 	conn, err := dialer.DialContext(ctx, "unix", dirs.ControlSocket())
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, ErrDaemonNotRunning
 		}
-		return nil, fmt.Errorf("connect to daemon: %w", err)
+		return nil, fmt.Errorf("connect to the daemon at %s: %w", dirs.ControlSocket(), err)
 	}
-	return &Client{conn: conn, r: bufio.NewReaderSize(conn, 64<<10)}, nil
+	return &Client{conn: conn, r: bufio.NewReaderSize(conn, 64<<10), dirs: dirs}, nil
 }
 
 // exchangeVersions sends hello. A daemon from before hello (control
@@ -79,7 +216,9 @@ func connect(ctx context.Context, dirs paths.Dirs) (*Client, error) {
 // pane, as a refused one); its status still says its version.
 func (c *Client) exchangeVersions(ctx context.Context, version string) error {
 	var res proto.HelloResult
-	err := c.Call(ctx, proto.OpHello, proto.Hello{Protocol: proto.ControlVersion, Version: version}, &res)
+	ctx, cancel := context.WithTimeoutCause(ctx, handshakeTimeout, c.noAnswer(proto.OpHello, handshakeTimeout))
+	defer cancel()
+	err := c.call(ctx, proto.OpHello, proto.Hello{Protocol: proto.ControlVersion, Version: version}, &res)
 	pe, refused := errors.AsType[*proto.Error](err)
 	switch {
 	case err == nil && res.Protocol == proto.ControlVersion:
@@ -91,70 +230,203 @@ func (c *Client) exchangeVersions(ctx context.Context, version string) error {
 		return err
 	}
 	var st proto.DaemonStatus
-	if c.Call(ctx, proto.OpStatus, nil, &st) != nil {
+	if c.call(ctx, proto.OpStatus, nil, &st) != nil {
 		st = proto.DaemonStatus{}
 	}
 	return proto.VersionMismatch(st.Version, max(st.Protocol, 1), version, proto.ControlVersion)
 }
 
+func (c *Client) noAnswer(op string, after time.Duration) *NoAnswerError {
+	return &NoAnswerError{Socket: c.dirs.ControlSocket(), PID: c.dirs.ReadDaemonLock().PID, Op: op, After: after}
+}
+
 // Ensure connects to the daemon, starting it in the background first when
 // none is running.
 func Ensure(ctx context.Context, dirs paths.Dirs, version string) (*Client, error) {
-	c, err := Dial(ctx, dirs, version)
-	if err == nil {
-		return c, nil
-	}
-	if !errors.Is(err, ErrDaemonNotRunning) {
+	return EnsureFrom(ctx, "", dirs, version)
+}
+
+// EnsureFrom is Ensure starting the daemon from the muster binary exe (""
+// for this process's own).
+func EnsureFrom(ctx context.Context, exe string, dirs paths.Dirs, version string) (*Client, error) {
+	redial := func(ctx context.Context) (*Client, error) { return ensure(ctx, exe, dirs, version) }
+	c, err := redial(ctx)
+	if err != nil {
 		return nil, err
 	}
-	if err := StartDaemon(dirs); err != nil {
+	c.redial = redial
+	return c, nil
+}
+
+func ensure(ctx context.Context, exe string, dirs paths.Dirs, version string) (*Client, error) {
+	c, err := dial(ctx, dirs, version)
+	if err == nil || !gone(err) {
+		return c, err
+	}
+	if err := dirs.EnsureRuntime(); err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(startTimeout)
+	// Clients that find no daemon start one at a time: the first starts
+	// it, the others find it answering once they hold the lock.
+	unlock, err := lockStart(ctx, dirs, deadline)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var unanswered time.Time
 	for {
-		c, err := Dial(ctx, dirs, version)
-		if err == nil {
-			return c, nil
+		c, err := dial(ctx, dirs, version)
+		if err == nil || !gone(err) {
+			return c, err
 		}
-		if !errors.Is(err, ErrDaemonNotRunning) {
-			return nil, err
+		h := dirs.ReadDaemonLock()
+		switch {
+		case !h.Held:
+			unanswered = time.Time{}
+			c, err := spawn(ctx, exe, dirs, version, deadline)
+			if c != nil || err != nil {
+				return c, err
+			}
+			// It lost the lock to a daemon started some other way.
+		case h.Phase == paths.PhaseStarting || h.Phase == "":
+			// Another daemon is on its way up: it is waited for.
+		case unanswered.IsZero():
+			unanswered = time.Now()
+		case time.Since(unanswered) > stuckAfter:
+			return nil, &StuckError{Socket: dirs.ControlSocket(), PID: h.PID, Phase: h.Phase}
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("daemon did not start; see %s", filepath.Join(dirs.State, "daemon.log"))
+			return nil, fmt.Errorf("%s did not start answering on %s within %s; see %s",
+				daemonName(h.PID), dirs.ControlSocket(), startTimeout, filepath.Join(dirs.State, "daemon.log"))
 		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(10 * time.Millisecond):
+		if err := sleep(ctx, 10*time.Millisecond); err != nil {
+			return nil, err
 		}
 	}
 }
 
-// StartDaemon launches `muster daemon --foreground` detached from the caller's
-// session, with its output going to the daemon log only.
-func StartDaemon(dirs paths.Dirs) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("find muster executable: %w", err)
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
 	}
-	if err := dirs.EnsureState(); err != nil {
-		return err
+}
+
+// lockStart takes start.lock, polling so that ctx and the deadline still
+// end the wait.
+func lockStart(ctx context.Context, dirs paths.Dirs, deadline time.Time) (func(), error) {
+	f, err := os.OpenFile(dirs.StartLock(), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dirs.StartLock(), err)
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", dirs.StartLock(), err)
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			h := dirs.ReadDaemonLock()
+			return nil, fmt.Errorf("another muster is still starting %s after %s", daemonName(h.PID), startTimeout)
+		}
+		if err := sleep(ctx, 10*time.Millisecond); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+}
+
+// spawn starts `muster daemon --foreground` detached from the caller's
+// session and waits until it answers (its client), exits (*StartError,
+// or nil, nil when another daemon took the lock first) or the deadline
+// passes. Its stderr goes to paths.DaemonStderr, where it says why it
+// could not start.
+func spawn(ctx context.Context, exe string, dirs paths.Dirs, version string, deadline time.Time) (*Client, error) {
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("find muster executable: %w", err)
+		}
 	}
 	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer devnull.Close()
+	stderr, err := os.OpenFile(dirs.DaemonStderr(), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("start daemon: %w", err)
+	}
+	defer stderr.Close()
 	cmd := exec.Command(exe, "daemon", "--foreground", "--quiet")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Dir = "/"
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start daemon: %w", err)
+		return nil, fmt.Errorf("start daemon: %w", err)
 	}
 	// The daemon outlives us; reap it only if it dies while we still run.
-	go cmd.Wait()
-	return nil
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	for {
+		c, err := dial(ctx, dirs, version)
+		if err == nil {
+			c.Notes = readStderr(dirs)
+			return c, nil
+		}
+		if !gone(err) {
+			return nil, err
+		}
+		select {
+		case werr := <-exited:
+			if h := dirs.ReadDaemonLock(); h.Held {
+				return nil, nil
+			}
+			status := "exit status 0"
+			if werr != nil {
+				status = werr.Error()
+			}
+			return nil, &StartError{Reason: lastLine(readStderr(dirs)), Status: status, Log: filepath.Join(dirs.State, "daemon.log")}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the daemon (pid %d) did not start answering on %s within %s; see %s",
+				cmd.Process.Pid, dirs.ControlSocket(), startTimeout, filepath.Join(dirs.State, "daemon.log"))
+		}
+	}
+}
+
+// readStderr is what the daemon wrote to its stderr so far, bounded.
+func readStderr(dirs paths.Dirs) string {
+	f, err := os.Open(dirs.DaemonStderr())
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 16<<10))
+	return strings.TrimSpace(string(b))
+}
+
+// lastLine is the error line of a daemon's stderr: the CLI prints the
+// error, then hints indented below it.
+func lastLine(s string) string {
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := lines[i]
+		if l != "" && !strings.HasPrefix(l, " ") {
+			return strings.TrimPrefix(l, "muster: ")
+		}
+	}
+	return ""
 }
 
 // Close closes the connection.
@@ -170,8 +442,42 @@ func (c *Client) Reader() *bufio.Reader { return c.r }
 // Call sends one request and decodes the result into out (which may be
 // nil); a daemon-side failure comes back as *proto.Error. op must be in
 // proto.Ops. When ctx ends first, Call returns ctx's error at once and the
-// connection can carry no further call (close it).
+// connection can carry no further call (close it). A ctx without a
+// deadline gets the op's own bound (*NoAnswerError). An idempotent op
+// whose daemon died under it is sent once more, to a new daemon.
 func (c *Client) Call(ctx context.Context, op string, args, out any) error {
+	o, ok := proto.Lookup(op)
+	if !ok {
+		return fmt.Errorf("call daemon: op %q is not in proto.Ops", op)
+	}
+	err := c.callBounded(ctx, o, args, out)
+	if err == nil || !errors.Is(err, ErrConnectionLost) || !idempotent(op) || c.redial == nil || c.passing != nil || ctx.Err() != nil {
+		return err
+	}
+	nc, rerr := c.redial(ctx)
+	if rerr != nil {
+		return fmt.Errorf("%w; then: %w", err, rerr)
+	}
+	c.conn.Close()
+	c.conn, c.r, c.hello, c.broken = nc.conn, nc.r, nc.hello, nil
+	if nc.Notes != "" {
+		c.Notes = nc.Notes
+	}
+	return c.callBounded(ctx, o, args, out)
+}
+
+func (c *Client) callBounded(ctx context.Context, o proto.Op, args, out any) error {
+	if _, ok := ctx.Deadline(); !ok {
+		if d := replyTimeout(o); d > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeoutCause(ctx, d, c.noAnswer(o.Name, d))
+			defer cancel()
+		}
+	}
+	return c.call(ctx, o.Name, args, out)
+}
+
+func (c *Client) call(ctx context.Context, op string, args, out any) error {
 	if c.broken != nil {
 		return c.broken
 	}
@@ -183,7 +489,7 @@ func (c *Client) Call(ctx context.Context, op string, args, out any) error {
 		return fmt.Errorf("call daemon: op %q before the version exchange", op)
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return context.Cause(ctx)
 	}
 	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Now()) })
 	err := c.send(op, args)
@@ -211,6 +517,15 @@ func (c *Client) CallPassing(ctx context.Context, op string, args, out any, f *o
 	return c.Call(ctx, op, args, out)
 }
 
+// lost classifies an error of the connection itself: the ones that mean
+// the daemon is gone are *lostError.
+func (c *Client) lost(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return &lostError{socket: c.dirs.ControlSocket(), err: err}
+	}
+	return fmt.Errorf("talk to the daemon at %s: %w", c.dirs.ControlSocket(), err)
+}
+
 // send writes one request.
 func (c *Client) send(op string, args any) error {
 	req := proto.Request{Op: op}
@@ -232,12 +547,12 @@ func (c *Client) send(op string, args any) error {
 			_, err = c.conn.Write(line[n:])
 		}
 		if err != nil {
-			return fmt.Errorf("talk to daemon: %w", err)
+			return c.lost(err)
 		}
 		return nil
 	}
 	if _, err := c.conn.Write(line); err != nil {
-		return fmt.Errorf("talk to daemon: %w", err)
+		return c.lost(err)
 	}
 	return nil
 }
@@ -246,7 +561,7 @@ func (c *Client) send(op string, args any) error {
 func (c *Client) recv(out any) error {
 	line, err := c.r.ReadBytes('\n')
 	if err != nil {
-		return fmt.Errorf("daemon closed the connection: %w", err)
+		return c.lost(err)
 	}
 	var resp proto.Response
 	if err := json.Unmarshal(line, &resp); err != nil {
@@ -277,6 +592,7 @@ func (c *Client) Open(ctx context.Context, op string, args, out any) error {
 		return err
 	}
 	c.broken = fmt.Errorf("call daemon: the connection carries a %s stream", op)
+	c.redial = nil
 	return nil
 }
 
@@ -288,7 +604,7 @@ func (c *Client) Recv(out any) error {
 		if errors.Is(err, io.EOF) && len(line) == 0 {
 			return io.EOF
 		}
-		return fmt.Errorf("daemon closed the connection: %w", err)
+		return c.lost(err)
 	}
 	var resp proto.Response
 	if err := json.Unmarshal(line, &resp); err != nil {

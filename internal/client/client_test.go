@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -73,6 +74,9 @@ func startFake(t *testing.T, answer func(req proto.Request) proto.Response) *fak
 					f.ops = append(f.ops, req.Op)
 					f.mu.Unlock()
 					resp := answer(req)
+					if resp.Error == hangUp.Error {
+						return
+					}
 					if resp.OK || resp.Error != nil {
 						b, _ := json.Marshal(resp)
 						c.Write(append(b, '\n'))
@@ -94,6 +98,10 @@ func (f *fakeDaemon) sent() []string {
 	defer f.mu.Unlock()
 	return append([]string(nil), f.ops...)
 }
+
+// hangUp makes the fake close the connection without an answer, as a
+// daemon killed under a call does.
+var hangUp = proto.Response{Error: &proto.Error{Code: "hang-up"}}
 
 func ok(v any) proto.Response {
 	b, _ := json.Marshal(v)
@@ -256,5 +264,65 @@ func TestDialWithoutDaemon(t *testing.T) {
 	})
 	if _, err := Dial(t.Context(), dirs, "now"); !errors.Is(err, ErrDaemonNotRunning) {
 		t.Errorf("Dial = %v, want ErrDaemonNotRunning", err)
+	}
+}
+
+// TestIdempotentCallRetriesOnce: a daemon that dies under ls (the
+// connection ends without an answer) is asked again once, on a new
+// connection; kill, which must not run twice, reports the lost
+// connection instead; a second death in a row is reported too.
+func TestIdempotentCallRetriesOnce(t *testing.T) {
+	var mu sync.Mutex
+	hangUps := map[string]int{"ls": 1, "kill": 1, "capture": 2}
+	f := startFake(t, func(req proto.Request) proto.Response {
+		mu.Lock()
+		defer mu.Unlock()
+		if req.Op == proto.OpHello {
+			return ok(proto.HelloResult{Protocol: proto.ControlVersion, Version: "t"})
+		}
+		if hangUps[req.Op] > 0 {
+			hangUps[req.Op]--
+			return hangUp
+		}
+		return ok([]proto.SessionInfo{{Name: "a"}})
+	})
+	c, err := Dial(t.Context(), f.dirs, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var list []proto.SessionInfo
+	if err := c.Call(t.Context(), proto.OpList, nil, &list); err != nil || len(list) != 1 {
+		t.Fatalf("ls after the daemon hung up once = %v, %v; want the answer of the second try", list, err)
+	}
+	if err := c.Call(t.Context(), proto.OpKill, proto.Target{Name: "a"}, nil); !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("kill under a hang-up = %v; want ErrConnectionLost, not a retry", err)
+	}
+	c2, err := Dial(t.Context(), f.dirs, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if err := c2.Call(t.Context(), proto.OpCapture, proto.CaptureArgs{Name: "a"}, nil); !errors.Is(err, ErrConnectionLost) {
+		t.Fatalf("capture under two hang-ups = %v; want ErrConnectionLost after one retry", err)
+	}
+	if n := strings.Count(strings.Join(f.sent(), " "), "kill"); n != 1 {
+		t.Errorf("kill was sent %d times; want once", n)
+	}
+}
+
+// TestSilentDaemonTimesOut: a daemon that accepts but never answers (one
+// stopped with SIGSTOP) ends a call with an error naming its socket.
+func TestSilentDaemonTimesOut(t *testing.T) {
+	f := startFake(t, func(req proto.Request) proto.Response {
+		if req.Op == proto.OpHello {
+			return proto.Response{} // no answer
+		}
+		return ok(nil)
+	})
+	_, err := Dial(t.Context(), f.dirs, "t")
+	na, isNoAnswer := errors.AsType[*NoAnswerError](err)
+	if !isNoAnswer || na.Op != proto.OpHello || !strings.Contains(err.Error(), f.dirs.ControlSocket()) {
+		t.Fatalf("Dial to a silent daemon = %v; want a *NoAnswerError for hello naming %s", err, f.dirs.ControlSocket())
 	}
 }

@@ -60,6 +60,10 @@ type Options struct {
 	// NotifyCommand runs for each new attention item (nil: the platform's
 	// desktop notification).
 	NotifyCommand []string
+	// Notices receives the lines the user must see about the daemon's
+	// start (a database moved aside); a daemon started on demand has its
+	// stderr read by the client that started it. nil: the log only.
+	Notices io.Writer
 
 	// hooks lets this package's tests reach into a running daemon.
 	hooks *testHooks
@@ -112,6 +116,8 @@ type Daemon struct {
 	mux *proto.Mux
 
 	stop context.CancelFunc
+	// lock is daemon.lock, whose content says the daemon's phase.
+	lock *lockFile
 	// conns are the control connections' handlers; bg the goroutines that
 	// record agent status events off the pane output path. Run waits for
 	// both before it closes the engine and the store.
@@ -158,17 +164,25 @@ func Run(ctx context.Context, opts Options) error {
 	if err := dirs.EnsureState(); err != nil {
 		return err
 	}
-	lock, err := acquireLock(dirs.Runtime)
+	lock, err := acquireLock(dirs)
 	if err != nil {
 		return err
 	}
 	defer lock.release()
+	ctx, stopSignals := handleSignals(ctx, opts.Logger)
+	defer stopSignals()
 
 	st, err := store.Open(ctx, dirs.Database())
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if r := st.Recovered; r != nil {
+		opts.Logger.Warn("database moved aside", "why", r.Why, "backup", r.Backup)
+		if opts.Notices != nil {
+			fmt.Fprintln(opts.Notices, "muster: "+r.Notice())
+		}
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -176,7 +190,7 @@ func Run(ctx context.Context, opts Options) error {
 		opts: opts, dirs: dirs, logger: opts.Logger, store: st,
 		startedAt: time.Now(), sessions: map[string]*session{}, ghosts: map[string]ghost{}, reserved: map[string]bool{},
 		leftovers: newLeftovers(),
-		stop:      cancel, shutting: make(chan struct{}),
+		stop:      cancel, shutting: make(chan struct{}), lock: lock,
 		ctl: newConnTable(controlConnLimit(), maxControlConnsPerPID),
 	}
 	if procs := panepeer.System(); procs != nil {
@@ -257,6 +271,7 @@ func Run(ctx context.Context, opts Options) error {
 	if h := opts.hooks; h != nil && h.listening != nil {
 		h.listening(d, ln, evln)
 	}
+	lock.setPhase(paths.PhaseReady)
 	d.logger.Info("daemon started", "pid", os.Getpid(), "home", dirs.State)
 	err = d.serve(ctx, ln, evln, tenv)
 	// Agent status events still being recorded go in before the engine
@@ -314,6 +329,7 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 	})
 	g.Go(func() error {
 		<-ctx.Done()
+		d.lock.setPhase(paths.PhaseStopping)
 		close(d.shutting)
 		ln.Close()
 		d.closeAllPanes()

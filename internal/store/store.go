@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -31,12 +32,59 @@ type Store struct {
 	R *sql.DB
 	// Path is the database file.
 	Path string
+	// Recovered is set when Open found the database corrupt and moved it
+	// aside to start a new one.
+	Recovered *Recovery
+}
+
+// Recovery is a corrupt database Open moved aside.
+type Recovery struct {
+	Why    string // what was wrong with it
+	Backup string // where it is now
+}
+
+// Notice is the one line that tells the user.
+func (r *Recovery) Notice() string {
+	return fmt.Sprintf("the database was corrupt (%s): moved it to %s and started a new one", r.Why, r.Backup)
 }
 
 // Open opens (creating if needed) the database at path and applies every
 // pending migration. The database and its -wal/-shm files are readable by
-// the owner only (0600), tightened when an existing one is looser.
+// the owner only (0600), tightened when an existing one is looser. A
+// database that is corrupt (empty, truncated, not SQLite, or malformed in
+// what is read at open) is never silently replaced: it is moved aside
+// (Store.Recovered names the backup) and a new one created. A path that is
+// not a regular file is an error.
 func Open(ctx context.Context, dbPath string) (*Store, error) {
+	var rec *Recovery
+	if err := checkFile(dbPath); err != nil {
+		ce, ok := errors.AsType[*CorruptError](err)
+		if !ok {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+		backup, err := moveAside(dbPath, time.Now())
+		if err != nil {
+			return nil, fmt.Errorf("open store: %s, and %w", ce.Why, err)
+		}
+		rec = &Recovery{Why: ce.Why, Backup: backup}
+	}
+	s, err := open(ctx, dbPath)
+	if err != nil && rec == nil && isCorrupt(err) {
+		backup, merr := moveAside(dbPath, time.Now())
+		if merr != nil {
+			return nil, fmt.Errorf("%w, and %w", err, merr)
+		}
+		rec = &Recovery{Why: errors.Unwrap(err).Error(), Backup: backup}
+		s, err = open(ctx, dbPath)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.Recovered = rec
+	return s, nil
+}
+
+func open(ctx context.Context, dbPath string) (*Store, error) {
 	if err := secureFiles(dbPath); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dbPath, err)
 	}
@@ -69,6 +117,10 @@ func Open(ctx context.Context, dbPath string) (*Store, error) {
 	r.SetMaxOpenConns(4)
 	s := &Store{W: w, R: r, Path: dbPath}
 	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open store %s: %w", dbPath, err)
+	}
+	if err := s.probe(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open store %s: %w", dbPath, err)
 	}

@@ -48,7 +48,7 @@ type newDialog struct {
 	// the last completion. Tab completes what was typed, and moves on
 	// from a directory it did not change.
 	dirTyped bool
-	err         string
+	err      string
 }
 
 const (
