@@ -39,7 +39,28 @@ type Config struct {
 	// platform's desktop notification, ["none"] turns it off.
 	NotifyCommand []string   `toml:"notify_command"`
 	Launchers     []Launcher `toml:"launcher"`
+	Limits        Limits     `toml:"limits"`
 }
+
+// Limits bound what panes may cost the daemon, which holds every agent:
+// a request past one is refused in one line and changes nothing.
+type Limits struct {
+	// PanesPerPane is how many live panes a process inside a pane may
+	// have started (an agent starting agents); users outside panes are
+	// not limited by it.
+	PanesPerPane int `toml:"panes_per_pane"`
+	// EmulatorCells bounds columns × rows summed over every live pane:
+	// a pane's emulator keeps about 110 bytes a cell (a 1000×1000 pane
+	// took 113 MB), so the default 4,000,000 is about 450 MB, or 400
+	// panes of 200×50.
+	EmulatorCells int64 `toml:"emulator_cells"`
+}
+
+// Default limits.
+const (
+	DefaultPanesPerPane  = 20
+	DefaultEmulatorCells = 4_000_000
+)
 
 // Keys configures attach key bindings.
 type Keys struct {
@@ -88,7 +109,8 @@ func (c Config) MouseOn() bool { return c.Mouse == nil || *c.Mouse }
 
 // Default returns the built-in configuration.
 func Default() Config {
-	return Config{Term: "xterm-256color", Scrollback: 10000, ScrollbackBytes: DefaultScrollbackBytes, ScrollbackTotalBytes: DefaultScrollbackTotalBytes, WindowSize: "latest", Keys: Keys{Detach: DefaultDetachKey, Copy: DefaultCopyKey}}
+	return Config{Term: "xterm-256color", Scrollback: 10000, ScrollbackBytes: DefaultScrollbackBytes, ScrollbackTotalBytes: DefaultScrollbackTotalBytes, WindowSize: "latest", Keys: Keys{Detach: DefaultDetachKey, Copy: DefaultCopyKey},
+		Limits: Limits{PanesPerPane: DefaultPanesPerPane, EmulatorCells: DefaultEmulatorCells}}
 }
 
 // Load reads path; a missing file gives the defaults.
@@ -127,6 +149,18 @@ func Load(path string) (Config, error) {
 	case "latest", "smallest", "largest":
 	default:
 		return Default(), fmt.Errorf("config %s: window_size %q: want latest, smallest or largest", path, c.WindowSize)
+	}
+	switch {
+	case c.Limits.PanesPerPane < 0:
+		return Default(), fmt.Errorf("config %s: limits.panes_per_pane %d: want a count of 1 or more", path, c.Limits.PanesPerPane)
+	case c.Limits.EmulatorCells < 0:
+		return Default(), fmt.Errorf("config %s: limits.emulator_cells %d: want a count of 1 or more", path, c.Limits.EmulatorCells)
+	}
+	if c.Limits.PanesPerPane == 0 {
+		c.Limits.PanesPerPane = DefaultPanesPerPane
+	}
+	if c.Limits.EmulatorCells == 0 {
+		c.Limits.EmulatorCells = DefaultEmulatorCells
 	}
 	if c.Keys.Detach == "" {
 		c.Keys.Detach = DefaultDetachKey

@@ -245,7 +245,22 @@ func (d *Daemon) resume(ctx context.Context, a proto.ResumeArgs) ([]proto.Resume
 func (d *Daemon) resumeOne(ctx context.Context, s *session, a proto.ResumeArgs) proto.ResumeOutcome {
 	d.mu.Lock()
 	rec := s.rec
+	if live, _ := liveLocked(s); live {
+		d.mu.Unlock()
+		return proto.ResumeOutcome{Name: rec.Name, Reason: "it is already running"}
+	}
+	// A resume is the user's (panes may not resume), so only the
+	// emulator budget applies; a refusal is no failed attempt.
+	if err := d.reserveLocked(s, "", a.Cols, a.Rows); err != nil {
+		d.mu.Unlock()
+		return proto.ResumeOutcome{Name: rec.Name, Reason: err.Error()}
+	}
 	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		s.reserved = 0
+		d.mu.Unlock()
+	}()
 	fail := func(reason string) proto.ResumeOutcome {
 		attempts := rec.RestoreAttempts + 1
 		d.store.SetRestore(ctx, rec.ID, reason, attempts)
