@@ -468,11 +468,16 @@ const (
 
 // ResumeArgs are the arguments of op "resume".
 type ResumeArgs struct {
-	Names []string          `json:"names,omitempty"`
-	All   bool              `json:"all,omitempty"`
-	Env   map[string]string `json:"env,omitempty"`
-	Cols  int               `json:"cols,omitempty"`
-	Rows  int               `json:"rows,omitempty"`
+	Names []string `json:"names,omitempty"`
+	All   bool     `json:"all,omitempty"`
+	// SkipFailing applies --all's rules to Names: a session whose resume
+	// failed too often or too recently is skipped, with the reason. The
+	// CLI's --all resumes the restorable sessions one request each, to
+	// print each as it comes back.
+	SkipFailing bool              `json:"skip_failing,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
+	Cols        int               `json:"cols,omitempty"`
+	Rows        int               `json:"rows,omitempty"`
 }
 
 // ResumeOutcome reports one session's resume; op "resume" answers a list.
