@@ -144,6 +144,9 @@ func TestHistoryFlagErrors(t *testing.T) {
 		{[]string{"show", "gemeni:abc"}, `unknown provider "gemeni"`},
 		{[]string{"serve", "--addr", "0.0.0.0:7777"}, "not a loopback address"},
 		{[]string{"serve", "--addr", "nonsense"}, "want HOST:PORT"},
+		{[]string{"serve", "--port", "0"}, "--port 0: want 1–65535"},
+		{[]string{"serve", "--port", "70000"}, "--port 70000: want 1–65535"},
+		{[]string{"serve", "--addr", "127.0.0.1:8080", "--port", "9090"}, "name two ports: give one"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -155,6 +158,29 @@ func TestHistoryFlagErrors(t *testing.T) {
 				t.Errorf("stderr does not start with a one-line error: %q", errOut)
 			}
 		})
+	}
+}
+
+// serve listens on a random port unless --port (or a port in --addr)
+// names one: a fixed port lets any web page reach it.
+func TestServePort(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		addr string
+	}{
+		{nil, "127.0.0.1:0"},
+		{[]string{"--port", "8123"}, "127.0.0.1:8123"},
+		{[]string{"--addr", "localhost:0", "--port", "8123"}, "localhost:8123"},
+		{[]string{"--addr", "127.0.0.1:8123", "--port", "8123"}, "127.0.0.1:8123"},
+		{[]string{"--addr", "127.0.0.1:8124"}, "127.0.0.1:8124"},
+	} {
+		var got *serveOptions
+		ios, _, _, _ := iostreams.Test()
+		cmd := newServeCmdWith(&Factory{IO: ios}, func(o *serveOptions) error { got = o; return nil })
+		cmd.SetArgs(tt.args)
+		if err := cmd.Execute(); err != nil || got == nil || got.Addr != tt.addr {
+			t.Errorf("serve %v: %v %+v, want address %s", tt.args, err, got, tt.addr)
+		}
 	}
 }
 
