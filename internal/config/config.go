@@ -50,9 +50,9 @@ type Limits struct {
 	// not limited by it.
 	PanesPerPane int `toml:"panes_per_pane"`
 	// EmulatorCells bounds columns × rows summed over every live pane:
-	// a pane's emulator keeps about 110 bytes a cell (a 1000×1000 pane
-	// took 113 MB), so the default 4,000,000 is about 450 MB, or 400
-	// panes of 200×50.
+	// a pane's emulator keeps about 110 bytes a cell per screen in use
+	// (an idle 1000×1000 pane took 113 MB, both screens 224 MB), so the
+	// default 4,000,000 is 0.45–0.9 GB, or 400 panes of 200×50.
 	EmulatorCells int64 `toml:"emulator_cells"`
 }
 
