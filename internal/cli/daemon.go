@@ -75,7 +75,7 @@ func newDaemonCmd(f *Factory) *cobra.Command {
 				Dirs: dirs, Logger: logger, Version: Version, Getenv: f.Getenv,
 				Term: cfg.Term, Scrollback: cfg.Scrollback, WindowSize: cfg.WindowSize,
 				ScrollbackBytes: cfg.ScrollbackBytes, ScrollbackTotalBytes: cfg.ScrollbackTotalBytes, NotifyCommand: cfg.NotifyArgv(),
-				Notices: f.IO.ErrOut,
+				Notices: f.IO.ErrOut, PanesPerPane: cfg.Limits.PanesPerPane, EmulatorCells: cfg.Limits.EmulatorCells,
 			})
 			if errors.Is(err, daemon.ErrAlreadyRunning) {
 				return &UserError{Err: err, Hint: "stop it with `muster daemon stop`", Code: ExitError}

@@ -14,6 +14,7 @@ import (
 	"github.com/musterhq/muster/internal/blob"
 	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/iostreams"
+	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/stats"
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -145,6 +146,9 @@ func TestHistoryFlagErrors(t *testing.T) {
 		{[]string{"show", "gemeni:abc"}, `unknown provider "gemeni"`},
 		{[]string{"serve", "--addr", "0.0.0.0:7777"}, "not a loopback address"},
 		{[]string{"serve", "--addr", "nonsense"}, "want HOST:PORT"},
+		{[]string{"serve", "--port", "0"}, "--port 0: want 1–65535"},
+		{[]string{"serve", "--port", "70000"}, "--port 70000: want 1–65535"},
+		{[]string{"serve", "--addr", "127.0.0.1:8080", "--port", "9090"}, "name two ports: give one"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -156,6 +160,29 @@ func TestHistoryFlagErrors(t *testing.T) {
 				t.Errorf("stderr does not start with a one-line error: %q", errOut)
 			}
 		})
+	}
+}
+
+// serve listens on a random port unless --port (or a port in --addr)
+// names one: a fixed port lets any web page reach it.
+func TestServePort(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		addr string
+	}{
+		{nil, "127.0.0.1:0"},
+		{[]string{"--port", "8123"}, "127.0.0.1:8123"},
+		{[]string{"--addr", "localhost:0", "--port", "8123"}, "localhost:8123"},
+		{[]string{"--addr", "127.0.0.1:8123", "--port", "8123"}, "127.0.0.1:8123"},
+		{[]string{"--addr", "127.0.0.1:8124"}, "127.0.0.1:8124"},
+	} {
+		var got *serveOptions
+		ios, _, _, _ := iostreams.Test()
+		cmd := newServeCmdWith(&Factory{IO: ios}, func(o *serveOptions) error { got = o; return nil })
+		cmd.SetArgs(tt.args)
+		if err := cmd.Execute(); err != nil || got == nil || got.Addr != tt.addr {
+			t.Errorf("serve %v: %v %+v, want address %s", tt.args, err, got, tt.addr)
+		}
 	}
 }
 
@@ -292,8 +319,16 @@ func TestReplayCommand(t *testing.T) {
 		t.Fatalf("publish: %d %s", code, errOut)
 	}
 	id := blob.ID(page)
-	if out != id+"\nhttp://127.0.0.1:7777/api/v1/blob/"+id+"\n" {
-		t.Errorf("publish printed %q, want the id of the -o page %s", out, id)
+	if out != id+"\n/api/v1/blob/"+id+"\n" || !strings.Contains(errOut, "no `muster serve` runs") {
+		t.Errorf("publish printed %q %q, want the id of the -o page %s and its path", out, errOut, id)
+	}
+	// With a serve running, the full URL.
+	dirs := paths.Dirs{Runtime: filepath.Join(e.muster, "run")}
+	done := recordServe(dirs, "127.0.0.1:43210")
+	code, out, _ = e.run("replay", "cccc", "--publish")
+	done()
+	if code != 0 || out != id+"\nhttp://127.0.0.1:43210/api/v1/blob/"+id+"\n" {
+		t.Errorf("publish with a serve running printed %q", out)
 	}
 	stored, err := blob.New(filepath.Join(e.muster, "state", "blobs")).Get(id)
 	if err != nil || !bytes.Equal(stored.Content, page) {

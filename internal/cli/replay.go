@@ -98,8 +98,12 @@ func runReplay(ctx context.Context, f *Factory, o *replayOptions) error {
 		if o.NoRedact {
 			fmt.Fprintln(f.IO.ErrOut, "muster: published without redaction: the page may contain secrets")
 		}
-		fmt.Fprintf(f.IO.Out, "%s\nhttp://%s/api/v1/blob/%s\n", id, defaultServeAddr, id)
-		fmt.Fprintln(f.IO.ErrOut, "muster: the URL opens while `muster serve` runs (at another --addr, use its address)")
+		if addr := runningServe(dirs); addr != "" {
+			fmt.Fprintf(f.IO.Out, "%s\nhttp://%s/api/v1/blob/%s\n", id, addr, id)
+		} else {
+			fmt.Fprintf(f.IO.Out, "%s\n/api/v1/blob/%s\n", id, id)
+			fmt.Fprintln(f.IO.ErrOut, "muster: no `muster serve` runs; start one and open this path at the address it prints")
+		}
 	}
 	return nil
 }

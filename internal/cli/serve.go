@@ -6,9 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
 
 	"github.com/musterhq/muster/internal/blob"
 	"github.com/musterhq/muster/internal/client"
@@ -21,13 +26,46 @@ import (
 
 type serveOptions struct {
 	Addr   string
+	Port   int
 	Public bool
 	Hosts  []string
 }
 
-// defaultServeAddr is where `muster serve` listens unless told otherwise,
-// and so where the URLs printed by other commands point.
-const defaultServeAddr = "127.0.0.1:7777"
+// serveAddrFile, in the runtime directory, holds the address a running
+// `muster serve` listens on (never its token), so that the URLs other
+// commands print point at it although its port is random.
+const serveAddrFile = "serve.addr"
+
+// runningServe is the address of the `muster serve` that runs for this
+// Muster home, or "".
+func runningServe(dirs paths.Dirs) string {
+	b, err := os.ReadFile(filepath.Join(dirs.Runtime, serveAddrFile))
+	if err != nil {
+		return ""
+	}
+	pid, addr, ok := strings.Cut(strings.TrimSpace(string(b)), " ")
+	if n, err := strconv.Atoi(pid); !ok || err != nil || unix.Kill(n, 0) != nil {
+		return ""
+	}
+	return addr
+}
+
+// recordServe writes the address; the returned func removes it.
+func recordServe(dirs paths.Dirs, addr string) func() {
+	if dirs.EnsureRuntime() != nil {
+		return func() {}
+	}
+	path := filepath.Join(dirs.Runtime, serveAddrFile)
+	mine := fmt.Sprintf("%d %s\n", os.Getpid(), addr)
+	if os.WriteFile(path, []byte(mine), 0o600) != nil {
+		return func() {}
+	}
+	return func() {
+		if b, err := os.ReadFile(path); err == nil && string(b) == mine {
+			os.Remove(path)
+		}
+	}
+}
 
 func newServeCmd(f *Factory) *cobra.Command {
 	return newServeCmdWith(f, nil)
@@ -36,12 +74,13 @@ func newServeCmd(f *Factory) *cobra.Command {
 func newServeCmdWith(f *Factory, runF func(*serveOptions) error) *cobra.Command {
 	var o serveOptions
 	cmd := &cobra.Command{
-		Use:   "serve [--addr 127.0.0.1:PORT] [--public]",
+		Use:   "serve [--port PORT] [--addr HOST:PORT] [--public]",
 		Short: "Serve a read-only web UI: history, replays, live sessions and published blobs",
 		Long: "Serve the history (with search), replay pages, the live sessions of a running daemon, and\n" +
 			"GET /api/v1/blob/ID for replays published with `muster replay --publish`. Secrets are\n" +
 			"redacted on every page and in every answer, as in replays. It listens on loopback and\n" +
-			"answers only requests addressed to a localhost name (or a --host name).\n\n" +
+			"answers only requests addressed to a localhost name (or a --host name), on a random port\n" +
+			"unless --port (or a port in --addr) is given, so other web pages cannot guess it.\n\n" +
 			"Transcripts hold source code and secrets the redaction may miss: an address other than\n" +
 			"loopback is refused unless --public is given. A public server prints, once, a URL with a\n" +
 			"random token; opening it sets a cookie, and every request without that cookie (or an\n" +
@@ -49,8 +88,18 @@ func newServeCmdWith(f *Factory, runF func(*serveOptions) error) *cobra.Command 
 			"address it listens on, its host name and --host names. Stop it with Ctrl-C.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, _, err := net.SplitHostPort(o.Addr); err != nil {
+			host, port, err := net.SplitHostPort(o.Addr)
+			if err != nil {
 				return usagef("--addr %q: want HOST:PORT", o.Addr)
+			}
+			if cmd.Flags().Changed("port") {
+				if o.Port < 1 || o.Port > 65535 {
+					return usagef("--port %d: want 1–65535", o.Port)
+				}
+				if port != "0" && port != strconv.Itoa(o.Port) {
+					return usagef("--addr %s and --port %d name two ports: give one", o.Addr, o.Port)
+				}
+				o.Addr = net.JoinHostPort(host, strconv.Itoa(o.Port))
 			}
 			if !o.Public && !web.IsLoopback(o.Addr) {
 				return &UserError{Err: fmt.Errorf("--addr %s is not a loopback address", o.Addr),
@@ -62,7 +111,8 @@ func newServeCmdWith(f *Factory, runF func(*serveOptions) error) *cobra.Command 
 			return runServe(cmd.Context(), f, &o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Addr, "addr", defaultServeAddr, "listen on HOST:PORT")
+	cmd.Flags().StringVar(&o.Addr, "addr", "127.0.0.1:0", "listen on HOST:PORT (port 0: a random one)")
+	cmd.Flags().IntVar(&o.Port, "port", 0, "listen on this port instead of a random one")
 	cmd.Flags().BoolVar(&o.Public, "public", false, "allow a non-loopback address; every request then needs the printed token")
 	cmd.Flags().StringArrayVar(&o.Hosts, "host", nil, "also answer requests addressed to `NAME` (a DNS name of this machine, a proxy's)")
 	return cmd
@@ -138,6 +188,7 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	defer recordServe(dirs, ln.Addr().String())()
 	fmt.Fprintf(f.IO.ErrOut, "serving on %s (Ctrl-C to stop)\n", srv.URL())
 	if o.Public {
 		fmt.Fprintln(f.IO.ErrOut, "anyone with this URL can read your transcripts; it is not shown again")

@@ -42,6 +42,7 @@ type Config struct {
 	NotifyCommand []string   `toml:"notify_command"`
 	Notify        Notify     `toml:"notify"`
 	Launchers     []Launcher `toml:"launcher"`
+	Limits        Limits     `toml:"limits"`
 }
 
 // Notify says how a new attention item reaches the user: a command the
@@ -108,6 +109,26 @@ func (c Config) NotifyArgv() []string {
 	return c.NotifyCommand
 }
 
+// Limits bound what panes may cost the daemon, which holds every agent:
+// a request past one is refused in one line and changes nothing.
+type Limits struct {
+	// PanesPerPane is how many live panes a process inside a pane may
+	// have started (an agent starting agents); users outside panes are
+	// not limited by it.
+	PanesPerPane int `toml:"panes_per_pane"`
+	// EmulatorCells bounds columns × rows summed over every live pane:
+	// a pane's emulator keeps about 110 bytes a cell per screen in use
+	// (an idle 1000×1000 pane took 113 MB, both screens 224 MB), so the
+	// default 4,000,000 is 0.45–0.9 GB, or 400 panes of 200×50.
+	EmulatorCells int64 `toml:"emulator_cells"`
+}
+
+// Default limits.
+const (
+	DefaultPanesPerPane  = 20
+	DefaultEmulatorCells = 4_000_000
+)
+
 // Keys configures attach key bindings.
 type Keys struct {
 	// Detach is the key that leaves an attached pane: "ctrl-\" by default.
@@ -155,7 +176,8 @@ func (c Config) MouseOn() bool { return c.Mouse == nil || *c.Mouse }
 
 // Default returns the built-in configuration.
 func Default() Config {
-	return Config{Term: "xterm-256color", Scrollback: 10000, ScrollbackBytes: DefaultScrollbackBytes, ScrollbackTotalBytes: DefaultScrollbackTotalBytes, WindowSize: "latest", Keys: Keys{Detach: DefaultDetachKey, Copy: DefaultCopyKey}}
+	return Config{Term: "xterm-256color", Scrollback: 10000, ScrollbackBytes: DefaultScrollbackBytes, ScrollbackTotalBytes: DefaultScrollbackTotalBytes, WindowSize: "latest", Keys: Keys{Detach: DefaultDetachKey, Copy: DefaultCopyKey},
+		Limits: Limits{PanesPerPane: DefaultPanesPerPane, EmulatorCells: DefaultEmulatorCells}}
 }
 
 // Load reads path; a missing file gives the defaults.
@@ -194,6 +216,18 @@ func Load(path string) (Config, error) {
 	case "latest", "smallest", "largest":
 	default:
 		return Default(), fmt.Errorf("config %s: window_size %q: want latest, smallest or largest", path, c.WindowSize)
+	}
+	switch {
+	case c.Limits.PanesPerPane < 0:
+		return Default(), fmt.Errorf("config %s: limits.panes_per_pane %d: want a count of 1 or more", path, c.Limits.PanesPerPane)
+	case c.Limits.EmulatorCells < 0:
+		return Default(), fmt.Errorf("config %s: limits.emulator_cells %d: want a count of 1 or more", path, c.Limits.EmulatorCells)
+	}
+	if c.Limits.PanesPerPane == 0 {
+		c.Limits.PanesPerPane = DefaultPanesPerPane
+	}
+	if c.Limits.EmulatorCells == 0 {
+		c.Limits.EmulatorCells = DefaultEmulatorCells
 	}
 	if c.Keys.Detach == "" {
 		c.Keys.Detach = DefaultDetachKey

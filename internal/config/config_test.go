@@ -122,3 +122,27 @@ func TestNotify(t *testing.T) {
 		}
 	}
 }
+
+func TestLimits(t *testing.T) {
+	dir := t.TempDir()
+	load := func(body string) (Config, error) {
+		p := filepath.Join(dir, "config.toml")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return Load(p)
+	}
+	c, err := load("")
+	if err != nil || c.Limits != (Limits{DefaultPanesPerPane, DefaultEmulatorCells}) {
+		t.Errorf("no [limits]: %+v, %v; want the defaults", c.Limits, err)
+	}
+	c, err = load("[limits]\npanes_per_pane = 3\nemulator_cells = 100000\n")
+	if err != nil || c.Limits != (Limits{3, 100000}) {
+		t.Errorf("set limits: %+v, %v", c.Limits, err)
+	}
+	for _, body := range []string{"[limits]\npanes_per_pane = -1\n", "[limits]\nemulator_cells = -5\n"} {
+		if _, err := load(body); err == nil || !strings.Contains(err.Error(), "want a count of 1 or more") {
+			t.Errorf("%q: err = %v, want a refusal", body, err)
+		}
+	}
+}

@@ -64,6 +64,10 @@ type Options struct {
 	// start (a database moved aside); a daemon started on demand has its
 	// stderr read by the client that started it. nil: the log only.
 	Notices io.Writer
+	// PanesPerPane and EmulatorCells are config.toml's [limits] (0: the
+	// config package's defaults); quota.go applies them.
+	PanesPerPane  int
+	EmulatorCells int64
 
 	// hooks lets this package's tests reach into a running daemon.
 	hooks *testHooks
@@ -142,6 +146,9 @@ type session struct {
 	renaming bool
 	// bell rings when the pane prints, for preview streams (preview.go).
 	bell *outputBell
+	// reserved is the cells a launch under way counts against the
+	// emulator budget until its pane exists (quota.go).
+	reserved int64
 }
 
 // Run starts the daemon and blocks until ctx ends or a client asks it to

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/musterhq/muster/internal/codexroute"
@@ -223,29 +224,87 @@ func (d *Daemon) resume(ctx context.Context, a proto.ResumeArgs) ([]proto.Resume
 	if !a.All && len(a.Names) == 0 {
 		return nil, proto.Errorf(proto.CodeBadRequest, "name a session to resume, or --all")
 	}
-	var out []proto.ResumeOutcome
-	for _, s := range targets {
-		if err := ctx.Err(); err != nil {
-			return out, context.Cause(ctx)
-		}
-		if a.All && s.rec.RestoreAttempts >= maxResumeAttempts {
-			out = append(out, proto.ResumeOutcome{Name: s.rec.Name, Reason: fmt.Sprintf("skipped after %d failed attempts: %s", s.rec.RestoreAttempts, s.rec.RestoreReason)})
+	// Most of a resume is waiting for the pane to settle, so sessions
+	// resume side by side (issue 22 item 10: 100 sessions took 150 s one
+	// after another), a bounded number at a time, each outcome in its
+	// place in the list.
+	out := make([]proto.ResumeOutcome, len(targets))
+	started := make([]bool, len(targets))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, resumeParallel)
+	for i, s := range targets {
+		d.mu.Lock()
+		rec := s.rec
+		d.mu.Unlock()
+		if skip := skipResume(rec, a.All || a.SkipFailing); skip != "" {
+			out[i], started[i] = proto.ResumeOutcome{Name: rec.Name, Reason: skip}, true
 			continue
 		}
-		if wait := resumeBackoff(s.rec.RestoreAttempts) - time.Since(s.rec.UpdatedAt); a.All && s.rec.RestoreAttempts > 0 && wait > 0 {
-			out = append(out, proto.ResumeOutcome{Name: s.rec.Name, Reason: fmt.Sprintf("last attempt failed %s ago; retrying after %s: %s",
-				time.Since(s.rec.UpdatedAt).Round(time.Second), wait.Round(time.Second), s.rec.RestoreReason)})
-			continue
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
 		}
-		out = append(out, d.resumeOne(ctx, s, a))
+		if ctx.Err() != nil {
+			break
+		}
+		started[i] = true
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out[i] = d.resumeOne(ctx, s, a)
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		var done []proto.ResumeOutcome
+		for i, o := range out {
+			if started[i] {
+				done = append(done, o)
+			}
+		}
+		return done, context.Cause(ctx)
 	}
 	return out, nil
+}
+
+// resumeParallel bounds the sessions one resume starts at once: each
+// starts an agent CLI, which costs a burst of CPU and memory.
+const resumeParallel = 8
+
+// skipResume says why a resume chosen by --all (auto) leaves a session
+// alone: it failed too often, or too recently; "" to resume it.
+func skipResume(rec store.Session, auto bool) string {
+	if !auto || rec.RestoreAttempts == 0 {
+		return ""
+	}
+	if rec.RestoreAttempts >= maxResumeAttempts {
+		return fmt.Sprintf("skipped after %d failed attempts: %s", rec.RestoreAttempts, rec.RestoreReason)
+	}
+	if wait := resumeBackoff(rec.RestoreAttempts) - time.Since(rec.UpdatedAt); wait > 0 {
+		return fmt.Sprintf("last attempt failed %s ago; retrying after %s: %s",
+			time.Since(rec.UpdatedAt).Round(time.Second), wait.Round(time.Second), rec.RestoreReason)
+	}
+	return ""
 }
 
 func (d *Daemon) resumeOne(ctx context.Context, s *session, a proto.ResumeArgs) proto.ResumeOutcome {
 	d.mu.Lock()
 	rec := s.rec
+	if live, _ := liveLocked(s); live {
+		d.mu.Unlock()
+		return proto.ResumeOutcome{Name: rec.Name, Reason: "it is already running"}
+	}
+	// A resume is the user's (panes may not resume), so only the
+	// emulator budget applies; a refusal is no failed attempt.
+	if err := d.reserveLocked(s, "", a.Cols, a.Rows); err != nil {
+		d.mu.Unlock()
+		return proto.ResumeOutcome{Name: rec.Name, Reason: err.Error()}
+	}
 	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		s.reserved = 0
+		d.mu.Unlock()
+	}()
 	fail := func(reason string) proto.ResumeOutcome {
 		attempts := rec.RestoreAttempts + 1
 		d.store.SetRestore(ctx, rec.ID, reason, attempts)

@@ -100,14 +100,19 @@ func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs, parent string)
 			Message: fmt.Sprintf("a session named %q already exists", rec.Name),
 			Hint:    "choose another --name, or `muster kill " + rec.Name + "` first"}
 	}
-	// Reserve the name before releasing the lock so that two concurrent
-	// `new`s cannot both take it.
+	// Reserve the name (and the pane's cells) before releasing the lock
+	// so that two concurrent `new`s cannot both take it.
 	s := &session{rec: rec}
+	if err := d.reserveLocked(s, parent, a.Cols, a.Rows); err != nil {
+		d.mu.Unlock()
+		return proto.SessionInfo{}, err
+	}
 	d.sessions[rec.ID] = s
 	d.mu.Unlock()
 
 	fail := func(err error) (proto.SessionInfo, error) {
 		d.mu.Lock()
+		s.reserved = 0
 		delete(d.sessions, rec.ID)
 		d.mu.Unlock()
 		d.stateChanged()
@@ -329,6 +334,7 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 	d.mu.Lock()
 	old, oldSurface := s.pane, s.surface
 	s.pane, s.surface = p, su
+	s.reserved = 0 // the pane counts its own cells from now on
 	d.mu.Unlock()
 	if h := d.opts.hooks; h != nil && h.recordingSurface != nil {
 		h.recordingSurface()

@@ -420,21 +420,28 @@ func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer, text
 	return r
 }
 
-// writeBatch bounds how many files one write transaction holds, so readers
-// in other processes see progress and the WAL stays small.
-const writeBatch = 500
+// A write transaction holds the store's only write connection, which the
+// daemon's event engine needs for every ack and `new` for every session: so
+// the index never waits for a parse with a transaction open (it takes only
+// results already parsed), and commits once a batch has taken batchBudget
+// or holds writeBatch files or batchBytes of text, whichever comes first.
+// Between batches the connection goes to whoever waits for it.
+const (
+	writeBatch  = 500
+	batchBudget = time.Millisecond
+	batchBytes  = 256 << 10
+)
 
 func (x *Index) write(ctx context.Context, results <-chan result, gone []string, digests map[string]string, total int, progress func(int, int), st *RefreshStats) error {
 	var tx *sql.Tx
 	var stmts *writeStmts
-	inBatch := 0
 	commit := func() error {
 		if tx == nil {
 			return nil
 		}
 		stmts.close()
 		err := tx.Commit()
-		tx, stmts, inBatch = nil, nil, 0
+		tx, stmts = nil, nil
 		if err != nil {
 			return fmt.Errorf("write history index: %w", err)
 		}
@@ -468,7 +475,8 @@ func (x *Index) write(ctx context.Context, results <-chan result, gone []string,
 		return err
 	}
 	done := 0
-	for r := range results {
+	// take records one result; it reports whether the result needs writing.
+	take := func(r result) bool {
 		done++
 		if progress != nil {
 			progress(done, total)
@@ -478,49 +486,108 @@ func (x *Index) write(ctx context.Context, results <-chan result, gone []string,
 			delete(digests, r.job.src.Provider())
 			st.Failed++
 			st.Errors = append(st.Errors, fmt.Sprintf("parse %s: %v", r.job.file.Path, r.err))
-			continue
+			return false
 		}
 		st.Parsed++
+		return true
+	}
+	for r := range results {
+		if !take(r) {
+			continue
+		}
+		// The first result of a batch arrived with no transaction open;
+		// the batch then takes only results that are already waiting.
 		if err := begin(); err != nil {
 			return fail(err)
 		}
-		if err := stmts.put(ctx, r, x.version); err != nil {
-			return fail(fmt.Errorf("write history index: %w", err))
-		}
-		if inBatch++; inBatch >= writeBatch {
-			if err := commit(); err != nil {
-				return fail(err)
+		started := time.Now()
+		files, size := 0, 0
+		for put := true; ; {
+			if put {
+				if err := stmts.put(ctx, r, x.version); err != nil {
+					return fail(fmt.Errorf("write history index: %w", err))
+				}
+				files++
+				size += r.size()
 			}
+			if files >= writeBatch || size >= batchBytes || time.Since(started) >= batchBudget {
+				break
+			}
+			var ok bool
+			if r, ok = ready(results); !ok {
+				break
+			}
+			put = take(r)
+		}
+		if err := commit(); err != nil {
+			return fail(err)
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	if len(gone) > 0 {
-		if err := begin(); err != nil {
-			return fail(err)
-		}
-		for _, p := range gone {
-			if _, err := stmts.delFile.ExecContext(ctx, p); err != nil {
-				return fail(fmt.Errorf("write history index: %w", err))
+	// What is left is small: one delete per vanished file and one digest
+	// per provider, in batches of the same bound.
+	started := time.Now()
+	batch := func() error {
+		if tx != nil && time.Since(started) >= batchBudget {
+			if err := commit(); err != nil {
+				return err
 			}
-			st.Removed++
 		}
+		if tx == nil {
+			started = time.Now()
+		}
+		return begin()
 	}
-	if len(digests) > 0 {
-		if err := begin(); err != nil {
+	for _, p := range gone {
+		if err := batch(); err != nil {
 			return fail(err)
 		}
-		for prov, d := range digests {
-			if _, err := stmts.putDigest.ExecContext(ctx, prov, d); err != nil {
-				return fail(fmt.Errorf("write history index: %w", err))
-			}
+		if _, err := stmts.delFile.ExecContext(ctx, p); err != nil {
+			return fail(fmt.Errorf("write history index: %w", err))
+		}
+		st.Removed++
+	}
+	for prov, d := range digests {
+		if err := batch(); err != nil {
+			return fail(err)
+		}
+		if _, err := stmts.putDigest.ExecContext(ctx, prov, d); err != nil {
+			return fail(fmt.Errorf("write history index: %w", err))
 		}
 	}
 	if st.Parsed > 0 || st.Removed > 0 {
 		x.changes.Add(1)
 	}
 	return commit()
+}
+
+// ready returns a result that is already waiting, without blocking; ok is
+// false when none is (or the channel is closed, which the caller's range
+// then sees).
+func ready(results <-chan result) (r result, ok bool) {
+	select {
+	case r, ok = <-results:
+		return r, ok
+	default:
+		return r, false
+	}
+}
+
+// size is roughly how many bytes writing r puts in the store.
+func (r result) size() int {
+	n := 0
+	for _, rw := range r.sessions {
+		n += len(rw.summary)
+		if rw.text != nil {
+			n += len(rw.text.meta) + len(rw.text.said) + len(rw.text.tools)
+		}
+		if rw.analysis != nil {
+			n += len(rw.analysis.Brief) + len(rw.analysis.Full)
+		}
+	}
+	return n
 }
 
 type writeStmts struct {

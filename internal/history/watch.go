@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -140,7 +141,9 @@ func (w *watcher) refresh(ctx context.Context, which []bool) {
 		return
 	}
 	start := time.Now()
-	st, err := w.idx.Refresh(ctx, srcs, w.env, RefreshOptions{})
+	// One core stays free for the panes and the events the daemon serves
+	// while it indexes in the background.
+	st, err := w.idx.Refresh(ctx, srcs, w.env, RefreshOptions{Workers: max(1, runtime.GOMAXPROCS(0)-1)})
 	if err != nil {
 		if ctx.Err() == nil {
 			w.log.Warn("refresh transcript index", "err", err)

@@ -84,6 +84,10 @@ const (
 	// CodeVersion means the client and the daemon speak different control
 	// protocols; the message says which and to run `muster daemon stop`.
 	CodeVersion = "version_mismatch"
+	// CodeLimit refuses a request that would take the daemon past a
+	// limit of config.toml's [limits]: panes a pane may start, emulator
+	// cells of every live pane. Nothing changed; the message names the limit.
+	CodeLimit = "limit"
 )
 
 // CommonCodes can come back from any op: a malformed request, a daemon
@@ -201,7 +205,7 @@ var Ops = []Op{
 	{OpStatus, t[None](), t[DaemonStatus](), ReadOnly, Reply, true, nil},
 	{OpStop, t[None](), t[None](), Outside, Last, true, nil},
 	{OpList, t[None](), t[[]SessionInfo](), ReadOnly, Reply, false, nil},
-	{OpNew, t[NewArgs](), t[SessionInfo](), OwnPane, Reply, false, []string{CodeInvalid, CodeConflict}},
+	{OpNew, t[NewArgs](), t[SessionInfo](), OwnPane, Reply, false, []string{CodeInvalid, CodeConflict, CodeLimit}},
 	{OpSend, t[SendArgs](), t[None](), OwnPane, Reply, false, []string{CodeNotFound, CodeConflict, CodeExited}},
 	{OpCapture, t[CaptureArgs](), t[CaptureResult](), OwnPane, Reply, false, []string{CodeNotFound, CodeConflict}},
 	{OpKill, t[Target](), t[None](), OwnPane, Reply, false, []string{CodeNotFound, CodeConflict}},
@@ -472,11 +476,16 @@ const (
 
 // ResumeArgs are the arguments of op "resume".
 type ResumeArgs struct {
-	Names []string          `json:"names,omitempty"`
-	All   bool              `json:"all,omitempty"`
-	Env   map[string]string `json:"env,omitempty"`
-	Cols  int               `json:"cols,omitempty"`
-	Rows  int               `json:"rows,omitempty"`
+	Names []string `json:"names,omitempty"`
+	All   bool     `json:"all,omitempty"`
+	// SkipFailing applies --all's rules to Names: a session whose resume
+	// failed too often or too recently is skipped, with the reason. The
+	// CLI's --all resumes the restorable sessions one request each, to
+	// print each as it comes back.
+	SkipFailing bool              `json:"skip_failing,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
+	Cols        int               `json:"cols,omitempty"`
+	Rows        int               `json:"rows,omitempty"`
 }
 
 // ResumeOutcome reports one session's resume; op "resume" answers a list.

@@ -28,7 +28,15 @@ const (
 	maxHighlightPageBytes = 4 << 20
 	// maxMarkdownBytes bounds one block rendered as markdown; a longer
 	// reply is shown as plain text.
-	maxMarkdownBytes = 256 << 10
+	maxMarkdownBytes = 64 << 10
+	// goldmark's time grows with the square of nested containers and
+	// delimiters, not with the text: 8 KB of ">" took 114 ms, 64 KB 4.7 s,
+	// 250 KB of "[a](" 15 s (issue 22 item 11). So the markup characters
+	// outside fenced code (markup) are bounded per block and per page,
+	// which keeps a block under about 40 ms and a page under about half a
+	// second however hostile; prose and code stay far below both.
+	maxMarkupChars     = 2000
+	maxMarkupPageChars = 20000
 )
 
 // markdown renders agent replies. Raw HTML is never passed through
@@ -40,10 +48,12 @@ type markdown struct {
 	md goldmark.Markdown
 	// budget is what is left of maxHighlightPageBytes for this page.
 	budget int
+	// markupBudget is what is left of maxMarkupPageChars for this page.
+	markupBudget int
 }
 
 func newMarkdown() *markdown {
-	m := &markdown{budget: maxHighlightPageBytes}
+	m := &markdown{budget: maxHighlightPageBytes, markupBudget: maxMarkupPageChars}
 	m.md = goldmark.New(
 		goldmark.WithExtensions(gfm.Table, gfm.Strikethrough, gfm.TaskList,
 			gfm.NewLinkify(gfm.WithLinkifyAllowedProtocols([]string{"http:", "https:", "mailto:"}))),
@@ -62,6 +72,11 @@ func (m *markdown) render(s string) (template.HTML, bool) {
 	if len(s) > maxMarkdownBytes {
 		return "", false
 	}
+	n := markup(s)
+	if n > maxMarkupChars || n > m.markupBudget {
+		return "", false
+	}
+	m.markupBudget -= n
 	var buf bytes.Buffer
 	if err := m.md.Convert([]byte(s), &buf); err != nil {
 		return "", false
@@ -69,6 +84,39 @@ func (m *markdown) render(s string) (template.HTML, bool) {
 	// goldmark escaped every text and attribute, dropped raw HTML and
 	// checked every URL (linkChecker).
 	return template.HTML(buf.String()), true
+}
+
+// markup counts the characters of s that open or close markdown
+// structure (brackets, parentheses, quotes, emphasis, code spans, angle
+// brackets, ordered-list dots), outside fenced code blocks, whose text
+// goldmark does not parse.
+func markup(s string) int {
+	n := 0
+	fence := ""
+	for line := range strings.Lines(s) {
+		t := strings.TrimLeft(line, " ")
+		if fence != "" {
+			if strings.HasPrefix(t, fence) {
+				fence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fence = t[:3]
+			continue
+		}
+		for i := 0; i < len(line); i++ {
+			switch c := line[i]; c {
+			case '[', ']', '(', ')', '>', '<', '*', '_', '`':
+				n++
+			case '.':
+				if i > 0 && line[i-1] >= '0' && line[i-1] <= '9' {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
 
 // safeURL reports whether a link may stay live: an absolute http, https

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -101,6 +102,42 @@ func TestHighlightBounds(t *testing.T) {
 	html, _ = m.render("```go\nfunc main() {}\n```\n")
 	if strings.Contains(string(html), "<span") {
 		t.Error("highlighting went past the page budget")
+	}
+}
+
+// Markup that costs goldmark quadratic time (issue 22 item 11: 250 KB
+// of "[a](" or ">" took 15 s a reply) is shown as text, while a reply of
+// ordinary markdown and one with a large fenced code block still render.
+func TestHostileMarkupIsNotRendered(t *testing.T) {
+	for _, unit := range []string{"[a](", ">", "*a", "`a", "1. "} {
+		for _, size := range []int{250 << 10, 16 << 10} {
+			s := strings.Repeat(unit, size/len(unit))
+			if _, ok := newMarkdown().render(s); ok {
+				t.Errorf("%d bytes of %q were rendered as markdown", len(s), unit)
+			}
+		}
+	}
+	var prose strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&prose, "%d. Step *%d*: see [the docs](https://example.com/%d) and run `make test`.\n", i, i, i)
+	}
+	code := "Here:\n\n```go\n" + strings.Repeat("f(a[i], (b > c) && *p)\n", 2000) + "```\n"
+	m := newMarkdown()
+	for _, ok := range []string{prose.String(), code} {
+		if _, rendered := m.render(ok); !rendered {
+			t.Errorf("an ordinary reply of %d bytes (%d markup) was not rendered", len(ok), markup(ok))
+		}
+	}
+	// The page budget: once spent, blocks stay plain.
+	block := strings.Repeat("[a](https://x.example) ", maxMarkupChars/5)
+	rendered := 0
+	for range 2 * maxMarkupPageChars / maxMarkupChars {
+		if _, ok := m.render(block); ok {
+			rendered++
+		}
+	}
+	if max := maxMarkupPageChars / markup(block); rendered > max {
+		t.Errorf("%d blocks rendered, past the page's markup budget of %d", rendered, max)
 	}
 }
 

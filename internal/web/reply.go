@@ -85,9 +85,12 @@ type replayReply struct {
 	subs []*transcript.Transcript
 	page int
 	link string // the session page's path
+	// release gives back the render token once the page is written.
+	release func()
 }
 
 func (rp replayReply) write(s *Server, w http.ResponseWriter, r *http.Request) {
+	defer rp.release()
 	out, err := replay.HTML(rp.t, replay.Options{
 		Version:   s.o.Version,
 		Nav:       []replay.Link{{Label: "← History", URL: "/"}, {Label: "Live", URL: "/live"}, {Label: "Stats", URL: "/stats"}},

@@ -117,14 +117,25 @@ type Server struct {
 	tokenSum [sha256.Size]byte
 	cookie   string
 	hub      *liveHub
+	// renders holds a token per replay being loaded or rendered.
+	renders chan struct{}
+	// renderWait, set by tests, runs when a replay is about to wait for
+	// a token.
+	renderWait func()
 }
+
+// minPrefix is the shortest id prefix a session page redirects from.
+const minPrefix = 8
+
+// maxRenders bounds the replays loaded and rendered at once.
+const maxRenders = 2
 
 // New builds a server; it starts nothing.
 func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{o: o, mux: http.NewServeMux(), hosts: map[string]bool{}, cookie: "muster_serve"}
+	s := &Server{o: o, mux: http.NewServeMux(), hosts: map[string]bool{}, cookie: "muster_serve", renders: make(chan struct{}, maxRenders)}
 	if o.Watch != nil {
 		retry := o.LiveInterval
 		if retry <= 0 {
@@ -598,8 +609,14 @@ func (s *Server) handleSession(r *http.Request) reply {
 		}
 		return errorPage(status, err.Error())
 	}
-	if res.Session.ID != r.PathValue("id") {
-		// Only exact ids have pages; a prefix redirects to its session.
+	if id := r.PathValue("id"); res.Session.ID != id {
+		// Only exact ids have pages; a prefix redirects to its session,
+		// when it is long enough that another page cannot guess it (an
+		// image tag on any site could otherwise make the server load
+		// whatever session "a" finds).
+		if len(id) < minPrefix {
+			return errorPage(http.StatusNotFound, fmt.Sprintf("no session has the id %q; a prefix of an id needs at least %d characters", id, minPrefix))
+		}
 		return redirectReply{sessionLink(res.Session.Provider, res.Session.ID)}
 	}
 	page := 1
@@ -610,13 +627,26 @@ func (s *Server) handleSession(r *http.Request) reply {
 		}
 		page = n
 	}
+	// A replay holds its whole transcript while it renders: a few at a
+	// time bound the memory of many loads of a huge session (issue 22
+	// item 11: 8 loads of a 200 MB transcript took 2 GB).
+	if s.renderWait != nil {
+		s.renderWait()
+	}
+	select {
+	case s.renders <- struct{}{}:
+	case <-r.Context().Done():
+		return errorPage(http.StatusServiceUnavailable, "the request ended while it waited for other replays to render")
+	}
+	release := func() { <-s.renders }
 	t, err := history.Load(r.Context(), res, s.o.Env)
 	if err != nil {
+		release()
 		s.o.Logger.Warn("load transcript", "path", res.Session.Path, "err", err)
 		return errorPage(http.StatusNotFound, "the transcript could not be read")
 	}
 	subs := replay.LoadSubagents(r.Context(), res.Source, s.o.Env, t)
-	return replayReply{t: t, subs: subs, page: page, link: sessionLink(res.Session.Provider, res.Session.ID)}
+	return replayReply{t: t, subs: subs, page: page, link: sessionLink(res.Session.Provider, res.Session.ID), release: release}
 }
 
 // writePage renders an already redacted page.

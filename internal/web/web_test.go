@@ -254,7 +254,7 @@ func TestPages(t *testing.T) {
 			}
 		})
 	}
-	if rec := f.get(t, "/session/fake/aaaa", nil); rec.Code != 302 || rec.Header().Get("Location") != "/session/fake/aaaa-1111" {
+	if rec := f.get(t, "/session/fake/aaaa-111", nil); rec.Code != 302 || rec.Header().Get("Location") != "/session/fake/aaaa-1111" {
 		t.Errorf("prefix: %d %v", rec.Code, rec.Header())
 	}
 	if rec := f.get(t, "/session/fake/aaaa-1111", nil); !strings.Contains(rec.Header().Get("Content-Security-Policy"), "default-src 'none'") {
@@ -721,5 +721,51 @@ func TestPublicHosts(t *testing.T) {
 	}
 	if _, err := New(Options{Public: true, Token: "short"}); err == nil {
 		t.Error("a short token was accepted")
+	}
+}
+
+// A short prefix of an id redirects nowhere: any web page could otherwise
+// make the server load the session "a" finds with an image tag.
+func TestShortPrefixIsRefused(t *testing.T) {
+	f := newFixture(t)
+	for _, prefix := range []string{"a", "aaaa", "aaaa-11"} {
+		rec := f.get(t, "/session/fake/"+prefix, nil)
+		want := fmt.Sprintf("no session has the id &#34;%s&#34;; a prefix of an id needs at least 8 characters", prefix)
+		if rec.Code != 404 || rec.Header().Get("Location") != "" || !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("%s: %d %v, want 404 and %q:\n%s", prefix, rec.Code, rec.Header(), want, rec.Body)
+		}
+	}
+}
+
+// Replays load and render a few at a time: a request past maxRenders
+// waits for a token (and gives up when its client leaves), then renders.
+func TestReplaysRenderAFewAtATime(t *testing.T) {
+	f := newFixture(t)
+	for range maxRenders {
+		f.srv.renders <- struct{}{}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	waiting := make(chan struct{})
+	f.srv.renderWait = func() { close(waiting) }
+	done := make(chan *httptest.ResponseRecorder)
+	go func() {
+		req := httptest.NewRequestWithContext(ctx, "GET", "/session/fake/aaaa-1111", nil)
+		req.Host = "127.0.0.1:7777"
+		rec := httptest.NewRecorder()
+		f.srv.Handler().ServeHTTP(rec, req)
+		done <- rec
+	}()
+	<-waiting
+	f.srv.renderWait = nil
+	cancel()
+	if rec := <-done; rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "waited for other replays") {
+		t.Fatalf("with every render token taken: %d %s, want 503 after waiting", rec.Code, rec.Body)
+	}
+	<-f.srv.renders
+	if rec := f.get(t, "/session/fake/aaaa-1111", nil); rec.Code != 200 {
+		t.Fatalf("with a token free: %d", rec.Code)
+	}
+	if rec := f.get(t, "/session/fake/aaaa-1111", nil); rec.Code != 200 {
+		t.Fatalf("the token was not given back: %d", rec.Code)
 	}
 }
