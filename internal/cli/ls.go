@@ -65,22 +65,15 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 		return
 	}
 	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tID\tPROVIDER\tSTATE\tRUN\tPID\tCWD\tAGE")
+	fmt.Fprintln(tw, "NAME\tID\tPROVIDER\tSTATUS\t!\tACTIVITY\tPID\tCWD\tAGE")
 	line := termtext.Line
 	for _, s := range list {
-		state := line(s.State)
-		if s.State == "exited" && s.ExitCode != nil {
-			state = fmt.Sprintf("exited(%d)", *s.ExitCode)
-		}
-		run := "-"
-		if s.RunState != nil {
-			run = line(*s.RunState)
-			if s.Attention > 0 {
-				run += fmt.Sprintf(" !%d", s.Attention)
-			}
+		attn := "-"
+		if s.Attention > 0 {
+			attn = fmt.Sprintf("!%d", s.Attention)
 		}
 		pid := "-"
-		if s.State == "running" {
+		if s.State == proto.PaneRunning {
 			pid = fmt.Sprint(s.PID)
 		}
 		created, _ := time.Parse(time.RFC3339, s.CreatedAt)
@@ -88,7 +81,11 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 		if s.Control {
 			prov += " (control)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", line(s.Name), short(line(s.ID)), prov, state, run, pid,
+		act := "-"
+		if s.Activity != "" {
+			act = line(s.Activity)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", line(s.Name), short(line(s.ID)), prov, line(s.StatusLabel()), attn, act, pid,
 			line(tildePath(s.CWD)), age(now.Sub(created)))
 	}
 	tw.Flush()

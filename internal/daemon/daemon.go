@@ -962,6 +962,8 @@ func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
 			}
 		}
 	}
+	info.Pane = proto.PaneWord(info.State)
+	info.Status = info.StatusWord()
 	return info
 }
 

@@ -289,10 +289,16 @@ type DaemonStatus struct {
 // SessionInfo is one row of `muster ls --json`; op "ls" answers a list of
 // them. Fields are only ever added.
 type SessionInfo struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Provider  string `json:"provider"`
-	State     string `json:"state"` // running | exited | restorable
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Provider string `json:"provider"`
+	// Pane is the pane word: live | exited | restorable (vocabulary.go).
+	Pane string `json:"pane"`
+	// State is Pane in its older words (running for live), kept for
+	// scripts that read it.
+	State string `json:"state"`
+	// Status is the one word for the session (SessionInfo.StatusWord).
+	Status    string `json:"status"`
 	PID       int    `json:"pid"`
 	CWD       string `json:"cwd"`
 	ExitCode  *int   `json:"exit_code"`
@@ -586,13 +592,6 @@ type WaitSession struct {
 	Pane     string `json:"pane,omitempty"`
 	ExitCode *int   `json:"exit_code,omitempty"` // the pane's exit status, once exited
 }
-
-// Pane states of WaitSession.Pane.
-const (
-	PaneRunning    = "running"
-	PaneExited     = "exited"
-	PaneRestorable = "restorable"
-)
 
 // Explanation answers op "explain": why a session is in its state.
 type Explanation struct {
