@@ -39,6 +39,11 @@ type Config struct {
 	// platform's desktop notification, ["none"] turns it off.
 	NotifyCommand []string   `toml:"notify_command"`
 	Launchers     []Launcher `toml:"launcher"`
+	// SSH names the ssh binary and config file hosts are reached with.
+	SSH SSH `toml:"ssh"`
+	// Hosts are the machines `muster host add` recorded, one
+	// `[[host]]` table each (hosts.go).
+	Hosts []Host `toml:"host"`
 }
 
 // Keys configures attach key bindings.
@@ -127,6 +132,9 @@ func Load(path string) (Config, error) {
 	case "latest", "smallest", "largest":
 	default:
 		return Default(), fmt.Errorf("config %s: window_size %q: want latest, smallest or largest", path, c.WindowSize)
+	}
+	if err := checkHosts(c.Hosts); err != nil {
+		return Default(), fmt.Errorf("config %s: %w", path, err)
 	}
 	if c.Keys.Detach == "" {
 		c.Keys.Detach = DefaultDetachKey
