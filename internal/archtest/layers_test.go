@@ -19,7 +19,7 @@ var layers = []struct {
 	packages []string
 }{
 	{"commands", []string{"cmd/muster", "cmd/muster-hook"}},
-	{"user interface", []string{"cli", "tui", "web", "client"}},
+	{"user interface", []string{"cli", "tui", "web", "client", "host"}},
 	{"server", []string{"daemon"}},
 	{"engines", []string{"events", "native", "history", "stats", "replay", "replay/diff", "replay/gfm"}},
 	{"hook path", []string{"hookevent", "hookinstall", "nativeid", "codexroute"}},

@@ -204,7 +204,11 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newDaemonCmd(f),
 		newHooksCmd(f),
 		newHookCmd(f),
+		// other machines
+		newHostCmd(f),
 	)
+	// A command naming HOST:NAME runs on that host (remote.go).
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return forwardToHost(f, cmd, args) }
 	// cobra adds help and completion when it executes; added now, their
 	// argument errors are typed like every other command's.
 	root.InitDefaultHelpCmd()
@@ -254,6 +258,10 @@ func reportError(f *Factory, err error) int {
 	}
 	if pe, ok := errors.AsType[*paneExitError](err); ok {
 		return pe.exitCode()
+	}
+	if re, ok := errors.AsType[*remoteExit](err); ok {
+		// The host's muster printed its own messages.
+		return re.code
 	}
 	if ue, ok := errors.AsType[*UserError](err); ok {
 		say(ue.Err.Error(), ue.Hint)

@@ -15,12 +15,19 @@ import (
 
 func newLsCmd(f *Factory) *cobra.Command {
 	var asJSON bool
+	var onHost string
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
 		Short:   "List sessions",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cfg, err := f.config(); err != nil || len(cfg.Hosts) > 0 || onHost != "" {
+				if err != nil {
+					return err
+				}
+				return listAcrossHosts(cmd.Context(), f, cfg, onHost, asJSON)
+			}
 			c, err := f.Client(cmd.Context())
 			if err != nil {
 				return err
@@ -42,6 +49,7 @@ func newLsCmd(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	cmd.Flags().StringVar(&onHost, "host", "", "only this host's sessions (see `muster host ls`)")
 	return cmd
 }
 

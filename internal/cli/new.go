@@ -69,6 +69,7 @@ func newNewCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&o.Resume, "resume", "", "reopen this past conversation (PROVIDER:ID, as history lists it)")
 	cmd.Flags().BoolVarP(&o.Detach, "detach", "d", false, "do not attach after creating the pane")
 	cmd.Flags().BoolVar(&o.Control, "control", false, "make the pane your own: programs in it may attach to, send to, kill, resume and stop every session, as you may (only from outside muster)")
+	cmd.Flags().String("host", "", "create it on this host (see `muster host`); its own muster runs it")
 	cmd.Flags().BoolVar(&o.Attach, "attach", false, "attach even inside a muster pane (a nested client; its detach key is the outer one's too)")
 	return cmd
 }

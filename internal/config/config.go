@@ -43,6 +43,11 @@ type Config struct {
 	Notify        Notify     `toml:"notify"`
 	Launchers     []Launcher `toml:"launcher"`
 	Limits        Limits     `toml:"limits"`
+	// SSH names the ssh binary and config file hosts are reached with.
+	SSH SSH `toml:"ssh"`
+	// Hosts are the machines `muster host add` recorded, one
+	// `[[host]]` table each (hosts.go).
+	Hosts []Host `toml:"host"`
 }
 
 // Notify says how a new attention item reaches the user: a command the
@@ -228,6 +233,9 @@ func Load(path string) (Config, error) {
 	}
 	if c.Limits.EmulatorCells == 0 {
 		c.Limits.EmulatorCells = DefaultEmulatorCells
+	}
+	if err := checkHosts(c.Hosts); err != nil {
+		return Default(), fmt.Errorf("config %s: %w", path, err)
 	}
 	if c.Keys.Detach == "" {
 		c.Keys.Detach = DefaultDetachKey
