@@ -120,8 +120,10 @@ func (t *tmuxKind) start(name, command string) {
 	}
 	run("tmux", "-L", "hostilebench", "new-session", "-d", "-s", name, "-x", "80", "-y", "24", command)
 }
-func (*tmuxKind) capture(name string) { run("tmux", "-L", "hostilebench", "capture-pane", "-p", "-t", name) }
-func (*tmuxKind) kill(name string)    { run("tmux", "-L", "hostilebench", "kill-session", "-t", name) }
+func (*tmuxKind) capture(name string) {
+	run("tmux", "-L", "hostilebench", "capture-pane", "-p", "-t", name)
+}
+func (*tmuxKind) kill(name string) { run("tmux", "-L", "hostilebench", "kill-session", "-t", name) }
 func (*tmuxKind) pid() int {
 	n, _ := strconv.Atoi(strings.TrimSpace(run("tmux", "-L", "hostilebench", "display-message", "-p", "#{pid}")))
 	return n
