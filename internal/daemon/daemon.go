@@ -23,11 +23,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/musterhq/muster/internal/hookroute"
 	"github.com/musterhq/muster/internal/emulator"
 	"github.com/musterhq/muster/internal/events"
 	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/hookinstall"
+	"github.com/musterhq/muster/internal/hookroute"
 	"github.com/musterhq/muster/internal/native"
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/panepeer"
