@@ -51,7 +51,7 @@ type SessionRef struct{ ID, Name string }
 // `done` is satisfied by a pane that exited or is restorable, whatever its
 // run state (a shell pane has none; an agent killed mid-turn may have
 // been recorded disconnected, or not at all). state is one of
-// proto.PaneRunning, PaneExited, PaneRestorable, or "" when unknown;
+// proto.PaneLive, PaneExited, PaneRestorable, or "" when unknown;
 // exitCode is set once the pane exited.
 type PaneResolver interface {
 	PaneOf(sessionID string) (state string, exitCode *int)
