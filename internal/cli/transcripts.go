@@ -87,20 +87,26 @@ func transcriptEnv(f *Factory) transcript.Env {
 // refreshHistory brings the index up to date, with progress on a terminal.
 // Files that cannot be read are reported in one line and skipped.
 func refreshHistory(ctx context.Context, f *Factory, idx *history.Index, sources []transcript.Source, opts history.RefreshOptions) error {
+	_, err := refreshHistoryStats(ctx, f, idx, sources, opts)
+	return err
+}
+
+// refreshHistoryStats is refreshHistory, with what the refresh did.
+func refreshHistoryStats(ctx context.Context, f *Factory, idx *history.Index, sources []transcript.Source, opts history.RefreshOptions) (history.RefreshStats, error) {
 	p := newProgress(f.IO, "indexing transcripts")
 	opts.Progress = p.update
 	st, err := idx.Refresh(ctx, sources, transcriptEnv(f), opts)
 	p.done()
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			return err
+			return st, err
 		}
-		return fmt.Errorf("refresh history: %w", err)
+		return st, fmt.Errorf("refresh history: %w", err)
 	}
 	if len(st.Errors) > 0 && f.IO.IsStderrTTY() {
 		fmt.Fprintf(f.IO.ErrOut, "muster: %d transcript problem(s); first: %s\n", len(st.Errors), termtext.Line(st.Errors[0]))
 	}
-	return nil
+	return st, nil
 }
 
 // progress prints "label n/total" on a terminal's stderr, at most ten times

@@ -77,7 +77,7 @@ func (t *tracker) read() ([]provider.Turn, error) {
 	} else if fi.Size() == t.off && fi.ModTime().Equal(t.modTime) {
 		return nil, nil
 	}
-	f, err := os.Open(t.path)
+	f, err := transcript.OpenFile(t.path)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package claude
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,8 +78,8 @@ func (*Source) Discover(ctx context.Context, env transcript.Env) ([]transcript.F
 			case e.IsDir():
 				files = appendSubagents(ctx, files, filepath.Join(path, "subagents"), 0)
 			case strings.HasSuffix(name, ".jsonl"):
-				if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-					files = append(files, transcript.StatFile(path, fi))
+				if f, ok := transcript.Candidate(path, e); ok {
+					files = append(files, f)
 				}
 			}
 		}
@@ -104,8 +103,8 @@ func appendSubagents(ctx context.Context, files []transcript.File, dir string, d
 			continue
 		}
 		if name := e.Name(); strings.HasPrefix(name, "agent-") && strings.HasSuffix(name, ".jsonl") {
-			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-				files = append(files, transcript.StatFile(path, fi))
+			if f, ok := transcript.Candidate(path, e); ok {
+				files = append(files, f)
 			}
 		}
 	}
@@ -114,7 +113,7 @@ func appendSubagents(ctx context.Context, files []transcript.File, dir string, d
 
 // Parse implements transcript.Source.
 func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts transcript.ParseOptions) ([]*transcript.Transcript, error) {
-	f, err := os.Open(path)
+	f, err := transcript.OpenFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("open claude transcript: %w", err)
 	}
@@ -166,11 +165,7 @@ func subagentInfo(path string) (agentID, parentID string, ok bool) {
 // and the id of the parent's Task/Agent call that started it (toolUseId).
 func readMeta(path string) (description, callID string) {
 	meta := strings.TrimSuffix(path, ".jsonl") + ".meta.json"
-	fi, err := os.Stat(meta)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
-		return "", ""
-	}
-	data, err := fs.ReadFile(os.DirFS(filepath.Dir(meta)), filepath.Base(meta))
+	data, err := transcript.ReadFile(meta, 1<<20)
 	if err != nil {
 		return "", ""
 	}

@@ -150,11 +150,10 @@ func appendTranscripts(files []transcript.File, dir string, stores map[string]*s
 		if ext != ".jsonl" && ext != ".txt" {
 			continue
 		}
-		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() {
+		f, ok := transcript.Candidate(filepath.Join(dir, name), e)
+		if !ok {
 			continue
 		}
-		f := transcript.StatFile(filepath.Join(dir, name), fi)
 		if s := stores[strings.TrimSuffix(name, ext)]; s != nil {
 			s.seen = true
 			if sf, ok := statDB(s.path); ok && sf.ModTime.After(f.ModTime) {
@@ -174,7 +173,7 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, err := transcript.OpenFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read cursor transcript: %w", err)
 	}

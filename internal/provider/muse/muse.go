@@ -60,11 +60,9 @@ func (*Source) Discover(ctx context.Context, env transcript.Env) ([]transcript.F
 			continue
 		}
 		path := filepath.Join(root, name, "sessions", name+".jsonl")
-		fi, err := os.Stat(path)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
+		if f, ok := transcript.CandidateAt(path); ok {
+			files = append(files, f)
 		}
-		files = append(files, transcript.StatFile(path, fi))
 	}
 	return files, nil
 }
@@ -72,7 +70,7 @@ func (*Source) Discover(ctx context.Context, env transcript.Env) ([]transcript.F
 // Parse implements transcript.Source. A session with neither prompts nor
 // tool calls is not discoverable and yields no transcript.
 func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts transcript.ParseOptions) ([]*transcript.Transcript, error) {
-	f, err := os.Open(path)
+	f, err := transcript.OpenFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("open muse transcript: %w", err)
 	}
@@ -437,7 +435,7 @@ func snapshotModel(path, sessionID, agentID string) (model, warning string) {
 	if !fi.Mode().IsRegular() || fi.Size() > maxIndexBytes {
 		return "", "sessions.json: not a regular file under 8 MiB; ignored"
 	}
-	data, err := os.ReadFile(path)
+	data, err := transcript.ReadFileFollow(path, maxIndexBytes)
 	if err != nil {
 		return "", fmt.Sprintf("sessions.json: %v; ignored", err)
 	}

@@ -2,7 +2,10 @@ package opencode
 
 import (
 	"cmp"
-	"os"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -106,8 +109,10 @@ func parseTree(path string, v transcript.Value, opts transcript.ParseOptions) *t
 	t := b.finish()
 	if t.CWD == "" {
 		if pid := v.Get("projectID").Str(); pid != "" {
-			if data, err := os.ReadFile(filepath.Join(storage, "project", pid+".json")); err == nil {
+			if data, err := transcript.ReadFileFollow(filepath.Join(storage, "project", pid+".json"), transcript.MaxConfigFile); err == nil {
 				t.CWD = transcript.ParseBytes(data).Get("worktree").String()
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				t.Warnings = append(t.Warnings, fmt.Sprintf("project %s: skipped: %v", pid, err))
 			}
 		}
 	}
@@ -115,9 +120,9 @@ func parseTree(path string, v transcript.Value, opts transcript.ParseOptions) *t
 }
 
 func readJSON(b *builder, path string) (transcript.Value, bool) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		b.warnf("%s: %v", filepath.Base(path), err)
+		b.warnf("%s: skipped: %v", filepath.Base(path), err)
 		return transcript.Value{}, false
 	}
 	s := string(data)
@@ -126,4 +131,13 @@ func readJSON(b *builder, path string) (transcript.Value, bool) {
 		return transcript.Value{}, false
 	}
 	return transcript.Parse(s), true
+}
+
+func readFile(path string) ([]byte, error) {
+	f, err := transcript.OpenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
