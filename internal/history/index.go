@@ -62,8 +62,10 @@ func (x *Index) Changes() uint64 { return x.changes.Load() }
 // stores of a session). It joins the muster version in the version every
 // file is indexed with: a development build's version never changes, and
 // an index kept across such builds would otherwise keep what the older
-// parsers read (revision 2: forks name their original).
-const parsersRevision = 2
+// parsers read (revision 2: forks name their original; 3: streaming
+// parsers skip a record over the limit with a warning and keep what
+// precedes a truncation).
+const parsersRevision = 3
 
 // New uses an open store. version identifies the muster build: files
 // indexed by another build version or parsers revision are parsed again.
@@ -378,7 +380,16 @@ func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer, text
 			r.sessions, r.err = nil, fmt.Errorf("parser panicked: %v", p)
 		}
 	}()
-	ts, err := j.src.Parse(ctx, env, j.file.Path, transcript.ParseOptions{SummaryOnly: an == nil && !text})
+	opts := transcript.ParseOptions{SummaryOnly: an == nil && !text}
+	// Without an analysis, only the full-text row needs the items: a
+	// parser that can stream them hands them over one by one, and a huge
+	// transcript's items are never held at once.
+	var streamed *docBuilder
+	if text && an == nil {
+		streamed = &docBuilder{}
+		opts.Item = streamed.add
+	}
+	ts, err := j.src.Parse(ctx, env, j.file.Path, opts)
 	if err != nil {
 		r.err = err
 		return r
@@ -401,7 +412,15 @@ func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer, text
 		}
 		rw := row{s: s, summary: summary}
 		if text {
-			d := searchDoc(t)
+			var d doc
+			if streamed != nil && len(ts) == 1 {
+				for _, it := range t.Items { // a parser that does not stream
+					streamed.add(it)
+				}
+				d = streamed.doc(t.Session)
+			} else {
+				d = searchDoc(t)
+			}
 			rw.text = &d
 		}
 		if an != nil {

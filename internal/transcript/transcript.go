@@ -237,6 +237,14 @@ type ParseOptions struct {
 	// SummaryOnly lets a parser skip building Items (and skip reading
 	// images); the Session must still be complete.
 	SummaryOnly bool
+	// Item, when set, receives the items of a parse one at a time, in
+	// order, instead of Transcript.Items, so that a caller that only folds
+	// them (the history index's full-text row) never holds a huge
+	// transcript's items at once. Parsers that can stream (Gemini CLI,
+	// OpenCode documents and session trees) call it and leave Items empty;
+	// the others, and parses of files holding several sessions, fill
+	// Items as before, which the caller then reads too.
+	Item func(Item)
 }
 
 // Source is one provider's transcript side.

@@ -11,6 +11,7 @@ import (
 type builder struct {
 	t      *transcript.Transcript
 	full   bool
+	sink   func(transcript.Item)
 	budget *transcript.ImageBudget
 	first  string
 	// pending queues the calls whose ids the parser made up, oldest first,
@@ -27,6 +28,7 @@ func newBuilder(path, id string, opts transcript.ParseOptions) *builder {
 	b := &builder{
 		t:    &transcript.Transcript{Session: transcript.Session{Provider: Name, ID: id, Path: path}},
 		full: !opts.SummaryOnly,
+		sink: opts.Item,
 	}
 	if b.full {
 		b.budget = transcript.NewImageBudget()
@@ -41,7 +43,11 @@ func (b *builder) warnf(format string, args ...any) {
 }
 
 func (b *builder) add(it transcript.Item) {
-	if b.full {
+	switch {
+	case !b.full:
+	case b.sink != nil:
+		b.sink(it)
+	default:
 		b.t.Items = append(b.t.Items, it)
 	}
 }

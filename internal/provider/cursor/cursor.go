@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"unsafe"
 
 	"github.com/musterhq/muster/internal/provider/cursor/cursorhook"
 	"github.com/musterhq/muster/internal/transcript"
@@ -177,36 +177,33 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 	if err != nil {
 		return nil, fmt.Errorf("read cursor transcript: %w", err)
 	}
+	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
+		return nil, fmt.Errorf("read cursor transcript: %w", err)
+	}
+	head := make([]byte, len(sqliteMagic))
+	n, err := io.ReadFull(f, head)
+	if err != nil && n == 0 && err != io.EOF {
+		return nil, fmt.Errorf("read cursor transcript: %w", err)
+	}
+	if bytes.Equal(head[:n], sqliteMagic) {
 		f.Close()
-		return nil, fmt.Errorf("read cursor transcript: %w", err)
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+512))
-	_, err = buf.ReadFrom(f)
-	f.Close()
-	data := buf.Bytes()
-	if err != nil {
-		return nil, fmt.Errorf("read cursor transcript: %w", err)
-	}
-	if bytes.HasPrefix(data, sqliteMagic) {
 		t, err := parseStore(ctx, path, opts)
 		if err != nil {
 			return nil, err
 		}
 		return []*transcript.Transcript{t}, nil
 	}
-	// The buffer is never written again, so the string may share it.
-	s := unsafe.String(unsafe.SliceData(data), len(data))
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("read cursor transcript: %w", err)
+	}
 	id := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	b := newBuilder(path, id, opts)
-	if b.full {
-		b.t.Items = make([]transcript.Item, 0, 2*bytes.Count(data, []byte{'\n'})+2)
-	}
 	if filepath.Ext(path) == ".txt" {
-		parseText(b, s)
+		parseText(b, f)
 	} else {
-		parseJSONL(b, s)
+		parseJSONL(b, f)
 	}
 	b.t.EndedAt = fi.ModTime().UTC()
 	cursorDir, project := layout(path)

@@ -3,23 +3,26 @@ package cursor
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/musterhq/muster/internal/transcript"
 )
 
 // parseJSONL reads an agent-transcripts JSONL file.
-func parseJSONL(b *builder, s string) {
-	line := 0
-	for len(s) > 0 {
-		line++
-		var l string
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			l, s = s[:i], s[i+1:]
-		} else {
-			l, s = s, ""
+// parseJSONL reads r line by line; a line over the limit is skipped with a
+// warning.
+func parseJSONL(b *builder, r io.Reader) {
+	sc := transcript.NewLineScanner(r, 0)
+	for sc.Scan() {
+		line := sc.Line()
+		if sc.TooLong() {
+			b.warnf("line %d: over %d bytes; skipped", line, transcript.DefaultMaxLine)
+			continue
 		}
-		l = strings.TrimSpace(l)
+		// Each line its own string: items keep parts of it, and the
+		// scanner reuses its buffer.
+		l := strings.TrimSpace(string(sc.Bytes()))
 		if l == "" {
 			continue
 		}
@@ -60,6 +63,9 @@ func parseJSONL(b *builder, s string) {
 		case "assistant":
 			b.assistantJSONL(line, content, model)
 		}
+	}
+	if err := sc.Err(); err != nil {
+		b.warnf("read: %v", err)
 	}
 }
 

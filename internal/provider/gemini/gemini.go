@@ -7,12 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"unsafe"
 
 	"github.com/musterhq/muster/internal/provider/gemini/geminihook"
 	"github.com/musterhq/muster/internal/transcript"
@@ -114,29 +112,18 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	data, err := readTranscript(path)
+	f, err := transcript.OpenFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read gemini transcript: %w", err)
 	}
-	// The buffer is never written again, so the string may share it; every
-	// string the parse keeps is a substring of it.
-	c := load(unsafe.String(unsafe.SliceData(data), len(data)), strings.EqualFold(filepath.Ext(path), ".json"))
-	t := c.build(path, opts)
-	root, notes := projectRoot(path, c.projectHash)
+	defer f.Close()
+	t, projectHash := read(f, path, strings.EqualFold(filepath.Ext(path), ".json"), opts)
+	root, notes := projectRoot(path, projectHash)
 	if root != "" {
 		t.CWD = root
 	}
 	t.Warnings = append(t.Warnings, notes...)
 	return []*transcript.Transcript{t}, nil
-}
-
-func readTranscript(path string) ([]byte, error) {
-	f, err := transcript.OpenFile(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
 }
 
 // projectRoot maps a chat file back to the project's absolute path, using

@@ -129,11 +129,7 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("read opencode data: %w", err)
 	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, fmt.Errorf("read opencode data: %w", err)
-	}
-	return []*transcript.Transcript{parseJSON(path, string(data), opts)}, nil
+	return []*transcript.Transcript{parseJSON(f, path, opts)}, nil
 }
 
 // sortedJSON lists the .json files of dir by name (OpenCode ids sort in
