@@ -50,6 +50,9 @@ type Index struct {
 	noText bool
 	// changes counts the refreshes that wrote or removed sessions.
 	changes atomic.Uint64
+	// follows, when set (Watch), keeps the parses in progress of the
+	// files that changed last, so an append is read alone.
+	follows *followCache
 }
 
 // Changes counts the refreshes of x that wrote or removed sessions (not
@@ -139,6 +142,9 @@ type RefreshStats struct {
 	Removed   int
 	// Failed counts files that could not be read; they are retried next time.
 	Failed int
+	// Read counts the transcript bytes the parses read (only what was
+	// appended to a followed file).
+	Read int64
 	// Errors are discovery and parse failures, one line each; a source
 	// whose discovery failed keeps its previous rows.
 	Errors []string
@@ -159,6 +165,7 @@ type result struct {
 	job      job
 	sessions []row
 	err      error
+	read     int64 // bytes of the file parsed
 }
 
 type row struct {
@@ -348,7 +355,7 @@ func (x *Index) parseAll(ctx context.Context, jobs []job, env transcript.Env, op
 	for range workers {
 		wg.Go(func() {
 			for j := range in {
-				r := parseOne(ctx, j, env, opts.Analyzer, !x.noText)
+				r := parseOne(ctx, j, env, opts.Analyzer, !x.noText, x.follows)
 				select {
 				case out <- r:
 				case <-ctx.Done():
@@ -372,7 +379,7 @@ func (x *Index) parseAll(ctx context.Context, jobs []job, env transcript.Env, op
 	return out
 }
 
-func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer, text bool) (r result) {
+func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer, text bool, follows *followCache) (r result) {
 	r.job = j
 	defer func() {
 		// A parser bug must not take the index (or the daemon) down.
@@ -387,9 +394,16 @@ func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer, text
 	var streamed *docBuilder
 	if text && an == nil {
 		streamed = &docBuilder{}
-		opts.Item = streamed.add
+		opts.Item, opts.Inherit = streamed.add, streamed.reset
 	}
-	ts, err := j.src.Parse(ctx, env, j.file.Path, opts)
+	var ts []*transcript.Transcript
+	var err error
+	if fw, ok := j.src.(transcript.Follower); ok && follows != nil && streamed != nil {
+		ts, streamed, r.read, err = follows.follow(ctx, fw, env, j.file.Path)
+	} else {
+		r.read = j.file.Size
+		ts, err = j.src.Parse(ctx, env, j.file.Path, opts)
+	}
 	if err != nil {
 		r.err = err
 		return r
@@ -500,6 +514,7 @@ func (x *Index) write(ctx context.Context, results <-chan result, gone []string,
 			continue
 		}
 		st.Parsed++
+		st.Read += r.read
 		if err := begin(); err != nil {
 			return fail(err)
 		}

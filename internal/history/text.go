@@ -64,6 +64,13 @@ func (d *docBuilder) add(it transcript.Item) {
 	}
 }
 
+// reset forgets every item added: they were a fork's inherited history
+// (transcript.ParseOptions.Inherit).
+func (d *docBuilder) reset() {
+	d.said.Reset()
+	d.tools.Reset()
+}
+
 func (d *docBuilder) doc(s transcript.Session) doc {
 	return doc{
 		meta:  ftsClean(strings.Join([]string{s.Title, s.FirstPrompt, s.CWD, s.ID, s.Model}, "\n")),

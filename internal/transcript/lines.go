@@ -24,6 +24,10 @@ type LineScanner struct {
 	tooLong bool
 	err     error
 	done    bool
+	// off counts the bytes read through the end of the current line;
+	// terminated says that line ended with a newline.
+	off        int64
+	terminated bool
 }
 
 // NewLineScanner reads r; lines longer than max bytes (DefaultMaxLine when
@@ -70,6 +74,8 @@ func (s *LineScanner) Scan() bool {
 	s.long = s.long[:0]
 	for {
 		chunk, err := s.r.ReadSlice('\n')
+		s.off += int64(len(chunk))
+		s.terminated = err == nil
 		switch {
 		case err == nil:
 			s.n++
@@ -141,6 +147,14 @@ func (s *LineScanner) Line() int { return s.n }
 // TooLong reports whether the current line exceeded the bound and was
 // dropped.
 func (s *LineScanner) TooLong() bool { return s.tooLong }
+
+// Offset is the number of bytes read through the end of the current line,
+// its line ending included.
+func (s *LineScanner) Offset() int64 { return s.off }
+
+// Terminated reports whether the current line ended with a newline: the
+// last line of a file an agent is still writing may not have yet.
+func (s *LineScanner) Terminated() bool { return s.terminated }
 
 // Err is the read error that stopped Scan, if any.
 func (s *LineScanner) Err() error { return s.err }

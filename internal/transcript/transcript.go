@@ -35,6 +35,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"time"
@@ -245,6 +246,10 @@ type ParseOptions struct {
 	// the others, and parses of files holding several sessions, fill
 	// Items as before, which the caller then reads too.
 	Item func(Item)
+	// Inherit, when Item is set, is called when every item passed to Item
+	// so far turns out to be inherited (Item.Inherited: a fork's copy of
+	// its original's history, found at the fork's first own record).
+	Inherit func()
 }
 
 // Source is one provider's transcript side.
@@ -261,6 +266,26 @@ type Source interface {
 	// becomes Session.Warnings; an error means the file could not be read
 	// at all.
 	Parse(ctx context.Context, env Env, path string, opts ParseOptions) ([]*Transcript, error)
+}
+
+// Follower is implemented by Sources whose transcripts are append-only
+// logs (JSONL): a file is parsed in steps, each from where the last one
+// stopped, so that a watcher following an agent's transcript reads only
+// what was appended.
+type Follower interface {
+	// Follow starts a step-by-step parse of path; opts as for Parse.
+	Follow(env Env, path string, opts ParseOptions) Follow
+}
+
+// Follow is one file's parse in progress.
+type Follow interface {
+	// Feed parses the complete lines of r, the file read from the offset
+	// where the previous Feed stopped (0 at first), and returns the bytes
+	// it consumed: an unterminated last line is left for the next Feed.
+	Feed(ctx context.Context, r io.Reader) (int64, error)
+	// Transcripts is the parse of every line fed so far, as Parse would
+	// return it; Feed may be called again afterwards.
+	Transcripts() []*Transcript
 }
 
 // StatFile builds a File from a DirEntry-like stat.

@@ -3,6 +3,7 @@ package claude
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,6 +141,47 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 		return nil, nil
 	}
 	return []*transcript.Transcript{t}, nil
+}
+
+// Follow implements transcript.Follower: Claude Code only appends to a
+// transcript.
+func (*Source) Follow(env transcript.Env, path string, opts transcript.ParseOptions) transcript.Follow {
+	return &follow{p: newParser(env, path, opts)}
+}
+
+type follow struct {
+	p     *parser
+	lines int
+}
+
+func (f *follow) Feed(ctx context.Context, r io.Reader) (int64, error) {
+	sc := transcript.NewLineScanner(r, 0)
+	var consumed int64
+	for sc.Scan() && sc.Terminated() {
+		consumed = sc.Offset()
+		f.lines++
+		if f.lines%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return consumed, err
+			}
+		}
+		if sc.TooLong() {
+			f.p.warnf(f.lines, "longer than %d bytes; skipped", transcript.DefaultMaxLine)
+			continue
+		}
+		f.p.line(f.lines, sc.Bytes())
+	}
+	if err := sc.Err(); err != nil {
+		return consumed, fmt.Errorf("read claude transcript: %w", err)
+	}
+	return consumed, nil
+}
+
+func (f *follow) Transcripts() []*transcript.Transcript {
+	if t := f.p.snapshot(); t != nil {
+		return []*transcript.Transcript{t}
+	}
+	return nil
 }
 
 // subagentInfo reports whether path is a sub-agent transcript, and its
