@@ -141,3 +141,65 @@ func firstLines(s string) string {
 	}
 	return ""
 }
+
+// TestFollowMatchesParse: for every source that follows files, feeding a
+// recorded transcript in pieces cut mid-line gives, after each piece, what
+// a whole parse of the bytes so far gives (the unfinished line aside), and
+// at the end exactly what Parse gives.
+func TestFollowMatchesParse(t *testing.T) {
+	for _, src := range all.Sources() {
+		fw, ok := src.(transcript.Follower)
+		if !ok {
+			continue
+		}
+		dir := filepath.Join("..", "provider", src.Provider(), "testdata")
+		var files []string
+		filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && filepath.Ext(p) == ".jsonl" {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if len(files) == 0 {
+			t.Errorf("%s: no recorded transcripts under %s", src.Provider(), dir)
+		}
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The same place in the tree, so that paths say the same.
+			tmp := filepath.Join(t.TempDir(), filepath.Base(filepath.Dir(filepath.Dir(file))), filepath.Base(filepath.Dir(file)), filepath.Base(file))
+			os.MkdirAll(filepath.Dir(tmp), 0o755)
+			os.WriteFile(tmp, nil, 0o644)
+			env := transcript.Env{Home: t.TempDir()}
+			f := fw.Follow(env, tmp, transcript.ParseOptions{})
+			var off int64
+			for _, cut := range []int{len(data) / 3, len(data) * 2 / 3, len(data)} {
+				os.WriteFile(tmp, data[:cut], 0o644)
+				fd, _ := os.Open(tmp)
+				fd.Seek(off, 0)
+				n, err := f.Feed(t.Context(), fd)
+				fd.Close()
+				if err != nil {
+					t.Fatalf("%s: feed: %v", file, err)
+				}
+				off += n
+				os.WriteFile(tmp, []byte(firstLines(string(data[:cut]))), 0o644)
+				if cut == len(data) && data[len(data)-1] != '\n' {
+					os.WriteFile(tmp, data, 0o644) // an unterminated last line stays unread
+					continue
+				}
+				want, err := src.Parse(t.Context(), env, tmp, transcript.ParseOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ := json.Marshal(f.Transcripts())
+				w, _ := json.Marshal(want)
+				if string(got) != string(w) {
+					t.Errorf("%s after %d of %d bytes:\nfollow %s\nparse  %s", file, cut, len(data), got, w)
+				}
+			}
+		}
+	}
+}

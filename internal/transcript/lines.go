@@ -3,6 +3,7 @@ package transcript
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -158,3 +159,24 @@ func (s *LineScanner) Terminated() bool { return s.terminated }
 
 // Err is the read error that stopped Scan, if any.
 func (s *LineScanner) Err() error { return s.err }
+
+// FeedLines is the reading half of a Follow's Feed: it passes each
+// newline-terminated line of r to line, numbered after *lines (which it
+// advances), with tooLong for a line over DefaultMaxLine (then raw is
+// empty), and returns the bytes of those lines; an unterminated last line
+// is left for the next Feed. line must copy what it keeps of raw.
+func FeedLines(ctx context.Context, r io.Reader, lines *int, line func(n int, raw []byte, tooLong bool)) (int64, error) {
+	sc := NewLineScanner(r, 0)
+	var consumed int64
+	for sc.Scan() && sc.Terminated() {
+		consumed = sc.Offset()
+		*lines++
+		if *lines%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return consumed, err
+			}
+		}
+		line(*lines, sc.Bytes(), sc.TooLong())
+	}
+	return consumed, sc.Err()
+}

@@ -155,26 +155,17 @@ type follow struct {
 }
 
 func (f *follow) Feed(ctx context.Context, r io.Reader) (int64, error) {
-	sc := transcript.NewLineScanner(r, 0)
-	var consumed int64
-	for sc.Scan() && sc.Terminated() {
-		consumed = sc.Offset()
-		f.lines++
-		if f.lines%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return consumed, err
-			}
+	n, err := transcript.FeedLines(ctx, r, &f.lines, func(n int, raw []byte, tooLong bool) {
+		if tooLong {
+			f.p.warnf(n, "longer than %d bytes; skipped", transcript.DefaultMaxLine)
+			return
 		}
-		if sc.TooLong() {
-			f.p.warnf(f.lines, "longer than %d bytes; skipped", transcript.DefaultMaxLine)
-			continue
-		}
-		f.p.line(f.lines, sc.Bytes())
+		f.p.line(n, raw)
+	})
+	if err != nil {
+		return n, fmt.Errorf("read claude transcript: %w", err)
 	}
-	if err := sc.Err(); err != nil {
-		return consumed, fmt.Errorf("read claude transcript: %w", err)
-	}
-	return consumed, nil
+	return n, nil
 }
 
 func (f *follow) Transcripts() []*transcript.Transcript {
