@@ -39,6 +39,7 @@ type tracker struct {
 	skip    bool        // the line being read is over maxLine: drop it
 	modTime time.Time   // of path when last read
 	file    os.FileInfo // path's file when last read, to see it replaced
+	skipped string      // the path last logged as not a regular file
 	recs    []provider.Turn
 
 	nextLocate time.Time
