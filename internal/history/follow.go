@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,9 @@ import (
 
 	"github.com/musterhq/muster/internal/transcript"
 )
+
+// errNotFollowed says the source parses this file whole.
+var errNotFollowed = errors.New("not an append-only log")
 
 // maxFollowed bounds the parses in progress an index keeps: the files
 // agents are writing now are few, and each keeps its session's summary
@@ -87,6 +91,9 @@ func (c *followCache) follow(ctx context.Context, src transcript.Follower, env t
 	if e == nil || !os.SameFile(e.fi, fi) || fi.Size() < e.off || !e.tailMatches(fd) {
 		e = &followed{doc: &docBuilder{}}
 		e.f = src.Follow(env, path, transcript.ParseOptions{Item: e.doc.add, Inherit: e.doc.reset})
+		if e.f == nil {
+			return nil, nil, 0, errNotFollowed
+		}
 	}
 	if _, err := fd.Seek(e.off, io.SeekStart); err != nil {
 		return nil, nil, 0, err

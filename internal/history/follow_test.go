@@ -203,3 +203,28 @@ func TestFollowMatchesParse(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchParsesWhatCannotBeFollowed: a file its source does not follow
+// (a Cursor .txt transcript, whose blocks grow in place) is parsed whole on
+// each change, with the follow cache on.
+func TestWatchParsesWhatCannotBeFollowed(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, ".cursor", "projects", "p", "agent-transcripts", "c1.txt")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	env := transcript.Env{Home: home, Getenv: func(string) string { return "" }}
+	sources := []transcript.Source{all.Source("cursor")}
+	x := openIndex(t, "v1")
+	x.follows = newFollowCache()
+	body := "user:\n<user_query>first question</user_query>\n\nassistant:\nan answer\n"
+	for i, text := range []string{body, body + "user:\n<user_query>second question</user_query>\n"} {
+		os.WriteFile(path, []byte(text), 0o644)
+		st, err := x.Refresh(t.Context(), sources, env, RefreshOptions{})
+		if err != nil || st.Parsed != 1 || st.Read != int64(len(text)) {
+			t.Fatalf("refresh %d: %+v %v", i, st, err)
+		}
+		list, _ := x.List(t.Context(), Query{})
+		if len(list) != 1 || list[0].PromptCount != i+1 {
+			t.Fatalf("refresh %d: %+v", i, list)
+		}
+	}
+}

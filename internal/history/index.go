@@ -23,6 +23,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"runtime"
@@ -398,9 +399,14 @@ func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer, text
 	}
 	var ts []*transcript.Transcript
 	var err error
+	err = errNotFollowed
 	if fw, ok := j.src.(transcript.Follower); ok && follows != nil && streamed != nil {
-		ts, streamed, r.read, err = follows.follow(ctx, fw, env, j.file.Path)
-	} else {
+		var followedDoc *docBuilder
+		if ts, followedDoc, r.read, err = follows.follow(ctx, fw, env, j.file.Path); err == nil {
+			streamed = followedDoc
+		}
+	}
+	if errors.Is(err, errNotFollowed) {
 		r.read = j.file.Size
 		ts, err = j.src.Parse(ctx, env, j.file.Path, opts)
 	}

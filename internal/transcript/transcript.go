@@ -273,7 +273,9 @@ type Source interface {
 // stopped, so that a watcher following an agent's transcript reads only
 // what was appended.
 type Follower interface {
-	// Follow starts a step-by-step parse of path; opts as for Parse.
+	// Follow starts a step-by-step parse of path; opts as for Parse. It
+	// returns nil for a file of the source that is not an append-only
+	// log: the caller parses that one whole.
 	Follow(env Env, path string, opts ParseOptions) Follow
 }
 

@@ -111,20 +111,23 @@ func (b *builder) toolResult(id, text string, isErr bool) {
 }
 
 // meta applies a chat store's meta record.
-func (b *builder) meta(m storeMeta) {
+func (b *builder) meta(m storeMeta) { metaInto(b.t, m) }
+
+func metaInto(t *transcript.Transcript, m storeMeta) {
 	if m.Name != "" && m.Name != "New Agent" {
-		b.t.Title = transcript.Headline(m.Name)
+		t.Title = transcript.Headline(m.Name)
 	}
 	if m.LastUsedModel != "" {
-		b.t.Model = m.LastUsedModel
+		t.Model = m.LastUsedModel
 	}
 	if m.CreatedAt > 0 {
-		b.t.StartedAt = msTime(m.CreatedAt)
+		t.StartedAt = msTime(m.CreatedAt)
 	}
 }
 
-func (b *builder) finish() *transcript.Transcript {
-	t := b.t
+func (b *builder) finish() *transcript.Transcript { return b.finishInto(b.t) }
+
+func (b *builder) finishInto(t *transcript.Transcript) *transcript.Transcript {
 	t.FirstPrompt = transcript.Clip(b.first, transcript.MaxFirstPromptRunes)
 	if t.Title == "" {
 		t.Title = transcript.Headline(b.first)

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/musterhq/muster/internal/provider/cursor/cursorhook"
 	"github.com/musterhq/muster/internal/transcript"
@@ -205,24 +207,74 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 	} else {
 		parseJSONL(b, f)
 	}
-	b.t.EndedAt = fi.ModTime().UTC()
-	cursorDir, project := layout(path)
+	return []*transcript.Transcript{b.fileInto(ctx, b.t, fi.ModTime(), id)}, nil
+}
+
+// fileInto completes t, a transcript file's parse, with what lies beside
+// the file: its chat store's meta and its project's directory.
+func (b *builder) fileInto(ctx context.Context, t *transcript.Transcript, mtime time.Time, id string) *transcript.Transcript {
+	t.EndedAt = mtime.UTC()
+	cursorDir, project := layout(t.Path)
 	var hashDir string
 	if cursorDir != "" {
 		var store string
 		hashDir, store = findChat(cursorDir, id)
 		if store != "" {
 			if m, err := readMeta(ctx, store); err == nil {
-				b.meta(m)
+				metaInto(t, m)
 			} else {
-				b.warnf("chat store: %v", err)
+				t.Warnings = append(t.Warnings, fmt.Sprintf("chat store: %v", err))
 			}
 		}
 	}
 	if project != "" {
-		b.t.CWD = resolveProject(project, hashDir)
+		t.CWD = resolveProject(project, hashDir)
 	}
-	return []*transcript.Transcript{b.finish()}, nil
+	return b.finishInto(t)
+}
+
+// Follow implements transcript.Follower for JSONL transcripts, which
+// Cursor only appends to; a .txt transcript's blocks may grow in place,
+// so it is not followed (nil).
+func (*Source) Follow(env transcript.Env, path string, opts transcript.ParseOptions) transcript.Follow {
+	if filepath.Ext(path) != ".jsonl" {
+		return nil
+	}
+	id := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	return &follow{b: newBuilder(path, id, opts), id: id}
+}
+
+type follow struct {
+	b     *builder
+	id    string
+	lines int
+}
+
+func (f *follow) Feed(ctx context.Context, r io.Reader) (int64, error) {
+	n, err := transcript.FeedLines(ctx, r, &f.lines, func(n int, raw []byte, tooLong bool) {
+		if tooLong {
+			f.b.warnf("line %d: over %d bytes; skipped", n, transcript.DefaultMaxLine)
+			return
+		}
+		f.b.jsonlLine(n, raw)
+	})
+	if err != nil {
+		return n, fmt.Errorf("read cursor transcript: %w", err)
+	}
+	return n, nil
+}
+
+func (f *follow) Transcripts() []*transcript.Transcript {
+	c := *f.b.t
+	c.Items = slices.Clone(f.b.t.Items)
+	c.Warnings = slices.Clone(f.b.t.Warnings)
+	var mtime time.Time
+	if fi, err := os.Stat(c.Path); err == nil {
+		mtime = fi.ModTime()
+	}
+	// The store is read on each step: it is a small SQLite table, and
+	// Cursor renames the chat in it as the conversation goes.
+	return []*transcript.Transcript{f.b.fileInto(context.Background(), &c, mtime, f.id)}
 }
 
 // layout splits <cursor>/projects/<project>/agent-transcripts/[<id>/]<file>.

@@ -9,63 +9,66 @@ import (
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-// parseJSONL reads an agent-transcripts JSONL file.
-// parseJSONL reads r line by line; a line over the limit is skipped with a
-// warning.
+// parseJSONL reads an agent-transcripts JSONL file line by line; a line
+// over the limit is skipped with a warning.
 func parseJSONL(b *builder, r io.Reader) {
 	sc := transcript.NewLineScanner(r, 0)
 	for sc.Scan() {
-		line := sc.Line()
 		if sc.TooLong() {
-			b.warnf("line %d: over %d bytes; skipped", line, transcript.DefaultMaxLine)
+			b.warnf("line %d: over %d bytes; skipped", sc.Line(), transcript.DefaultMaxLine)
 			continue
 		}
-		// Each line its own string: items keep parts of it, and the
-		// scanner reuses its buffer.
-		l := strings.TrimSpace(string(sc.Bytes()))
-		if l == "" {
-			continue
-		}
-		if !transcript.ValidJSONString(l) {
-			b.warnf("line %d: malformed JSON", line)
-			continue
-		}
-		v := transcript.Parse(l)
-		if !v.IsObject() {
-			b.warnf("line %d: not a JSON object", line)
-			continue
-		}
-		var role, model string
-		var content, msg transcript.Value
-		v.ForEach(func(k string, val transcript.Value) bool {
-			switch k {
-			case "role":
-				role = val.Str()
-			case "message":
-				msg = val
-			case "content":
-				content = val
-			}
-			return true
-		})
-		msg.ForEach(func(k string, val transcript.Value) bool {
-			switch k {
-			case "content":
-				content = val
-			case "model":
-				model = val.Str()
-			}
-			return true
-		})
-		switch role {
-		case "user":
-			b.userJSONL(line, content)
-		case "assistant":
-			b.assistantJSONL(line, content, model)
-		}
+		b.jsonlLine(sc.Line(), sc.Bytes())
 	}
 	if err := sc.Err(); err != nil {
 		b.warnf("read: %v", err)
+	}
+}
+
+// jsonlLine applies one line of a JSONL transcript.
+func (b *builder) jsonlLine(line int, raw []byte) {
+	// Each line its own string: items keep parts of it, and the scanner
+	// reuses its buffer.
+	l := strings.TrimSpace(string(raw))
+	if l == "" {
+		return
+	}
+	if !transcript.ValidJSONString(l) {
+		b.warnf("line %d: malformed JSON", line)
+		return
+	}
+	v := transcript.Parse(l)
+	if !v.IsObject() {
+		b.warnf("line %d: not a JSON object", line)
+		return
+	}
+	var role, model string
+	var content, msg transcript.Value
+	v.ForEach(func(k string, val transcript.Value) bool {
+		switch k {
+		case "role":
+			role = val.Str()
+		case "message":
+			msg = val
+		case "content":
+			content = val
+		}
+		return true
+	})
+	msg.ForEach(func(k string, val transcript.Value) bool {
+		switch k {
+		case "content":
+			content = val
+		case "model":
+			model = val.Str()
+		}
+		return true
+	})
+	switch role {
+	case "user":
+		b.userJSONL(line, content)
+	case "assistant":
+		b.assistantJSONL(line, content, model)
 	}
 }
 
