@@ -975,7 +975,13 @@ func (e *Estimator) release(s *surface, a *agentRun) {
 // applyTurns reads the transcript and turns its records into turn runs.
 func (e *Estimator) applyTurns(ctx context.Context, s *surface, a *agentRun, now time.Time) {
 	recs, err := a.tr.read()
-	if err != nil {
+	switch {
+	case err == nil:
+	case (errors.Is(err, transcript.ErrNotRegular) || errors.Is(err, transcript.ErrSymlink)) && a.tr.skipped != a.tr.path:
+		// Once per path: it is skipped, never waited on, on every poll.
+		a.tr.skipped = a.tr.path
+		s.log.Warn("transcript skipped", "path", a.tr.path, "err", err)
+	default:
 		s.log.Debug("read transcript", "path", a.tr.path, "err", err)
 	}
 	cutoff := a.startedAt.Add(-(e.poll + cutoffSlack))
