@@ -368,3 +368,44 @@ func (d *Daemon) transcriptExists(rec store.Session, env map[string]string) erro
 	}
 	return fmt.Errorf("the %s transcript of %s is gone; the conversation cannot be resumed", rec.Provider, id)
 }
+
+// onNativeID records the provider session id the native estimator proved
+// for a surface's agent (native.Config.OnNativeID): the session its own
+// processes are in, or the id assigned at launch now that its transcript
+// is on disk. Hooks capture the same id where they run; without them this
+// is what lets `muster resume` reopen the conversation (issue 23). Only a
+// session that launched the provider itself takes it: a shell pane's
+// agent is the user's command, which restores by running again.
+func (d *Daemon) onNativeID(surfaceID, prov, nativeID string) {
+	if nativeid.ValidSessionID(nativeID) != nil {
+		return
+	}
+	d.mu.Lock()
+	var s *session
+	for _, c := range d.sessions {
+		if c.pane != nil && c.surface.ID == surfaceID {
+			s = c
+			break
+		}
+	}
+	if s == nil || s.rec.Provider != prov || !agentIsRoot(s.rec) || (s.rec.NativeID == nativeID && s.rec.NativeConfirmed) {
+		d.mu.Unlock()
+		return
+	}
+	id := s.rec.ID
+	d.mu.Unlock()
+	d.bg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := d.store.SetNative(ctx, id, nativeID, true); err != nil {
+			d.logger.Warn("record proven native id", "session_id", id, "err", err)
+			return
+		}
+		d.mu.Lock()
+		old := s.rec.NativeID
+		s.rec.NativeID, s.rec.NativeConfirmed = nativeID, true
+		d.mu.Unlock()
+		d.stateChanged()
+		d.logger.Info("native session proved by its transcript", "session_id", id, "provider", prov, "native_id", nativeID, "replaced", old != "" && old != nativeID)
+	})
+}
