@@ -53,7 +53,9 @@ func newResumeCmd(f *Factory) *cobra.Command {
 				if asJSON {
 					continue
 				}
-				if o.Resumed {
+				if o.Resumed && o.NewConversation {
+					fmt.Fprintf(f.IO.Out, "%s: resumed as a new conversation: no id was captured\n", termtext.Line(o.Name))
+				} else if o.Resumed {
 					fmt.Fprintf(f.IO.Out, "%s: resumed\n", termtext.Line(o.Name))
 				} else {
 					fmt.Fprintf(f.IO.Out, "%s: not resumed: %s\n", termtext.Line(o.Name), termtext.Line(o.Reason))

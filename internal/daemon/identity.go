@@ -295,8 +295,10 @@ func (d *Daemon) resumeOne(ctx context.Context, s *session, a proto.ResumeArgs) 
 	if err := d.events.Resumed(ctx, rec.ID); err != nil {
 		d.logger.Warn("resolve disconnected items", "session_id", rec.ID, "err", err)
 	}
-	d.logger.Info("session resumed", "session_id", rec.ID, "argv0", argv[0])
-	return proto.ResumeOutcome{Name: rec.Name, Resumed: true, Argv: argv}
+	_, agent := all.Launch(rec.Provider)
+	fresh := agent && rec.ShellCommand == "" && (rec.NativeID == "" || !rec.NativeConfirmed)
+	d.logger.Info("session resumed", "session_id", rec.ID, "argv0", argv[0], "new_conversation", fresh)
+	return proto.ResumeOutcome{Name: rec.Name, Resumed: true, Argv: argv, NewConversation: fresh}
 }
 
 func lastLine(p interface {
