@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/config"
+	"github.com/musterhq/muster/internal/hookinstall"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/transcript"
@@ -155,6 +157,9 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 	if err != nil {
 		return err
 	}
+	if note := hooksNote(f, info.Provider); note != "" {
+		fmt.Fprintln(f.IO.ErrOut, note)
+	}
 	if !attach {
 		fmt.Fprintln(f.IO.Out, info.Name)
 		if nested {
@@ -204,4 +209,29 @@ func resumeTarget(ctx context.Context, f *Factory, ref, provider string) (transc
 		return s, Userf("%s has no conversation id to resume", s.Path)
 	}
 	return s, nil
+}
+
+// hooksNote is the line `muster new` prints for an agent whose hooks are
+// neither injected into its launch nor installed in its own config (issue
+// 23): Muster then knows its state only from its terminal and transcript,
+// and the user must learn how to give it more. "" when there is nothing
+// to say.
+func hooksNote(f *Factory, prov string) string {
+	l, ok := all.Launch(prov)
+	if !ok || l.HookArgs != nil || !slices.Contains(hookinstall.Providers(), prov) {
+		return ""
+	}
+	env, err := hookEnv(f)
+	if err != nil {
+		return ""
+	}
+	exe, err := f.musterPath()
+	if err != nil {
+		return ""
+	}
+	switch hookinstall.Status(env, prov, exe).State {
+	case hookinstall.Installed, hookinstall.Outdated:
+		return ""
+	}
+	return fmt.Sprintf("%s hooks are not installed: its state is read from its terminal and transcript only; install them with `muster hooks setup %s`", prov, prov)
 }
