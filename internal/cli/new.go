@@ -14,6 +14,7 @@ import (
 	"github.com/musterhq/muster/internal/hookinstall"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/termtext"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -27,6 +28,7 @@ type newOptions struct {
 	Resume    string
 	Detach    bool
 	Attach    bool
+	Force     bool
 	Args      []string
 }
 
@@ -70,6 +72,7 @@ func newNewCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&o.Resume, "resume", "", "reopen this past conversation (PROVIDER:ID, as history lists it)")
 	cmd.Flags().BoolVarP(&o.Detach, "detach", "d", false, "do not attach after creating the pane")
 	cmd.Flags().BoolVar(&o.Attach, "attach", false, "attach even inside a muster pane (a nested client; its detach key is the outer one's too)")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "with --resume: start it even if a live pane runs that conversation")
 	return cmd
 }
 
@@ -147,6 +150,19 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 	c, err := f.Client(cmd.Context())
 	if err != nil {
 		return err
+	}
+	if resumeID != "" && !o.Force {
+		// Two agents on one conversation write one transcript (issue 23).
+		var list []proto.SessionInfo
+		if err := c.Call(cmd.Context(), proto.OpList, nil, &list); err != nil {
+			c.Close()
+			return err
+		}
+		if live := paneRunning(list, o.Provider, resumeID); live != "" {
+			c.Close()
+			return &UserError{Err: fmt.Errorf("%s:%s is already open in pane %s", o.Provider, resumeID, termtext.Line(live)), Code: ExitError,
+				Hint: fmt.Sprintf("attach to it with `muster attach %s`, or pass --force to start a second agent on it", termtext.Line(live))}
+		}
 	}
 	var info proto.SessionInfo
 	err = c.Call(cmd.Context(), proto.OpNew, proto.NewArgs{
@@ -234,4 +250,15 @@ func hooksNote(f *Factory, prov string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s hooks are not installed: its state is read from its terminal and transcript only; install them with `muster hooks setup %s`", prov, prov)
+}
+
+// paneRunning returns the name of the live pane whose agent runs the
+// conversation prov:id, "" when none does.
+func paneRunning(list []proto.SessionInfo, prov, id string) string {
+	for _, s := range list {
+		if s.Provider == prov && s.NativeSessionID == id && s.State == proto.PaneRunning {
+			return s.Name
+		}
+	}
+	return ""
 }
