@@ -144,6 +144,13 @@ func (d *Daemon) nativeCapture(ctx context.Context, peer func() panepeer.Where, 
 	s.rec.NativeID, s.rec.NativeConfirmed = a.NativeID, true
 	s.rec.RestoreReason, s.rec.RestoreAttempts = "", 0
 	d.mu.Unlock()
+	if d.native != nil {
+		// The capture is the session's own hook running (Gemini CLI's
+		// SessionStart, at launch): its hooks report from now on, before
+		// any prompt's transcript record could open a native run beside
+		// the hook's.
+		d.native.HookEventSeen(surfaceID, a.Provider)
+	}
 	d.stateChanged()
 	d.logger.Info("native session captured", "session_id", rec.ID, "provider", a.Provider, "native_id", a.NativeID, "replaced", old != "" && old != a.NativeID)
 	return nil

@@ -144,6 +144,10 @@ type Surface struct {
 	// HooksInjected reports that the launch itself carries the provider's
 	// hooks (claude --settings): the estimator never reports runs for it.
 	HooksInjected bool
+	// Started is when the pane's process started: a transcript record
+	// older than that is not its agent's, however recent (a resume right
+	// after a turn: `muster daemon stop; muster resume`). Zero: unknown.
+	Started time.Time
 }
 
 // Estimator derives activity and native run estimates for every live pane.
@@ -1064,11 +1068,12 @@ func (e *Estimator) release(s *surface, a *agentRun) {
 
 // applyTurns reads the transcript and turns its records into turn runs.
 func (e *Estimator) applyTurns(ctx context.Context, s *surface, a *agentRun, now time.Time) {
+	first := a.tr.off == 0
 	recs, err := a.tr.read()
 	if err != nil {
 		s.log.Debug("read transcript", "path", a.tr.path, "err", err)
 	}
-	cutoff := a.startedAt.Add(-(e.poll + cutoffSlack))
+	cutoff := e.cutoff(s, a, first, recs)
 	for _, r := range recs {
 		if r.Op == provider.TurnUsage {
 			if e.cfg.OnUsage != nil {
@@ -1078,6 +1083,36 @@ func (e *Estimator) applyTurns(ctx context.Context, s *surface, a *agentRun, now
 		}
 		e.applyTurn(ctx, s, a, r, cutoff, now)
 	}
+}
+
+// cutoff is the time before which a transcript record is history: a
+// little before the launch was observed, because a prompt given on the
+// command line is written at once and the launch is seen up to a poll
+// late. A transcript whose first record is older than that predates the
+// launch (a resumed conversation): its records up to the launch are
+// history, even one written seconds before it (a resume right after a
+// turn), so the slack shrinks to the poll. And nothing written before the
+// pane's process started (Surface.Started) is the agent's when the agent
+// is that process. first: recs are the start of the transcript.
+func (e *Estimator) cutoff(s *surface, a *agentRun, first bool, recs []provider.Turn) time.Time {
+	loose := a.startedAt.Add(-(e.poll + cutoffSlack))
+	if first {
+		a.tr.resumed = false
+		for _, r := range recs {
+			if !r.At.IsZero() {
+				a.tr.resumed = r.At.Before(loose)
+				break
+			}
+		}
+	}
+	cut := loose
+	if a.tr.resumed {
+		cut = a.startedAt.Add(-e.poll)
+	}
+	if a.pgid == s.PID && s.Started.After(cut) {
+		cut = s.Started
+	}
+	return cut
 }
 
 // applyTurn applies one transcript record. The first turn ends the coarse

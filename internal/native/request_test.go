@@ -2,6 +2,8 @@ package native
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -159,4 +161,52 @@ func TestNativeIDReported(t *testing.T) {
 	if len(got) != 1 || got[0] != "s1 gemini aa3ac65c-1884-452c-956b-62539224443c" {
 		t.Errorf("OnNativeID calls %q, want one for the chat file's session", got)
 	}
+}
+
+// TestResumedTranscriptHistory: a resumed agent's transcript holds the
+// conversation's earlier turns; one written seconds before the launch (a
+// resume right after a turn: `muster daemon stop; muster resume`) is
+// history too, not a run of the new agent. Only the prompt typed after
+// the launch opens one.
+func TestResumedTranscriptHistory(t *testing.T) {
+	h, g := geminiPane(t, true, "gemini")
+	launch := h.e.surfaces["s1"].agent.startedAt
+	at := func(d time.Duration) string { return launch.Add(d).Format(time.RFC3339Nano) }
+	writeLine(t, g.path, `{"sessionId":"aa3ac65c-1884-452c-956b-62539224443c","kind":"main"}`)
+	writeLine(t, g.path, `{"id":"u1","timestamp":"`+at(-40*time.Second)+`","type":"user","content":[{"text":"say hello"}]}`)
+	writeLine(t, g.path, `{"id":"u2","timestamp":"`+at(-3*time.Second)+`","type":"user","content":[{"text":"the turn before the stop"}]}`)
+	h.clk.Advance(locateEvery)
+	h.poll()
+	h.want()
+	writeLine(t, g.path, `{"id":"u3","timestamp":"`+h.clk.Now().Format(time.RFC3339Nano)+`","type":"user","content":[{"text":"after resume"}]}`)
+	h.poll()
+	h.want("turnStarted started R1 after resume")
+}
+
+// TestResumedLaunchHistory: an agent that is its pane's process reads
+// every record written before that process started (Surface.Started) as
+// history, even when the whole conversation is seconds old (a resume
+// right after a turn).
+func TestResumedLaunchHistory(t *testing.T) {
+	h := newHarness(t)
+	h.e.cfg.CurrentRun = h.rec.current
+	h.procs.set(300, "gemini", "gemini")
+	p := &pane{pgid: 300}
+	p.setNativeID("aa3ac65c-1884-452c-956b-62539224443c")
+	h.e.SurfaceStarted(Surface{ID: "s1", SessionID: testSession, Provider: "gemini", PID: 300, CWD: testCWD,
+		ForegroundPGID: p.ForegroundPGID, NativeID: p.NativeID, Started: h.clk.Now().Add(-100 * time.Millisecond)})
+	h.poll()
+	launch := h.e.surfaces["s1"].Started
+	path := filepath.Join(h.home, ".gemini", "tmp", "repo", "chats", "session-2026-12-02T03-19-aa3ac65c.jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeLine(t, path, `{"sessionId":"aa3ac65c-1884-452c-956b-62539224443c","kind":"main"}`)
+	writeLine(t, path, `{"id":"u1","timestamp":"`+launch.Add(-50*time.Millisecond).Format(time.RFC3339Nano)+`","type":"user","content":[{"text":"say hello"}]}`)
+	h.clk.Advance(locateEvery)
+	h.poll()
+	h.want()
+	writeLine(t, path, `{"id":"u2","timestamp":"`+h.clk.Now().Format(time.RFC3339Nano)+`","type":"user","content":[{"text":"after resume"}]}`)
+	h.poll()
+	h.want("turnStarted started R1 after resume")
 }

@@ -39,6 +39,9 @@ type tracker struct {
 	skip    bool      // the line being read is over maxLine: drop it
 	modTime time.Time // of path when last read
 	recs    []provider.Turn
+	// resumed: the transcript's first record predates the agent's launch
+	// (Estimator.cutoff).
+	resumed bool
 
 	nextLocate time.Time
 	nextSwitch time.Time
