@@ -37,6 +37,9 @@ const (
 	// HookTerminalTurnEnded ends a hook-less agent's coarse run when its
 	// terminal says the turn is over (working, then waiting).
 	HookTerminalTurnEnded = proto.ReservedHookPrefix + "terminal.turnEnded"
+	// HookTerminalRequest is a hook-less agent's approval or question, as
+	// its terminal says (provider.RequestReader).
+	HookTerminalRequest = proto.ReservedHookPrefix + "terminal.request"
 )
 
 // Defaults of Config.
@@ -81,11 +84,13 @@ type Config struct {
 	Now func() time.Time
 	// Logger; discards when nil.
 	Logger *slog.Logger
-	// HooksInstalled reports whether the hook integration of a provider is
-	// installed (see HookStatus). It is called once per poll for each
-	// surface running that provider's agent, so it must be cheap. Nil: no
-	// provider has hooks installed.
-	HooksInstalled func(provider string) bool
+	// OnNativeID, when set, gets the provider session id of a surface's
+	// agent once the estimator follows that session's transcript by its
+	// id: the id its own processes prove (provider.ProcessSessionReader) or
+	// the one assigned at launch, now on disk. The daemon records it, so
+	// that a session whose hooks never ran is resumed in its conversation.
+	// It is called from Run's goroutine, once per id: it must not block.
+	OnNativeID func(surfaceID, provider, nativeID string)
 	// Env locates the providers' homes (transcripts).
 	Env transcript.Env
 	// Poll is the interval of Run's loop; DefaultPoll when zero.
@@ -139,6 +144,10 @@ type Surface struct {
 	// HooksInjected reports that the launch itself carries the provider's
 	// hooks (claude --settings): the estimator never reports runs for it.
 	HooksInjected bool
+	// Started is when the pane's process started: a transcript record
+	// older than that is not its agent's, however recent (a resume right
+	// after a turn: `muster daemon stop; muster resume`). Zero: unknown.
+	Started time.Time
 }
 
 // Estimator derives activity and native run estimates for every live pane.
@@ -210,6 +219,12 @@ type surface struct {
 	idleAt   time.Time
 	idleSig  string
 	idleKind proto.EventKind
+	// reqKind is what the agent's terminal last said it waits for
+	// (provider.RequestReader): approval-requested, input-requested, or ""
+	// for nothing; reqAt when it said so, reqSig the signal.
+	reqKind proto.EventKind
+	reqAt   time.Time
+	reqSig  string
 
 	// run serializes the estimation: the poll loop and SurfaceExited hold
 	// it while they read processes and transcripts and emit.
@@ -265,6 +280,12 @@ type agentRun struct {
 
 	proved    string    // the session the agent's processes said they are in (prove.go)
 	nextProve time.Time // when to ask them again
+	reported  string    // the native id last given to Config.OnNativeID
+
+	// reqRun and reqAt: the run the terminal's request (surface.reqAt)
+	// was made on, so that each request is recorded once per run.
+	reqRun string
+	reqAt  time.Time
 }
 
 // New returns an estimator; it starts nothing (see Run).
@@ -344,10 +365,17 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 	var statuses []termsignal.Signal
 	titled := false // a title said the agent works
 	s.sig.Lock()
+	rr, reads := all.As[provider.RequestReader](s.agentProv)
 	for _, sig := range sigs {
 		prev := s.act.cur.State
 		if (sig.Kind == termsignal.KindAgentStatus || sig.Kind == termsignal.KindProgress) && e.cfg.CurrentRun != nil {
 			statuses = append(statuses, sig)
+		}
+		if reads {
+			if kind, ok := rr.Request(sig); ok && kind != s.reqKind {
+				s.reqKind, s.reqAt, s.reqSig = kind, now, evidence(sig)
+				wake = wake || (kind != "" && s.tracking)
+			}
 		}
 		switch sig.Kind {
 		case termsignal.KindPrompt:
@@ -607,9 +635,13 @@ func (e *Estimator) tick(ctx context.Context, s *surface) {
 		if known && pgid == a.pgid {
 			a.goneAt = time.Time{}
 			e.boardEnded(s, a)
+			if !a.standDown {
+				e.hurryForRequest(s, a)
+			}
 			e.readTurns(ctx, s, a, now)
 			if !a.standDown {
 				e.terminalEnd(ctx, s, a)
+				e.applyRequest(ctx, s, a)
 			}
 			if a.idle && !a.standDown && a.turn == "" && (a.tr == nil || a.tr.path == "") {
 				// Work that no transcript explains: the transcript
@@ -758,6 +790,60 @@ func (e *Estimator) terminalEnd(ctx context.Context, s *surface, a *agentRun) {
 	}
 }
 
+// hurryForRequest makes a new request of the agent's terminal look for
+// its transcript at once: the request belongs to the turn the transcript
+// is about to say, which the locator would otherwise find up to
+// locateEvery later.
+func (e *Estimator) hurryForRequest(s *surface, a *agentRun) {
+	s.sig.Lock()
+	kind, at := s.reqKind, s.reqAt
+	s.sig.Unlock()
+	if kind == "" || at.Equal(a.reqAt) || a.tr == nil || a.turn != "" {
+		return
+	}
+	a.nextProve, a.tr.nextLocate = time.Time{}, time.Time{}
+}
+
+// applyRequest records what a hook-less agent's terminal says it waits for
+// (provider.RequestReader: an approval, a question) on the agent's open
+// run, its turn or its coarse run; with none open, a coarse run opens
+// for it: the terminal is then the only evidence of the turn. Each
+// request is recorded once per run, so that the turn the transcript
+// starts after it gets it too. Its answer is the fusion rule's (the key,
+// then the agent working again).
+func (e *Estimator) applyRequest(ctx context.Context, s *surface, a *agentRun) {
+	s.sig.Lock()
+	kind, at, sig := s.reqKind, s.reqAt, s.reqSig
+	s.sig.Unlock()
+	if kind == "" {
+		return
+	}
+	run := a.turnRun
+	if run == "" {
+		run = a.coarse
+	}
+	if run == "" {
+		if !at.After(a.endedAt) {
+			return // said before the last run ended: that run's
+		}
+		e.openCoarse(ctx, s, a, at, HookTerminalRequest, a.provider+" waits for the user ("+sig+")")
+		run = a.coarse
+	}
+	if a.reqRun == run && a.reqAt.Equal(at) {
+		return
+	}
+	a.reqRun, a.reqAt = run, at
+	// After the run's own events, whatever the signal's time: the run
+	// may have been opened by a record read after the request.
+	t := at
+	if !t.After(a.last) {
+		t = a.last.Add(time.Nanosecond)
+	}
+	a.last = t
+	s.log.Info("agent waits for the user", "provider", a.provider, "run_id", run, "kind", string(kind), "evidence", sig)
+	e.emitEvidence(ctx, s.ID, a.provider, run, HookTerminalRequest, kind, t, sig)
+}
+
 // openState reports whether a run in state is still open.
 func openState(state proto.RunState) bool {
 	return state == proto.StateRunning || state == proto.StateWaitingApproval || state == proto.StateWaitingInput
@@ -774,12 +860,15 @@ func idleKind(sig termsignal.Signal) proto.EventKind {
 }
 
 // hooksActive reports whether the provider's hooks report runs for the
-// surface: installed, or seen there.
+// surface: injected into its launch, or heard from there. Hooks merely
+// installed prove nothing (issue 23): an agent started before `muster
+// hooks setup` never loads them, and Codex runs none it was not told to
+// trust.
 func (e *Estimator) hooksActive(s *surface, prov string) bool {
 	s.sig.Lock()
 	seen := s.hooked[prov]
 	s.sig.Unlock()
-	return seen || (s.HooksInjected && prov == s.firstClass) || (e.cfg.HooksInstalled != nil && e.cfg.HooksInstalled(prov))
+	return seen || (s.HooksInjected && prov == s.firstClass)
 }
 
 // standDown hands the surface's runs of the agent's provider to its hooks.
@@ -825,6 +914,7 @@ func (e *Estimator) finish(ctx context.Context, s *surface, a *agentRun, hook st
 	s.agent = nil
 	s.sig.Lock()
 	s.agentProv, s.tracking = s.firstClass, false
+	s.reqKind, s.reqAt, s.reqSig = "", time.Time{}, ""
 	changed := s.act.reset("agent exited", now)
 	act := s.act.cur
 	s.sig.Unlock()
@@ -858,8 +948,12 @@ func (e *Estimator) readTurns(ctx context.Context, s *surface, a *agentRun, now 
 	if s.NativeID != nil {
 		id = s.NativeID()
 	}
-	if id == "" {
-		id = e.provenID(a, now)
+	if id == "" || !a.standDown {
+		// Without hooks nothing captures a new session (a /clear): the
+		// agent's processes say which one they are in now.
+		if p := e.provenID(a, now); p != "" {
+			id = p
+		}
 	}
 	if id != a.wantID {
 		a.wantID, t.nextLocate = id, time.Time{}
@@ -943,6 +1037,10 @@ func (e *Estimator) claim(s *surface, a *agentRun, path, id string) {
 		delete(e.dirs, s.ID) // settled: see crowded
 	}
 	e.mu.Unlock()
+	if id != "" && id != a.reported && e.cfg.OnNativeID != nil {
+		a.reported = id
+		e.cfg.OnNativeID(s.ID, a.provider, id)
+	}
 	if path == t.path {
 		t.byID = id
 		return
@@ -974,6 +1072,7 @@ func (e *Estimator) release(s *surface, a *agentRun) {
 
 // applyTurns reads the transcript and turns its records into turn runs.
 func (e *Estimator) applyTurns(ctx context.Context, s *surface, a *agentRun, now time.Time) {
+	first := a.tr.off == 0
 	recs, err := a.tr.read()
 	switch {
 	case err == nil:
@@ -984,7 +1083,7 @@ func (e *Estimator) applyTurns(ctx context.Context, s *surface, a *agentRun, now
 	default:
 		s.log.Debug("read transcript", "path", a.tr.path, "err", err)
 	}
-	cutoff := a.startedAt.Add(-(e.poll + cutoffSlack))
+	cutoff := e.cutoff(s, a, first, recs)
 	for _, r := range recs {
 		if r.Op == provider.TurnUsage {
 			if e.cfg.OnUsage != nil {
@@ -994,6 +1093,36 @@ func (e *Estimator) applyTurns(ctx context.Context, s *surface, a *agentRun, now
 		}
 		e.applyTurn(ctx, s, a, r, cutoff, now)
 	}
+}
+
+// cutoff is the time before which a transcript record is history: a
+// little before the launch was observed, because a prompt given on the
+// command line is written at once and the launch is seen up to a poll
+// late. A transcript whose first record is older than that predates the
+// launch (a resumed conversation): its records up to the launch are
+// history, even one written seconds before it (a resume right after a
+// turn), so the slack shrinks to the poll. And nothing written before the
+// pane's process started (Surface.Started) is the agent's when the agent
+// is that process. first: recs are the start of the transcript.
+func (e *Estimator) cutoff(s *surface, a *agentRun, first bool, recs []provider.Turn) time.Time {
+	loose := a.startedAt.Add(-(e.poll + cutoffSlack))
+	if first {
+		a.tr.resumed = false
+		for _, r := range recs {
+			if !r.At.IsZero() {
+				a.tr.resumed = r.At.Before(loose)
+				break
+			}
+		}
+	}
+	cut := loose
+	if a.tr.resumed {
+		cut = a.startedAt.Add(-e.poll)
+	}
+	if a.pgid == s.PID && s.Started.After(cut) {
+		cut = s.Started
+	}
+	return cut
 }
 
 // applyTurn applies one transcript record. The first turn ends the coarse

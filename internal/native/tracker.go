@@ -41,6 +41,9 @@ type tracker struct {
 	file    os.FileInfo // path's file when last read, to see it replaced
 	skipped string      // the path last logged as not a regular file
 	recs    []provider.Turn
+	// resumed: the transcript's first record predates the agent's launch
+	// (Estimator.cutoff).
+	resumed bool
 
 	nextLocate time.Time
 	nextSwitch time.Time
