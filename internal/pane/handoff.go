@@ -36,6 +36,9 @@ type Frozen struct {
 	History   []string `json:"history,omitempty"`
 }
 
+// Attached is how many clients are attached to the pane now.
+func (p *Pane) Attached() int { return int(p.attached.Load()) }
+
 // ErrReaped is Freeze's answer for a pane whose program this daemon image
 // has already reaped: it cannot be handed over, and its exit is recorded
 // as usual.
