@@ -32,7 +32,7 @@ func cannedOps(m *proto.Mux) {
 			Title: "Fix the login bug", NativeSessionID: "9d2e7c1a-0000-4000-8000-00000000aaaa", NativeConfirmed: true,
 			RunState: ptr("waitingApproval"), RunID: ptr("run-1"), Attention: 1, LastEventAt: ptr(ago(2 * time.Minute)),
 			Activity: "attention", ActivitySince: ptr(ago(2 * time.Minute)), ActivityEvidence: "OSC 9 notification",
-			ActivityPercent: ptr(40), Model: "claude-opus-5-5", ContextTokens: 41200, ContextWindow: 200000,
+			ActivityPercent: ptr(40), Model: "claude-opus-5-5", ContextTokens: 41200, ContextWindow: 200000, Clients: 1,
 		},
 		{
 			ID: "3f1c2b9e-0000-4000-8000-000000000002", Name: "build", State: "exited", ExitCode: ptr(1),

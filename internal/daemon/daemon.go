@@ -135,6 +135,13 @@ type Daemon struct {
 	// notices are the attached clients told of other sessions' new
 	// attention items (notice.go).
 	notices noticeBoard
+
+	// ln and evln are the listening sockets, which a restart keeps open
+	// for the next image; restart is that restart once asked for, and
+	// handoff how the last one into this image ended (handoff.go).
+	ln, evln *net.UnixListener
+	restart  *restartPlan
+	handoff  *proto.HandoffReport
 }
 
 type session struct {
@@ -148,6 +155,11 @@ type session struct {
 	// reserved is the cells a launch under way counts against the
 	// emulator budget until its pane exists (quota.go).
 	reserved int64
+	// capability is the event capability in the pane's environment, and
+	// hooksInjected whether its hooks came with the launch: a restart
+	// hands both to the next daemon image (handoff.go).
+	capability    string
+	hooksInjected bool
 }
 
 // Run starts the daemon and blocks until ctx ends or a client asks it to
@@ -163,24 +175,49 @@ func Run(ctx context.Context, opts Options) error {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	emulator.SetTotalScrollbackBytes(opts.ScrollbackTotalBytes)
-	dirs := opts.Dirs
-	if err := dirs.EnsureRuntime(); err != nil {
-		return err
-	}
-	if err := dirs.EnsureState(); err != nil {
-		return err
-	}
-	lock, err := acquireLock(dirs)
+	// An image started by a restart takes the panes its predecessor
+	// froze; a state it cannot read goes back to that predecessor.
+	h, err := takeHandoff(opts.Logger)
 	if err != nil {
 		return err
 	}
-	defer lock.release()
+	plan, err := run(ctx, opts, h)
+	if plan != nil {
+		return plan.exec(opts.Logger)
+	}
+	return err
+}
+
+// run is the daemon's life in this image; it returns the restart plan
+// when a restart ends it, everything closed but the descriptors the next
+// image takes.
+func run(ctx context.Context, opts Options, h *handoff) (*restartPlan, error) {
+	dirs := opts.Dirs
+	if err := dirs.EnsureRuntime(); err != nil {
+		return nil, h.refuse(err)
+	}
+	if err := dirs.EnsureState(); err != nil {
+		return nil, h.refuse(err)
+	}
+	var lock *lockFile
+	var err error
+	if h != nil {
+		lock = h.lock()
+	} else if lock, err = acquireLock(dirs); err != nil {
+		return nil, err
+	}
+	var plan *restartPlan
+	defer func() {
+		if plan == nil {
+			lock.release()
+		}
+	}()
 	ctx, stopSignals := handleSignals(ctx, opts.Logger)
 	defer stopSignals()
 
 	st, err := store.Open(ctx, dirs.Database())
 	if err != nil {
-		return err
+		return nil, h.refuse(err)
 	}
 	defer st.Close()
 	if r := st.Recovered; r != nil {
@@ -221,7 +258,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	eng, err := events.New(events.Config{
 		Store: st, Logger: d.logger.With("component", "events"), Resolver: d, Quota: quota,
-		Routers: sessionRouters(tenv), NotifyCommand: opts.NotifyCommand,
+		Routers: sessionRouters(tenv), NotifyCommand: opts.NotifyCommand, Adopted: h.surfaces(),
 		MayRecord: d.eventsMayRecord(),
 		OnHookEvent: func(surfaceID, provider, model string) {
 			if d.native != nil {
@@ -232,11 +269,11 @@ func Run(ctx context.Context, opts Options) error {
 		Activity: d.activityOf,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	d.events = eng
 	if d.mux, err = d.routes(); err != nil {
-		return err
+		return nil, err
 	}
 	d.native = native.New(native.Config{
 		Emit: func(ctx context.Context, ev proto.Event) error {
@@ -259,21 +296,28 @@ func Run(ctx context.Context, opts Options) error {
 	})
 	// The startup sweep runs before anything can read run state.
 	if err := eng.Start(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	defer eng.Close() // after every pane has closed: commits their last events
-	if err := d.load(ctx); err != nil {
-		return err
+	if err := d.load(ctx, h.surfaceIDs()...); err != nil {
+		return nil, err
 	}
-	evln, err := events.Listen(dirs.EventSocket())
-	if err != nil {
-		return err
+	var ln, evln *net.UnixListener
+	if h != nil {
+		d.adoptPanes(h)
+		if ln, evln, err = h.listeners(); err != nil {
+			return nil, err
+		}
+	} else {
+		if evln, err = events.Listen(dirs.EventSocket()); err != nil {
+			return nil, err
+		}
+		if ln, err = unixsock.Listen(dirs.ControlSocket()); err != nil {
+			evln.Close()
+			return nil, err
+		}
 	}
-	ln, err := unixsock.Listen(dirs.ControlSocket())
-	if err != nil {
-		evln.Close()
-		return err
-	}
+	d.ln, d.evln = ln, evln
 	if h := opts.hooks; h != nil && h.listening != nil {
 		h.listening(d, ln, evln)
 	}
@@ -285,10 +329,15 @@ func Run(ctx context.Context, opts Options) error {
 	d.bg.Wait()
 	if err != nil {
 		d.logger.Error("daemon stopped", "err", err)
-		return err
+		return nil, err
+	}
+	if plan = d.restartPlan(); plan != nil {
+		plan.lock = lock
+		d.logger.Info("daemon hands its panes to a new image", "executable", plan.executable, "panes", len(plan.panes))
+		return plan, nil
 	}
 	d.logger.Info("daemon stopped")
-	return nil
+	return nil, nil
 }
 
 // serve runs the daemon's goroutines under one errgroup until ctx ends, a
@@ -335,6 +384,10 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 	})
 	g.Go(func() error {
 		<-ctx.Done()
+		if d.restartPlan() != nil {
+			d.handOver(ln)
+			return nil
+		}
 		d.lock.setPhase(paths.PhaseStopping)
 		close(d.shutting)
 		ln.Close()
@@ -349,8 +402,8 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 
 // load reads the session records a previous daemon left. Their processes
 // died with it, so surfaces still marked running become exited.
-func (d *Daemon) load(ctx context.Context) error {
-	if _, err := d.store.ExitOrphans(ctx, time.Now()); err != nil {
+func (d *Daemon) load(ctx context.Context, adopted ...string) error {
+	if _, err := d.store.ExitOrphans(ctx, time.Now(), adopted...); err != nil {
 		return err
 	}
 	recs, err := d.store.Sessions(ctx)
@@ -807,6 +860,9 @@ func (d *Daemon) routes() (*proto.Mux, error) {
 		d.stop()
 		return proto.None{}, nil
 	})
+	proto.Handle(m, proto.OpRestart, func(ctx context.Context, a proto.RestartArgs) (proto.None, error) {
+		return proto.None{}, d.requestRestart(ctx, a)
+	})
 	proto.Handle(m, proto.OpList, func(context.Context, proto.None) ([]proto.SessionInfo, error) {
 		return d.list(), nil
 	})
@@ -860,7 +916,7 @@ func (d *Daemon) status() proto.DaemonStatus {
 	return proto.DaemonStatus{
 		PID: os.Getpid(), Version: d.opts.Version, StartedAt: d.startedAt.UTC().Format(time.RFC3339),
 		Home: filepath.Dir(d.dirs.State), Sessions: len(d.sessions), Panes: panes,
-		Protocol: proto.ControlVersion,
+		Protocol: proto.ControlVersion, Handoff: d.handoff,
 	}
 }
 
@@ -924,6 +980,7 @@ func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
 	if s.pane != nil {
 		info.PID = s.pane.PID()
 		info.Title = s.pane.Title()
+		info.Clients = s.pane.Attached()
 		if exited, code := s.pane.Exited(); exited {
 			info.ExitCode = &code
 		} else {

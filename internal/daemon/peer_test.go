@@ -106,12 +106,12 @@ func TestEveryPaneRuleIsDeliberate(t *testing.T) {
 			t.Errorf("%s: want allowed on the pane's own sessions only", op)
 		}
 	}
-	for _, op := range []string{"stop", "resume"} {
+	for _, op := range []string{"stop", "resume", "restart"} {
 		if access(op) != proto.Outside {
 			t.Errorf("%s: want refused from a pane", op)
 		}
 	}
-	if len(proto.Ops) != 18 {
+	if len(proto.Ops) != 19 {
 		t.Errorf("%d ops: give the new ones a deliberate rule here", len(proto.Ops))
 	}
 	// An op the table does not know is refused from a pane.
