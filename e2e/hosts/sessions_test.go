@@ -2,6 +2,8 @@ package hosts_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strings"
 	"sync"
@@ -129,5 +131,36 @@ func TestAttachToAHostSession(t *testing.T) {
 	}
 	if out := e.must("capture", "h1:x"); strings.Count(out, "typed remotely") != 2 {
 		t.Fatalf("capture h1:x after attach:\n%s", out)
+	}
+}
+
+// TestAttentionSpansHosts: an item a host's session raises (here a
+// terminal notification, OSC 9) is in the local `muster attention`, with
+// its host, and `muster ack HOST:ID` resolves it there.
+func TestAttentionSpansHosts(t *testing.T) {
+	srv := newServer(t)
+	e := newEnv(t, srv)
+	e.must("host", "add", "h1", "h1")
+	e.must("new", "--host", "h1", "--name", "asks", "-d", "--cmd", `printf '\033]9;approve the deploy\007'; exec cat`)
+	var items []struct {
+		ID          int64  `json:"id"`
+		Host        string `json:"host"`
+		SessionName string `json:"session_name"`
+		Message     string `json:"message"`
+	}
+	poll.Wait(t, 20*time.Second, func() bool {
+		items = nil
+		json.Unmarshal([]byte(e.run("attention", "--json").stdout), &items)
+		return len(items) == 1
+	}, func() string { return "attention --json: " + e.run("attention", "--json").stdout })
+	if it := items[0]; it.Host != "h1" || it.SessionName != "asks" || !strings.Contains(it.Message, "approve the deploy") {
+		t.Fatalf("item %+v, want h1's session asks with its message", it)
+	}
+	if out := e.must("attention"); !strings.Contains(out, "h1:asks") || !strings.Contains(out, fmt.Sprintf("h1:%d", items[0].ID)) {
+		t.Fatalf("attention:\n%s", out)
+	}
+	e.must("ack", fmt.Sprintf("h1:%d", items[0].ID))
+	if out := e.must("attention"); !strings.Contains(out, "Nothing needs your attention") {
+		t.Fatalf("attention after ack h1:%d:\n%s", items[0].ID, out)
 	}
 }

@@ -22,7 +22,7 @@ var layers = []struct {
 	{"user interface", []string{"cli", "tui", "web", "client", "host"}},
 	{"server", []string{"daemon"}},
 	{"engines", []string{"events", "native", "history", "stats", "replay", "replay/diff", "replay/gfm"}},
-	{"hook path", []string{"hookevent", "hookinstall", "nativeid", "codexroute"}},
+	{"hook path", []string{"hookevent", "hookinstall", "nativeid", "hookroute"}},
 	{"agent knowledge", []string{"provider", "provider/all", "provider/all/hooks", "provider/hookmap", "provider/<name>"}},
 	{"terminals", []string{"pane", "emulator", "termsignal", "attachterm"}},
 	{"state", []string{"store", "runstate", "capability", "panepeer"}},

@@ -166,7 +166,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		Use:   "muster",
 		Short: "A terminal workspace for coding agents",
 		Long: "Muster runs coding agents in persistent terminal panes, knows what each one is doing,\nand turns their transcripts into a searchable history.\n\n" +
-			"Run `muster` with no command for the dashboard: every session, its state and what needs\nyou; c starts a session there. Quick start: muster hooks setup; muster new claude; muster",
+			"Run `muster` with no command for the dashboard: every session, its state and what needs\nyou; c starts a session there. Quick start: muster hooks setup; muster new PROVIDER; muster",
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -112,14 +112,15 @@ func TestDaemonOutputs(t *testing.T) {
 		{"ls", []string{"ls"}, ExitOK, "", nil},
 		{"ls_json", []string{"ls", "--json"}, ExitOK, proto.OpList, nil},
 		{"attention", []string{"attention", "--all"}, ExitOK, "", nil},
-		{"attention_json", []string{"attention", "--all", "--json"}, ExitOK, proto.OpAttention, nil},
+		// host is the CLI's, filled for other hosts' items only.
+		{"attention_json", []string{"attention", "--all", "--json"}, ExitOK, proto.OpAttention, []string{"host"}},
 		{"ack", []string{"ack", "1", "2", "4"}, ExitOK, "", nil},
 		{"ack_json", []string{"ack", "1", "2", "4", "--json"}, ExitOK, proto.OpAck, nil},
 		{"wait", []string{"wait", "api", "web", "--until", "done"}, ExitGone, "", nil},
 		{"wait_json", []string{"wait", "api", "web", "--until", "done", "--json"}, ExitGone, proto.OpWait, nil},
 		{"explain", []string{"explain", "api"}, ExitOK, "", nil},
 		// explain lists open attention items: none has a resolution.
-		{"explain_json", []string{"explain", "api", "--json"}, ExitOK, proto.OpExplain, []string{"resolution"}},
+		{"explain_json", []string{"explain", "api", "--json"}, ExitOK, proto.OpExplain, []string{"resolution", "host"}},
 		{"resume", []string{"resume", "docs", "old"}, ExitError, "", nil},
 		{"resume_json", []string{"resume", "docs", "old", "--json"}, ExitError, proto.OpResume, nil},
 		{"daemon_status", []string{"daemon", "status"}, ExitOK, "", nil},

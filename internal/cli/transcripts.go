@@ -13,6 +13,7 @@ import (
 	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/iostreams"
 	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/store"
 	"github.com/musterhq/muster/internal/termtext"
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -57,10 +58,22 @@ func openHistory(ctx context.Context, f *Factory) (*history.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := dirs.EnsureState(); err != nil {
-		return nil, err
+	err = dirs.EnsureState()
+	if err == nil {
+		var idx *history.Index
+		if idx, err = history.Open(ctx, dirs.Database(), Version); err == nil {
+			return idx, nil
+		}
 	}
-	return history.Open(ctx, dirs.Database(), Version)
+	// A state dir that cannot be written still holds an index to read.
+	if _, serr := os.Stat(dirs.Database()); serr == nil && store.IsReadOnly(err) {
+		idx, rerr := history.OpenReadOnly(ctx, dirs.Database(), Version)
+		if rerr == nil {
+			fmt.Fprintf(f.IO.ErrOut, "muster: %s cannot be written; showing the index as it was last written\n", dirs.State)
+			return idx, nil
+		}
+	}
+	return nil, err
 }
 
 func historySources(provider string) []transcript.Source {
@@ -87,6 +100,9 @@ func transcriptEnv(f *Factory) transcript.Env {
 // refreshHistory brings the index up to date, with progress on a terminal.
 // Files that cannot be read are reported in one line and skipped.
 func refreshHistory(ctx context.Context, f *Factory, idx *history.Index, sources []transcript.Source, opts history.RefreshOptions) error {
+	if idx.ReadOnly() {
+		return nil
+	}
 	p := newProgress(f.IO, "indexing transcripts")
 	opts.Progress = p.update
 	st, err := idx.Refresh(ctx, sources, transcriptEnv(f), opts)

@@ -23,11 +23,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/musterhq/muster/internal/codexroute"
 	"github.com/musterhq/muster/internal/emulator"
 	"github.com/musterhq/muster/internal/events"
 	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/hookinstall"
+	"github.com/musterhq/muster/internal/hookroute"
 	"github.com/musterhq/muster/internal/native"
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/panepeer"
@@ -107,7 +107,7 @@ type Daemon struct {
 	ghosts map[string]ghost
 	// leftovers are the shared agent processes (Codex's app-server daemon)
 	// of closed panes, ended once no pane runs their agent.
-	leftovers *codexroute.Leftovers
+	leftovers *hookroute.Leftovers
 	// reserved are the names renames in flight are giving.
 	reserved map[string]bool
 
@@ -319,7 +319,7 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 	g.Go(func() error { return d.serveControl(ctx, ln) })
 	g.Go(func() error { d.announceAttention(ctx); return nil })
 	g.Go(func() error {
-		d.leftovers.Watch(ctx, codexroute.DefaultWatch, d.livePanePIDs, func(pids []int) {
+		d.leftovers.Watch(ctx, hookroute.DefaultWatch, d.livePanePIDs, func(pids []int) {
 			d.logger.Info("ended shared agent processes no pane runs an agent for", "pids", pids)
 		})
 		return nil

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/musterhq/muster/internal/codexroute"
+	"github.com/musterhq/muster/internal/hookroute"
 	"github.com/musterhq/muster/internal/launcher"
 	"github.com/musterhq/muster/internal/nativeid"
 	"github.com/musterhq/muster/internal/panepeer"
@@ -23,22 +23,22 @@ import (
 
 // sessionRouters makes one router per provider whose events are routed by
 // session id (Codex), for events.sock.
-func sessionRouters(env transcript.Env) []*codexroute.Router {
-	var out []*codexroute.Router
+func sessionRouters(env transcript.Env) []*hookroute.Router {
+	var out []*hookroute.Router
 	for _, r := range all.Capable[provider.SessionRouter]() {
-		out = append(out, codexroute.NewRouter(r, env, nil))
+		out = append(out, hookroute.NewRouter(r, env, nil))
 	}
 	return out
 }
 
 // newLeftovers watches the shared processes of every provider that has
 // them (Codex's app-server daemon).
-func newLeftovers() *codexroute.Leftovers {
-	var ms []codexroute.AgentMatcher
+func newLeftovers() *hookroute.Leftovers {
+	var ms []hookroute.AgentMatcher
 	for _, r := range all.Capable[provider.SessionRouter]() {
 		ms = append(ms, r)
 	}
-	return codexroute.NewLeftovers(nil, ms...)
+	return hookroute.NewLeftovers(nil, ms...)
 }
 
 // livePanePIDs returns the processes of the panes still running.

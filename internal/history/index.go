@@ -86,6 +86,22 @@ func Open(ctx context.Context, dbPath, version string) (*Index, error) {
 	return x, nil
 }
 
+// OpenReadOnly opens the index of a store that cannot be written (a
+// read-only state dir): it can be listed and searched as it stands, and
+// Refresh refuses.
+func OpenReadOnly(ctx context.Context, dbPath, version string) (*Index, error) {
+	st, err := store.OpenReadOnly(ctx, dbPath)
+	if err != nil {
+		return nil, err
+	}
+	x := New(st, version)
+	x.owned = true
+	return x, nil
+}
+
+// ReadOnly reports whether the index was opened read-only.
+func (x *Index) ReadOnly() bool { return x.st.ReadOnly }
+
 // Close closes the store when Open opened it.
 func (x *Index) Close() error {
 	if x.owned {

@@ -157,3 +157,60 @@ func ListAll(ctx context.Context, dirs paths.Dirs, cfg config.Config, timeout ti
 	}
 	return res
 }
+
+// AttentionAll asks every host for its attention drawer at once, each
+// bounded by timeout as ListAll is; each item carries its host. A host
+// that does not answer is returned in down with its state and reason.
+func AttentionAll(ctx context.Context, dirs paths.Dirs, cfg config.Config, all bool, timeout time.Duration) (items []proto.AttentionItem, down []Status) {
+	type answer struct {
+		items []proto.AttentionItem
+		st    *Status
+	}
+	res := make([]answer, len(cfg.Hosts))
+	var wg sync.WaitGroup
+	for i, h := range cfg.Hosts {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			l := NewLink(dirs, cfg.SSH, h)
+			fail := func(err error) {
+				st := Status{Name: h.Name, Dest: h.Dest, State: Unreachable, Reason: err.Error()}
+				if he, ok := errors.AsType[*Error](err); ok {
+					st.State, st.Reason, st.Command = he.State, he.Reason, he.Command
+				}
+				res[i].st = &st
+			}
+			if h.Muster == "" {
+				fail(&Error{Host: h.Name, State: NeedsAttention, Reason: ErrNotInstalled.Error(),
+					Command: ShellQuote("muster", "host", "add", h.Name, h.Dest)})
+				return
+			}
+			argv := []string{h.Muster, "attention", "--json"}
+			if all {
+				argv = append(argv, "--all")
+			}
+			out, err := l.Run(ctx, nil, argv...)
+			if err != nil {
+				fail(err)
+				return
+			}
+			var got []proto.AttentionItem
+			if err := json.Unmarshal(out, &got); err != nil {
+				fail(fmt.Errorf("host %s: bad answer to attention: %w", h.Name, err))
+				return
+			}
+			for j := range got {
+				got[j].Host = h.Name
+			}
+			res[i].items = got
+		})
+	}
+	wg.Wait()
+	for _, r := range res {
+		items = append(items, r.items...)
+		if r.st != nil {
+			down = append(down, *r.st)
+		}
+	}
+	return items, down
+}

@@ -541,6 +541,9 @@ type AttentionItem struct {
 	Open        bool    `json:"open"`
 	ResolvedAt  *string `json:"resolved_at"`
 	Resolution  string  `json:"resolution,omitempty"`
+	// Host is the host (muster host add) whose daemon holds the item,
+	// "" for this machine's; the CLI fills it when it asks every host.
+	Host string `json:"host,omitempty"`
 }
 
 // AckArgs are the arguments of op "ack": some item ids, or all open items.

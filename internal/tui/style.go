@@ -173,7 +173,6 @@ func age(ts string, now time.Time) string {
 // shows it.
 func createdAge(s proto.SessionInfo, now time.Time) string { return age(s.CreatedAt, now) }
 
-
 // contextLeft renders how much of its context window a session's agent
 // has left, as a percentage when the window is known, else the tokens
 // used; "" when its agent reported neither. Little left is highlighted:

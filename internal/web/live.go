@@ -48,13 +48,13 @@ type liveState struct {
 }
 
 type liveSession struct {
-	Name      string   `json:"name"`
-	Provider  string   `json:"provider"`
-	State     string   `json:"state"`
-	RunState  string   `json:"run_state"`
+	Name     string `json:"name"`
+	Provider string `json:"provider"`
+	State    string `json:"state"`
+	RunState string `json:"run_state"`
 	// Status is the one word for the session, as ls and the dashboard
 	// show it (proto.SessionInfo.StatusLabel); the page shows only it.
-	Status string `json:"status"`
+	Status    string   `json:"status"`
 	Activity  string   `json:"activity"`
 	Attention int      `json:"attention"`
 	Reasons   []string `json:"reasons"`
