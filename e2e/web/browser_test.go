@@ -127,8 +127,19 @@ func TestTerminalInBrowser(t *testing.T) {
 		fmt.Sscan(s, &r, &c)
 		return c > 10 && c < 90 && r < 30
 	})
-	do(t, ctx, typeKeys("stty size\r"))
-	waitTerm(t, ctx, "\n"+size)
+	// The page may fit twice as the viewport settles: ask the pane again
+	// until it reports the page's current size.
+	var last string
+	poll.Wait(t, 30*time.Second, func() bool {
+		size = eval[string](t, ctx, `window.musterTerm.rows+" "+window.musterTerm.cols`)
+		do(t, ctx, typeKeys("stty size\r"))
+		return poll.Until(3*time.Second, func() bool {
+			last = eval[string](t, ctx, termTextJS)
+			return strings.Contains(last, "\n"+size+" ") || strings.Contains(last, "\n"+size+"\n")
+		})
+	}, func() string {
+		return fmt.Sprintf("the pane to report the page's size %q; last screen:\n%s", size, last)
+	})
 
 	// The network goes away: the page says so, and comes back by itself.
 	px.setDown(true)

@@ -39,10 +39,25 @@
     body.setAttribute("data-control", String(control));
     fit.fit();
   }
+  // Keys typed while a writer connection opens wait for it (bounded), so
+  // that taking control and typing at once loses nothing.
+  var pending = [];
   function send(bytes) {
-    if (!control || !ws || ws.readyState !== WebSocket.OPEN) { return false; }
-    ws.send(typeof bytes === "string" ? enc.encode(bytes) : bytes);
+    if (!control) { return false; }
+    var b = typeof bytes === "string" ? enc.encode(bytes) : bytes;
+    if (!ws || ws.readyState !== WebSocket.OPEN || !live) {
+      if (pending.length >= 256) { return false; }
+      pending.push(b);
+      return true;
+    }
+    ws.send(b);
     return true;
+  }
+  var live = false;
+  function flush() {
+    var q = pending;
+    pending = [];
+    q.forEach(function (b) { ws.send(b); });
   }
 
   function connect() {
@@ -63,13 +78,14 @@
       }
       var m;
       try { m = JSON.parse(e.data); } catch (err) { return; }
-      if (m.type === "hello") { retry = 0; status("live", "open"); }
+      if (m.type === "hello") { retry = 0; live = true; flush(); status("live", "open"); }
       else if (m.type === "exit") { exited = true; status("exited " + m.code, "exited"); }
       else if (m.type === "refused") { statusEl.textContent = m.message; }
     };
     sock.onclose = function () {
       if (sock !== ws) { return; }
       ws = null;
+      live = false;
       if (exited) { return; }
       retry = Math.min(retry + 1, 6);
       status("reconnecting…", "reconnecting");
@@ -80,7 +96,10 @@
     if (timer) { clearTimeout(timer); timer = null; }
     var old = ws;
     ws = null;
+    live = false;
+    pending = [];
     if (old) { old.close(); }
+    status("connecting…", "connecting");
     exited = false;
     connect();
   }
