@@ -88,6 +88,7 @@ func cannedOps(m *proto.Mux) {
 	})
 	answer[proto.ResumeArgs](m, proto.OpResume, []proto.ResumeOutcome{
 		{Name: "docs", Resumed: true, Argv: []string{"codex", "resume", "0199aaaa-bbbb"}},
+		{Name: "fresh", Resumed: true, Argv: []string{"codex", "--no-daemon"}, NewConversation: true},
 		{Name: "old", Reason: "its transcript is gone"},
 	})
 	answer[proto.None](m, proto.OpStatus, proto.DaemonStatus{

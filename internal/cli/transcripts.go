@@ -100,8 +100,14 @@ func transcriptEnv(f *Factory) transcript.Env {
 // refreshHistory brings the index up to date, with progress on a terminal.
 // Files that cannot be read are reported in one line and skipped.
 func refreshHistory(ctx context.Context, f *Factory, idx *history.Index, sources []transcript.Source, opts history.RefreshOptions) error {
+	_, err := refreshHistoryStats(ctx, f, idx, sources, opts)
+	return err
+}
+
+// refreshHistoryStats is refreshHistory, with what the refresh did.
+func refreshHistoryStats(ctx context.Context, f *Factory, idx *history.Index, sources []transcript.Source, opts history.RefreshOptions) (history.RefreshStats, error) {
 	if idx.ReadOnly() {
-		return nil
+		return history.RefreshStats{}, nil
 	}
 	p := newProgress(f.IO, "indexing transcripts")
 	opts.Progress = p.update
@@ -109,14 +115,14 @@ func refreshHistory(ctx context.Context, f *Factory, idx *history.Index, sources
 	p.done()
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			return err
+			return st, err
 		}
-		return fmt.Errorf("refresh history: %w", err)
+		return st, fmt.Errorf("refresh history: %w", err)
 	}
 	if len(st.Errors) > 0 && f.IO.IsStderrTTY() {
 		fmt.Fprintf(f.IO.ErrOut, "muster: %d transcript problem(s); first: %s\n", len(st.Errors), termtext.Line(st.Errors[0]))
 	}
-	return nil
+	return st, nil
 }
 
 // progress prints "label n/total" on a terminal's stderr, at most ten times

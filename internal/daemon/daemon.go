@@ -26,7 +26,6 @@ import (
 	"github.com/musterhq/muster/internal/emulator"
 	"github.com/musterhq/muster/internal/events"
 	"github.com/musterhq/muster/internal/history"
-	"github.com/musterhq/muster/internal/hookinstall"
 	"github.com/musterhq/muster/internal/hookroute"
 	"github.com/musterhq/muster/internal/native"
 	"github.com/musterhq/muster/internal/pane"
@@ -253,10 +252,10 @@ func Run(ctx context.Context, opts Options) error {
 			}
 			return native.CurrentRun{RunID: r.RunID, State: r.State, Provider: r.Provider, StartedAt: r.StartedAt, Because: r.Because, Last: r.Last}
 		},
-		HooksInstalled: native.HookStatus(hookinstall.Env{Home: home, Getenv: opts.Getenv}, d.musterPath, 10*time.Second, nil),
-		OnAttention:    d.onAttention,
-		OnActivity:     func(string, native.Activity) { d.stateChanged() },
-		OnUsage:        d.onUsage,
+		OnNativeID:  d.onNativeID,
+		OnAttention: d.onAttention,
+		OnActivity:  func(string, native.Activity) { d.stateChanged() },
+		OnUsage:     d.onUsage,
 	})
 	// The startup sweep runs before anything can read run state.
 	if err := eng.Start(ctx); err != nil {

@@ -500,6 +500,10 @@ type ResumeOutcome struct {
 	Resumed bool     `json:"resumed"`
 	Argv    []string `json:"argv,omitempty"`
 	Reason  string   `json:"reason,omitempty"`
+	// NewConversation: the agent came back without its conversation,
+	// because no id of it was ever captured (its hooks never ran and
+	// nothing proved its transcript).
+	NewConversation bool `json:"new_conversation,omitempty"`
 }
 
 // NativeCaptureArgs are the arguments of op "native_capture", sent by
