@@ -92,7 +92,7 @@ func TestLayerTableIsTheArchitecturePage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := regexp.MustCompile("^\\| ([a-z ]+) \\| (.*?) \\| .* \\|$")
+	row := regexp.MustCompile(`^\| ([a-z ]+) \| (.*?) \| .* \|$`)
 	pkg := regexp.MustCompile("`([a-z_/<>-]+)`")
 	var got []string
 	for _, line := range strings.Split(string(page), "\n") {
