@@ -233,7 +233,7 @@ func TestDashboardInTmux(t *testing.T) {
 	// q quits to the shell, leaving the sessions running.
 	keys("q")
 	waitFor("the shell again", func(s string) bool { return !strings.Contains(s, "q quit") })
-	if out := muster("ls"); strings.Count(out, "running") != 3 {
+	if out := muster("ls"); strings.Count(out, " live ") != 3 {
 		t.Errorf("sessions after quitting the dashboard:\n%s", out)
 	}
 
