@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/musterhq/muster/internal/proccost"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termtext"
 )
@@ -65,7 +66,7 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 		return
 	}
 	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tID\tPROVIDER\tSTATE\tRUN\tPID\tCWD\tAGE")
+	fmt.Fprintln(tw, "NAME\tID\tPROVIDER\tSTATE\tRUN\tPID\tMEM\tCPU\tCWD\tAGE")
 	line := termtext.Line
 	for _, s := range list {
 		state := line(s.State)
@@ -88,8 +89,9 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 		if s.Control {
 			prov += " (control)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", line(s.Name), short(line(s.ID)), prov, state, run, pid,
-			line(tildePath(s.CWD)), age(now.Sub(created)))
+		mem, cpu := costColumns(s)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", line(s.Name), short(line(s.ID)), prov, state, run, pid,
+			mem, cpu, line(tildePath(s.CWD)), age(now.Sub(created)))
 	}
 	tw.Flush()
 	for _, s := range list {
@@ -97,6 +99,23 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 			fmt.Fprintf(f.IO.Out, "%s: %s\n", line(s.Name), line(s.Reason))
 		}
 	}
+}
+
+// costColumns are a session's MEM (its process tree's RSS, with "!" when
+// over its ceiling) and CPU (a share of one core) columns; "-" until the
+// daemon has sampled it twice.
+func costColumns(s proto.SessionInfo) (mem, cpu string) {
+	mem, cpu = "-", "-"
+	if s.RSSBytes != nil {
+		mem = proccost.FormatBytes(*s.RSSBytes)
+		if s.MemoryCeiling > 0 && *s.RSSBytes > s.MemoryCeiling {
+			mem += "!"
+		}
+	}
+	if s.CPUPercent != nil {
+		cpu = fmt.Sprintf("%.0f%%", *s.CPUPercent)
+	}
+	return mem, cpu
 }
 
 // short cuts an id to its first 8 bytes, never inside a UTF-8 sequence.

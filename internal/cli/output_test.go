@@ -33,6 +33,7 @@ func cannedOps(m *proto.Mux) {
 			RunState: ptr("waitingApproval"), RunID: ptr("run-1"), Attention: 1, LastEventAt: ptr(ago(2 * time.Minute)),
 			Activity: "attention", ActivitySince: ptr(ago(2 * time.Minute)), ActivityEvidence: "OSC 9 notification",
 			ActivityPercent: ptr(40), Model: "claude-opus-5-5", ContextTokens: 41200, ContextWindow: 200000,
+			RSSBytes: ptr(int64(1288490188)), PSSBytes: ptr(int64(1073741824)), CPUPercent: ptr(12.5), Processes: 4, MemoryCeiling: 1 << 30,
 		},
 		{
 			ID: "3f1c2b9e-0000-4000-8000-000000000002", Name: "build", State: "exited", ExitCode: ptr(1),
@@ -85,6 +86,8 @@ func cannedOps(m *proto.Mux) {
 			Notification: "Claude is waiting for your input",
 			Recent: []proto.ActivitySignal{{At: ago(11 * time.Minute), Evidence: "OSC 7501;state=working:app=claude-code"},
 				{At: ago(10 * time.Minute), Evidence: "OSC 9;4;0;"}}},
+		Cost: &proto.ProcessCost{RSSBytes: 1288490188, PSSBytes: 1073741824, CPUPercent: ptr(12.5), Processes: 4, MemoryCeiling: 1 << 30,
+			SampledAt: ago(3 * time.Second), Evidence: "/proc/PID/stat"},
 	})
 	answer[proto.ResumeArgs](m, proto.OpResume, []proto.ResumeOutcome{
 		{Name: "docs", Resumed: true, Argv: []string{"codex", "resume", "0199aaaa-bbbb"}},

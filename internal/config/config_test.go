@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseKey(t *testing.T) {
@@ -143,6 +144,39 @@ func TestLimits(t *testing.T) {
 	for _, body := range []string{"[limits]\npanes_per_pane = -1\n", "[limits]\nemulator_cells = -5\n"} {
 		if _, err := load(body); err == nil || !strings.Contains(err.Error(), "want a count of 1 or more") {
 			t.Errorf("%q: err = %v, want a refusal", body, err)
+		}
+	}
+}
+
+func TestCost(t *testing.T) {
+	dir := t.TempDir()
+	load := func(body string) (Config, error) {
+		p := filepath.Join(dir, "config.toml")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return Load(p)
+	}
+	c, err := load("")
+	if err != nil || c.Cost.IntervalDuration != DefaultCostInterval || c.Cost.MemoryCeilingBytes != 0 || c.Cost.SessionCeilings != nil {
+		t.Errorf("no [cost]: %+v, %v; want the default interval and no ceiling", c.Cost, err)
+	}
+	c, err = load("[cost]\ninterval = \"2s\"\nmemory_ceiling = \"2GiB\"\n[cost.sessions]\napi = \"1500MB\"\n")
+	if err != nil || c.Cost.IntervalDuration != 2*time.Second || c.Cost.MemoryCeilingBytes != 2<<30 || c.Cost.SessionCeilings["api"] != 1500e6 {
+		t.Errorf("set cost: %+v, %v", c.Cost, err)
+	}
+	if c, err = load("[cost]\ninterval = \"off\"\n"); err != nil || c.Cost.IntervalDuration != 0 {
+		t.Errorf("interval off: %+v, %v; want 0", c.Cost, err)
+	}
+	for body, want := range map[string]string{
+		"[cost]\ninterval = \"10ms\"\n":               "want a duration of 1s or more",
+		"[cost]\nmemory_ceiling = \"lots\"\n":         "want a number of bytes",
+		"[cost]\nmemory_ceiling = \"2PB\"\n":          "unknown unit",
+		"[cost]\nmemory_ceiling = \"0\"\n":            "want more than 0 bytes",
+		"[cost.sessions]\napi = \"99999999999TiB\"\n": "cost.sessions.api",
+	} {
+		if _, err := load(body); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", body, err, want)
 		}
 	}
 }

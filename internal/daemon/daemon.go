@@ -68,6 +68,13 @@ type Options struct {
 	// config package's defaults); quota.go applies them.
 	PanesPerPane  int
 	EmulatorCells int64
+	// CostInterval is how often every pane's process tree is measured
+	// (0: config.DefaultCostInterval; negative: never). MemoryCeiling
+	// and SessionMemoryCeilings (by session name) are config.toml's
+	// [cost] ceilings in bytes (cost.go).
+	CostInterval          time.Duration
+	MemoryCeiling         int64
+	SessionMemoryCeilings map[string]int64
 
 	// hooks lets this package's tests reach into a running daemon.
 	hooks *testHooks
@@ -136,6 +143,8 @@ type Daemon struct {
 	// notices are the attached clients told of other sessions' new
 	// attention items (notice.go).
 	notices noticeBoard
+	// costs are the last sample of each pane's process tree (cost.go).
+	costs costBoard
 }
 
 type session struct {
@@ -231,6 +240,7 @@ func Run(ctx context.Context, opts Options) error {
 			d.onHookModel(surfaceID, model)
 		},
 		Activity: d.activityOf,
+		Cost:     d.costOf,
 	})
 	if err != nil {
 		return err
@@ -318,6 +328,7 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 	})
 	g.Go(func() error { return d.serveControl(ctx, ln) })
 	g.Go(func() error { d.announceAttention(ctx); return nil })
+	g.Go(func() error { d.sampleCosts(ctx); return nil })
 	g.Go(func() error {
 		d.leftovers.Watch(ctx, codexroute.DefaultWatch, d.livePanePIDs, func(pids []int) {
 			d.logger.Info("ended shared agent processes no pane runs an agent for", "pids", pids)
@@ -950,6 +961,10 @@ func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
 		}
 	}
 	d.usage.fill(s.surface.ID, &info)
+	if info.State == "running" {
+		d.costs.fill(s.surface.ID, &info)
+		info.MemoryCeiling = d.memoryCeiling(s.rec.Name)
+	}
 	if s.pane == nil {
 		if restorable(s) {
 			info.State = "restorable"

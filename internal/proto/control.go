@@ -329,6 +329,17 @@ type SessionInfo struct {
 	ContextWindow int64 `json:"context_window,omitempty"`
 	// Control: the pane is the user's own (NewArgs.Control).
 	Control bool `json:"control,omitempty"`
+
+	// What the pane's whole process tree costs at the daemon's last
+	// sample (config.toml [cost]); absent while no sample has seen it.
+	// CPUPercent is a share of one core over the last interval.
+	RSSBytes   *int64   `json:"rss_bytes,omitempty"`
+	PSSBytes   *int64   `json:"pss_bytes,omitempty"`
+	CPUPercent *float64 `json:"cpu_percent,omitempty"`
+	Processes  int      `json:"processes,omitempty"`
+	// MemoryCeiling is the RSS past which the tree raises an attention
+	// item (config.toml's cost.memory_ceiling or its session's); 0: none.
+	MemoryCeiling int64 `json:"memory_ceiling,omitempty"`
 }
 
 // NewArgs are the arguments of op "new".
@@ -614,6 +625,23 @@ type Explanation struct {
 	// Activity is what the pane's terminal says beside the run state (seed
 	// 000, "Activity and attention"); null when the session has no live pane.
 	Activity *Activity `json:"activity"`
+	// Cost is what the pane's process tree costs at the last sample;
+	// absent when it has no live pane or none was taken.
+	Cost *ProcessCost `json:"cost,omitempty"`
+}
+
+// ProcessCost is one sample of a pane's whole process tree.
+type ProcessCost struct {
+	RSSBytes   int64    `json:"rss_bytes"`
+	PSSBytes   int64    `json:"pss_bytes,omitempty"` // 0: unreadable or not read yet
+	CPUPercent *float64 `json:"cpu_percent"`         // of one core; null before a second sample
+	Processes  int      `json:"processes"`
+	// MemoryCeiling is the RSS that raises an attention item (0: none).
+	MemoryCeiling int64  `json:"memory_ceiling,omitempty"`
+	SampledAt     string `json:"sampled_at"`
+	// Evidence names what was read: the files of every process in the
+	// tree, attributed by its parent chain to the pane's process.
+	Evidence string `json:"evidence"`
 }
 
 // Activity is what a pane's terminal signals say its program is doing, and
