@@ -851,6 +851,9 @@ func (d *Daemon) routes() (*proto.Mux, error) {
 		return proto.None{}, d.nativeCapture(ctx, peerOf(ctx), a)
 	})
 	proto.Handle(m, proto.OpResume, d.resume)
+	proto.Handle(m, proto.OpSendConfirm, func(ctx context.Context, a proto.SendConfirmArgs) (proto.SendConfirmResult, error) {
+		return d.sendConfirm(ctx, peerOf(ctx), a)
+	})
 	d.events.RegisterControl(m)
 	if missing := m.Missing(); len(missing) > 0 {
 		return nil, fmt.Errorf("control ops without a handler: %v", missing)

@@ -88,6 +88,12 @@ const (
 	// limit of config.toml's [limits]: panes a pane may start, emulator
 	// cells of every live pane. Nothing changed; the message names the limit.
 	CodeLimit = "limit"
+	// CodeBlocked refuses a confirmed send to an agent that waits for
+	// approval or sits in a dialog that would swallow the text; nothing
+	// was typed, and the message names the state.
+	CodeBlocked = "blocked"
+	// CodeTimeout: what the op waited for was not seen in time.
+	CodeTimeout = "timeout"
 )
 
 // CommonCodes can come back from any op: a malformed request, a daemon
@@ -115,6 +121,7 @@ const (
 	OpExplain       = "explain"        // why a session is in its run state
 	OpPreview       = "preview"        // a pane's screen, pushed again whenever it changes
 	OpWatch         = "watch"          // the sessions and the attention drawer, pushed again whenever they change
+	OpSendConfirm   = "send_confirm"   // type a prompt and Enter, answer once the agent was seen to take it
 )
 
 // Access says who may call an op. Processes inside a Muster pane may not
@@ -213,6 +220,7 @@ var Ops = []Op{
 	{OpAttach, t[AttachArgs](), t[AttachResult](), OwnPane, Frames, false, []string{CodeInvalid, CodeNotFound, CodeConflict}},
 	{OpResume, t[ResumeArgs](), t[[]ResumeOutcome](), Outside, Reply, false, []string{CodeInvalid, CodeNotFound, CodeConflict}},
 	{OpNativeCapture, t[NativeCaptureArgs](), t[None](), OwnPane, Reply, false, []string{CodeInvalid, CodeNotFound, CodeUnauthorized, CodeExited}},
+	{OpSendConfirm, t[SendConfirmArgs](), t[SendConfirmResult](), OwnPane, Blocking, false, []string{CodeNotFound, CodeConflict, CodeExited, CodeBlocked, CodeTimeout}},
 	{OpAttention, t[AttentionArgs](), t[[]AttentionItem](), ReadOnly, Reply, false, []string{CodeUnsupported}},
 	{OpAck, t[AckArgs](), t[AckResult](), OwnPane, Reply, false, []string{CodeNotFound, CodeUnsupported}},
 	{OpWait, t[WaitArgs](), t[WaitResult](), ReadOnly, Blocking, false, []string{CodeInvalid, CodeNotFound, CodeUnsupported}},
@@ -367,6 +375,48 @@ type SendArgs struct {
 	Name  string `json:"name"`
 	Text  string `json:"text"`
 	Enter bool   `json:"enter,omitempty"`
+}
+
+// SendConfirmArgs are the arguments of op "send_confirm": Text and Enter
+// are typed as op "send" types them, once the agent is not blocked.
+type SendConfirmArgs struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
+	// Force types even when the agent waits for approval or sits in a
+	// dialog.
+	Force bool `json:"force,omitempty"`
+	// TimeoutMS bounds the wait for the agent to take the prompt (0:
+	// 30 s).
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// WaitDone also waits for the turn the prompt started to end.
+	WaitDone bool `json:"wait_done,omitempty"`
+}
+
+// Evidence that an agent took a prompt.
+const (
+	// TookRunStarted: a new run started after the text was typed (a
+	// hook, a transcript record or the native estimator said so).
+	TookRunStarted = "run-started"
+	// TookTerminalWorking: the pane's terminal said the program works
+	// (OSC 9;4 progress, OSC 7501, a working title) after the text was
+	// typed, before any run event.
+	TookTerminalWorking = "terminal-working"
+)
+
+// SendConfirmResult says how the agent was seen to take the prompt and,
+// with WaitDone, how the turn ended.
+type SendConfirmResult struct {
+	Took   string `json:"took"`   // TookRunStarted | TookTerminalWorking
+	Detail string `json:"detail"` // the event or signal: "started from hook UserPromptSubmit (claude)"
+	RunID  string `json:"run_id,omitempty"`
+	// Forced: the agent was blocked and Force typed anyway; Blocked names
+	// the state it was in.
+	Forced  bool   `json:"forced,omitempty"`
+	Blocked string `json:"blocked,omitempty"`
+	// Outcome is, with WaitDone, the run's end: succeeded | failed |
+	// interrupted | disconnected, "exited" when the pane did, or ended
+	// when another run began first.
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // CaptureArgs are the arguments of op "capture".
