@@ -185,6 +185,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newLsCmd(f),
 		newAttachCmd(f),
 		newSendCmd(f),
+		newWorktreeCmd(f),
 		newCaptureCmd(f),
 		newRenameCmd(f),
 		newKillCmd(f),

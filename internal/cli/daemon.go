@@ -79,6 +79,7 @@ func newDaemonCmd(f *Factory) *cobra.Command {
 				ScrollbackBytes: cfg.ScrollbackBytes, ScrollbackTotalBytes: cfg.ScrollbackTotalBytes, NotifyCommand: cfg.NotifyArgv(),
 				Notices: f.IO.ErrOut, PanesPerPane: cfg.Limits.PanesPerPane, EmulatorCells: cfg.Limits.EmulatorCells,
 				CostInterval: costInterval(cfg.Cost), MemoryCeiling: cfg.Cost.MemoryCeilingBytes, SessionMemoryCeilings: cfg.Cost.SessionCeilings,
+				WorktreeDir: cfg.Worktree.Dir,
 			})
 			if errors.Is(err, daemon.ErrAlreadyRunning) {
 				return &UserError{Err: err, Hint: "stop it with `muster daemon stop`", Code: ExitError}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -66,7 +67,13 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 		return
 	}
 	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tID\tPROVIDER\tSTATE\tRUN\tPID\tMEM\tCPU\tCWD\tAGE")
+	// BRANCH shows only when a session runs in a worktree of its own.
+	branches := slices.ContainsFunc(list, func(s proto.SessionInfo) bool { return s.Worktree != nil })
+	header := "NAME\tID\tPROVIDER\tSTATE\tRUN\tPID\tMEM\tCPU\tCWD\tAGE"
+	if branches {
+		header += "\tBRANCH"
+	}
+	fmt.Fprintln(tw, header)
 	line := termtext.Line
 	for _, s := range list {
 		state := line(s.State)
@@ -90,8 +97,12 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 			prov += " (control)"
 		}
 		mem, cpu := costColumns(s)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", line(s.Name), short(line(s.ID)), prov, state, run, pid,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", line(s.Name), short(line(s.ID)), prov, state, run, pid,
 			mem, cpu, line(tildePath(s.CWD)), age(now.Sub(created)))
+		if branches {
+			fmt.Fprintf(tw, "\t%s", branchCell(s.Worktree))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	for _, s := range list {

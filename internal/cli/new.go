@@ -12,6 +12,7 @@ import (
 	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/termtext"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -27,10 +28,17 @@ type newOptions struct {
 	Attach    bool
 	Control   bool
 	Args      []string
+	// Worktree is --worktree's value: nil without it, "" for the default
+	// branch.
+	Worktree *string
 }
+
+// worktreeNoValue is --worktree given without a value.
+const worktreeNoValue = "\x00default"
 
 func newNewCmd(f *Factory) *cobra.Command {
 	var o newOptions
+	var worktreeFlag string
 	cmd := &cobra.Command{
 		Use:   "new [PROVIDER] [--name NAME] [--dir DIR] [--cmd 'COMMAND' | --resume SESSION] [--detach] [-- ARGS...]",
 		Short: "Start a session in a new pane and attach to it",
@@ -52,6 +60,22 @@ func newNewCmd(f *Factory) *cobra.Command {
 			if dash >= 0 {
 				pos, o.Args = args[:dash], args[dash:]
 			}
+			if cmd.Flags().Changed("worktree") {
+				branch := worktreeFlag
+				// `--worktree BRANCH`: the branch comes as one positional
+				// more than the command takes.
+				if branch == worktreeNoValue {
+					branch = ""
+					need := 1
+					if cmd.Flags().Changed("cmd") || cmd.Flags().Changed("resume") {
+						need = 0
+					}
+					if len(pos) == need+1 {
+						branch, pos = pos[need], pos[:need]
+					}
+				}
+				o.Worktree = &branch
+			}
 			if len(pos) > 1 {
 				return usagef("new takes at most one PROVIDER, got %q", pos)
 			}
@@ -70,6 +94,8 @@ func newNewCmd(f *Factory) *cobra.Command {
 	cmd.Flags().BoolVarP(&o.Detach, "detach", "d", false, "do not attach after creating the pane")
 	cmd.Flags().BoolVar(&o.Control, "control", false, "make the pane your own: programs in it may attach to, send to, kill, resume and stop every session, as you may (only from outside muster)")
 	cmd.Flags().BoolVar(&o.Attach, "attach", false, "attach even inside a muster pane (a nested client; its detach key is the outer one's too)")
+	cmd.Flags().StringVar(&worktreeFlag, "worktree", "", "start in a new git worktree of the repository at --dir, on BRANCH (default muster/NAME), beside the repository")
+	cmd.Flags().Lookup("worktree").NoOptDefVal = worktreeNoValue
 	return cmd
 }
 
@@ -151,11 +177,17 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 	var info proto.SessionInfo
 	err = c.Call(cmd.Context(), proto.OpNew, proto.NewArgs{
 		Name: o.Name, Provider: o.Provider, Dir: abs, Cmd: o.Cmd, ResumeCmd: o.ResumeCmd, ResumeID: resumeID,
-		Args: o.Args, Env: env, Cols: cols, Rows: rows, Control: o.Control,
+		Args: o.Args, Env: env, Cols: cols, Rows: rows, Control: o.Control, Worktree: worktreeArgs(o.Worktree),
 	}, &info)
 	c.Close()
 	if err != nil {
 		return err
+	}
+	if w := info.Worktree; w != nil {
+		fmt.Fprintf(f.IO.ErrOut, "muster: %s runs in worktree %s on branch %s (from %s)\n", termtext.Line(info.Name), termtext.Line(w.Path), termtext.Line(w.Branch), short(w.BaseCommit))
+		if w.Setup != "" && w.Setup != "none" {
+			fmt.Fprintf(f.IO.ErrOut, "muster: setup files: %s\n", termtext.Line(w.Setup))
+		}
 	}
 	if !attach {
 		fmt.Fprintln(f.IO.Out, info.Name)
@@ -165,6 +197,13 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 		return nil
 	}
 	return runAttach(cmd.Context(), f, attachOptions{Name: info.Name, PaneExit: true})
+}
+
+func worktreeArgs(branch *string) *proto.WorktreeArgs {
+	if branch == nil {
+		return nil
+	}
+	return &proto.WorktreeArgs{Branch: *branch}
 }
 
 // launcher finds a [[launcher]] entry of config.toml by name.

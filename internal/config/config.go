@@ -47,6 +47,15 @@ type Config struct {
 	Launchers     []Launcher `toml:"launcher"`
 	Limits        Limits     `toml:"limits"`
 	Cost          Cost       `toml:"cost"`
+	Worktree      Worktree   `toml:"worktree"`
+}
+
+// Worktree configures `muster new --worktree`.
+type Worktree struct {
+	// Dir is where worktrees go, one directory per branch inside it;
+	// {repo} is the repository's name and a leading ~/ the home. Unset:
+	// beside the repository, /src/app → /src/app.worktrees/BRANCH.
+	Dir string `toml:"dir"`
 }
 
 // Cost is how the daemon measures what each pane's process tree costs
@@ -329,6 +338,16 @@ func Load(path string) (Config, error) {
 	}
 	if c.Limits.EmulatorCells == 0 {
 		c.Limits.EmulatorCells = DefaultEmulatorCells
+	}
+	if d, ok := strings.CutPrefix(c.Worktree.Dir, "~/"); ok {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return Default(), fmt.Errorf("config %s: worktree.dir: %v", path, err)
+		}
+		c.Worktree.Dir = home + "/" + d
+	}
+	if c.Worktree.Dir != "" && !strings.HasPrefix(c.Worktree.Dir, "/") {
+		return Default(), fmt.Errorf("config %s: worktree.dir %q: want an absolute path or one under ~/", path, c.Worktree.Dir)
 	}
 	if err := c.Cost.parse(); err != nil {
 		return Default(), fmt.Errorf("config %s: %w", path, err)

@@ -180,3 +180,23 @@ func TestCost(t *testing.T) {
 		}
 	}
 }
+
+func TestWorktreeDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", "/home/u")
+	p := filepath.Join(dir, "config.toml")
+	for body, want := range map[string]string{
+		"":                                   "",
+		"[worktree]\ndir = \"/wt/{repo}\"\n": "/wt/{repo}",
+		"[worktree]\ndir = \"~/wt\"\n":       "/home/u/wt",
+	} {
+		os.WriteFile(p, []byte(body), 0o600)
+		if c, err := Load(p); err != nil || c.Worktree.Dir != want {
+			t.Errorf("%q: dir %q, %v; want %q", body, c.Worktree.Dir, err, want)
+		}
+	}
+	os.WriteFile(p, []byte("[worktree]\ndir = \"wt\"\n"), 0o600)
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "want an absolute path") {
+		t.Errorf("a relative dir: %v", err)
+	}
+}

@@ -75,6 +75,8 @@ type Options struct {
 	CostInterval          time.Duration
 	MemoryCeiling         int64
 	SessionMemoryCeilings map[string]int64
+	// WorktreeDir is config.toml's worktree.dir ("": beside the repo).
+	WorktreeDir string
 
 	// hooks lets this package's tests reach into a running daemon.
 	hooks *testHooks
@@ -145,6 +147,8 @@ type Daemon struct {
 	notices noticeBoard
 	// costs are the last sample of each pane's process tree (cost.go).
 	costs costBoard
+	// worktrees are the git worktrees sessions run in (worktree.go).
+	worktrees worktreeBoard
 }
 
 type session struct {
@@ -329,6 +333,7 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 	g.Go(func() error { return d.serveControl(ctx, ln) })
 	g.Go(func() error { d.announceAttention(ctx); return nil })
 	g.Go(func() error { d.sampleCosts(ctx); return nil })
+	g.Go(func() error { d.watchWorktrees(ctx); return nil })
 	g.Go(func() error {
 		d.leftovers.Watch(ctx, codexroute.DefaultWatch, d.livePanePIDs, func(pids []int) {
 			d.logger.Info("ended shared agent processes no pane runs an agent for", "pids", pids)
@@ -376,7 +381,7 @@ func (d *Daemon) load(ctx context.Context) error {
 		}
 		d.sessions[rec.ID] = s
 	}
-	return nil
+	return d.loadWorktrees(ctx)
 }
 
 func (d *Daemon) closeAllPanes() {
@@ -851,6 +856,13 @@ func (d *Daemon) routes() (*proto.Mux, error) {
 		return proto.None{}, d.nativeCapture(ctx, peerOf(ctx), a)
 	})
 	proto.Handle(m, proto.OpResume, d.resume)
+	proto.Handle(m, proto.OpWorktrees, func(ctx context.Context, _ proto.None) ([]proto.WorktreeInfo, error) {
+		return d.listWorktrees(ctx)
+	})
+	proto.Handle(m, proto.OpWorktreeRm, d.removeWorktree)
+	proto.Handle(m, proto.OpSetupConsent, func(ctx context.Context, a proto.SetupConsentArgs) (proto.None, error) {
+		return proto.None{}, d.setupConsent(ctx, a)
+	})
 	proto.Handle(m, proto.OpSendConfirm, func(ctx context.Context, a proto.SendConfirmArgs) (proto.SendConfirmResult, error) {
 		return d.sendConfirm(ctx, peerOf(ctx), a)
 	})
@@ -964,6 +976,7 @@ func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
 		}
 	}
 	d.usage.fill(s.surface.ID, &info)
+	d.worktrees.fill(s.rec.ID, &info)
 	if info.State == "running" {
 		d.costs.fill(s.surface.ID, &info)
 		info.MemoryCeiling = d.memoryCeiling(s.rec.Name)

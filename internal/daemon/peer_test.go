@@ -96,7 +96,7 @@ func TestEveryPaneRuleIsDeliberate(t *testing.T) {
 		}
 		return o.Access
 	}
-	for _, op := range []string{"status", "ls", "wait", "attention", "explain", "hello", "watch"} {
+	for _, op := range []string{"status", "ls", "wait", "attention", "explain", "hello", "watch", "worktrees"} {
 		if access(op) != proto.ReadOnly {
 			t.Errorf("%s: want allowed from a pane", op)
 		}
@@ -106,12 +106,12 @@ func TestEveryPaneRuleIsDeliberate(t *testing.T) {
 			t.Errorf("%s: want allowed on the pane's own sessions only", op)
 		}
 	}
-	for _, op := range []string{"stop", "resume"} {
+	for _, op := range []string{"stop", "resume", "worktree_rm", "setup_consent"} {
 		if access(op) != proto.Outside {
 			t.Errorf("%s: want refused from a pane", op)
 		}
 	}
-	if len(proto.Ops) != 19 {
+	if len(proto.Ops) != 22 {
 		t.Errorf("%d ops: give the new ones a deliberate rule here", len(proto.Ops))
 	}
 	// An op the table does not know is refused from a pane.

@@ -122,6 +122,9 @@ const (
 	OpPreview       = "preview"        // a pane's screen, pushed again whenever it changes
 	OpWatch         = "watch"          // the sessions and the attention drawer, pushed again whenever they change
 	OpSendConfirm   = "send_confirm"   // type a prompt and Enter, answer once the agent was seen to take it
+	OpWorktrees     = "worktrees"      // the git worktrees sessions were started in
+	OpWorktreeRm    = "worktree_rm"    // remove a worktree nothing would be lost with
+	OpSetupConsent  = "setup_consent"  // consent to a repository's worktree setup files
 )
 
 // Access says who may call an op. Processes inside a Muster pane may not
@@ -221,6 +224,9 @@ var Ops = []Op{
 	{OpResume, t[ResumeArgs](), t[[]ResumeOutcome](), Outside, Reply, false, []string{CodeInvalid, CodeNotFound, CodeConflict}},
 	{OpNativeCapture, t[NativeCaptureArgs](), t[None](), OwnPane, Reply, false, []string{CodeInvalid, CodeNotFound, CodeUnauthorized, CodeExited}},
 	{OpSendConfirm, t[SendConfirmArgs](), t[SendConfirmResult](), OwnPane, Blocking, false, []string{CodeNotFound, CodeConflict, CodeExited, CodeBlocked, CodeTimeout}},
+	{OpWorktrees, t[None](), t[[]WorktreeInfo](), ReadOnly, Reply, false, nil},
+	{OpWorktreeRm, t[WorktreeRmArgs](), t[WorktreeRemoved](), Outside, Reply, false, []string{CodeNotFound, CodeConflict, CodeInvalid}},
+	{OpSetupConsent, t[SetupConsentArgs](), t[None](), Outside, Reply, false, []string{CodeInvalid, CodeConflict}},
 	{OpAttention, t[AttentionArgs](), t[[]AttentionItem](), ReadOnly, Reply, false, []string{CodeUnsupported}},
 	{OpAck, t[AckArgs](), t[AckResult](), OwnPane, Reply, false, []string{CodeNotFound, CodeUnsupported}},
 	{OpWait, t[WaitArgs](), t[WaitResult](), ReadOnly, Blocking, false, []string{CodeInvalid, CodeNotFound, CodeUnsupported}},
@@ -348,6 +354,9 @@ type SessionInfo struct {
 	// MemoryCeiling is the RSS past which the tree raises an attention
 	// item (config.toml's cost.memory_ceiling or its session's); 0: none.
 	MemoryCeiling int64 `json:"memory_ceiling,omitempty"`
+
+	// Worktree is the git worktree the session was started in.
+	Worktree *WorktreeInfo `json:"worktree,omitempty"`
 }
 
 // NewArgs are the arguments of op "new".
@@ -368,6 +377,9 @@ type NewArgs struct {
 	// Control makes the pane the user's own: its processes may drive
 	// every session as the user may. Refused from inside a pane.
 	Control bool `json:"control,omitempty"`
+	// Worktree starts the session in a new git worktree of the
+	// repository that holds Dir.
+	Worktree *WorktreeArgs `json:"worktree,omitempty"`
 }
 
 // SendArgs are the arguments of op "send".
@@ -375,6 +387,55 @@ type SendArgs struct {
 	Name  string `json:"name"`
 	Text  string `json:"text"`
 	Enter bool   `json:"enter,omitempty"`
+}
+
+// WorktreeArgs ask `new` for a git worktree.
+type WorktreeArgs struct {
+	// Branch is checked out in the worktree, made from the repository's
+	// HEAD when it does not exist; "" is muster/NAME.
+	Branch string `json:"branch,omitempty"`
+}
+
+// WorktreeInfo is a worktree a session was started in, and what removing
+// it could lose (as last inspected; worktree_rm inspects again).
+type WorktreeInfo struct {
+	Path       string `json:"path"`
+	Repo       string `json:"repo"`
+	Branch     string `json:"branch"`
+	BaseCommit string `json:"base_commit"`
+	Session    string `json:"session"` // the owning session's name ("" once it is gone)
+	SessionID  string `json:"session_id"`
+	Live       bool   `json:"live"`   // a live pane runs in it
+	Exists     bool   `json:"exists"` // the directory is there
+	Dirty      int    `json:"dirty"`  // changed and untracked files
+	Ahead      int    `json:"ahead"`  // commits since the base
+	Unpushed   int    `json:"unpushed"`
+	// Setup says, in new's answer, what became of the repository's setup
+	// files: "ran", "none", or why they did not run.
+	Setup string `json:"setup,omitempty"`
+}
+
+// WorktreeRmArgs name a worktree by its path or its session.
+type WorktreeRmArgs struct {
+	Target string `json:"target"`
+	// Force removes a dirty or unpushed worktree (never a live one); an
+	// unpushed branch is kept.
+	Force bool `json:"force,omitempty"`
+}
+
+// WorktreeRemoved is what worktree_rm did.
+type WorktreeRemoved struct {
+	Path          string `json:"path"`
+	Branch        string `json:"branch"`
+	BranchDeleted bool   `json:"branch_deleted"`
+}
+
+// SetupConsentArgs consent to a repository's setup files as they are now:
+// the daemon reads them again and records the consent only when their
+// hash is still SHA256.
+type SetupConsentArgs struct {
+	Repo   string `json:"repo"`
+	SHA256 string `json:"sha256"`
 }
 
 // SendConfirmArgs are the arguments of op "send_confirm": Text and Enter

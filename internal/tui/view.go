@@ -470,6 +470,9 @@ func (t sessionTable) Render(w int) string {
 			state = styleQuiet.Styled("? unknown")
 		}
 		dir := tilde(termtext.Line(s.CWD), t.home)
+		if w := s.Worktree; w != nil {
+			dir = worktreeMark(w) + " " + dir
+		}
 		if t.byDir && i > t.off && t.sessions[i-1].CWD == s.CWD && sessionGroup(s) < groupExited {
 			dir = styleFaint.Styled("〃")
 		}
@@ -487,6 +490,19 @@ func (t sessionTable) Render(w int) string {
 		lines[0] += styleFaint.Styled("   by directory")
 	}
 	return strings.Join(lines, "\n") + foldLine
+}
+
+// worktreeMark is the branch of a session's own worktree, "*" when it
+// has changes and ↑N for its commits since its base.
+func worktreeMark(w *proto.WorktreeInfo) string {
+	out := "⎇ " + termtext.Line(w.Branch)
+	if w.Dirty > 0 {
+		out += "*"
+	}
+	if w.Ahead > 0 {
+		out += fmt.Sprintf(" ↑%d", w.Ahead)
+	}
+	return out
 }
 
 // costCell is a session's memory (its process tree's RSS, "!" over its
