@@ -108,7 +108,7 @@ printf '\033]0;title\302\2332J\007'; read line`)
 
 	out = e.must("ls")
 	terminalSafe(t, "ls", out)
-	if !strings.Contains(out, "waitingApproval !1") {
+	if !strings.Contains(out, "waitingApproval  !1") {
 		t.Errorf("muster ls:\n%s", out)
 	}
 	if !eventually(func() bool { return e.session("evil").Title == "title\u009b2J" }) {

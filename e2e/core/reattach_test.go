@@ -69,6 +69,14 @@ func TestReattachToVimThenQuit(t *testing.T) {
 	c := e.attach("v", 100, 30, true)
 	c.waitScreen("~")
 	c.typeText("\x1b:q\r")
+	// The pane first, then the client: compared at once, both could still
+	// show vim, before the keys reached it.
+	if !eventually(func() bool {
+		s := e.must("capture", "v")
+		return strings.Contains(s, "shell-screen-here") && !strings.Contains(s, "~\n~")
+	}) {
+		t.Fatalf("vim did not quit:\n%s", e.must("capture", "v"))
+	}
 	c.waitSame("after quitting vim", func() []string { return e.captureRows("v") })
 	screen := c.screen()
 	if !strings.Contains(screen, "shell-screen-here") || strings.Contains(screen, "~\n~") {
@@ -137,6 +145,11 @@ func TestClientsOfDifferentSizesWithVim(t *testing.T) {
 	// The big client types: the pane is 120×40, the small client shows
 	// its corner, the viewer still sees the screen.
 	big.typeText("5G")
+	// The pane first: until it takes the big client's size, the client
+	// and the capture agree on the small screen.
+	if !eventually(func() bool { return len(e.captureRows("vim")) > 20 }) {
+		t.Fatalf("the pane did not take the big client's size:\n%s", e.must("capture", "vim"))
+	}
 	big.waitSame("the big leader", func() []string { return e.captureRows("vim") })
 	if !strings.Contains(big.screen(), "numbered line 039") {
 		t.Errorf("the big client does not show all 40 rows:\n%s", big.screen())

@@ -118,7 +118,10 @@ func TestUnconfirmedClaudeRelaunchesWithSameID(t *testing.T) {
 		t.Fatalf("a launch without hooks should stay provisional: %+v", s)
 	}
 	e.must("daemon", "stop")
-	e.must("resume", "un")
+	// Issue 23: the user is told the conversation is not coming back.
+	if out := e.must("resume", "un"); !strings.Contains(out, "un: resumed as a new conversation: no id was captured") {
+		t.Errorf("resume of a session with no captured id printed %q", out)
+	}
 	all := invocations(t, log, "claude")
 	last := all[len(all)-1]
 	if argAfter(last, "--session-id") != s.NativeSessionID || slices.Contains(last, "--resume") {

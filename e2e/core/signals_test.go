@@ -212,7 +212,7 @@ func TestWaitDoneWaitingAndResume(t *testing.T) {
 	e.must("send", "cl", "reply first turn", "--enter")
 	// No run yet, so the current state cannot satisfy the wait.
 	res, code = e.waitJSON("cl", "--until", "waiting", "--timeout", "30s")
-	if s := res.Sessions[0]; code != 0 || (s.State != "succeeded" && s.State != "idle") || s.Pane != proto.PaneRunning {
+	if s := res.Sessions[0]; code != 0 || (s.State != "succeeded" && s.State != "idle") || s.Pane != proto.PaneLive {
 		t.Fatalf("waiting after a turn: exit %d, %+v", code, res)
 	}
 

@@ -308,3 +308,21 @@ func TestHookLoggerScript(t *testing.T) {
 		t.Errorf("recorded %+v, %v", hs, err)
 	}
 }
+
+func TestVersionsOverride(t *testing.T) {
+	t.Setenv(VersionsEnv, "codex@0.169.0, claude@2.1.328")
+	for c, want := range map[CLI]string{Codex: "0.169.0", Claude: "2.1.328", Gemini: packages[Gemini].Version} {
+		if p, err := c.Package(); err != nil || p.Version != want {
+			t.Errorf("%s with %s set: %+v, %v; want version %s", c, VersionsEnv, p, err, want)
+		}
+	}
+	for _, bad := range []string{"codex", "codex@", "@1.0", "vim@1.0", "codex@1.0,codex@2.0", "codex@../../x", "codex@-rf", "codex@1 0"} {
+		if _, err := ParseVersions(bad); err == nil {
+			t.Errorf("ParseVersions(%q) succeeded", bad)
+		}
+		t.Setenv(VersionsEnv, bad)
+		if _, err := Codex.Package(); err == nil {
+			t.Errorf("Package with %s=%q succeeded", VersionsEnv, bad)
+		}
+	}
+}

@@ -37,19 +37,74 @@ type Package struct {
 // Spec returns the npm package for "name@version".
 func (p Package) Spec() string { return p.Name + "@" + p.Version }
 
+// packages are the pinned releases: the newest the npm registry served on
+// 2026-12-05 (`npm view @anthropic-ai/claude-code version` and so on).
 var packages = map[CLI]Package{
-	Claude: {Name: "@anthropic-ai/claude-code", Version: "2.1.328", Bin: "claude"},
-	Codex:  {Name: "@openai/codex", Version: "0.169.0", Bin: "codex"},
+	Claude: {Name: "@anthropic-ai/claude-code", Version: "2.1.332", Bin: "claude"},
+	Codex:  {Name: "@openai/codex", Version: "0.171.0", Bin: "codex"},
 	Gemini: {Name: "@google/gemini-cli", Version: "0.61.0", Bin: "gemini"},
 }
 
-// Package returns the pinned release of c.
+// VersionsEnv overrides pinned versions for a run of the suite:
+// "claude@2.1.328,codex@0.169.0" (any subset of the CLIs).
+const VersionsEnv = "MUSTER_REALCLI_VERSIONS"
+
+// Package returns the release of c the suite runs: the pinned one, or the
+// one VersionsEnv names.
 func (c CLI) Package() (Package, error) {
 	p, ok := packages[c]
 	if !ok {
 		return Package{}, fmt.Errorf("unknown CLI %q (want claude, codex or gemini)", string(c))
 	}
+	over, err := ParseVersions(os.Getenv(VersionsEnv))
+	if err != nil {
+		return Package{}, err
+	}
+	if v, ok := over[c]; ok {
+		p.Version = v
+	}
 	return p, nil
+}
+
+// ParseVersions reads a VersionsEnv value: comma-separated CLI@VERSION,
+// each CLI at most once; "" is no override.
+func ParseVersions(s string) (map[CLI]string, error) {
+	out := map[CLI]string{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for _, item := range strings.Split(s, ",") {
+		name, v, ok := strings.Cut(strings.TrimSpace(item), "@")
+		c := CLI(name)
+		switch _, known := packages[c]; {
+		case !ok || name == "" || v == "":
+			return nil, fmt.Errorf("%s: %q is not CLI@VERSION (for example codex@0.171.0)", VersionsEnv, item)
+		case !known:
+			return nil, fmt.Errorf("%s: unknown CLI %q (want claude, codex or gemini)", VersionsEnv, name)
+		case !validVersion(v):
+			return nil, fmt.Errorf("%s: %q is not a version npm can install", VersionsEnv, v)
+		}
+		if _, dup := out[c]; dup {
+			return nil, fmt.Errorf("%s: %s is named twice", VersionsEnv, name)
+		}
+		out[c] = v
+	}
+	return out, nil
+}
+
+// validVersion reports whether v is a version or tag that is safe as part
+// of a directory name and an npm argument: letters, digits, '.', '-', '+'
+// and '_', not starting with '-' or '.'.
+func validVersion(v string) bool {
+	if v == "" || len(v) > 64 || v[0] == '-' || v[0] == '.' {
+		return false
+	}
+	for _, r := range v {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune(".-+_", r)) {
+			return false
+		}
+	}
+	return true
 }
 
 // SkipEnv is the variable that, set to 1, skips every test of the suite.

@@ -396,3 +396,29 @@ func TestMusterHooklessCodexesOneDir(t *testing.T) {
 		t.Error("no app-server: Codex did not run in daemon mode, the case is not the one of issue 10")
 	}
 }
+
+// TestMusterCodexDaemonStopEndsAppServer (issue 23 item 11): `muster
+// daemon stop` while Codex, typed into a shell pane, runs in daemon mode
+// ends its app-server daemon and pid-update-loop with the pane: nothing
+// of Codex outlives Muster's panes.
+func TestMusterCodexDaemonStopEndsAppServer(t *testing.T) {
+	t.Parallel()
+	s := realcli.New(t, realcli.Codex, realcli.Options{})
+	m := newMuster(t, s)
+	logOnFailure(t, s)
+	startCodexInShell(m, "da")
+	s.Server.Enqueue(fakemodel.Text("reply for da"))
+	promptUntil(m, "da", "hello from da", "reply for da")
+	if len(codexDaemons(s)) == 0 {
+		t.Fatal("no Codex app-server: the pane did not run Codex in daemon mode")
+	}
+	for _, p := range codexDaemons(s) {
+		t.Logf("codex shared process: %d %s", p.PID, p.Command)
+	}
+	m.must("daemon", "stop")
+	start := time.Now()
+	if !poll(20*time.Second, func() bool { return len(codexDaemons(s)) == 0 }) {
+		t.Fatalf("the Codex app-server outlived `muster daemon stop` by 20 s: %v", codexDaemons(s))
+	}
+	t.Logf("app-server gone %s after muster daemon stop returned", time.Since(start).Round(10*time.Millisecond))
+}

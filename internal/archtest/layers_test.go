@@ -19,10 +19,10 @@ var layers = []struct {
 	packages []string
 }{
 	{"commands", []string{"cmd/muster", "cmd/muster-hook"}},
-	{"user interface", []string{"cli", "tui", "web", "client"}},
+	{"user interface", []string{"cli", "tui", "web", "client", "host"}},
 	{"server", []string{"daemon"}},
 	{"engines", []string{"events", "native", "proccost", "worktree", "history", "stats", "replay", "replay/diff", "replay/gfm"}},
-	{"hook path", []string{"hookevent", "hookinstall", "nativeid", "codexroute"}},
+	{"hook path", []string{"hookevent", "hookinstall", "nativeid", "hookroute"}},
 	{"agent knowledge", []string{"provider", "provider/all", "provider/all/hooks", "provider/hookmap", "provider/<name>"}},
 	{"terminals", []string{"pane", "emulator", "termsignal", "attachterm"}},
 	{"state", []string{"store", "runstate", "capability", "panepeer"}},

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/client"
+	"github.com/musterhq/muster/internal/host"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termtext"
 )
@@ -50,6 +52,18 @@ func newAttentionCmdWith(f *Factory, runF func(*attentionOptions) error) *cobra.
 			var items []proto.AttentionItem
 			if err := c.Call(cmd.Context(), proto.OpAttention, proto.AttentionArgs{All: o.All}, &items); err != nil {
 				return err
+			}
+			// Every host's drawer too, asked at once, each bounded.
+			if cfg, err := f.Config(); err == nil && len(cfg.Hosts) > 0 {
+				d, err := f.Dirs()
+				if err != nil {
+					return err
+				}
+				remote, down := host.AttentionAll(cmd.Context(), d, cfg, o.All, hostListTimeout)
+				items = append(items, remote...)
+				for _, s := range down {
+					fmt.Fprintf(f.IO.ErrOut, "muster: host %s %s: %s\n", s.Name, s.State, termtext.Line(s.Reason))
+				}
 			}
 			if o.JSON {
 				if items == nil {
@@ -170,7 +184,11 @@ func printAttention(w io.Writer, items []proto.AttentionItem, all bool, now time
 	}
 	fmt.Fprintln(tw, header)
 	for _, it := range items {
-		line := fmt.Sprintf("%d\t%s\t%s\t%s\t%s", it.ID, itemSession(it), termtext.Line(it.Reason), itemAge(it.OpenedAt, now),
+		id := strconv.FormatInt(it.ID, 10)
+		if it.Host != "" {
+			id = it.Host + ":" + id // what `muster ack` takes
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", termtext.Line(id), itemSession(it), termtext.Line(it.Reason), itemAge(it.OpenedAt, now),
 			termtext.Clip(it.Message, 60))
 		if all {
 			status := "open"
@@ -195,8 +213,12 @@ func itemAge(ts string, now time.Time) string {
 
 // itemSession names an item's session for a terminal.
 func itemSession(it proto.AttentionItem) string {
-	if it.SessionName != "" {
-		return termtext.Line(it.SessionName)
+	name := it.SessionName
+	if name == "" {
+		name = it.SessionID
 	}
-	return termtext.Line(it.SessionID)
+	if it.Host != "" {
+		name = it.Host + ":" + name
+	}
+	return termtext.Line(name)
 }

@@ -166,7 +166,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		Use:   "muster",
 		Short: "A terminal workspace for coding agents",
 		Long: "Muster runs coding agents in persistent terminal panes, knows what each one is doing,\nand turns their transcripts into a searchable history.\n\n" +
-			"Run `muster` with no command for the dashboard: every session, its state and what needs\nyou; c starts a session there. Quick start: muster hooks setup; muster new claude; muster",
+			"Run `muster` with no command for the dashboard: every session, its state and what needs\nyou; c starts a session there. Quick start: muster hooks setup; muster new PROVIDER; muster",
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -205,7 +205,11 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newDaemonCmd(f),
 		newHooksCmd(f),
 		newHookCmd(f),
+		// other machines
+		newHostCmd(f),
 	)
+	// A command naming HOST:NAME runs on that host (remote.go).
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return forwardToHost(f, cmd, args) }
 	// cobra adds help and completion when it executes; added now, their
 	// argument errors are typed like every other command's.
 	root.InitDefaultHelpCmd()
@@ -255,6 +259,10 @@ func reportError(f *Factory, err error) int {
 	}
 	if pe, ok := errors.AsType[*paneExitError](err); ok {
 		return pe.exitCode()
+	}
+	if re, ok := errors.AsType[*remoteExit](err); ok {
+		// The host's muster printed its own messages.
+		return re.code
 	}
 	if ue, ok := errors.AsType[*UserError](err); ok {
 		say(ue.Err.Error(), ue.Hint)

@@ -30,6 +30,7 @@ type historyOptions struct {
 	Dir      string
 	Limit    int
 	Rescan   bool
+	Verbose  bool
 	Now      func() time.Time
 }
 
@@ -40,7 +41,7 @@ func newHistoryCmd(f *Factory) *cobra.Command {
 func newHistoryCmdWith(f *Factory, runF func(*historyOptions) error) *cobra.Command {
 	o := historyOptions{Now: f.now}
 	cmd := &cobra.Command{
-		Use:   "history [--json] [--provider P] [--search TEXT] [--dir DIR] [--since D] [--until D] [--limit N]",
+		Use:   "history [--json] [--provider P] [--search TEXT] [--dir DIR] [--since D] [--until D] [--limit N] [--verbose]",
 		Short: "List past agent sessions found on disk",
 		Long: "List the conversations that coding agents left on disk, newest first. The first run indexes\n" +
 			"every transcript (progress is shown on a terminal); later runs re-read only files that changed.\n" +
@@ -51,7 +52,9 @@ func newHistoryCmdWith(f *Factory, runF func(*historyOptions) error) *cobra.Comm
 			"characters or ends in *. Sessions whose title, first prompt, directory or id hold every word come\n" +
 			"first, then those where it was said, then tool calls only; newest first within each; with a snippet.\n" +
 			"Titles and snippets are redacted (credential-shaped text shown as [REDACTED:kind]).\n" +
-			"Sessions are named PROVIDER:ID; `muster show`, `replay` accept that, a unique id prefix or a path.",
+			"Sessions are named PROVIDER:ID; `muster show`, `replay` accept that, a unique id prefix or a path.\n" +
+			"--verbose prints on stderr every file skipped (unreadable, not a regular file: a FIFO, a socket, a\n" +
+			"symlink) and the parse warnings of the sessions listed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Provider != "" && all.Source(o.Provider) == nil {
@@ -79,6 +82,7 @@ func newHistoryCmdWith(f *Factory, runF func(*historyOptions) error) *cobra.Comm
 	cmd.Flags().StringVar(&o.Since, "since", "", "only sessions active since a duration ago (7d, 24h) or a date (2026-01-31)")
 	cmd.Flags().StringVar(&o.Until, "until", "", "only sessions started before a duration ago or by the end of a date")
 	cmd.Flags().IntVar(&o.Limit, "limit", 50, "show at most N sessions (0: all)")
+	cmd.Flags().BoolVarP(&o.Verbose, "verbose", "v", false, "print every transcript problem (files skipped, parse warnings) on stderr")
 	cmd.Flags().BoolVar(&o.Rescan, "rescan", false, "compare every transcript file with the index, not only changed folders")
 	return cmd
 }
@@ -117,8 +121,17 @@ func runHistory(ctx context.Context, f *Factory, o *historyOptions) error {
 	}
 	defer idx.Close()
 	sources := historySources(o.Provider)
-	if err := refreshHistory(ctx, f, idx, sources, history.RefreshOptions{Rescan: o.Rescan}); err != nil {
+	st, err := refreshHistoryStats(ctx, f, idx, sources, history.RefreshOptions{Rescan: o.Rescan})
+	if err != nil {
 		return err
+	}
+	if o.Verbose {
+		// Every file skipped (unreadable, not a regular file, a symlink
+		// loop), not only the first: --verbose is where a user asks why a
+		// session is missing.
+		for _, e := range st.Errors {
+			fmt.Fprintf(f.IO.ErrOut, "muster: skipped: %s\n", termtext.Line(redactSecrets(e)))
+		}
 	}
 	var hits []history.Hit
 	if strings.TrimSpace(o.Search) != "" {
@@ -174,6 +187,13 @@ func runHistory(ctx context.Context, f *Factory, o *historyOptions) error {
 	}
 	home := f.Getenv("HOME")
 	printHistory(f.IO.Out, hits, ids, live, home, searching, f.IO.IsStdoutTTY(), o.Now())
+	if o.Verbose {
+		for _, h := range hits {
+			for _, w := range h.Session.Warnings {
+				fmt.Fprintf(f.IO.ErrOut, "muster: %s:%s: %s\n", h.Session.Provider, termtext.Line(h.Session.ID), termtext.Line(redactSecrets(w)))
+			}
+		}
+	}
 	if !searching && o.Limit > 0 && len(hits) == o.Limit {
 		if n, err := idx.Count(ctx, history.Query{Provider: o.Provider, Since: since, Until: until, Dir: dir}); err == nil && n > len(hits) {
 			fmt.Fprintf(f.IO.ErrOut, "%d more; use --limit 0 to list all\n", n-len(hits))

@@ -6,12 +6,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/nativeid"
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all"
 )
 
 // newHookCaptureCmd builds `muster hook capture`, the seed-000 contract: the
@@ -82,7 +85,7 @@ func newHookCaptureCmd(f *Factory) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&prov, "provider", "", "provider of the calling agent (claude, codex, gemini, cursor, opencode, custom)")
+	cmd.Flags().StringVar(&prov, "provider", "", "provider of the calling agent ("+strings.Join(append(all.LaunchNames(), provider.Custom), ", ")+")")
 	cmd.Flags().IntVar(&pid, "process-id", 0, `the provider process ("$PPID" in a shell hook)`)
 	cmd.Flags().IntVar(&ppid, "parent-process-id", 0, "the provider process's parent")
 	// A usage mistake must not exit 2 either: agents treat 2 as "block".

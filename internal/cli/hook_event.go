@@ -19,7 +19,8 @@ func newHookEventCmd(f *Factory) *cobra.Command {
 		Short: "Report a hook payload on stdin as an agent event (" + joinProviders() + ")",
 		Long: "Reads one native hook payload of PROVIDER on stdin, maps it to an agent event and\n" +
 			"sends it to the pane's events socket (MUSTER_EVENT_SOCKET). Outside a Muster pane,\n" +
-			"or when the daemon is down, it does nothing. Cursor and Gemini get `{}` on stdout.\n" +
+			"or when the daemon is down, it does nothing. A provider that reads its hooks' stdout as\n" +
+			"JSON gets `{}` there.\n" +
 			"MUSTER_HOOK_DEBUG=1 explains on stderr what was sent.",
 		Args: cobra.ArbitraryArgs,
 		// Flags are not parsed: an unknown one must not turn into exit 2.

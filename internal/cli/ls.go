@@ -17,12 +17,19 @@ import (
 
 func newLsCmd(f *Factory) *cobra.Command {
 	var asJSON bool
+	var onHost string
 	cmd := &cobra.Command{
 		Use:     "ls",
 		Aliases: []string{"list"},
 		Short:   "List sessions",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cfg, err := f.config(); err != nil || len(cfg.Hosts) > 0 || onHost != "" {
+				if err != nil {
+					return err
+				}
+				return listAcrossHosts(cmd.Context(), f, cfg, onHost, asJSON)
+			}
 			c, err := f.Client(cmd.Context())
 			if err != nil {
 				return err
@@ -44,6 +51,7 @@ func newLsCmd(f *Factory) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	cmd.Flags().StringVar(&onHost, "host", "", "only this host's sessions (see `muster host ls`)")
 	return cmd
 }
 
@@ -69,26 +77,19 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
 	// BRANCH shows only when a session runs in a worktree of its own.
 	branches := slices.ContainsFunc(list, func(s proto.SessionInfo) bool { return s.Worktree != nil })
-	header := "NAME\tID\tPROVIDER\tSTATE\tRUN\tPID\tMEM\tCPU\tCWD\tAGE"
+	header := "NAME\tID\tPROVIDER\tSTATUS\t!\tACTIVITY\tPID\tMEM\tCPU\tCWD\tAGE"
 	if branches {
 		header += "\tBRANCH"
 	}
 	fmt.Fprintln(tw, header)
 	line := termtext.Line
 	for _, s := range list {
-		state := line(s.State)
-		if s.State == "exited" && s.ExitCode != nil {
-			state = fmt.Sprintf("exited(%d)", *s.ExitCode)
-		}
-		run := "-"
-		if s.RunState != nil {
-			run = line(*s.RunState)
-			if s.Attention > 0 {
-				run += fmt.Sprintf(" !%d", s.Attention)
-			}
+		attn := "-"
+		if s.Attention > 0 {
+			attn = fmt.Sprintf("!%d", s.Attention)
 		}
 		pid := "-"
-		if s.State == "running" {
+		if s.State == proto.PaneRunning {
 			pid = fmt.Sprint(s.PID)
 		}
 		created, _ := time.Parse(time.RFC3339, s.CreatedAt)
@@ -96,8 +97,12 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 		if s.Control {
 			prov += " (control)"
 		}
+		act := "-"
+		if s.Activity != "" {
+			act = line(s.Activity)
+		}
 		mem, cpu := costColumns(s)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", line(s.Name), short(line(s.ID)), prov, state, run, pid,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", line(s.Name), short(line(s.ID)), prov, line(s.StatusLabel()), attn, act, pid,
 			mem, cpu, line(tildePath(s.CWD)), age(now.Sub(created)))
 		if branches {
 			fmt.Fprintf(tw, "\t%s", branchCell(s.Worktree))

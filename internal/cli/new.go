@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/config"
+	"github.com/musterhq/muster/internal/hookinstall"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/termtext"
@@ -27,6 +29,7 @@ type newOptions struct {
 	Detach    bool
 	Attach    bool
 	Control   bool
+	Force     bool
 	Args      []string
 	// Worktree is --worktree's value: nil without it, "" for the default
 	// branch.
@@ -93,7 +96,9 @@ func newNewCmd(f *Factory) *cobra.Command {
 	cmd.Flags().StringVar(&o.Resume, "resume", "", "reopen this past conversation (PROVIDER:ID, as history lists it)")
 	cmd.Flags().BoolVarP(&o.Detach, "detach", "d", false, "do not attach after creating the pane")
 	cmd.Flags().BoolVar(&o.Control, "control", false, "make the pane your own: programs in it may attach to, send to, kill, resume and stop every session, as you may (only from outside muster)")
+	cmd.Flags().String("host", "", "create it on this host (see `muster host`); its own muster runs it")
 	cmd.Flags().BoolVar(&o.Attach, "attach", false, "attach even inside a muster pane (a nested client; its detach key is the outer one's too)")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "with --resume: start it even if a live pane runs that conversation")
 	cmd.Flags().StringVar(&worktreeFlag, "worktree", "", "start in a new git worktree of the repository at --dir, on BRANCH (default muster/NAME), beside the repository")
 	cmd.Flags().Lookup("worktree").NoOptDefVal = worktreeNoValue
 	return cmd
@@ -174,6 +179,19 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 	if err != nil {
 		return err
 	}
+	if resumeID != "" && !o.Force {
+		// Two agents on one conversation write one transcript (issue 23).
+		var list []proto.SessionInfo
+		if err := c.Call(cmd.Context(), proto.OpList, nil, &list); err != nil {
+			c.Close()
+			return err
+		}
+		if live := paneRunning(list, o.Provider, resumeID); live != "" {
+			c.Close()
+			return &UserError{Err: fmt.Errorf("%s:%s is already open in pane %s", o.Provider, resumeID, termtext.Line(live)), Code: ExitError,
+				Hint: fmt.Sprintf("attach to it with `muster attach %s`, or pass --force to start a second agent on it", termtext.Line(live))}
+		}
+	}
 	var info proto.SessionInfo
 	err = c.Call(cmd.Context(), proto.OpNew, proto.NewArgs{
 		Name: o.Name, Provider: o.Provider, Dir: abs, Cmd: o.Cmd, ResumeCmd: o.ResumeCmd, ResumeID: resumeID,
@@ -188,6 +206,9 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 		if w.Setup != "" && w.Setup != "none" {
 			fmt.Fprintf(f.IO.ErrOut, "muster: setup files: %s\n", termtext.Line(w.Setup))
 		}
+	}
+	if note := hooksNote(f, info.Provider); note != "" {
+		fmt.Fprintln(f.IO.ErrOut, note)
 	}
 	if !attach {
 		fmt.Fprintln(f.IO.Out, info.Name)
@@ -241,4 +262,40 @@ func resumeTarget(ctx context.Context, f *Factory, ref, provider string) (transc
 		return s, Userf("%s has no conversation id to resume", s.Path)
 	}
 	return s, nil
+}
+
+// hooksNote is the line `muster new` prints for an agent whose hooks are
+// neither injected into its launch nor installed in its own config (issue
+// 23): Muster then knows its state only from its terminal and transcript,
+// and the user must learn how to give it more. "" when there is nothing
+// to say.
+func hooksNote(f *Factory, prov string) string {
+	l, ok := all.Launch(prov)
+	if !ok || l.HookArgs != nil || !slices.Contains(hookinstall.Providers(), prov) {
+		return ""
+	}
+	env, err := hookEnv(f)
+	if err != nil {
+		return ""
+	}
+	exe, err := f.musterPath()
+	if err != nil {
+		return ""
+	}
+	switch hookinstall.Status(env, prov, exe).State {
+	case hookinstall.Installed, hookinstall.Outdated:
+		return ""
+	}
+	return fmt.Sprintf("%s hooks are not installed: its state is read from its terminal and transcript only; install them with `muster hooks setup %s`", prov, prov)
+}
+
+// paneRunning returns the name of the live pane whose agent runs the
+// conversation prov:id, "" when none does.
+func paneRunning(list []proto.SessionInfo, prov, id string) string {
+	for _, s := range list {
+		if s.Provider == prov && s.NativeSessionID == id && s.State == proto.PaneRunning {
+			return s.Name
+		}
+	}
+	return ""
 }

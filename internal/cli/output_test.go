@@ -100,6 +100,7 @@ func cannedOps(m *proto.Mux) {
 	})
 	answer[proto.ResumeArgs](m, proto.OpResume, []proto.ResumeOutcome{
 		{Name: "docs", Resumed: true, Argv: []string{"codex", "resume", "0199aaaa-bbbb"}},
+		{Name: "fresh", Resumed: true, Argv: []string{"codex", "--no-daemon"}, NewConversation: true},
 		{Name: "old", Reason: "its transcript is gone"},
 	})
 	answer[proto.None](m, proto.OpStatus, proto.DaemonStatus{
@@ -126,14 +127,15 @@ func TestDaemonOutputs(t *testing.T) {
 		{"worktree_ls", []string{"worktree", "ls"}, ExitOK, "", nil},
 		{"worktree_ls_json", []string{"worktree", "ls", "--json"}, ExitOK, proto.OpWorktrees, []string{"setup"}},
 		{"attention", []string{"attention", "--all"}, ExitOK, "", nil},
-		{"attention_json", []string{"attention", "--all", "--json"}, ExitOK, proto.OpAttention, nil},
+		// host is the CLI's, filled for other hosts' items only.
+		{"attention_json", []string{"attention", "--all", "--json"}, ExitOK, proto.OpAttention, []string{"host"}},
 		{"ack", []string{"ack", "1", "2", "4"}, ExitOK, "", nil},
 		{"ack_json", []string{"ack", "1", "2", "4", "--json"}, ExitOK, proto.OpAck, nil},
 		{"wait", []string{"wait", "api", "web", "--until", "done"}, ExitGone, "", nil},
 		{"wait_json", []string{"wait", "api", "web", "--until", "done", "--json"}, ExitGone, proto.OpWait, nil},
 		{"explain", []string{"explain", "api"}, ExitOK, "", nil},
 		// explain lists open attention items: none has a resolution.
-		{"explain_json", []string{"explain", "api", "--json"}, ExitOK, proto.OpExplain, []string{"resolution"}},
+		{"explain_json", []string{"explain", "api", "--json"}, ExitOK, proto.OpExplain, []string{"resolution", "host"}},
 		{"resume", []string{"resume", "docs", "old"}, ExitError, "", nil},
 		{"resume_json", []string{"resume", "docs", "old", "--json"}, ExitError, proto.OpResume, nil},
 		{"daemon_status", []string{"daemon", "status"}, ExitOK, "", nil},

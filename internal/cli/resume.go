@@ -188,9 +188,12 @@ func resumeOneName(ctx context.Context, f *Factory, c **client.Client, name stri
 }
 
 func printOutcome(w io.Writer, o proto.ResumeOutcome) {
-	if o.Resumed {
+	switch {
+	case o.Resumed && o.NewConversation:
+		fmt.Fprintf(w, "%s: resumed as a new conversation: no id was captured\n", termtext.Line(o.Name))
+	case o.Resumed:
 		fmt.Fprintf(w, "%s: resumed\n", termtext.Line(o.Name))
-	} else {
+	default:
 		fmt.Fprintf(w, "%s: not resumed: %s\n", termtext.Line(o.Name), termtext.Line(o.Reason))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/musterhq/muster/internal/history"
 	"github.com/musterhq/muster/internal/iostreams"
 	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/store"
 	"github.com/musterhq/muster/internal/termtext"
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -57,10 +58,22 @@ func openHistory(ctx context.Context, f *Factory) (*history.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := dirs.EnsureState(); err != nil {
-		return nil, err
+	err = dirs.EnsureState()
+	if err == nil {
+		var idx *history.Index
+		if idx, err = history.Open(ctx, dirs.Database(), Version); err == nil {
+			return idx, nil
+		}
 	}
-	return history.Open(ctx, dirs.Database(), Version)
+	// A state dir that cannot be written still holds an index to read.
+	if _, serr := os.Stat(dirs.Database()); serr == nil && store.IsReadOnly(err) {
+		idx, rerr := history.OpenReadOnly(ctx, dirs.Database(), Version)
+		if rerr == nil {
+			fmt.Fprintf(f.IO.ErrOut, "muster: %s cannot be written; showing the index as it was last written\n", dirs.State)
+			return idx, nil
+		}
+	}
+	return nil, err
 }
 
 func historySources(provider string) []transcript.Source {
@@ -87,20 +100,29 @@ func transcriptEnv(f *Factory) transcript.Env {
 // refreshHistory brings the index up to date, with progress on a terminal.
 // Files that cannot be read are reported in one line and skipped.
 func refreshHistory(ctx context.Context, f *Factory, idx *history.Index, sources []transcript.Source, opts history.RefreshOptions) error {
+	_, err := refreshHistoryStats(ctx, f, idx, sources, opts)
+	return err
+}
+
+// refreshHistoryStats is refreshHistory, with what the refresh did.
+func refreshHistoryStats(ctx context.Context, f *Factory, idx *history.Index, sources []transcript.Source, opts history.RefreshOptions) (history.RefreshStats, error) {
+	if idx.ReadOnly() {
+		return history.RefreshStats{}, nil
+	}
 	p := newProgress(f.IO, "indexing transcripts")
 	opts.Progress = p.update
 	st, err := idx.Refresh(ctx, sources, transcriptEnv(f), opts)
 	p.done()
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			return err
+			return st, err
 		}
-		return fmt.Errorf("refresh history: %w", err)
+		return st, fmt.Errorf("refresh history: %w", err)
 	}
 	if len(st.Errors) > 0 && f.IO.IsStderrTTY() {
 		fmt.Fprintf(f.IO.ErrOut, "muster: %d transcript problem(s); first: %s\n", len(st.Errors), termtext.Line(st.Errors[0]))
 	}
-	return nil
+	return st, nil
 }
 
 // progress prints "label n/total" on a terminal's stderr, at most ten times

@@ -48,6 +48,11 @@ type Config struct {
 	Limits        Limits     `toml:"limits"`
 	Cost          Cost       `toml:"cost"`
 	Worktree      Worktree   `toml:"worktree"`
+	// SSH names the ssh binary and config file hosts are reached with.
+	SSH SSH `toml:"ssh"`
+	// Hosts are the machines `muster host add` recorded, one
+	// `[[host]]` table each (hosts.go).
+	Hosts []Host `toml:"host"`
 }
 
 // Worktree configures `muster new --worktree`.
@@ -350,6 +355,9 @@ func Load(path string) (Config, error) {
 		return Default(), fmt.Errorf("config %s: worktree.dir %q: want an absolute path or one under ~/", path, c.Worktree.Dir)
 	}
 	if err := c.Cost.parse(); err != nil {
+		return Default(), fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := checkHosts(c.Hosts); err != nil {
 		return Default(), fmt.Errorf("config %s: %w", path, err)
 	}
 	if c.Keys.Detach == "" {

@@ -79,7 +79,7 @@ func (d *Daemon) PaneOf(sessionID string) (string, *int) {
 		if exited, code := s.pane.Exited(); exited {
 			return proto.PaneExited, &code
 		}
-		return proto.PaneRunning, nil
+		return proto.PaneLive, nil
 	case restorable(s):
 		return proto.PaneRestorable, nil
 	}

@@ -23,11 +23,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/musterhq/muster/internal/codexroute"
 	"github.com/musterhq/muster/internal/emulator"
 	"github.com/musterhq/muster/internal/events"
 	"github.com/musterhq/muster/internal/history"
-	"github.com/musterhq/muster/internal/hookinstall"
+	"github.com/musterhq/muster/internal/hookroute"
 	"github.com/musterhq/muster/internal/native"
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/panepeer"
@@ -116,7 +115,7 @@ type Daemon struct {
 	ghosts map[string]ghost
 	// leftovers are the shared agent processes (Codex's app-server daemon)
 	// of closed panes, ended once no pane runs their agent.
-	leftovers *codexroute.Leftovers
+	leftovers *hookroute.Leftovers
 	// reserved are the names renames in flight are giving.
 	reserved map[string]bool
 
@@ -267,10 +266,10 @@ func Run(ctx context.Context, opts Options) error {
 			}
 			return native.CurrentRun{RunID: r.RunID, State: r.State, Provider: r.Provider, StartedAt: r.StartedAt, Because: r.Because, Last: r.Last}
 		},
-		HooksInstalled: native.HookStatus(hookinstall.Env{Home: home, Getenv: opts.Getenv}, d.musterPath, 10*time.Second, nil),
-		OnAttention:    d.onAttention,
-		OnActivity:     func(string, native.Activity) { d.stateChanged() },
-		OnUsage:        d.onUsage,
+		OnNativeID:  d.onNativeID,
+		OnAttention: d.onAttention,
+		OnActivity:  func(string, native.Activity) { d.stateChanged() },
+		OnUsage:     d.onUsage,
 	})
 	// The startup sweep runs before anything can read run state.
 	if err := eng.Start(ctx); err != nil {
@@ -335,7 +334,7 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 	g.Go(func() error { d.sampleCosts(ctx); return nil })
 	g.Go(func() error { d.watchWorktrees(ctx); return nil })
 	g.Go(func() error {
-		d.leftovers.Watch(ctx, codexroute.DefaultWatch, d.livePanePIDs, func(pids []int) {
+		d.leftovers.Watch(ctx, hookroute.DefaultWatch, d.livePanePIDs, func(pids []int) {
 			d.logger.Info("ended shared agent processes no pane runs an agent for", "pids", pids)
 		})
 		return nil
@@ -993,6 +992,8 @@ func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
 			}
 		}
 	}
+	info.Pane = proto.PaneWord(info.State)
+	info.Status = info.StatusWord()
 	return info
 }
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/musterhq/muster/internal/codexroute"
+	"github.com/musterhq/muster/internal/hookroute"
 	"github.com/musterhq/muster/internal/launcher"
 	"github.com/musterhq/muster/internal/nativeid"
 	"github.com/musterhq/muster/internal/panepeer"
@@ -23,22 +23,22 @@ import (
 
 // sessionRouters makes one router per provider whose events are routed by
 // session id (Codex), for events.sock.
-func sessionRouters(env transcript.Env) []*codexroute.Router {
-	var out []*codexroute.Router
+func sessionRouters(env transcript.Env) []*hookroute.Router {
+	var out []*hookroute.Router
 	for _, r := range all.Capable[provider.SessionRouter]() {
-		out = append(out, codexroute.NewRouter(r, env, nil))
+		out = append(out, hookroute.NewRouter(r, env, nil))
 	}
 	return out
 }
 
 // newLeftovers watches the shared processes of every provider that has
 // them (Codex's app-server daemon).
-func newLeftovers() *codexroute.Leftovers {
-	var ms []codexroute.AgentMatcher
+func newLeftovers() *hookroute.Leftovers {
+	var ms []hookroute.AgentMatcher
 	for _, r := range all.Capable[provider.SessionRouter]() {
 		ms = append(ms, r)
 	}
-	return codexroute.NewLeftovers(nil, ms...)
+	return hookroute.NewLeftovers(nil, ms...)
 }
 
 // livePanePIDs returns the processes of the panes still running.
@@ -145,6 +145,13 @@ func (d *Daemon) nativeCapture(ctx context.Context, peer func() panepeer.Where, 
 	s.rec.NativeID, s.rec.NativeConfirmed = a.NativeID, true
 	s.rec.RestoreReason, s.rec.RestoreAttempts = "", 0
 	d.mu.Unlock()
+	if d.native != nil {
+		// The capture is the session's own hook running (Gemini CLI's
+		// SessionStart, at launch): its hooks report from now on, before
+		// any prompt's transcript record could open a native run beside
+		// the hook's.
+		d.native.HookEventSeen(surfaceID, a.Provider)
+	}
 	d.stateChanged()
 	d.logger.Info("native session captured", "session_id", rec.ID, "provider", a.Provider, "native_id", a.NativeID, "replaced", old != "" && old != a.NativeID)
 	return nil
@@ -354,8 +361,10 @@ func (d *Daemon) resumeOne(ctx context.Context, s *session, a proto.ResumeArgs) 
 	if err := d.events.Resumed(ctx, rec.ID); err != nil {
 		d.logger.Warn("resolve disconnected items", "session_id", rec.ID, "err", err)
 	}
-	d.logger.Info("session resumed", "session_id", rec.ID, "argv0", argv[0])
-	return proto.ResumeOutcome{Name: rec.Name, Resumed: true, Argv: argv}
+	_, agent := all.Launch(rec.Provider)
+	fresh := agent && rec.ShellCommand == "" && (rec.NativeID == "" || !rec.NativeConfirmed)
+	d.logger.Info("session resumed", "session_id", rec.ID, "argv0", argv[0], "new_conversation", fresh)
+	return proto.ResumeOutcome{Name: rec.Name, Resumed: true, Argv: argv, NewConversation: fresh}
 }
 
 func lastLine(p interface {
@@ -426,4 +435,45 @@ func (d *Daemon) transcriptExists(rec store.Session, env map[string]string) erro
 		return nil
 	}
 	return fmt.Errorf("the %s transcript of %s is gone; the conversation cannot be resumed", rec.Provider, id)
+}
+
+// onNativeID records the provider session id the native estimator proved
+// for a surface's agent (native.Config.OnNativeID): the session its own
+// processes are in, or the id assigned at launch now that its transcript
+// is on disk. Hooks capture the same id where they run; without them this
+// is what lets `muster resume` reopen the conversation (issue 23). Only a
+// session that launched the provider itself takes it: a shell pane's
+// agent is the user's command, which restores by running again.
+func (d *Daemon) onNativeID(surfaceID, prov, nativeID string) {
+	if nativeid.ValidSessionID(nativeID) != nil {
+		return
+	}
+	d.mu.Lock()
+	var s *session
+	for _, c := range d.sessions {
+		if c.pane != nil && c.surface.ID == surfaceID {
+			s = c
+			break
+		}
+	}
+	if s == nil || s.rec.Provider != prov || !agentIsRoot(s.rec) || (s.rec.NativeID == nativeID && s.rec.NativeConfirmed) {
+		d.mu.Unlock()
+		return
+	}
+	id := s.rec.ID
+	d.mu.Unlock()
+	d.bg.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := d.store.SetNative(ctx, id, nativeID, true); err != nil {
+			d.logger.Warn("record proven native id", "session_id", id, "err", err)
+			return
+		}
+		d.mu.Lock()
+		old := s.rec.NativeID
+		s.rec.NativeID, s.rec.NativeConfirmed = nativeID, true
+		d.mu.Unlock()
+		d.stateChanged()
+		d.logger.Info("native session proved by its transcript", "session_id", id, "provider", prov, "native_id", nativeID, "replaced", old != "" && old != nativeID)
+	})
 }

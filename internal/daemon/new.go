@@ -339,6 +339,7 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 		<-recorded
 		d.onExit(s, surfaceID, code)
 	}
+	started := time.Now() // no record of its agent's transcript is older
 	p, err := pane.Start(cfg)
 	if err != nil {
 		d.events.CloseSurface(surfaceID, nil)
@@ -349,7 +350,7 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 	sessionID := s.rec.ID
 	d.native.SurfaceStarted(native.Surface{
 		ID: surfaceID, SessionID: sessionID, Provider: s.rec.Provider, PID: p.PID(), CWD: s.rec.CWD,
-		ForegroundPGID: p.ForegroundPGID, HooksInjected: injected,
+		ForegroundPGID: p.ForegroundPGID, HooksInjected: injected, Started: started,
 		NativeID: func() string {
 			d.mu.Lock()
 			defer d.mu.Unlock()

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/musterhq/muster/internal/capability"
-	"github.com/musterhq/muster/internal/codexroute"
+	"github.com/musterhq/muster/internal/hookroute"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/runstate"
 	"github.com/musterhq/muster/internal/store"
@@ -51,7 +51,7 @@ type SessionRef struct{ ID, Name string }
 // `done` is satisfied by a pane that exited or is restorable, whatever its
 // run state (a shell pane has none; an agent killed mid-turn may have
 // been recorded disconnected, or not at all). state is one of
-// proto.PaneRunning, PaneExited, PaneRestorable, or "" when unknown;
+// proto.PaneLive, PaneExited, PaneRestorable, or "" when unknown;
 // exitCode is set once the pane exited.
 type PaneResolver interface {
 	PaneOf(sessionID string) (state string, exitCode *int)
@@ -72,7 +72,7 @@ type Config struct {
 	// Routers route the events of the providers whose hooks may run
 	// outside their pane (Codex), by session id; the daemon makes one per
 	// provider.SessionRouter of the registry.
-	Routers []*codexroute.Router
+	Routers []*hookroute.Router
 
 	// NotifyCommand runs for each new attention item. Arguments may hold
 	// {title}, {body}, {session}, {reason} and {id}; when none does, the
@@ -129,7 +129,7 @@ type Engine struct {
 	now     func() time.Time
 	store   *store.Store
 	caps    *capability.Set
-	routers map[string]*codexroute.Router // by provider
+	routers map[string]*hookroute.Router // by provider
 
 	smu      sync.RWMutex
 	surfaces map[string]*Surface
@@ -208,7 +208,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.NotifyCommand == nil {
 		cfg.NotifyCommand = DefaultNotifyCommand(runtime.GOOS)
 	}
-	routers := map[string]*codexroute.Router{}
+	routers := map[string]*hookroute.Router{}
 	for _, r := range cfg.Routers {
 		routers[r.Provider()] = r
 	}
@@ -487,13 +487,13 @@ func (e *Engine) surfaceLive(id string) bool {
 	return ok
 }
 
-func (e *Engine) routedPanes() []codexroute.Pane {
+func (e *Engine) routedPanes() []hookroute.Pane {
 	e.smu.RLock()
 	defer e.smu.RUnlock()
-	out := make([]codexroute.Pane, 0, len(e.surfaces))
+	out := make([]hookroute.Pane, 0, len(e.surfaces))
 	for _, s := range e.surfaces {
 		if s.PID > 0 {
-			out = append(out, codexroute.Pane{SurfaceID: s.ID, PID: s.PID, CWD: s.CWD, LaunchArgs: s.LaunchArgs})
+			out = append(out, hookroute.Pane{SurfaceID: s.ID, PID: s.PID, CWD: s.CWD, LaunchArgs: s.LaunchArgs})
 		}
 	}
 	return out

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/musterhq/muster/internal/codexroute"
+	"github.com/musterhq/muster/internal/hookroute"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider/codex"
 	"github.com/musterhq/muster/internal/store"
@@ -299,12 +299,12 @@ func dialUnix(sock string) (*net.UnixConn, error) {
 
 // codexRouters routes Codex events by the rollouts under home
 // ($CODEX_HOME), as the daemon does.
-func codexRouters(home string) []*codexroute.Router {
+func codexRouters(home string) []*hookroute.Router {
 	env := transcript.Env{Getenv: func(k string) string {
 		if k == "CODEX_HOME" {
 			return home
 		}
 		return ""
 	}}
-	return []*codexroute.Router{codexroute.NewRouter(codex.Provider{}, env, nil)}
+	return []*hookroute.Router{hookroute.NewRouter(codex.Provider{}, env, nil)}
 }

@@ -13,7 +13,7 @@ func TestWaitSemantics(t *testing.T) {
 	t.Run("done by an exited pane without any run", func(t *testing.T) {
 		h := startHarness(t, "")
 		h.surface("sf", "s1", "sh", "shell")
-		h.res.setPane("s1", proto.PaneRunning, nil)
+		h.res.setPane("s1", proto.PaneLive, nil)
 		ch := h.waitAsync(proto.WaitArgs{Names: []string{"sh"}, Until: []string{"done"}})
 		notYet(t, h, ch)
 		code := 3
@@ -49,7 +49,7 @@ func TestWaitSemantics(t *testing.T) {
 		t.Run("waiting by "+string(kind), func(t *testing.T) {
 			h := startHarness(t, "")
 			h.surface("sf", "s1", "api", "claude")
-			h.res.setPane("s1", proto.PaneRunning, nil)
+			h.res.setPane("s1", proto.PaneLive, nil)
 			h.mustPost(evt{id: "e1", run: "r1", surface: "sf", kind: proto.KindStarted})
 			ch := h.waitAsync(proto.WaitArgs{Names: []string{"api"}, Until: []string{"waiting"}})
 			notYet(t, h, ch)

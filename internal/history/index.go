@@ -23,6 +23,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"runtime"
@@ -50,6 +51,9 @@ type Index struct {
 	noText bool
 	// changes counts the refreshes that wrote or removed sessions.
 	changes atomic.Uint64
+	// follows, when set (Watch), keeps the parses in progress of the
+	// files that changed last, so an append is read alone.
+	follows *followCache
 }
 
 // Changes counts the refreshes of x that wrote or removed sessions (not
@@ -62,8 +66,10 @@ func (x *Index) Changes() uint64 { return x.changes.Load() }
 // stores of a session). It joins the muster version in the version every
 // file is indexed with: a development build's version never changes, and
 // an index kept across such builds would otherwise keep what the older
-// parsers read (revision 2: forks name their original).
-const parsersRevision = 2
+// parsers read (revision 2: forks name their original; 3: streaming
+// parsers skip a record over the limit with a warning and keep what
+// precedes a truncation).
+const parsersRevision = 3
 
 // New uses an open store. version identifies the muster build: files
 // indexed by another build version or parsers revision are parsed again.
@@ -85,6 +91,22 @@ func Open(ctx context.Context, dbPath, version string) (*Index, error) {
 	x.owned = true
 	return x, nil
 }
+
+// OpenReadOnly opens the index of a store that cannot be written (a
+// read-only state dir): it can be listed and searched as it stands, and
+// Refresh refuses.
+func OpenReadOnly(ctx context.Context, dbPath, version string) (*Index, error) {
+	st, err := store.OpenReadOnly(ctx, dbPath)
+	if err != nil {
+		return nil, err
+	}
+	x := New(st, version)
+	x.owned = true
+	return x, nil
+}
+
+// ReadOnly reports whether the index was opened read-only.
+func (x *Index) ReadOnly() bool { return x.st.ReadOnly }
 
 // Close closes the store when Open opened it.
 func (x *Index) Close() error {
@@ -137,6 +159,9 @@ type RefreshStats struct {
 	Removed   int
 	// Failed counts files that could not be read; they are retried next time.
 	Failed int
+	// Read counts the transcript bytes the parses read (only what was
+	// appended to a followed file).
+	Read int64
 	// Errors are discovery and parse failures, one line each; a source
 	// whose discovery failed keeps its previous rows.
 	Errors []string
@@ -157,6 +182,7 @@ type result struct {
 	job      job
 	sessions []row
 	err      error
+	read     int64 // bytes of the file parsed
 }
 
 type row struct {
@@ -346,7 +372,7 @@ func (x *Index) parseAll(ctx context.Context, jobs []job, env transcript.Env, op
 	for range workers {
 		wg.Go(func() {
 			for j := range in {
-				r := parseOne(ctx, j, env, opts.Analyzer, !x.noText)
+				r := parseOne(ctx, j, env, opts.Analyzer, !x.noText, x.follows)
 				select {
 				case out <- r:
 				case <-ctx.Done():
@@ -370,7 +396,7 @@ func (x *Index) parseAll(ctx context.Context, jobs []job, env transcript.Env, op
 	return out
 }
 
-func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer, text bool) (r result) {
+func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer, text bool, follows *followCache) (r result) {
 	r.job = j
 	defer func() {
 		// A parser bug must not take the index (or the daemon) down.
@@ -378,7 +404,28 @@ func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer, text
 			r.sessions, r.err = nil, fmt.Errorf("parser panicked: %v", p)
 		}
 	}()
-	ts, err := j.src.Parse(ctx, env, j.file.Path, transcript.ParseOptions{SummaryOnly: an == nil && !text})
+	opts := transcript.ParseOptions{SummaryOnly: an == nil && !text}
+	// Without an analysis, only the full-text row needs the items: a
+	// parser that can stream them hands them over one by one, and a huge
+	// transcript's items are never held at once.
+	var streamed *docBuilder
+	if text && an == nil {
+		streamed = &docBuilder{}
+		opts.Item, opts.Inherit = streamed.add, streamed.reset
+	}
+	var ts []*transcript.Transcript
+	var err error
+	err = errNotFollowed
+	if fw, ok := j.src.(transcript.Follower); ok && follows != nil && streamed != nil {
+		var followedDoc *docBuilder
+		if ts, followedDoc, r.read, err = follows.follow(ctx, fw, env, j.file.Path); err == nil {
+			streamed = followedDoc
+		}
+	}
+	if errors.Is(err, errNotFollowed) {
+		r.read = j.file.Size
+		ts, err = j.src.Parse(ctx, env, j.file.Path, opts)
+	}
 	if err != nil {
 		r.err = err
 		return r
@@ -401,7 +448,15 @@ func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer, text
 		}
 		rw := row{s: s, summary: summary}
 		if text {
-			d := searchDoc(t)
+			var d doc
+			if streamed != nil && len(ts) == 1 {
+				for _, it := range t.Items { // a parser that does not stream
+					streamed.add(it)
+				}
+				d = streamed.doc(t.Session)
+			} else {
+				d = searchDoc(t)
+			}
 			rw.text = &d
 		}
 		if an != nil {
@@ -489,6 +544,7 @@ func (x *Index) write(ctx context.Context, results <-chan result, gone []string,
 			return false
 		}
 		st.Parsed++
+		st.Read += r.read
 		return true
 	}
 	for r := range results {

@@ -33,36 +33,59 @@ type doc struct {
 
 // searchDoc builds the full-text row of a parsed session.
 func searchDoc(t *transcript.Transcript) doc {
-	s := t.Session
-	var d doc
-	d.meta = ftsClean(strings.Join([]string{s.Title, s.FirstPrompt, s.CWD, s.ID, s.Model}, "\n"))
-	var said, tools strings.Builder
-	add := func(b *strings.Builder, s string, n int) {
-		if s == "" || b.Len() >= capColumn {
-			return
-		}
-		s = clip(s, min(n, capColumn-b.Len()))
-		b.WriteString(ftsClean(s))
-		b.WriteByte('\n')
-	}
+	var d docBuilder
 	for _, it := range t.Items {
-		// What a fork starts from was said in its original, whose row
-		// it finds: a hit maps to the conversation that said it.
-		if it.Inherited {
-			continue
-		}
-		switch it.Kind {
-		case transcript.UserPrompt, transcript.AssistantText, transcript.Thinking:
-			add(&said, it.Text, capSaid)
-		case transcript.ToolUse:
-			add(&tools, it.Tool, 64)
-			add(&tools, inputText(it.Input, capToolInput), capToolInput)
-		case transcript.ToolResult:
-			add(&tools, it.Text, capToolOutput)
-		}
+		d.add(it)
 	}
-	d.said, d.tools = said.String(), tools.String()
-	return d
+	return d.doc(t.Session)
+}
+
+// docBuilder folds items into a full-text row one at a time, so that a
+// parser streaming its items (transcript.ParseOptions.Item) never has them
+// held: the row is capped, the transcript is not.
+type docBuilder struct {
+	said, tools strings.Builder
+}
+
+func (d *docBuilder) add(it transcript.Item) {
+	// What a fork starts from was said in its original, whose row finds
+	// it: a hit maps to the conversation that said it.
+	if it.Inherited {
+		return
+	}
+	switch it.Kind {
+	case transcript.UserPrompt, transcript.AssistantText, transcript.Thinking:
+		addCapped(&d.said, it.Text, capSaid)
+	case transcript.ToolUse:
+		addCapped(&d.tools, it.Tool, 64)
+		addCapped(&d.tools, inputText(it.Input, capToolInput), capToolInput)
+	case transcript.ToolResult:
+		addCapped(&d.tools, it.Text, capToolOutput)
+	}
+}
+
+// reset forgets every item added: they were a fork's inherited history
+// (transcript.ParseOptions.Inherit).
+func (d *docBuilder) reset() {
+	d.said.Reset()
+	d.tools.Reset()
+}
+
+func (d *docBuilder) doc(s transcript.Session) doc {
+	return doc{
+		meta:  ftsClean(strings.Join([]string{s.Title, s.FirstPrompt, s.CWD, s.ID, s.Model}, "\n")),
+		said:  d.said.String(),
+		tools: d.tools.String(),
+	}
+}
+
+func addCapped(b *strings.Builder, s string, n int) {
+	if s == "" || b.Len() >= capColumn {
+		return
+	}
+	s = clip(s, min(n, capColumn-b.Len()))
+	b.WriteString(ftsClean(s))
+	b.WriteByte('\n')
 }
 
 // inputText is the string values of a tool call's JSON arguments, one a

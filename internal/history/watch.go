@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -31,6 +32,9 @@ const (
 	// maxWatches bounds the directories one Watch adds (inotify watches are
 	// a per-user kernel resource shared with every other program).
 	maxWatches = 8192
+	// freeAfterRead is how many transcript bytes a refresh reads before
+	// the memory it used is returned to the system at once.
+	freeAfterRead = 64 << 20
 )
 
 // Watch keeps idx fresh until ctx ends: it refreshes once, then watches
@@ -45,6 +49,9 @@ func Watch(ctx context.Context, idx *Index, sources []transcript.Source, env tra
 		logger = slog.New(slog.DiscardHandler)
 	}
 	w := &watcher{idx: idx, sources: sources, env: env, log: logger, watched: map[string]bool{}}
+	if idx.follows == nil {
+		idx.follows = newFollowCache()
+	}
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		logger.Warn("transcript watcher unavailable; polling instead", "err", err)
@@ -154,7 +161,13 @@ func (w *watcher) refresh(ctx context.Context, which []bool) {
 		w.log.Debug("refresh transcript index", "err", e)
 	}
 	if st.Parsed > 0 || st.Removed > 0 {
-		w.log.Info("transcript index refreshed", "provider", strings.Join(names, ","), "parsed", st.Parsed, "removed", st.Removed, "dur_ms", time.Since(start).Milliseconds())
+		w.log.Info("transcript index refreshed", "provider", strings.Join(names, ","), "parsed", st.Parsed, "read", st.Read, "removed", st.Removed, "dur_ms", time.Since(start).Milliseconds())
+	}
+	// After reading a large transcript, give its garbage back now: the
+	// daemon runs for days, and the heap would otherwise stay at its peak
+	// until the scavenger got to it.
+	if st.Read >= freeAfterRead {
+		debug.FreeOSMemory()
 	}
 }
 

@@ -63,8 +63,7 @@ func BenchmarkPollHookedAgents(b *testing.B) { benchIdleAgents(b, 20, true) }
 func benchIdleAgents(b *testing.B, panes int, hooked bool) {
 	home := b.TempDir()
 	env := transcript.Env{Home: home, Getenv: func(string) string { return "" }}
-	e := New(Config{Emit: func(context.Context, proto.Event) error { return nil }, Env: env,
-		HooksInstalled: func(string) bool { return false }})
+	e := New(Config{Emit: func(context.Context, proto.Event) error { return nil }, Env: env})
 	e.inspect = func(int) (procInfo, error) { return procInfo{Comm: "claude", Argv: []string{"claude"}}, nil }
 	e.alive = func(int) bool { return true }
 	e.cwdOf = func(int) string { return testCWD }

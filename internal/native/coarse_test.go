@@ -25,8 +25,9 @@ var (
 // CLI set, and the user's keys missed: each prompt is a run of its own,
 // opened by the chat file, and ended by what the chat file marks (the
 // cancels interrupted, the API error failed); a turn the chat file does
-// not mark ends when the title says Ready again. Nothing runs before the
-// first prompt.
+// not mark ends when the title says Ready again; the tool confirmation's
+// "✋ Action Required" title is the run's approval (issue 23). Nothing
+// runs before the first prompt.
 func TestHooklessGemini(t *testing.T) {
 	h, g := geminiPane(t, true, "node", "/usr/bin/gemini")
 	h.e.Signals("s1", []termsignal.Signal{geminiReady})
@@ -66,6 +67,7 @@ func TestHooklessGemini(t *testing.T) {
 		"turnStarted started R1 a turn to interrupt",
 		"muster.transcript.turnEnded interrupted R1 chat file: info Request cancelled.",
 		"turnStarted started R2 make a denied file",
+		"muster.terminal.request approval-requested R2 OSC 0;✋  Action Required (repo)",
 		"muster.transcript.turnEnded interrupted R2 chat file: info Request cancelled.",
 		"turnStarted started R3 please fail",
 		"muster.transcript.turnEnded failed R3 chat file: error [API Error: {\"error\":{\"code\":400,\"message\":\"scripted failure for gemini\",\"status\":\"INVALID_ARGUMENT…",
@@ -76,8 +78,8 @@ func TestHooklessGemini(t *testing.T) {
 		t.Errorf("after the last turn: %s, want succeeded", v.Run.State)
 	}
 	h.poll()
-	if n := h.rec.count(); n != 8 {
-		t.Errorf("%d events after an idle poll, want 8", n)
+	if n := h.rec.count(); n != 9 {
+		t.Errorf("%d events after an idle poll, want 9", n)
 	}
 }
 
@@ -101,7 +103,8 @@ func TestHooklessFastTurn(t *testing.T) {
 // TestHooklessCodexCoarse: two hook-less Codexes in one directory (daemon
 // mode: nothing proves which rollout is whose) get coarse runs, one per
 // turn, opened by their OSC 7501 working and ended by its done (a turn
-// that completed) or idle (an Esc), whatever key the user typed.
+// that completed) or idle (an Esc), whatever key the user typed; its
+// blocked is the run's approval (issue 23).
 func TestHooklessCodexCoarse(t *testing.T) {
 	h := newHarness(t)
 	h.e.cfg.CurrentRun = h.rec.current
@@ -143,6 +146,7 @@ func TestHooklessCodexCoarse(t *testing.T) {
 		"launchObserved started R2 codex started (process group 200), working (OSC 7501;state=working:app=codex)",
 		"muster.terminal.turnEnded interrupted R2 OSC 7501;state=idle:app=codex",
 		"launchObserved started R3 codex started (process group 200), working (OSC 7501;state=working:app=codex)",
+		"muster.terminal.request approval-requested R3 OSC 7501;state=blocked:app=codex:kind=permission",
 		"muster.terminal.turnEnded interrupted R3 OSC 7501;state=idle:app=codex",
 	)
 	// Waiting after the end opens nothing, nor does work that began
@@ -150,8 +154,8 @@ func TestHooklessCodexCoarse(t *testing.T) {
 	for range 5 {
 		h.poll()
 	}
-	if n := h.rec.count(); n != 6 {
-		t.Errorf("%d events while idle, want 6", n)
+	if n := h.rec.count(); n != 7 {
+		t.Errorf("%d events while idle, want 7", n)
 	}
 	for _, ev := range h.rec.all() {
 		if ev.SurfaceID.RawValue != "a" {

@@ -42,10 +42,12 @@
 //
 // # Native run estimation
 //
-// Only for a provider whose hooks are not installed (Config.HooksInstalled,
-// see HookStatus), not injected into the launch (Surface.HooksInjected), and
-// not seen for the surface (HookEventSeen); otherwise only the fusion rule
-// reads the agent's transcript. Every event has a null
+// Only for a provider whose hooks are not injected into the launch
+// (Surface.HooksInjected) and not heard from on the surface
+// (HookEventSeen); otherwise only the fusion rule reads the agent's
+// transcript. Hooks merely installed count for nothing (issue 23): an
+// agent started before `muster hooks setup` never loads them, and Codex
+// runs none it was not told to trust. Every event has a null
 // sessionID and a hookName under "muster.native." (or, for the end of a
 // coarse run, under the source of the evidence that ended it):
 //
@@ -92,9 +94,19 @@
 //     while a turn is open ends that turn as interrupted; the agent exiting
 //     ends it as interrupted (or failed, by exit status). The turn readers'
 //     docs list the records read. Records older than the launch are history.
-//   - hooksTookOver: when the hooks start reporting (HookEventSeen, or
-//     HooksInstalled turning true) an open coarse run ends at its own last
-//     event time; an open turn is left to the hooks, which share its id.
+//   - request (`muster.terminal.request`, source terminal): the agent's
+//     terminal says it waits for the user (provider.RequestReader: Codex's
+//     OSC 7501 state=blocked, Gemini CLI's "✋ Action Required" title):
+//     approval-requested (or input-requested) on the open turn or coarse
+//     run, at once (the signal wakes the poll loop, and the transcript is
+//     looked for at once: the request belongs to the turn it is about to
+//     say); with none open, a coarse run opens for it. Recorded once per
+//     request and run, so that a turn read after the request gets it too.
+//     Its answer is the fusion rule's (the user's key, the agent working
+//     again).
+//   - hooksTookOver: when the hooks start reporting (HookEventSeen) an
+//     open coarse run ends at its own last event time; an open turn is
+//     left to the hooks, which share its id.
 //
 // Cursor gets the coarse run only: its hooks key a turn by
 // conversation_id/generation_id, and no local store holds the generation
@@ -106,6 +118,13 @@
 // message), which its cancel ends interrupted and its API error failed
 // (`muster.transcript.turnEnded`), and a success, which it does not
 // mark, ends when the title says Ready (turnEnded above).
+//
+// A transcript followed by a session id (one the agent's processes prove,
+// or the id assigned at launch, now on disk) gives that id to
+// Config.OnNativeID: the daemon records it, so that a session whose hooks
+// never ran resumes its conversation (issue 23). Without hooks the proof
+// of the processes is asked for even when an id is known: nothing else
+// would see a /clear.
 //
 // Transcripts are found by the provider's locator (provider.TurnLocator)
 // from the captured native id (Surface.NativeID); with none, from the id
@@ -228,7 +247,7 @@
 //	est := native.New(native.Config{
 //		Emit: func(ctx context.Context, ev proto.Event) error { _, err := engine.Emit(ctx, ev); return err },
 //		Logger: logger, Env: transcriptEnv,
-//		HooksInstalled: native.HookStatus(hookEnv, musterPath, 10*time.Second, nil),
+//		OnNativeID: d.onNativeID, // records a proven id on the session
 //	})
 //	g.Go(func() error { return est.Run(ctx) })
 //	// after pane.Start and engine.RegisterSurface; injected: the launch got

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +36,9 @@ const (
 	// HookTerminalTurnEnded ends a hook-less agent's coarse run when its
 	// terminal says the turn is over (working, then waiting).
 	HookTerminalTurnEnded = proto.ReservedHookPrefix + "terminal.turnEnded"
+	// HookTerminalRequest is a hook-less agent's approval or question, as
+	// its terminal says (provider.RequestReader).
+	HookTerminalRequest = proto.ReservedHookPrefix + "terminal.request"
 )
 
 // Defaults of Config.
@@ -81,11 +83,13 @@ type Config struct {
 	Now func() time.Time
 	// Logger; discards when nil.
 	Logger *slog.Logger
-	// HooksInstalled reports whether the hook integration of a provider is
-	// installed (see HookStatus). It is called once per poll for each
-	// surface running that provider's agent, so it must be cheap. Nil: no
-	// provider has hooks installed.
-	HooksInstalled func(provider string) bool
+	// OnNativeID, when set, gets the provider session id of a surface's
+	// agent once the estimator follows that session's transcript by its
+	// id: the id its own processes prove (provider.ProcessSessionReader) or
+	// the one assigned at launch, now on disk. The daemon records it, so
+	// that a session whose hooks never ran is resumed in its conversation.
+	// It is called from Run's goroutine, once per id: it must not block.
+	OnNativeID func(surfaceID, provider, nativeID string)
 	// Env locates the providers' homes (transcripts).
 	Env transcript.Env
 	// Poll is the interval of Run's loop; DefaultPoll when zero.
@@ -139,6 +143,10 @@ type Surface struct {
 	// HooksInjected reports that the launch itself carries the provider's
 	// hooks (claude --settings): the estimator never reports runs for it.
 	HooksInjected bool
+	// Started is when the pane's process started: a transcript record
+	// older than that is not its agent's, however recent (a resume right
+	// after a turn: `muster daemon stop; muster resume`). Zero: unknown.
+	Started time.Time
 }
 
 // Estimator derives activity and native run estimates for every live pane.
@@ -210,6 +218,12 @@ type surface struct {
 	idleAt   time.Time
 	idleSig  string
 	idleKind proto.EventKind
+	// reqKind is what the agent's terminal last said it waits for
+	// (provider.RequestReader): approval-requested, input-requested, or ""
+	// for nothing; reqAt when it said so, reqSig the signal.
+	reqKind proto.EventKind
+	reqAt   time.Time
+	reqSig  string
 
 	// run serializes the estimation: the poll loop and SurfaceExited hold
 	// it while they read processes and transcripts and emit.
@@ -265,6 +279,12 @@ type agentRun struct {
 
 	proved    string    // the session the agent's processes said they are in (prove.go)
 	nextProve time.Time // when to ask them again
+	reported  string    // the native id last given to Config.OnNativeID
+
+	// reqRun and reqAt: the run the terminal's request (surface.reqAt)
+	// was made on, so that each request is recorded once per run.
+	reqRun string
+	reqAt  time.Time
 }
 
 // New returns an estimator; it starts nothing (see Run).
@@ -344,10 +364,17 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 	var statuses []termsignal.Signal
 	titled := false // a title said the agent works
 	s.sig.Lock()
+	rr, reads := all.As[provider.RequestReader](s.agentProv)
 	for _, sig := range sigs {
 		prev := s.act.cur.State
 		if (sig.Kind == termsignal.KindAgentStatus || sig.Kind == termsignal.KindProgress) && e.cfg.CurrentRun != nil {
 			statuses = append(statuses, sig)
+		}
+		if reads {
+			if kind, ok := rr.Request(sig); ok && kind != s.reqKind {
+				s.reqKind, s.reqAt, s.reqSig = kind, now, evidence(sig)
+				wake = wake || (kind != "" && s.tracking)
+			}
 		}
 		switch sig.Kind {
 		case termsignal.KindPrompt:
@@ -490,610 +517,6 @@ func (e *Estimator) Run(ctx context.Context) error {
 		}
 		t.Reset(next)
 	}
-}
-
-// watchLoop wakes the poll loop when a followed transcript is written,
-// at most once per writeGap: an agent that streams records must not
-// make the loop spin.
-func (e *Estimator) watchLoop(ctx context.Context, fw *fsnotify.Watcher) {
-	var pend <-chan time.Time
-	var last time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev, ok := <-fw.Events:
-			if !ok {
-				return
-			}
-			if !ev.Has(fsnotify.Write) || pend != nil {
-				continue
-			}
-			if wait := writeGap - time.Since(last); wait > 0 {
-				pend = time.After(wait)
-				continue
-			}
-			last = time.Now()
-			e.nudge()
-		case <-pend:
-			pend, last = nil, time.Now()
-			e.nudge()
-		case err, ok := <-fw.Errors:
-			if !ok {
-				return
-			}
-			e.log.Debug("transcript watcher", "err", err)
-		}
-	}
-}
-
-// watchFile starts or stops watching a followed transcript, making the
-// watcher on first use while Run runs; otherwise it does nothing.
-func (e *Estimator) watchFile(path string, on bool) {
-	if path == "" {
-		return
-	}
-	e.wmu.Lock()
-	defer e.wmu.Unlock()
-	fw := e.files.Load()
-	if fw == nil {
-		if !on || e.wctx == nil {
-			return
-		}
-		var err error
-		if fw, err = fsnotify.NewWatcher(); err != nil {
-			e.log.Warn("transcript watcher unavailable; transcripts are read every poll", "err", err)
-			return
-		}
-		e.files.Store(fw)
-		ctx := e.wctx
-		e.wg.Go(func() { e.watchLoop(ctx, fw) })
-	}
-	var err error
-	if on {
-		err = fw.Add(path)
-	} else {
-		err = fw.Remove(path)
-	}
-	if err != nil && on {
-		e.log.Debug("watch transcript", "path", path, "err", err)
-	}
-}
-
-func (e *Estimator) nudge() {
-	select {
-	case e.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (e *Estimator) lookup(id string) *surface {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return e.surfaces[id]
-}
-
-// pollOnce runs one estimation step for every surface.
-func (e *Estimator) pollOnce(ctx context.Context) {
-	e.mu.RLock()
-	list := make([]*surface, 0, len(e.surfaces))
-	for _, s := range e.surfaces {
-		list = append(list, s)
-	}
-	e.mu.RUnlock()
-	for _, s := range list {
-		if ctx.Err() != nil {
-			return
-		}
-		e.tick(ctx, s)
-	}
-}
-
-// tick is one estimation step of a surface: follow the agent in the
-// foreground, notice it leave, read its transcript.
-func (e *Estimator) tick(ctx context.Context, s *surface) {
-	s.run.Lock()
-	defer s.run.Unlock()
-	if s.exited || s.ForegroundPGID == nil {
-		return
-	}
-	now := e.now()
-	pgid, err := s.ForegroundPGID()
-	known := err == nil && pgid > 0
-	if a := s.agent; a != nil {
-		if !a.standDown && e.hooksActive(s, a.provider) {
-			e.standDown(ctx, s, a)
-		}
-		if known && pgid == a.pgid {
-			a.goneAt = time.Time{}
-			e.boardEnded(s, a)
-			e.readTurns(ctx, s, a, now)
-			if !a.standDown {
-				e.terminalEnd(ctx, s, a)
-			}
-			if a.idle && !a.standDown && a.turn == "" && (a.tr == nil || a.tr.path == "") {
-				// Work that no transcript explains: the transcript
-				// reports a prompt within a poll or two, so only work
-				// that lasts, and that began after the last coarse run
-				// ended, opens the coarse run.
-				s.sig.Lock()
-				act := s.act.cur
-				s.sig.Unlock()
-				if act.State == Working && now.Sub(act.Since) >= workGrace && act.Since.After(a.endedAt) {
-					e.openCoarse(ctx, s, a, now, HookLaunchObserved, a.provider+" started (process group "+strconv.Itoa(a.pgid)+"), working ("+act.Evidence+")")
-				}
-			}
-			return
-		}
-		if a.pgid == s.PID || e.alive(a.pgid) {
-			// The pane's own process ends with SurfaceExited; a group that
-			// still exists was stopped or sent to the background.
-			return
-		}
-		s.sig.Lock()
-		dSeq, dCode := s.dSeq, s.dCode
-		s.sig.Unlock()
-		switch {
-		case dSeq > a.dSeq:
-			e.finish(ctx, s, a, HookCommandFinished, dCode, dCode >= 0, now)
-		case a.goneAt.IsZero():
-			a.goneAt = now // give the shell a moment to report the exit status
-			return
-		case now.Sub(a.goneAt) < max(e.poll, exitGrace):
-			return
-		default:
-			e.finish(ctx, s, a, HookProcessExited, -1, false, now)
-		}
-	}
-	if !known {
-		return
-	}
-	recheck := s.recheck.Swap(false)
-	if s.agent == nil && pgid == s.plainPGID && !recheck && now.Sub(s.plainAt) < plainRecheck {
-		return
-	}
-	e.observe(ctx, s, pgid, now)
-}
-
-// observe starts tracking the foreground group when it runs an agent.
-func (e *Estimator) observe(ctx context.Context, s *surface, pgid int, now time.Time) {
-	prov := ""
-	if info, err := e.inspect(pgid); err == nil {
-		prov = matchProvider(e.exes, info)
-	}
-	if prov == "" && pgid == s.PID {
-		prov = s.firstClass
-	}
-	if prov == "" {
-		s.plainPGID, s.plainAt = pgid, now
-		return
-	}
-	s.plainPGID = 0
-	a := &agentRun{provider: prov, pgid: pgid, startedAt: now, last: now}
-	s.sig.Lock()
-	a.dSeq = s.dSeq
-	s.agentProv, s.tracking = prov, true
-	s.act.strong = false
-	s.sig.Unlock()
-	s.agent = a
-	if e.hooksActive(s, prov) {
-		// The hooks report the runs; the transcript is still read for
-		// what they never report (the fusion rule).
-		a.standDown = true
-		a.tr = newTracker(prov, e.cfg.Env)
-		s.log.Info("agent observed; its hooks report its runs", "provider", prov, "pgid", pgid)
-		return
-	}
-	a.tr = newTracker(prov, e.cfg.Env)
-	if a.tr != nil {
-		// An agent whose transcript is read is idle until a prompt starts
-		// a turn or its terminal says it works: at launch it waits for a
-		// prompt or shows a start-up dialog.
-		a.idle = true
-		s.log.Info("agent observed in the foreground, idle", "provider", prov, "pgid", pgid)
-		return
-	}
-	e.openCoarse(ctx, s, a, now, HookLaunchObserved, prov+" started (process group "+strconv.Itoa(pgid)+")")
-}
-
-// openCoarse opens a coarse run of the agent: at launch for a provider
-// whose transcript is not read; otherwise once its terminal says it works
-// and no turn is open, or, for a provider whose turn keys are private
-// (Gemini CLI), when its transcript records a prompt. Each gets its own
-// id: a coarse run that ended is never reopened.
-func (e *Estimator) openCoarse(ctx context.Context, s *surface, a *agentRun, at time.Time, hook, msg string) {
-	a.idle = false
-	a.coarseFrom = a.next(at)
-	a.coarseAt = a.coarseFrom
-	a.coarse = uuid.NewSHA1(nativeNS, []byte("coarse\x00"+s.ID+"\x00"+strconv.Itoa(a.pgid)+"\x00"+
-		strconv.FormatInt(a.startedAt.UnixNano(), 10)+"\x00"+strconv.FormatInt(a.coarseFrom.UnixNano(), 10))).String()
-	s.log.Info("agent run opened", "provider", a.provider, "pgid", a.pgid, "run_id", a.coarse, "hook", hook, "message", msg)
-	e.emit(ctx, s, a, a.coarse, hook, proto.KindStarted, a.coarseAt, msg)
-}
-
-// endCoarse ends the open coarse run with kind, on evidence seen at at
-// (hook and msg say which), unless the board already has it ended. The
-// agent is then idle until new evidence opens the next run.
-func (e *Estimator) endCoarse(ctx context.Context, s *surface, a *agentRun, hook string, kind proto.EventKind, at time.Time, msg string) {
-	if a.coarse == "" || e.boardEnded(s, a) {
-		return
-	}
-	a.coarseAt = a.next(at)
-	s.log.Info("agent run ended", "provider", a.provider, "run_id", a.coarse, "hook", hook, "kind", string(kind), "evidence", msg)
-	e.emit(ctx, s, a, a.coarse, hook, kind, a.coarseAt, msg)
-	a.coarse, a.idle, a.endedAt = "", true, a.coarseAt
-}
-
-// boardEnded reports whether the board has the open coarse run ended
-// (fused evidence did it: the user's key, the agent's status, the daemon's
-// reading of a failed turn), and then forgets it.
-func (e *Estimator) boardEnded(s *surface, a *agentRun) bool {
-	if a.coarse == "" || e.cfg.CurrentRun == nil {
-		return false
-	}
-	cur := e.cfg.CurrentRun(s.ID)
-	if cur.RunID != a.coarse || cur.State == "" || openState(cur.State) {
-		return false
-	}
-	a.coarse, a.idle, a.endedAt = "", true, cur.Because.OccurredAt
-	if a.endedAt.IsZero() {
-		a.endedAt = e.now()
-	}
-	return true
-}
-
-// terminalEnd ends the open coarse run when the pane's activity went from
-// working to waiting after it opened: the agent's terminal says the turn
-// is over (Codex's OSC 7501 done or idle, OSC 9;4;0, Gemini CLI's Ready
-// title).
-func (e *Estimator) terminalEnd(ctx context.Context, s *surface, a *agentRun) {
-	if a.coarse == "" {
-		return
-	}
-	s.sig.Lock()
-	at, sig, kind := s.idleAt, s.idleSig, s.idleKind
-	s.sig.Unlock()
-	if at.After(a.coarseFrom) {
-		e.endCoarse(ctx, s, a, HookTerminalTurnEnded, kind, at, sig)
-	}
-}
-
-// openState reports whether a run in state is still open.
-func openState(state proto.RunState) bool {
-	return state == proto.StateRunning || state == proto.StateWaitingApproval || state == proto.StateWaitingInput
-}
-
-// idleKind is how a turn ended when sig put the activity back to waiting:
-// OSC 7501 state=idle after work is an interrupt (Codex's Esc; a turn that
-// completes says done), anything else a success.
-func idleKind(sig termsignal.Signal) proto.EventKind {
-	if sig.Kind == termsignal.KindAgentStatus && sig.State == "idle" {
-		return proto.KindInterrupted
-	}
-	return proto.KindSucceeded
-}
-
-// hooksActive reports whether the provider's hooks report runs for the
-// surface: installed, or seen there.
-func (e *Estimator) hooksActive(s *surface, prov string) bool {
-	s.sig.Lock()
-	seen := s.hooked[prov]
-	s.sig.Unlock()
-	return seen || (s.HooksInjected && prov == s.firstClass) || (e.cfg.HooksInstalled != nil && e.cfg.HooksInstalled(prov))
-}
-
-// standDown hands the surface's runs of the agent's provider to its hooks.
-// An open coarse run ends at its own last event, so that it never becomes
-// the session's current run again; an open turn run is left to the hooks,
-// which use the same run id. The transcript is still followed, for the
-// ends the hooks never report.
-func (e *Estimator) standDown(ctx context.Context, s *surface, a *agentRun) {
-	a.standDown = true
-	if a.coarse != "" {
-		e.emit(ctx, s, a, a.coarse, HookHooksTookOver, proto.KindSucceeded, a.coarseAt, "the "+a.provider+" hooks report its runs now")
-		a.coarse = ""
-	}
-	a.turn, a.turnRun = "", ""
-	s.log.Info("native estimation stands down", "provider", a.provider)
-}
-
-// finish ends the tracking of an agent that left the foreground: its open
-// run ends with the exit status, after a last read of its transcript.
-func (e *Estimator) finish(ctx context.Context, s *surface, a *agentRun, hook string, code int, known bool, now time.Time) {
-	if a.tr != nil && a.tr.path != "" {
-		e.applyTurns(ctx, s, a, now)
-	}
-	if !a.standDown {
-		kind, msg := exitOutcome(code, known)
-		switch {
-		case a.turn != "":
-			if kind == proto.KindSucceeded {
-				kind = proto.KindInterrupted
-			}
-			e.emit(ctx, s, a, a.turnRun, hook, kind, a.next(now), "the agent "+msg+" during the turn")
-			a.turn, a.turnRun = "", ""
-		case a.coarse != "":
-			e.emit(ctx, s, a, a.coarse, hook, kind, a.next(now), "the agent "+msg)
-			a.coarse = ""
-		}
-		s.log.Info("agent left the foreground", "provider", a.provider, "pgid", a.pgid, "exit_code", code, "exit_known", known)
-	}
-	e.release(s, a)
-	if e.cfg.OnUsage != nil {
-		e.cfg.OnUsage(s.ID, provider.Usage{})
-	}
-	s.agent = nil
-	s.sig.Lock()
-	s.agentProv, s.tracking = s.firstClass, false
-	changed := s.act.reset("agent exited", now)
-	act := s.act.cur
-	s.sig.Unlock()
-	if changed && e.cfg.OnActivity != nil {
-		e.cfg.OnActivity(s.ID, act)
-	}
-}
-
-// exitOutcome is the kind that ends a run whose process exited with code
-// (known is false when nothing reported the status).
-func exitOutcome(code int, known bool) (proto.EventKind, string) {
-	switch {
-	case !known || code < 0:
-		return proto.KindSucceeded, "exited"
-	case code == 0:
-		return proto.KindSucceeded, "exited with status 0"
-	case code == 128+1 || code == 128+2 || code == 128+15: // SIGHUP, SIGINT, SIGTERM
-		return proto.KindInterrupted, "exited with status " + strconv.Itoa(code) + " (signal " + strconv.Itoa(code-128) + ")"
-	}
-	return proto.KindFailed, "exited with status " + strconv.Itoa(code)
-}
-
-// readTurns finds the agent's transcript if need be and applies what was
-// appended to it.
-func (e *Estimator) readTurns(ctx context.Context, s *surface, a *agentRun, now time.Time) {
-	t := a.tr
-	if t == nil {
-		return
-	}
-	id := ""
-	if s.NativeID != nil {
-		id = s.NativeID()
-	}
-	if id == "" {
-		id = e.provenID(a, now)
-	}
-	if id != a.wantID {
-		a.wantID, t.nextLocate = id, time.Time{}
-	}
-	crowd := e.crowded(s, a, id)
-	cutoff := a.startedAt.Add(-(e.poll + cutoffSlack))
-	switch {
-	case id == "" && crowd:
-		// Nothing proves which transcript of the directory is this
-		// agent's: left coarse rather than guessed.
-	case (t.path == "" || (id != "" && id != t.byID)) && !now.Before(t.nextLocate):
-		t.nextLocate = now.Add(locateEvery)
-		walk := id != "" && !now.Before(t.nextWalk)
-		if walk {
-			t.nextWalk = now.Add(walkEvery)
-		}
-		if p := e.locate(ctx, s, a, id, cutoff, now, walk, ""); p != "" {
-			e.claim(s, a, p, id)
-		}
-	case t.path != "" && t.byID == "" && id == "" && !now.Before(t.nextSwitch):
-		// Found by scanning: a newer transcript in the same place is the
-		// agent's own after /clear.
-		t.nextSwitch = now.Add(switchEvery)
-		if p := e.locate(ctx, s, a, "", t.modTime.Add(time.Nanosecond), now, false, t.path); p != "" {
-			e.claim(s, a, p, "")
-		}
-	}
-	if t.path != "" {
-		e.applyTurns(ctx, s, a, now)
-	}
-}
-
-// agentDir returns the agent's working directory, found once: its own,
-// else the shell's last OSC 7, else the pane's.
-func (e *Estimator) agentDir(s *surface, a *agentRun) string {
-	if a.cwd == "" {
-		a.cwd = e.cwdOf(a.pgid)
-		if a.cwd == "" {
-			s.sig.Lock()
-			a.cwd = s.oscCwd
-			s.sig.Unlock()
-		}
-		if a.cwd == "" {
-			a.cwd = s.CWD
-		}
-	}
-	return a.cwd
-}
-
-func (e *Estimator) locate(ctx context.Context, s *surface, a *agentRun, id string, cutoff, now time.Time, walk bool, except string) string {
-	e.agentDir(s, a)
-	if id != "" && !safeID(id) {
-		return ""
-	}
-	return a.tr.locator.Locate(ctx, provider.TurnQuery{
-		CWD: a.cwd, NativeID: id, Cutoff: cutoff, Now: now, Walk: walk, Except: except,
-		Taken: func(p string) bool {
-			e.mu.RLock()
-			defer e.mu.RUnlock()
-			owner := e.claims[p]
-			return owner != "" && owner != s.ID
-		},
-	})
-}
-
-// claim makes path the agent's transcript unless another surface follows it.
-func (e *Estimator) claim(s *surface, a *agentRun, path, id string) {
-	t := a.tr
-	e.mu.Lock()
-	if owner := e.claims[path]; owner != "" && owner != s.ID {
-		e.mu.Unlock()
-		return
-	}
-	old := ""
-	if t.path != "" && t.path != path && e.claims[t.path] == s.ID {
-		delete(e.claims, t.path)
-		old = t.path
-	}
-	e.claims[path] = s.ID
-	if id != "" {
-		delete(e.dirs, s.ID) // settled: see crowded
-	}
-	e.mu.Unlock()
-	if path == t.path {
-		t.byID = id
-		return
-	}
-	s.log.Debug("following transcript", "provider", a.provider, "path", path)
-	e.watchFile(old, false)
-	e.watchFile(path, true)
-	t.follow(path, id)
-}
-
-// release gives up the agent's transcript claim and directory.
-func (e *Estimator) release(s *surface, a *agentRun) {
-	e.mu.Lock()
-	delete(e.dirs, s.ID)
-	e.mu.Unlock()
-	if a.tr == nil || a.tr.path == "" {
-		return
-	}
-	e.mu.Lock()
-	mine := e.claims[a.tr.path] == s.ID
-	if mine {
-		delete(e.claims, a.tr.path)
-	}
-	e.mu.Unlock()
-	if mine {
-		e.watchFile(a.tr.path, false)
-	}
-}
-
-// applyTurns reads the transcript and turns its records into turn runs.
-func (e *Estimator) applyTurns(ctx context.Context, s *surface, a *agentRun, now time.Time) {
-	recs, err := a.tr.read()
-	if err != nil {
-		s.log.Debug("read transcript", "path", a.tr.path, "err", err)
-	}
-	cutoff := a.startedAt.Add(-(e.poll + cutoffSlack))
-	for _, r := range recs {
-		if r.Op == provider.TurnUsage {
-			if e.cfg.OnUsage != nil {
-				e.cfg.OnUsage(s.ID, r.Usage)
-			}
-			continue
-		}
-		e.applyTurn(ctx, s, a, r, cutoff, now)
-	}
-}
-
-// applyTurn applies one transcript record. The first turn ends the coarse
-// run: per-turn runs take over. Records written before the launch are
-// history and change nothing.
-func (e *Estimator) applyTurn(ctx context.Context, s *surface, a *agentRun, r provider.Turn, cutoff, now time.Time) {
-	if !r.At.IsZero() && r.At.Before(cutoff) {
-		return
-	}
-	at := r.At
-	if at.IsZero() || at.After(now) {
-		at = now
-	}
-	_, private := all.As[provider.PrivateTurnKeys](a.provider)
-	if a.standDown {
-		// The hooks report this provider's turns, on the same run ids.
-		// Only an end the hooks never report is evidence (the fusion
-		// rule).
-		if r.Op == provider.TurnEnd && r.HookSilent {
-			// A private key is not the hooks' run id (Gemini CLI): the
-			// end applies to the current run, if it is the provider's
-			// and started before the record.
-			run := ""
-			if !private {
-				run = hookevent.TurnRunID(a.provider, r.Key)
-			}
-			e.apply(ctx, fused{surface: s.ID, ev: Evidence{
-				Source: runstate.SourceTranscript, Hook: HookTranscriptTurnEnd, Signal: r.Text, Kind: r.Kind,
-				RunID: run, Provider: a.provider, At: at,
-			}})
-		}
-		return
-	}
-	if private {
-		// Hook-less, a transcript whose turn keys are private (Gemini
-		// CLI's chat file) opens a coarse run per prompt and ends it
-		// where it marks the end (a cancel, an API error); a success it
-		// does not mark is the terminal's to tell (terminalEnd).
-		switch {
-		case r.Op == provider.TurnStart && !a.seen[r.Key]:
-			if a.seen == nil || len(a.seen) >= maxSeen {
-				a.seen = map[string]bool{}
-			}
-			a.seen[r.Key] = true
-			if a.coarse == "" && at.After(a.endedAt) {
-				msg := r.Text
-				if msg == "" {
-					msg = "prompt submitted"
-				}
-				e.openCoarse(ctx, s, a, at, HookTurnStarted, msg)
-			}
-		case r.Op == provider.TurnEnd && a.coarse != "" && !at.Before(a.coarseFrom):
-			e.endCoarse(ctx, s, a, HookTranscriptTurnEnd, r.Kind, at, r.Text)
-		}
-		return
-	}
-	switch r.Op {
-	case provider.TurnStart:
-		if a.seen[r.Key] {
-			return
-		}
-		if a.seen == nil || len(a.seen) >= maxSeen {
-			a.seen = map[string]bool{}
-		}
-		a.seen[r.Key] = true
-		if a.turn != "" {
-			e.emit(ctx, s, a, a.turnRun, HookTurnStarted, proto.KindInterrupted, a.next(at), "a new prompt started before the turn ended")
-		}
-		start := a.next(at)
-		if a.coarse != "" && !start.After(a.coarseAt) {
-			start = a.coarseAt.Add(time.Nanosecond)
-			a.last = start
-		}
-		run := hookevent.TurnRunID(a.provider, r.Key)
-		msg := r.Text
-		if msg == "" {
-			msg = "prompt submitted"
-		}
-		e.emit(ctx, s, a, run, HookTurnStarted, proto.KindStarted, start, msg)
-		a.turn, a.turnRun, a.idle = r.Key, run, false
-		if a.coarse != "" {
-			// Just before the turn, so that the turn stays the current run
-			// and the coarse run's end opens no attention item.
-			e.emit(ctx, s, a, a.coarse, HookTurnStarted, proto.KindSucceeded, start.Add(-time.Nanosecond), "split into prompt turns")
-			a.coarse = ""
-		}
-	case provider.TurnEnd:
-		if r.Key != a.turn || a.turn == "" {
-			return
-		}
-		msg := r.Text
-		if msg == "" {
-			msg = "turn " + string(r.Kind)
-		}
-		e.emit(ctx, s, a, a.turnRun, HookTurnCompleted, r.Kind, a.next(at), msg)
-		a.turn, a.turnRun = "", ""
-	}
-}
-
-// next returns at, moved forward to the latest time already emitted.
-func (a *agentRun) next(at time.Time) time.Time {
-	if at.Before(a.last) {
-		at = a.last
-	}
-	a.last = at
-	return at
 }
 
 // emit records one synthesized event. Failures are logged: the estimate

@@ -378,12 +378,12 @@ func TestSplitKeys(t *testing.T) {
 func geminiPane(t *testing.T, hookless bool, argv ...string) (*harness, *growing) {
 	h := newHarness(t)
 	h.e.cfg.CurrentRun = h.rec.current
-	h.setHooks("gemini", !hookless)
 	h.procs.set(300, "gemini", argv...)
 	p := &pane{pgid: 300}
 	p.setNativeID("aa3ac65c-1884-452c-956b-62539224443c")
 	h.e.SurfaceStarted(Surface{ID: "s1", SessionID: testSession, Provider: "gemini", PID: 300, CWD: testCWD,
 		ForegroundPGID: p.ForegroundPGID, NativeID: p.NativeID})
+	h.setHooks("gemini", !hookless)
 	h.poll()
 	path := filepath.Join(h.home, ".gemini", "tmp", "repo", "chats", "session-2026-12-02T03-19-aa3ac65c.jsonl")
 	return h, newGrowing(t, h.clk, "gemini-states.jsonl", path, h.clk.Now(), nil)

@@ -224,11 +224,6 @@ func newHarness(t *testing.T) *harness {
 		Now:    h.clk.Now,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Env:    transcript.Env{Home: home, Getenv: func(k string) string { return env[k] }},
-		HooksInstalled: func(p string) bool {
-			h.hmu.Lock()
-			defer h.hmu.Unlock()
-			return h.hooks[p]
-		},
 	})
 	h.e.inspect = func(pid int) (procInfo, error) {
 		h.procs.mu.Lock()
@@ -249,10 +244,24 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
+// setHooks says whether the provider's hooks report in the harness's
+// panes: on, every pane, present and future, has heard from them
+// (HookEventSeen), as a pane does at its agent's first hook.
 func (h *harness) setHooks(provider string, on bool) {
 	h.hmu.Lock()
 	h.hooks[provider] = on
 	h.hmu.Unlock()
+	if on {
+		h.e.mu.RLock()
+		ids := make([]string, 0, len(h.e.surfaces))
+		for id := range h.e.surfaces {
+			ids = append(ids, id)
+		}
+		h.e.mu.RUnlock()
+		for _, id := range ids {
+			h.e.HookEventSeen(id, provider)
+		}
+	}
 }
 
 // surface registers a pane whose process is pid, in the foreground.
@@ -260,6 +269,17 @@ func (h *harness) surface(id, provider string, pid int) *pane {
 	p := &pane{pgid: pid}
 	h.e.SurfaceStarted(Surface{ID: id, SessionID: testSession, Provider: provider, PID: pid, CWD: testCWD,
 		ForegroundPGID: p.ForegroundPGID, NativeID: p.NativeID})
+	h.hmu.Lock()
+	var heard []string
+	for prov, on := range h.hooks {
+		if on {
+			heard = append(heard, prov)
+		}
+	}
+	h.hmu.Unlock()
+	for _, prov := range heard {
+		h.e.HookEventSeen(id, prov)
+	}
 	return p
 }
 

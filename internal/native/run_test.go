@@ -3,13 +3,11 @@ package native
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/musterhq/muster/internal/hookinstall"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termsignal"
 )
@@ -60,47 +58,6 @@ func TestRun(t *testing.T) {
 			t.Errorf("Run returned %v", err)
 		}
 	})
-}
-
-func TestHookStatus(t *testing.T) {
-	home := t.TempDir()
-	env := hookinstall.Env{Home: home, Getenv: func(k string) string {
-		switch k {
-		case "CLAUDE_CONFIG_DIR":
-			return filepath.Join(home, ".claude")
-		case "CODEX_HOME":
-			return filepath.Join(home, ".codex")
-		}
-		return ""
-	}}
-	const muster = "/usr/local/bin/muster"
-	if _, err := hookinstall.Setup(env, "claude", muster); err != nil {
-		t.Fatal(err)
-	}
-	clk := &clock{t: t0}
-	installed := HookStatus(env, muster, 10*time.Second, clk.Now)
-	for _, tt := range []struct {
-		provider string
-		want     bool
-	}{{"claude", true}, {"codex", false}, {"shell", false}, {"", false}} {
-		if got := installed(tt.provider); got != tt.want {
-			t.Errorf("HookStatus(%q) = %v, want %v", tt.provider, got, tt.want)
-		}
-	}
-	// Another muster binary's entries still run hooks: outdated counts.
-	if !HookStatus(env, "/opt/other/muster", time.Second, clk.Now)("claude") {
-		t.Error("outdated entries do not count as installed")
-	}
-	if _, err := hookinstall.Remove(env, "claude"); err != nil {
-		t.Fatal(err)
-	}
-	if !installed("claude") {
-		t.Error("status read again within the ttl")
-	}
-	clk.Advance(10 * time.Second)
-	if installed("claude") {
-		t.Error("removed hooks still installed after the ttl")
-	}
 }
 
 // TestFastPollAfterAnAnswer: once a key answers a dialog, Run reads the

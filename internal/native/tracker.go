@@ -32,13 +32,18 @@ type tracker struct {
 	env     transcript.Env
 	parser  provider.TurnParser
 	locator provider.TurnLocator
-	path    string    // "" until located
-	byID    string    // the native id path was found by; "" when found by scanning
-	off     int64     // bytes of path consumed
-	partial []byte    // an incomplete last line
-	skip    bool      // the line being read is over maxLine: drop it
-	modTime time.Time // of path when last read
+	path    string      // "" until located
+	byID    string      // the native id path was found by; "" when found by scanning
+	off     int64       // bytes of path consumed
+	partial []byte      // an incomplete last line
+	skip    bool        // the line being read is over maxLine: drop it
+	modTime time.Time   // of path when last read
+	file    os.FileInfo // path's file when last read, to see it replaced
+	skipped string      // the path last logged as not a regular file
 	recs    []provider.Turn
+	// resumed: the transcript's first record predates the agent's launch
+	// (Estimator.cutoff).
+	resumed bool
 
 	nextLocate time.Time
 	nextSwitch time.Time
@@ -58,14 +63,15 @@ func newTracker(prov string, env transcript.Env) *tracker {
 // follow makes path the tracked transcript from its start; the locator
 // starts afresh.
 func (t *tracker) follow(path, byID string) {
-	t.path, t.byID, t.off, t.partial, t.skip, t.modTime = path, byID, 0, nil, false, time.Time{}
+	t.path, t.byID, t.off, t.partial, t.skip, t.modTime, t.file = path, byID, 0, nil, false, time.Time{}, nil
 	t.parser = t.reader.NewTurnParser()
 	t.locator = t.reader.NewTurnLocator(t.env)
 }
 
 // read consumes what was appended to the transcript since the last read,
 // at most readPerTick bytes, and returns the turn records of its complete
-// lines. A file that shrank was replaced: it is read again from its start.
+// lines. A file that shrank or is another file (replaced by a rename) is
+// read again from its start.
 func (t *tracker) read() ([]provider.Turn, error) {
 	t.recs = t.recs[:0]
 	if t.path == "" {
@@ -77,7 +83,7 @@ func (t *tracker) read() ([]provider.Turn, error) {
 	} else if fi.Size() == t.off && fi.ModTime().Equal(t.modTime) {
 		return nil, nil
 	}
-	f, err := os.Open(t.path)
+	f, err := transcript.OpenFile(t.path)
 	if err != nil {
 		return nil, err
 	}
@@ -89,10 +95,10 @@ func (t *tracker) read() ([]provider.Turn, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, nil
 	}
-	if fi.Size() < t.off {
+	if fi.Size() < t.off || (t.file != nil && !os.SameFile(t.file, fi)) {
 		t.follow(t.path, t.byID)
 	}
-	t.modTime = fi.ModTime()
+	t.modTime, t.file = fi.ModTime(), fi
 	bp := chunkPool.Get().(*[]byte)
 	defer chunkPool.Put(bp)
 	buf := *bp

@@ -683,9 +683,25 @@ func (p *Pane) rebuild() uint64 {
 		tail, _, _ = stripForRebuild(tail)
 	}
 	p.term.Write([]byte("\x1bc"))
-	p.term.Write(tail)
+	// In chunks, so that closing the pane need not wait for the rest: a
+	// tail of hostile counts costs up to a screen of work every few bytes
+	// (kill took 1.5 s behind a loop of REP, bench/hostile.sh).
+	for len(tail) > 0 {
+		select {
+		case <-p.closed:
+			return seq
+		default:
+		}
+		n := min(len(tail), rebuildChunk)
+		p.term.Write(tail[:n])
+		tail = tail[n:]
+	}
 	return seq
 }
+
+// rebuildChunk is how much of a rebuild is written between checks that
+// the pane is still open.
+const rebuildChunk = 4 << 10
 
 func indexByte(b []byte, c byte) int {
 	for i, x := range b {

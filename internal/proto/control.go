@@ -303,10 +303,16 @@ type DaemonStatus struct {
 // SessionInfo is one row of `muster ls --json`; op "ls" answers a list of
 // them. Fields are only ever added.
 type SessionInfo struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Provider  string `json:"provider"`
-	State     string `json:"state"` // running | exited | restorable
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Provider string `json:"provider"`
+	// Pane is the pane word: live | exited | restorable (vocabulary.go).
+	Pane string `json:"pane"`
+	// State is Pane in its older words (running for live), kept for
+	// scripts that read it.
+	State string `json:"state"`
+	// Status is the one word for the session (SessionInfo.StatusWord).
+	Status    string `json:"status"`
 	PID       int    `json:"pid"`
 	CWD       string `json:"cwd"`
 	ExitCode  *int   `json:"exit_code"`
@@ -616,6 +622,10 @@ type ResumeOutcome struct {
 	Resumed bool     `json:"resumed"`
 	Argv    []string `json:"argv,omitempty"`
 	Reason  string   `json:"reason,omitempty"`
+	// NewConversation: the agent came back without its conversation,
+	// because no id of it was ever captured (its hooks never ran and
+	// nothing proved its transcript).
+	NewConversation bool `json:"new_conversation,omitempty"`
 }
 
 // NativeCaptureArgs are the arguments of op "native_capture", sent by
@@ -657,6 +667,9 @@ type AttentionItem struct {
 	Open        bool    `json:"open"`
 	ResolvedAt  *string `json:"resolved_at"`
 	Resolution  string  `json:"resolution,omitempty"`
+	// Host is the host (muster host add) whose daemon holds the item,
+	// "" for this machine's; the CLI fills it when it asks every host.
+	Host string `json:"host,omitempty"`
 }
 
 // AckArgs are the arguments of op "ack": some item ids, or all open items.
@@ -708,13 +721,6 @@ type WaitSession struct {
 	Pane     string `json:"pane,omitempty"`
 	ExitCode *int   `json:"exit_code,omitempty"` // the pane's exit status, once exited
 }
-
-// Pane states of WaitSession.Pane.
-const (
-	PaneRunning    = "running"
-	PaneExited     = "exited"
-	PaneRestorable = "restorable"
-)
 
 // Explanation answers op "explain": why a session is in its state.
 type Explanation struct {

@@ -50,3 +50,17 @@ type StatusReader interface {
 	// must be cheap: it runs for every status signal.
 	Status(sig termsignal.Signal, state proto.RunState) proto.EventKind
 }
+
+// RequestReader is a provider whose CLI says through its terminal when it
+// waits for the user (Codex's OSC 7501 state=blocked, Gemini CLI's
+// "✋ Action Required" title): for a pane whose hooks have not been heard
+// from, internal/native makes that the run's approval or question.
+type RequestReader interface {
+	Provider
+	// Request reads one terminal signal of the CLI: kind is
+	// approval-requested or input-requested while the signal says the CLI
+	// waits for the user, "" when it says the CLI no longer waits (it
+	// works, it is idle); ok is false when the signal says neither. It must
+	// be cheap: it runs on the pane's output path.
+	Request(sig termsignal.Signal) (kind proto.EventKind, ok bool)
+}

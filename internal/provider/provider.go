@@ -77,7 +77,7 @@ const (
 
 // SessionRouter is a provider whose hooks may run in a process another pane
 // started (Codex's shared app-server), so that an event's pane environment
-// proves nothing: internal/codexroute finds its pane from the session id,
+// proves nothing: internal/hookroute finds its pane from the session id,
 // with these hints. Its hook mapping says RoutedBySession.
 type SessionRouter interface {
 	Provider

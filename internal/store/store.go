@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -35,6 +36,8 @@ type Store struct {
 	// Recovered is set when Open found the database corrupt and moved it
 	// aside to start a new one.
 	Recovered *Recovery
+	// ReadOnly is set by OpenReadOnly: nothing may be written.
+	ReadOnly bool
 }
 
 // Recovery is a corrupt database Open moved aside.
@@ -125,6 +128,56 @@ func open(ctx context.Context, dbPath string) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", dbPath, err)
 	}
 	return s, nil
+}
+
+// OpenReadOnly opens an existing store that cannot be written (a
+// read-only state dir or file system): both pools read the database file
+// as it stands, without its write-ahead log (immutable), so what the last
+// writer left in the log but did not checkpoint is not seen. It migrates
+// nothing: a store of another schema version is refused.
+func OpenReadOnly(ctx context.Context, dbPath string) (*Store, error) {
+	if err := checkFile(dbPath); err != nil {
+		return nil, fmt.Errorf("open store %s read-only: %w", dbPath, err)
+	}
+	dsn := "file:" + dbPath + "?mode=ro&immutable=1&_pragma=query_only(1)"
+	w, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s read-only: %w", dbPath, err)
+	}
+	w.SetMaxOpenConns(1)
+	r, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open store %s read-only: %w", dbPath, err)
+	}
+	r.SetMaxOpenConns(4)
+	s := &Store{W: w, R: r, Path: dbPath, ReadOnly: true}
+	var have int
+	if err := r.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open store %s read-only: %w", dbPath, err)
+	}
+	ms, err := loadMigrations()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	if want := ms[len(ms)-1].version; have != want {
+		s.Close()
+		return nil, fmt.Errorf("open store %s read-only: its schema is version %d, this muster's %d, and it cannot be migrated where it cannot be written", dbPath, have, want)
+	}
+	return s, nil
+}
+
+// IsReadOnly reports whether err says the store's file or directory
+// cannot be written.
+func IsReadOnly(err error) bool {
+	if errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "readonly database") || strings.Contains(msg, "read-only file system") ||
+		strings.Contains(msg, "unable to open database file")
 }
 
 // Close closes both pools.

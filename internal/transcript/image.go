@@ -188,7 +188,7 @@ func EmbedImage(home string, ref ImageRef, budget *ImageBudget) (Image, error) {
 		return Image{}, fmt.Errorf("image %q is %d bytes on disk, bytes_len says %d", ref.Path, before.Size(), ref.BytesLen)
 	}
 
-	f, err := openNoFollow(target)
+	f, err := OpenFile(target)
 	if err != nil {
 		return Image{}, fmt.Errorf("open image: %w", err)
 	}
@@ -197,7 +197,7 @@ func EmbedImage(home string, ref ImageRef, budget *ImageBudget) (Image, error) {
 	if err != nil {
 		return Image{}, fmt.Errorf("stat image: %w", err)
 	}
-	if !after.Mode().IsRegular() || !os.SameFile(before, after) {
+	if !os.SameFile(before, after) {
 		return Image{}, fmt.Errorf("image %q changed while it was being checked", ref.Path)
 	}
 	// A hard link inside home can name a file that lives outside it, and

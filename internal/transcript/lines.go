@@ -3,6 +3,7 @@ package transcript
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -24,6 +25,10 @@ type LineScanner struct {
 	tooLong bool
 	err     error
 	done    bool
+	// off counts the bytes read through the end of the current line;
+	// terminated says that line ended with a newline.
+	off        int64
+	terminated bool
 }
 
 // NewLineScanner reads r; lines longer than max bytes (DefaultMaxLine when
@@ -70,6 +75,8 @@ func (s *LineScanner) Scan() bool {
 	s.long = s.long[:0]
 	for {
 		chunk, err := s.r.ReadSlice('\n')
+		s.off += int64(len(chunk))
+		s.terminated = err == nil
 		switch {
 		case err == nil:
 			s.n++
@@ -142,5 +149,34 @@ func (s *LineScanner) Line() int { return s.n }
 // dropped.
 func (s *LineScanner) TooLong() bool { return s.tooLong }
 
+// Offset is the number of bytes read through the end of the current line,
+// its line ending included.
+func (s *LineScanner) Offset() int64 { return s.off }
+
+// Terminated reports whether the current line ended with a newline: the
+// last line of a file an agent is still writing may not have yet.
+func (s *LineScanner) Terminated() bool { return s.terminated }
+
 // Err is the read error that stopped Scan, if any.
 func (s *LineScanner) Err() error { return s.err }
+
+// FeedLines is the reading half of a Follow's Feed: it passes each
+// newline-terminated line of r to line, numbered after *lines (which it
+// advances), with tooLong for a line over DefaultMaxLine (then raw is
+// empty), and returns the bytes of those lines; an unterminated last line
+// is left for the next Feed. line must copy what it keeps of raw.
+func FeedLines(ctx context.Context, r io.Reader, lines *int, line func(n int, raw []byte, tooLong bool)) (int64, error) {
+	sc := NewLineScanner(r, 0)
+	var consumed int64
+	for sc.Scan() && sc.Terminated() {
+		consumed = sc.Offset()
+		*lines++
+		if *lines%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return consumed, err
+			}
+		}
+		line(*lines, sc.Bytes(), sc.TooLong())
+	}
+	return consumed, sc.Err()
+}

@@ -3,15 +3,23 @@
 package transcript
 
 import (
-	"errors"
+	"io/fs"
 	"os"
 )
 
-// openNoFollow is unavailable where O_NOFOLLOW is not: images are never
-// embedded there.
-func openNoFollow(string) (*os.File, error) {
-	return nil, errors.New("embedding images needs O_NOFOLLOW, which this platform lacks")
+// openNonBlocking checks the last component with Lstat where O_NOFOLLOW is
+// missing; there are no FIFOs to block on.
+func openNonBlocking(path string, follow bool) (*os.File, error) {
+	if !follow {
+		if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: ErrSymlink}
+		}
+	}
+	return os.Open(path)
 }
 
-// linkCount is unknown here; openNoFollow refuses every image anyway.
+// isSymlinkRefusal is false: openNonBlocking's error says it already.
+func isSymlinkRefusal(error) bool { return false }
+
+// linkCount is unknown here, so no image is embedded.
 func linkCount(os.FileInfo) (uint64, bool) { return 0, false }

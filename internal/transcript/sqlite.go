@@ -101,7 +101,7 @@ func SQLiteColumns(ctx context.Context, db *sql.DB, table string) (map[string]bo
 }
 
 func copyFile(from, to string) error {
-	in, err := os.Open(from)
+	in, err := OpenFile(from)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil

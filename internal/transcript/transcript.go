@@ -35,6 +35,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"time"
@@ -237,6 +238,18 @@ type ParseOptions struct {
 	// SummaryOnly lets a parser skip building Items (and skip reading
 	// images); the Session must still be complete.
 	SummaryOnly bool
+	// Item, when set, receives the items of a parse one at a time, in
+	// order, instead of Transcript.Items, so that a caller that only folds
+	// them (the history index's full-text row) never holds a huge
+	// transcript's items at once. Parsers that can stream (Gemini CLI,
+	// OpenCode documents and session trees) call it and leave Items empty;
+	// the others, and parses of files holding several sessions, fill
+	// Items as before, which the caller then reads too.
+	Item func(Item)
+	// Inherit, when Item is set, is called when every item passed to Item
+	// so far turns out to be inherited (Item.Inherited: a fork's copy of
+	// its original's history, found at the fork's first own record).
+	Inherit func()
 }
 
 // Source is one provider's transcript side.
@@ -253,6 +266,28 @@ type Source interface {
 	// becomes Session.Warnings; an error means the file could not be read
 	// at all.
 	Parse(ctx context.Context, env Env, path string, opts ParseOptions) ([]*Transcript, error)
+}
+
+// Follower is implemented by Sources whose transcripts are append-only
+// logs (JSONL): a file is parsed in steps, each from where the last one
+// stopped, so that a watcher following an agent's transcript reads only
+// what was appended.
+type Follower interface {
+	// Follow starts a step-by-step parse of path; opts as for Parse. It
+	// returns nil for a file of the source that is not an append-only
+	// log: the caller parses that one whole.
+	Follow(env Env, path string, opts ParseOptions) Follow
+}
+
+// Follow is one file's parse in progress.
+type Follow interface {
+	// Feed parses the complete lines of r, the file read from the offset
+	// where the previous Feed stopped (0 at first), and returns the bytes
+	// it consumed: an unterminated last line is left for the next Feed.
+	Feed(ctx context.Context, r io.Reader) (int64, error)
+	// Transcripts is the parse of every line fed so far, as Parse would
+	// return it; Feed may be called again afterwards.
+	Transcripts() []*Transcript
 }
 
 // StatFile builds a File from a DirEntry-like stat.

@@ -147,7 +147,7 @@ func (e *explainView) lines() []string {
 	}
 	state := line(*x.State)
 	if b, ok := runBadges[proto.RunState(*x.State)]; ok {
-		state = b.render() + styleFaint.Styled(" ("+line(*x.State)+")")
+		state = b.render()
 	}
 	if x.Terminal != "" && *x.State != x.Terminal {
 		state += " after " + line(x.Terminal)

@@ -284,7 +284,7 @@ func TestExplainView(t *testing.T) {
 		t.Error("the explain view passed an escape sequence through")
 	}
 	plain := ansi.Strip(frame)
-	for _, want := range []string{"Explain docs", "▲ needs approval (waitingApproval)", "run           run-1",
+	for _, want := range []string{"Explain docs", "▲ waitingApproval", "run           run-1",
 		"because       approval-requested (PermissionRequest) from codex via hook", "Allow Bash(rm -rf build)?", "#3", "Events (2)"} {
 		if !strings.Contains(plain, want) {
 			t.Errorf("explain view lacks %q:\n%s", want, plain)

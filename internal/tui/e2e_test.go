@@ -312,7 +312,7 @@ func TestDashboardHooksInTmux(t *testing.T) {
 	// A Bash call that needs approval: the hooks report it, and the
 	// daemon's push moves the agent to the top with the command shown.
 	e.muster("send", "agent", "tool rm -rf build", "--enter")
-	s = e.waitText("▲ needs approval", "Attention (1)", "rm -rf build")
+	s = e.waitText("▲ waitingApproval", "Attention (1)", "rm -rf build")
 	if rows := sessionRows(s); len(rows) != 2 || rows[0] != "agent" {
 		t.Errorf("the session waiting for approval does not sort first: %v\n%s", rows, s)
 	}
@@ -328,7 +328,7 @@ func TestDashboardHooksInTmux(t *testing.T) {
 
 	// Approving in the pane ends the turn; its Stop hook is pushed as done.
 	e.muster("send", "agent", "y")
-	s = e.waitText("✓ done")
+	s = e.waitText("✓ succeeded")
 	if rows := sessionRows(s); len(rows) != 2 {
 		t.Errorf("rows after the turn: %v\n%s", rows, s)
 	}

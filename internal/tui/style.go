@@ -43,12 +43,13 @@ type badge struct {
 func (b badge) render() string { return b.style.Styled(b.glyph + " " + b.label) }
 
 // runBadges covers every run state DESIGN §4 defines, plus idle, each
-// with a human word, its own glyph and its own colour.
+// with its word of the vocabulary (proto/vocabulary.go: the same word ls,
+// the web pages and --json show), its own glyph and its own colour.
 var runBadges = map[proto.RunState]badge{
-	proto.StateRunning:         {"●", "working", styleRunning},
-	proto.StateWaitingInput:    {"◐", "needs input", styleInput},
-	proto.StateWaitingApproval: {"▲", "needs approval", styleApproval},
-	proto.StateSucceeded:       {"✓", "done", styleSucceeded},
+	proto.StateRunning:         {"●", "running", styleRunning},
+	proto.StateWaitingInput:    {"◐", "waitingInput", styleInput},
+	proto.StateWaitingApproval: {"▲", "waitingApproval", styleApproval},
+	proto.StateSucceeded:       {"✓", "succeeded", styleSucceeded},
 	proto.StateFailed:          {"✗", "failed", styleFailed},
 	proto.StateInterrupted:     {"■", "interrupted", styleInterrupted},
 	proto.StateDisconnected:    {"◇", "disconnected", styleDisconn},
@@ -63,19 +64,12 @@ func sessionBadge(s proto.SessionInfo) badge {
 	case "restorable":
 		return badge{"⟲", "restorable", styleRestorable}
 	case "exited":
-		label := "exited"
-		if s.ExitCode != nil {
-			label = fmt.Sprintf("exited %d", *s.ExitCode)
-		}
-		return badge{"□", label, styleQuiet}
+		return badge{"□", s.StatusLabel(), styleQuiet}
 	}
 	if s.RunState == nil {
-		// A live pane with no hook event yet: a shell, or an agent that has
-		// not reported anything. The terminal may still say it works.
-		if s.Activity == "working" {
-			return runBadges[proto.StateRunning]
-		}
-		return badge{"◌", "live", ansi.Style{}}
+		// A live pane with no run yet: a shell, or an agent that has not
+		// reported anything; ACTIVITY says what its terminal shows.
+		return badge{"◌", proto.PaneLive, ansi.Style{}}
 	}
 	if b, ok := runBadges[proto.RunState(*s.RunState)]; ok {
 		return b
@@ -175,17 +169,9 @@ func age(ts string, now time.Time) string {
 	}
 }
 
-// lastEventAge is how long ago a session last did something: its last
-// hook event, else the terminal's last activity change, else its creation.
-func lastEventAge(s proto.SessionInfo, now time.Time) string {
-	switch {
-	case s.LastEventAt != nil && *s.LastEventAt != "":
-		return age(*s.LastEventAt, now)
-	case s.ActivitySince != nil && *s.ActivitySince != "":
-		return age(*s.ActivitySince, now)
-	}
-	return age(s.CreatedAt, now)
-}
+// createdAge is AGE, the time since the session was created, as ls
+// shows it.
+func createdAge(s proto.SessionInfo, now time.Time) string { return age(s.CreatedAt, now) }
 
 // contextLeft renders how much of its context window a session's agent
 // has left, as a percentage when the window is known, else the tokens

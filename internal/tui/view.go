@@ -360,7 +360,7 @@ type sessionTable struct {
 // Fixed column widths; NAME and PROVIDER follow their content within
 // bounds, and CWD takes what is left.
 const (
-	stateCol = 16 // "▲ needs approval"
+	stateCol = 17 // "▲ waitingApproval"
 	attnCol  = 3  // "!12"
 	actCol   = 12 // "working 100%"
 	ctxCol   = 9  // "100% left", "999k used"
@@ -432,7 +432,7 @@ func (t sessionTable) Render(w int) string {
 		}
 		return out + cell(age, ageCol) + gap + cellLeft(cwd, cwdW)
 	}
-	lines := []string{styleFaint.Styled(strings.TrimRight(row("  ", "NAME", "PROVIDER", "STATE", "!", "ACTIVITY", "MODEL", "CONTEXT", "MEM  CPU", "AGE", "DIRECTORY"), " "))}
+	lines := []string{styleFaint.Styled(strings.TrimRight(row("  ", "NAME", "PROVIDER", "STATUS", "!", "ACTIVITY", "MODEL", "CONTEXT", "MEM  CPU", "AGE", "DIRECTORY"), " "))}
 	end := min(t.off+t.rows, len(t.sessions))
 	for i := t.off; i < end; i++ {
 		s := t.sessions[i]
@@ -476,7 +476,7 @@ func (t sessionTable) Render(w int) string {
 		if t.byDir && i > t.off && t.sessions[i-1].CWD == s.CWD && sessionGroup(s) < groupExited {
 			dir = styleFaint.Styled("〃")
 		}
-		line := row(mark, name, prov, state, attn, act, termtext.Line(s.Model), contextLeft(s), costCell(s), lastEventAge(s, t.now), dir)
+		line := row(mark, name, prov, state, attn, act, termtext.Line(s.Model), contextLeft(s), costCell(s), createdAge(s, t.now), dir)
 		line = strings.TrimRight(line, " ")
 		if s.State != "running" || t.stale {
 			line = styleFaint.Styled(line)

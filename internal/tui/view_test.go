@@ -222,16 +222,16 @@ func TestStateBadges(t *testing.T) {
 		want      string
 		wantColor ansi.Style
 	}{
-		{"running", proto.SessionInfo{State: "running", RunState: ptr("running")}, "● working", styleRunning},
-		{"waitingInput", proto.SessionInfo{State: "running", RunState: ptr("waitingInput")}, "◐ needs input", styleInput},
-		{"waitingApproval", proto.SessionInfo{State: "running", RunState: ptr("waitingApproval")}, "▲ needs approval", styleApproval},
-		{"succeeded", proto.SessionInfo{State: "running", RunState: ptr("succeeded")}, "✓ done", styleSucceeded},
+		{"running", proto.SessionInfo{State: "running", RunState: ptr("running")}, "● running", styleRunning},
+		{"waitingInput", proto.SessionInfo{State: "running", RunState: ptr("waitingInput")}, "◐ waitingInput", styleInput},
+		{"waitingApproval", proto.SessionInfo{State: "running", RunState: ptr("waitingApproval")}, "▲ waitingApproval", styleApproval},
+		{"succeeded", proto.SessionInfo{State: "running", RunState: ptr("succeeded")}, "✓ succeeded", styleSucceeded},
 		{"failed", proto.SessionInfo{State: "running", RunState: ptr("failed")}, "✗ failed", styleFailed},
 		{"interrupted", proto.SessionInfo{State: "running", RunState: ptr("interrupted")}, "■ interrupted", styleInterrupted},
 		{"disconnected", proto.SessionInfo{State: "running", RunState: ptr("disconnected")}, "◇ disconnected", styleDisconn},
 		{"idle", proto.SessionInfo{State: "running", RunState: ptr("idle")}, "○ idle", styleIdle},
 		{"live without a run", proto.SessionInfo{State: "running"}, "◌ live", nil},
-		{"live, the terminal says it works", proto.SessionInfo{State: "running", Activity: "working"}, "● working", styleRunning},
+		{"live, the terminal says it works: ACTIVITY shows it", proto.SessionInfo{State: "running", Activity: "working"}, "◌ live", nil},
 		{"restorable wins over the run state", proto.SessionInfo{State: "restorable", RunState: ptr("running")}, "⟲ restorable", styleRestorable},
 		{"exited with a code", proto.SessionInfo{State: "exited", ExitCode: ptr(137), RunState: ptr("running")}, "□ exited 137", styleQuiet},
 		{"a future run state", proto.SessionInfo{State: "running", RunState: ptr("pondering")}, "· pondering", nil},

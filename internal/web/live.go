@@ -51,10 +51,13 @@ type liveState struct {
 }
 
 type liveSession struct {
-	Name      string   `json:"name"`
-	Provider  string   `json:"provider"`
-	State     string   `json:"state"`
-	RunState  string   `json:"run_state"`
+	Name     string `json:"name"`
+	Provider string `json:"provider"`
+	State    string `json:"state"`
+	RunState string `json:"run_state"`
+	// Status is the one word for the session, as ls and the dashboard
+	// show it (proto.SessionInfo.StatusLabel); the page shows only it.
+	Status    string   `json:"status"`
 	Activity  string   `json:"activity"`
 	Attention int      `json:"attention"`
 	Reasons   []string `json:"reasons"`
@@ -118,7 +121,7 @@ func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem
 		}
 	}
 	for _, si := range list {
-		ls := liveSession{Name: si.Name, Provider: si.Provider, State: si.State, Activity: si.Activity,
+		ls := liveSession{Name: si.Name, Provider: si.Provider, State: si.State, Status: si.StatusLabel(), Activity: si.Activity,
 			Attention: si.Attention, Reasons: reasons[si.Name], CWD: si.CWD, Title: termtext.Line(si.Title)}
 		if si.RunState != nil {
 			ls.RunState = *si.RunState
@@ -317,8 +320,7 @@ const liveScript = `(function () {
       var head = el("div", "pane-head");
       head.appendChild(el("b", "", s.name));
       head.appendChild(el("span", "prov", s.provider));
-      head.appendChild(el("span", "state " + s.state, s.state));
-      if (s.run_state) { head.appendChild(el("span", "run", s.run_state)); }
+      head.appendChild(el("span", "state " + s.state, s.status));
       if (s.activity) { head.appendChild(el("span", "act", s.activity)); }
       if (s.attention) { head.appendChild(el("span", "att", s.attention + " need" + (s.attention === 1 ? "s" : "") + " you")); }
       if (s.cost) { head.appendChild(el("span", "cost" + (s.over ? " over" : ""), s.cost)); }

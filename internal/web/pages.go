@@ -96,7 +96,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 {{- if not .Running}}<p>No daemon running: start one with <code>muster daemon</code> to see live sessions.</p>
 {{- else if not .Sessions}}<p>The daemon runs no sessions.</p>
 {{- else}}{{range .Sessions}}
-<section class="pane{{if .Attention}} needs{{end}}" data-name="{{.Name}}"><div class="pane-head"><b>{{.Name}}</b><span class="prov">{{.Provider}}</span><span class="state {{.State}}">{{.State}}</span>{{if .RunState}}<span class="run">{{.RunState}}</span>{{end}}{{if .Activity}}<span class="act">{{.Activity}}</span>{{end}}{{if .Attention}}<span class="att">{{.Attention}} need{{if eq .Attention 1}}s{{end}} you</span>{{end}}{{if .Cost}}<span class="cost{{if .Over}} over{{end}}">{{.Cost}}</span>{{end}}{{if .Link}}<a class="conv" href="{{.Link}}">conversation →</a>{{end}}</div>
+<section class="pane{{if .Attention}} needs{{end}}" data-name="{{.Name}}"><div class="pane-head"><b>{{.Name}}</b><span class="prov">{{.Provider}}</span><span class="state {{.State}}">{{.Status}}</span>{{if .Activity}}<span class="act">{{.Activity}}</span>{{end}}{{if .Attention}}<span class="att">{{.Attention}} need{{if eq .Attention 1}}s{{end}} you</span>{{end}}{{if .Cost}}<span class="cost{{if .Over}} over{{end}}">{{.Cost}}</span>{{end}}{{if .Link}}<a class="conv" href="{{.Link}}">conversation →</a>{{end}}</div>
 {{- if or .Title .CWD}}<div class="pane-meta">{{.Title}}{{if and .Title .CWD}} · {{end}}{{.CWD}}</div>{{end}}
 {{- range .Reasons}}<div class="reason">{{.}}</div>{{end}}
 {{- if .Screen}}<pre class="screen">{{.Screen}}</pre>{{end}}</section>

@@ -3,7 +3,7 @@ package claude
 import (
 	"context"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,8 +79,8 @@ func (*Source) Discover(ctx context.Context, env transcript.Env) ([]transcript.F
 			case e.IsDir():
 				files = appendSubagents(ctx, files, filepath.Join(path, "subagents"), 0)
 			case strings.HasSuffix(name, ".jsonl"):
-				if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-					files = append(files, transcript.StatFile(path, fi))
+				if f, ok := transcript.Candidate(path, e); ok {
+					files = append(files, f)
 				}
 			}
 		}
@@ -104,8 +104,8 @@ func appendSubagents(ctx context.Context, files []transcript.File, dir string, d
 			continue
 		}
 		if name := e.Name(); strings.HasPrefix(name, "agent-") && strings.HasSuffix(name, ".jsonl") {
-			if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-				files = append(files, transcript.StatFile(path, fi))
+			if f, ok := transcript.Candidate(path, e); ok {
+				files = append(files, f)
 			}
 		}
 	}
@@ -114,7 +114,7 @@ func appendSubagents(ctx context.Context, files []transcript.File, dir string, d
 
 // Parse implements transcript.Source.
 func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts transcript.ParseOptions) ([]*transcript.Transcript, error) {
-	f, err := os.Open(path)
+	f, err := transcript.OpenFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("open claude transcript: %w", err)
 	}
@@ -143,6 +143,38 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 	return []*transcript.Transcript{t}, nil
 }
 
+// Follow implements transcript.Follower: Claude Code only appends to a
+// transcript.
+func (*Source) Follow(env transcript.Env, path string, opts transcript.ParseOptions) transcript.Follow {
+	return &follow{p: newParser(env, path, opts)}
+}
+
+type follow struct {
+	p     *parser
+	lines int
+}
+
+func (f *follow) Feed(ctx context.Context, r io.Reader) (int64, error) {
+	n, err := transcript.FeedLines(ctx, r, &f.lines, func(n int, raw []byte, tooLong bool) {
+		if tooLong {
+			f.p.warnf(n, "longer than %d bytes; skipped", transcript.DefaultMaxLine)
+			return
+		}
+		f.p.line(n, raw)
+	})
+	if err != nil {
+		return n, fmt.Errorf("read claude transcript: %w", err)
+	}
+	return n, nil
+}
+
+func (f *follow) Transcripts() []*transcript.Transcript {
+	if t := f.p.snapshot(); t != nil {
+		return []*transcript.Transcript{t}
+	}
+	return nil
+}
+
 // subagentInfo reports whether path is a sub-agent transcript, and its
 // parent session id when the layout says so.
 func subagentInfo(path string) (agentID, parentID string, ok bool) {
@@ -166,11 +198,7 @@ func subagentInfo(path string) (agentID, parentID string, ok bool) {
 // and the id of the parent's Task/Agent call that started it (toolUseId).
 func readMeta(path string) (description, callID string) {
 	meta := strings.TrimSuffix(path, ".jsonl") + ".meta.json"
-	fi, err := os.Stat(meta)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
-		return "", ""
-	}
-	data, err := fs.ReadFile(os.DirFS(filepath.Dir(meta)), filepath.Base(meta))
+	data, err := transcript.ReadFile(meta, 1<<20)
 	if err != nil {
 		return "", ""
 	}

@@ -3,6 +3,9 @@
 // which hooks to install (install.go), and how to read its transcripts
 // (discovery and parsing, below).
 //
+// Verified with Claude Code 2.1.328 (what is measured below) and 2.1.332
+// (e2e/realcli, the whole suite, 2026-12-05).
+//
 // # Where transcripts live
 //
 // The root is $CLAUDE_CONFIG_DIR, or ~/.claude:

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +37,8 @@ type parser struct {
 	inherited  int
 	// prompts and tool calls up to there: a fork counts only its own.
 	inheritedPrompts, inheritedTools int
+	// streamed counts the items handed to opts.Item.
+	streamed int
 
 	customTitle, aiTitle, summary string
 
@@ -270,6 +274,9 @@ func (p *parser) line(n int, raw []byte) {
 		if rs := transcript.Str(r.requestSessionID); rs != "" && !inlined && rs != transcript.Str(r.sessionID) {
 			p.forkedFrom, p.inherited = rs, len(p.t.Items)
 			p.inheritedPrompts, p.inheritedTools = p.t.PromptCount, p.t.ToolCallCount
+			if p.streamed > 0 && p.opts.Inherit != nil && !p.subagent {
+				p.opts.Inherit()
+			}
 		}
 	case "system":
 		if transcript.StrEqual(r.subtype, "compact_boundary") && !inlined {
@@ -297,7 +304,12 @@ func (p *parser) seen(ts time.Time) {
 }
 
 func (p *parser) add(it transcript.Item) {
-	if !p.opts.SummaryOnly {
+	switch {
+	case p.opts.SummaryOnly:
+	case p.opts.Item != nil:
+		p.opts.Item(it)
+		p.streamed++
+	default:
 		p.t.Items = append(p.t.Items, it)
 	}
 }
@@ -585,8 +597,24 @@ func (p *parser) addUsage(rawID, rawRequestID []byte, model string, usage []byte
 	p.byModel[model] = m
 }
 
-func (p *parser) finish() *transcript.Transcript {
-	t := p.t
+func (p *parser) finish() *transcript.Transcript { return p.finishInto(p.t) }
+
+// snapshot is finish on a copy, so that more lines can be parsed after it
+// (Follow).
+func (p *parser) snapshot() *transcript.Transcript {
+	c := *p.t
+	c.Items = slices.Clone(p.t.Items)
+	c.Warnings = slices.Clone(p.t.Warnings)
+	c.Compactions = slices.Clone(p.t.Compactions)
+	c.UsageLog = slices.Clone(p.t.UsageLog)
+	t := p.finishInto(&c)
+	if t != nil {
+		t.UsageByModel = maps.Clone(t.UsageByModel)
+	}
+	return t
+}
+
+func (p *parser) finishInto(t *transcript.Transcript) *transcript.Transcript {
 	if t.PromptCount == 0 && t.ToolCallCount == 0 && p.assistantN == 0 && !p.hasUsage {
 		return nil
 	}
@@ -606,7 +634,7 @@ func (p *parser) finish() *transcript.Transcript {
 		t.ForkedFrom = p.forkedFrom
 		t.PromptCount -= p.inheritedPrompts
 		t.ToolCallCount -= p.inheritedTools
-		for i := range t.Items[:p.inherited] {
+		for i := range t.Items[:min(p.inherited, len(t.Items))] {
 			t.Items[i].Inherited = true
 		}
 	}

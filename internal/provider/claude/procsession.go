@@ -3,7 +3,6 @@ package claude
 import (
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -28,7 +27,7 @@ func (Provider) ProcessSession(env transcript.Env, pid int) string {
 	if dir == "" || pid <= 0 {
 		return ""
 	}
-	f, err := os.Open(filepath.Join(dir, "sessions", strconv.Itoa(pid)+".json"))
+	f, err := transcript.OpenFile(filepath.Join(dir, "sessions", strconv.Itoa(pid)+".json"))
 	if err != nil {
 		return ""
 	}

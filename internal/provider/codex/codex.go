@@ -83,8 +83,8 @@ func walk(ctx context.Context, files []transcript.File, dir string, depth int) (
 		if !IsRollout(name) {
 			continue
 		}
-		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-			files = append(files, transcript.StatFile(path, fi))
+		if f, ok := transcript.Candidate(path, e); ok {
+			files = append(files, f)
 		}
 	}
 	return files, nil
@@ -97,7 +97,7 @@ func IsRollout(name string) bool {
 
 // Parse implements transcript.Source.
 func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts transcript.ParseOptions) ([]*transcript.Transcript, error) {
-	f, err := os.Open(path)
+	f, err := transcript.OpenFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("open codex rollout: %w", err)
 	}
@@ -178,7 +178,7 @@ type metaExtra struct {
 
 // readMeta is ReadSessionMeta, with the extra fields routing reads.
 func readMeta(path string) (SessionMeta, metaExtra, error) {
-	f, err := os.Open(path)
+	f, err := transcript.OpenFile(path)
 	if err != nil {
 		return SessionMeta{}, metaExtra{}, fmt.Errorf("read codex session meta: %w", err)
 	}

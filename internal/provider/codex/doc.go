@@ -3,6 +3,11 @@
 // install (install.go), and how to read its rollouts (discovery, parsing
 // and ReadSessionMeta, below).
 //
+// Verified with Codex 0.169.0 (what is measured below) and 0.171.0
+// (e2e/realcli, the whole suite, 2026-12-05: its app-server daemon, run
+// from $CODEX_HOME/packages/app-server-daemon/releases/0.171.0-…, and its
+// pid-update-loop end with the panes, as 0.169's did).
+//
 // # Where rollouts live
 //
 // The root is $CODEX_HOME, or ~/.codex:

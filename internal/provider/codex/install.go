@@ -2,7 +2,6 @@ package codex
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -66,7 +65,7 @@ func configNotes(env transcript.Env) []string {
 	if err != nil {
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "config.toml"))
+	b, err := transcript.ReadFileFollow(filepath.Join(dir, "config.toml"), transcript.MaxConfigFile)
 	if err != nil {
 		return nil
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -898,7 +897,7 @@ func (p *parser) readHistoryBase(ctx context.Context) error {
 		p.t.Warnings = append(p.t.Warnings, fmt.Sprintf("forked from %s, whose rollout is not found: its history before the fork is not shown", p.forkedFrom))
 		return nil
 	}
-	f, err := os.Open(path)
+	f, err := transcript.OpenFile(path)
 	if err != nil {
 		p.t.Warnings = append(p.t.Warnings, fmt.Sprintf("forked from %s: %v", p.forkedFrom, err))
 		return nil

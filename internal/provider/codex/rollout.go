@@ -13,7 +13,7 @@ import (
 )
 
 // This is the one lookup of a session's rollout by id, for routing
-// (codexroute), resuming (HasTranscript) and native turn reading.
+// (hookroute), resuming (HasTranscript) and native turn reading.
 
 // isRolloutOf reports whether a file name is the rollout of session id:
 // rollout-<time>-<id>.jsonl (or the TypeScript CLI's .json).

@@ -11,6 +11,7 @@ import (
 type builder struct {
 	t      *transcript.Transcript
 	full   bool
+	sink   func(transcript.Item)
 	budget *transcript.ImageBudget
 	first  string
 	// pending queues the calls whose ids the parser made up, oldest first,
@@ -27,6 +28,7 @@ func newBuilder(path, id string, opts transcript.ParseOptions) *builder {
 	b := &builder{
 		t:    &transcript.Transcript{Session: transcript.Session{Provider: Name, ID: id, Path: path}},
 		full: !opts.SummaryOnly,
+		sink: opts.Item,
 	}
 	if b.full {
 		b.budget = transcript.NewImageBudget()
@@ -41,7 +43,11 @@ func (b *builder) warnf(format string, args ...any) {
 }
 
 func (b *builder) add(it transcript.Item) {
-	if b.full {
+	switch {
+	case !b.full:
+	case b.sink != nil:
+		b.sink(it)
+	default:
 		b.t.Items = append(b.t.Items, it)
 	}
 }
@@ -105,20 +111,23 @@ func (b *builder) toolResult(id, text string, isErr bool) {
 }
 
 // meta applies a chat store's meta record.
-func (b *builder) meta(m storeMeta) {
+func (b *builder) meta(m storeMeta) { metaInto(b.t, m) }
+
+func metaInto(t *transcript.Transcript, m storeMeta) {
 	if m.Name != "" && m.Name != "New Agent" {
-		b.t.Title = transcript.Headline(m.Name)
+		t.Title = transcript.Headline(m.Name)
 	}
 	if m.LastUsedModel != "" {
-		b.t.Model = m.LastUsedModel
+		t.Model = m.LastUsedModel
 	}
 	if m.CreatedAt > 0 {
-		b.t.StartedAt = msTime(m.CreatedAt)
+		t.StartedAt = msTime(m.CreatedAt)
 	}
 }
 
-func (b *builder) finish() *transcript.Transcript {
-	t := b.t
+func (b *builder) finish() *transcript.Transcript { return b.finishInto(b.t) }
+
+func (b *builder) finishInto(t *transcript.Transcript) *transcript.Transcript {
 	t.FirstPrompt = transcript.Clip(b.first, transcript.MaxFirstPromptRunes)
 	if t.Title == "" {
 		t.Title = transcript.Headline(b.first)

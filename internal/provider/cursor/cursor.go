@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"unsafe"
+	"time"
 
 	"github.com/musterhq/muster/internal/provider/cursor/cursorhook"
 	"github.com/musterhq/muster/internal/transcript"
@@ -150,11 +152,10 @@ func appendTranscripts(files []transcript.File, dir string, stores map[string]*s
 		if ext != ".jsonl" && ext != ".txt" {
 			continue
 		}
-		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() {
+		f, ok := transcript.Candidate(filepath.Join(dir, name), e)
+		if !ok {
 			continue
 		}
-		f := transcript.StatFile(filepath.Join(dir, name), fi)
 		if s := stores[strings.TrimSuffix(name, ext)]; s != nil {
 			s.seen = true
 			if sf, ok := statDB(s.path); ok && sf.ModTime.After(f.ModTime) {
@@ -174,59 +175,106 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, err := transcript.OpenFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read cursor transcript: %w", err)
 	}
+	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
+		return nil, fmt.Errorf("read cursor transcript: %w", err)
+	}
+	head := make([]byte, len(sqliteMagic))
+	n, err := io.ReadFull(f, head)
+	if err != nil && n == 0 && err != io.EOF {
+		return nil, fmt.Errorf("read cursor transcript: %w", err)
+	}
+	if bytes.Equal(head[:n], sqliteMagic) {
 		f.Close()
-		return nil, fmt.Errorf("read cursor transcript: %w", err)
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+512))
-	_, err = buf.ReadFrom(f)
-	f.Close()
-	data := buf.Bytes()
-	if err != nil {
-		return nil, fmt.Errorf("read cursor transcript: %w", err)
-	}
-	if bytes.HasPrefix(data, sqliteMagic) {
 		t, err := parseStore(ctx, path, opts)
 		if err != nil {
 			return nil, err
 		}
 		return []*transcript.Transcript{t}, nil
 	}
-	// The buffer is never written again, so the string may share it.
-	s := unsafe.String(unsafe.SliceData(data), len(data))
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("read cursor transcript: %w", err)
+	}
 	id := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	b := newBuilder(path, id, opts)
-	if b.full {
-		b.t.Items = make([]transcript.Item, 0, 2*bytes.Count(data, []byte{'\n'})+2)
-	}
 	if filepath.Ext(path) == ".txt" {
-		parseText(b, s)
+		parseText(b, f)
 	} else {
-		parseJSONL(b, s)
+		parseJSONL(b, f)
 	}
-	b.t.EndedAt = fi.ModTime().UTC()
-	cursorDir, project := layout(path)
+	return []*transcript.Transcript{b.fileInto(ctx, b.t, fi.ModTime(), id)}, nil
+}
+
+// fileInto completes t, a transcript file's parse, with what lies beside
+// the file: its chat store's meta and its project's directory.
+func (b *builder) fileInto(ctx context.Context, t *transcript.Transcript, mtime time.Time, id string) *transcript.Transcript {
+	t.EndedAt = mtime.UTC()
+	cursorDir, project := layout(t.Path)
 	var hashDir string
 	if cursorDir != "" {
 		var store string
 		hashDir, store = findChat(cursorDir, id)
 		if store != "" {
 			if m, err := readMeta(ctx, store); err == nil {
-				b.meta(m)
+				metaInto(t, m)
 			} else {
-				b.warnf("chat store: %v", err)
+				t.Warnings = append(t.Warnings, fmt.Sprintf("chat store: %v", err))
 			}
 		}
 	}
 	if project != "" {
-		b.t.CWD = resolveProject(project, hashDir)
+		t.CWD = resolveProject(project, hashDir)
 	}
-	return []*transcript.Transcript{b.finish()}, nil
+	return b.finishInto(t)
+}
+
+// Follow implements transcript.Follower for JSONL transcripts, which
+// Cursor only appends to; a .txt transcript's blocks may grow in place,
+// so it is not followed (nil).
+func (*Source) Follow(env transcript.Env, path string, opts transcript.ParseOptions) transcript.Follow {
+	if filepath.Ext(path) != ".jsonl" {
+		return nil
+	}
+	id := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	return &follow{b: newBuilder(path, id, opts), id: id}
+}
+
+type follow struct {
+	b     *builder
+	id    string
+	lines int
+}
+
+func (f *follow) Feed(ctx context.Context, r io.Reader) (int64, error) {
+	n, err := transcript.FeedLines(ctx, r, &f.lines, func(n int, raw []byte, tooLong bool) {
+		if tooLong {
+			f.b.warnf("line %d: over %d bytes; skipped", n, transcript.DefaultMaxLine)
+			return
+		}
+		f.b.jsonlLine(n, raw)
+	})
+	if err != nil {
+		return n, fmt.Errorf("read cursor transcript: %w", err)
+	}
+	return n, nil
+}
+
+func (f *follow) Transcripts() []*transcript.Transcript {
+	c := *f.b.t
+	c.Items = slices.Clone(f.b.t.Items)
+	c.Warnings = slices.Clone(f.b.t.Warnings)
+	var mtime time.Time
+	if fi, err := os.Stat(c.Path); err == nil {
+		mtime = fi.ModTime()
+	}
+	// The store is read on each step: it is a small SQLite table, and
+	// Cursor renames the chat in it as the conversation goes.
+	return []*transcript.Transcript{f.b.fileInto(context.Background(), &c, mtime, f.id)}
 }
 
 // layout splits <cursor>/projects/<project>/agent-transcripts/[<id>/]<file>.

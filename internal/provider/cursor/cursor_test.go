@@ -282,7 +282,7 @@ func TestParseJSONLRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newBuilder("x.jsonl", "x", transcript.ParseOptions{})
-			parseJSONL(b, tt.content)
+			parseJSONL(b, strings.NewReader(tt.content))
 			got := b.finish()
 			var prompts, results []string
 			for _, it := range got.Items {

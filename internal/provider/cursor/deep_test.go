@@ -13,7 +13,7 @@ import (
 func TestDeepNestingIsMalformed(t *testing.T) {
 	deep := strings.Repeat("[", 16<<20)
 	b := newBuilder("x", "x", transcript.ParseOptions{})
-	parseJSONL(b, deep)
+	parseJSONL(b, strings.NewReader(deep))
 	if tr := b.finish(); !strings.Contains(strings.Join(tr.Warnings, "\n"), "malformed JSON") {
 		t.Errorf("warnings = %q, want the deep line called malformed", tr.Warnings)
 	}

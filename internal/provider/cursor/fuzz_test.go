@@ -1,6 +1,7 @@
 package cursor
 
 import (
+	"bytes"
 	"os"
 	"testing"
 
@@ -25,9 +26,9 @@ func FuzzParse(f *testing.F) {
 			b := newBuilder("x", "x", opts)
 			switch kind % 3 {
 			case 0:
-				parseJSONL(b, string(data))
+				parseJSONL(b, bytes.NewReader(data))
 			case 1:
-				parseText(b, string(data))
+				parseText(b, bytes.NewReader(data))
 			case 2:
 				for _, m := range embeddedMessages(data) {
 					b.storeMessage(m)

@@ -3,63 +3,72 @@ package cursor
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/musterhq/muster/internal/transcript"
 )
 
-// parseJSONL reads an agent-transcripts JSONL file.
-func parseJSONL(b *builder, s string) {
-	line := 0
-	for len(s) > 0 {
-		line++
-		var l string
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			l, s = s[:i], s[i+1:]
-		} else {
-			l, s = s, ""
-		}
-		l = strings.TrimSpace(l)
-		if l == "" {
+// parseJSONL reads an agent-transcripts JSONL file line by line; a line
+// over the limit is skipped with a warning.
+func parseJSONL(b *builder, r io.Reader) {
+	sc := transcript.NewLineScanner(r, 0)
+	for sc.Scan() {
+		if sc.TooLong() {
+			b.warnf("line %d: over %d bytes; skipped", sc.Line(), transcript.DefaultMaxLine)
 			continue
 		}
-		if !transcript.ValidJSONString(l) {
-			b.warnf("line %d: malformed JSON", line)
-			continue
+		b.jsonlLine(sc.Line(), sc.Bytes())
+	}
+	if err := sc.Err(); err != nil {
+		b.warnf("read: %v", err)
+	}
+}
+
+// jsonlLine applies one line of a JSONL transcript.
+func (b *builder) jsonlLine(line int, raw []byte) {
+	// Each line its own string: items keep parts of it, and the scanner
+	// reuses its buffer.
+	l := strings.TrimSpace(string(raw))
+	if l == "" {
+		return
+	}
+	if !transcript.ValidJSONString(l) {
+		b.warnf("line %d: malformed JSON", line)
+		return
+	}
+	v := transcript.Parse(l)
+	if !v.IsObject() {
+		b.warnf("line %d: not a JSON object", line)
+		return
+	}
+	var role, model string
+	var content, msg transcript.Value
+	v.ForEach(func(k string, val transcript.Value) bool {
+		switch k {
+		case "role":
+			role = val.Str()
+		case "message":
+			msg = val
+		case "content":
+			content = val
 		}
-		v := transcript.Parse(l)
-		if !v.IsObject() {
-			b.warnf("line %d: not a JSON object", line)
-			continue
+		return true
+	})
+	msg.ForEach(func(k string, val transcript.Value) bool {
+		switch k {
+		case "content":
+			content = val
+		case "model":
+			model = val.Str()
 		}
-		var role, model string
-		var content, msg transcript.Value
-		v.ForEach(func(k string, val transcript.Value) bool {
-			switch k {
-			case "role":
-				role = val.Str()
-			case "message":
-				msg = val
-			case "content":
-				content = val
-			}
-			return true
-		})
-		msg.ForEach(func(k string, val transcript.Value) bool {
-			switch k {
-			case "content":
-				content = val
-			case "model":
-				model = val.Str()
-			}
-			return true
-		})
-		switch role {
-		case "user":
-			b.userJSONL(line, content)
-		case "assistant":
-			b.assistantJSONL(line, content, model)
-		}
+		return true
+	})
+	switch role {
+	case "user":
+		b.userJSONL(line, content)
+	case "assistant":
+		b.assistantJSONL(line, content, model)
 	}
 }
 

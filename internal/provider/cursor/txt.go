@@ -3,16 +3,21 @@ package cursor
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/musterhq/muster/internal/transcript"
 )
 
 // parseText reads a legacy .txt transcript.
-func parseText(b *builder, s string) {
+// parseText reads r line by line; one block is held at a time, up to the
+// line limit, past which the rest of it is skipped with a warning.
+func parseText(b *builder, r io.Reader) {
 	var role string
 	var body []string
+	size, skipped := 0, false
 	flush := func() {
+		size, skipped = 0, false
 		switch role {
 		case "user":
 			b.prompt(userQuery(strings.Join(body, "\n")), nil, false)
@@ -21,17 +26,30 @@ func parseText(b *builder, s string) {
 		}
 		body = body[:0]
 	}
-	for line := range strings.Lines(s) {
-		line = strings.TrimRight(line, "\r\n")
+	sc := transcript.NewLineScanner(r, 0)
+	for sc.Scan() {
+		if sc.TooLong() {
+			b.warnf("line %d: over %d bytes; skipped", sc.Line(), transcript.DefaultMaxLine)
+			continue
+		}
+		line := string(sc.Bytes())
 		switch strings.TrimSpace(line) {
 		case "user:", "assistant:":
 			flush()
 			role = strings.TrimSuffix(strings.TrimSpace(line), ":")
 			continue
 		}
-		if role != "" {
+		if role != "" && !skipped {
+			if size += len(line) + 1; size > transcript.DefaultMaxLine {
+				b.warnf("line %d: the %s block is over %d bytes; its rest is skipped", sc.Line(), role, transcript.DefaultMaxLine)
+				skipped = true
+				continue
+			}
 			body = append(body, line)
 		}
+	}
+	if err := sc.Err(); err != nil {
+		b.warnf("read: %v", err)
 	}
 	flush()
 }

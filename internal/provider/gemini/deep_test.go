@@ -12,7 +12,7 @@ import (
 func TestDeepNestingIsMalformed(t *testing.T) {
 	deep := strings.Repeat("[", 16<<20)
 	for _, legacy := range []bool{false, true} {
-		tr := load(`{"sessionId":"s"}`+"\n"+deep, legacy).build("chats/session.jsonl", transcript.ParseOptions{})
+		tr, _ := read(strings.NewReader(`{"sessionId":"s"}`+"\n"+deep), "chats/session.jsonl", legacy, transcript.ParseOptions{})
 		if legacy {
 			continue // a legacy document that is not JSON: nothing to read
 		}

@@ -3,6 +3,9 @@
 // (install.go), and how to read its chat recordings into the common
 // transcript model (below).
 //
+// Verified with Gemini CLI 0.61.0 (e2e/realcli, 2026-12-05: still the
+// newest the npm registry serves).
+//
 // # Where the files are
 //
 //	$GEMINI_CLI_HOME/.gemini   (GEMINI_CLI_HOME replaces the home directory)

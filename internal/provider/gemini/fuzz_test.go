@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"messages":{"id":"x"},"sessionId":5}`), true)
 	f.Fuzz(func(t *testing.T, data []byte, legacy bool) {
 		providertest.Repeatable(t, func(opts transcript.ParseOptions) []*transcript.Transcript {
-			return []*transcript.Transcript{load(string(data), legacy).build("chats/session.jsonl", opts)}
+			t, _ := read(bytes.NewReader(data), "chats/session.jsonl", legacy, opts)
+			return []*transcript.Transcript{t}
 		}, func(full, sum *transcript.Transcript) string {
 			if len(sum.Items) != 0 {
 				return "items (a summary parse builds none)"

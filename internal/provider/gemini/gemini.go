@@ -7,10 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"unsafe"
 
 	"github.com/musterhq/muster/internal/provider/gemini/geminihook"
 	"github.com/musterhq/muster/internal/transcript"
@@ -100,11 +100,9 @@ func appendChats(files []transcript.File, dir string, top bool) []transcript.Fil
 		default:
 			continue
 		}
-		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
+		if f, ok := transcript.Candidate(filepath.Join(dir, name), e); ok {
+			files = append(files, f)
 		}
-		files = append(files, transcript.StatFile(filepath.Join(dir, name), fi))
 	}
 	return files
 }
@@ -114,46 +112,60 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	f, err := transcript.OpenFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read gemini transcript: %w", err)
 	}
-	// The buffer is never written again, so the string may share it; every
-	// string the parse keeps is a substring of it.
-	c := load(unsafe.String(unsafe.SliceData(data), len(data)), strings.EqualFold(filepath.Ext(path), ".json"))
-	t := c.build(path, opts)
-	if root := projectRoot(path, c.projectHash); root != "" {
+	defer f.Close()
+	t, projectHash := read(f, path, strings.EqualFold(filepath.Ext(path), ".json"), opts)
+	root, notes := projectRoot(path, projectHash)
+	if root != "" {
 		t.CWD = root
 	}
+	t.Warnings = append(t.Warnings, notes...)
 	return []*transcript.Transcript{t}, nil
 }
 
 // projectRoot maps a chat file back to the project's absolute path, using
-// the layout tmp/<project>/chats/[<parent>/]<file>.
-func projectRoot(path, projectHash string) string {
+// the layout tmp/<project>/chats/[<parent>/]<file>. A .project_root or
+// projects.json that is there but cannot be read (a FIFO, a symlink loop,
+// a runaway size) is skipped with a note for the session's warnings.
+func projectRoot(path, projectHash string) (string, []string) {
 	dir := filepath.Dir(path)
 	if filepath.Base(dir) != "chats" {
 		dir = filepath.Dir(dir)
 		if filepath.Base(dir) != "chats" {
-			return ""
+			return "", nil
 		}
 	}
 	projDir := filepath.Dir(dir)
-	if b, err := os.ReadFile(filepath.Join(projDir, ".project_root")); err == nil {
-		if root := strings.TrimSpace(string(b)); root != "" {
-			return root
+	var notes []string
+	note := func(err error) {
+		if !errors.Is(err, fs.ErrNotExist) {
+			notes = append(notes, fmt.Sprintf("project directory: skipped: %v", err))
 		}
+	}
+	b, err := transcript.ReadFileFollow(filepath.Join(projDir, ".project_root"), transcript.MaxConfigFile)
+	if err == nil {
+		if root := strings.TrimSpace(string(b)); root != "" {
+			return root, notes
+		}
+	} else {
+		note(err)
 	}
 	geminiDir := filepath.Dir(filepath.Dir(projDir)) // tmp/<project> → .gemini
 	reg, err := readRegistry(filepath.Join(geminiDir, "projects.json"))
 	if err != nil {
-		return ""
+		if !errors.Is(err, errors.ErrUnsupported) {
+			note(err)
+		}
+		return "", notes
 	}
 	id := filepath.Base(projDir)
 	var byHash string
 	for root, slug := range reg {
 		if slug == id {
-			return root
+			return root, notes
 		}
 		sum := sha256.Sum256([]byte(root))
 		h := hex.EncodeToString(sum[:])
@@ -161,11 +173,11 @@ func projectRoot(path, projectHash string) string {
 			byHash = root
 		}
 	}
-	return byHash
+	return byHash, notes
 }
 
 func readRegistry(path string) (map[string]string, error) {
-	b, err := os.ReadFile(path)
+	b, err := transcript.ReadFileFollow(path, transcript.MaxConfigFile)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +185,7 @@ func readRegistry(path string) (map[string]string, error) {
 		Projects map[string]string `json:"projects"`
 	}
 	if err := json.Unmarshal(b, &reg); err != nil {
-		return nil, err
+		return nil, errors.ErrUnsupported // someone else's file: not ours to report
 	}
 	if reg.Projects == nil {
 		return nil, errors.ErrUnsupported

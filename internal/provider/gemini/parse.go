@@ -1,8 +1,10 @@
 package gemini
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -22,59 +24,98 @@ type conversation struct {
 	warnings                     []string
 }
 
-// load applies a whole file. legacyExt says the name ends in .json, where a
-// single document is expected; a .jsonl that turns out to be one document
-// is accepted too.
-func load(s string, legacyExt bool) *conversation {
+// maxRecord bounds one record (a JSONL line, a message of a single-document
+// chat): a longer one is skipped with a warning rather than held. A
+// variable for tests.
+var maxRecord = transcript.DefaultMaxLine
+
+// read parses a chat file as a stream. legacyExt says the name ends in
+// .json, where a single document is expected; a .jsonl whose first line is
+// not a JSON value is read as one document too. A single document's
+// messages are converted as they are read (into opts.Item when set), so
+// neither the file nor its messages are ever held whole; a JSONL log
+// keeps each message's latest record until the end, as later records
+// update and rewind them.
+func read(f io.ReadSeeker, path string, legacyExt bool, opts transcript.ParseOptions) (t *transcript.Transcript, projectHash string) {
 	c := &conversation{index: map[string]int{}}
-	if legacyExt || !transcript.ValidJSONString(firstLine(s)) {
-		if doc := strings.TrimSpace(s); doc != "" && transcript.ValidJSONString(doc) {
-			if v := transcript.Parse(doc); v.IsObject() {
-				c.meta(v)
-				return c
+	defer func() { projectHash = c.projectHash }()
+	document := legacyExt
+	if !document {
+		sc := transcript.NewLineScanner(f, maxRecord)
+		for sc.Scan() {
+			if l := bytes.TrimSpace(sc.Bytes()); len(l) > 0 || sc.TooLong() {
+				document = !sc.TooLong() && !transcript.ValidJSON(l)
+				break
 			}
 		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			c.warnf("read: %v", err)
+			return c.finish(newBuilder(path, opts)), ""
+		}
 	}
-	line := 0
-	for len(s) > 0 {
-		line++
-		var l string
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			l, s = s[:i], s[i+1:]
-		} else {
-			l, s = s, ""
+	if document {
+		b := newBuilder(path, opts)
+		passed := 0
+		err := transcript.WalkObject(f, maxRecord, map[string]bool{"messages": true}, func(v transcript.DocValue) bool {
+			passed++
+			switch {
+			case v.Index < 0:
+				if v.Value.Exists() {
+					c.metaMember(v.Key, v.Value)
+					b.sessionID = c.sessionID
+				}
+			case v.TooLong:
+				c.warnf("message %d: over %d bytes; skipped", v.Index+1, maxRecord)
+			case v.Malformed || !v.Value.IsObject():
+				c.warnf("message %d: not a JSON object", v.Index+1)
+			default:
+				b.message(v.Value)
+			}
+			return true
+		})
+		if err == nil || passed > 0 {
+			if err != nil {
+				c.warnf("%v", err)
+			}
+			return c.finish(b), ""
 		}
-		l = strings.TrimSpace(l)
-		if l == "" {
+		// Not a document after all: read it as lines, as the CLI would.
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			c.warnf("read: %v", err)
+			return c.finish(b), ""
+		}
+	}
+	sc := transcript.NewLineScanner(f, maxRecord)
+	for sc.Scan() {
+		if sc.TooLong() {
+			c.warnf("line %d: over %d bytes; skipped", sc.Line(), maxRecord)
 			continue
 		}
-		if !transcript.ValidJSONString(l) {
-			c.warnf("line %d: malformed JSON", line)
+		l := bytes.TrimSpace(sc.Bytes())
+		if len(l) == 0 {
 			continue
 		}
-		v := transcript.Parse(l)
+		if !transcript.ValidJSON(l) {
+			c.warnf("line %d: malformed JSON", sc.Line())
+			continue
+		}
+		// The scanner reuses its buffer; a kept message needs its own copy.
+		v := transcript.Parse(string(l))
 		if !v.IsObject() {
-			c.warnf("line %d: not a JSON object", line)
+			c.warnf("line %d: not a JSON object", sc.Line())
 			continue
 		}
 		c.apply(v)
 	}
-	return c
-}
-
-func firstLine(s string) string {
-	for len(s) > 0 {
-		var l string
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			l, s = s[:i], s[i+1:]
-		} else {
-			l, s = s, ""
-		}
-		if l = strings.TrimSpace(l); l != "" {
-			return l
-		}
+	if err := sc.Err(); err != nil {
+		c.warnf("read: %v", err)
 	}
-	return ""
+	b := newBuilder(path, opts)
+	b.sessionID = c.sessionID
+	for _, raw := range c.msgs {
+		b.message(raw)
+	}
+	return c.finish(b), ""
 }
 
 func (c *conversation) warnf(format string, args ...any) {
@@ -121,41 +162,46 @@ func (c *conversation) apply(v transcript.Value) {
 // meta merges metadata fields; a messages array replaces the list.
 func (c *conversation) meta(v transcript.Value) {
 	v.ForEach(func(k string, val transcript.Value) bool {
-		if k == "messages" {
-			if val.IsArray() {
-				c.replace(val)
-			}
-			return true
-		}
-		if k == "directories" && val.IsArray() {
-			c.directories = c.directories[:0]
-			val.ForEach(func(_ string, d transcript.Value) bool {
-				if d.IsString() && d.Str() != "" {
-					c.directories = append(c.directories, d.Str())
-				}
-				return true
-			})
-			return true
-		}
-		if !val.IsString() {
-			return true
-		}
-		switch k {
-		case "sessionId":
-			c.sessionID = val.Str()
-		case "projectHash":
-			c.projectHash = val.Str()
-		case "startTime":
-			c.startTime = val.Str()
-		case "lastUpdated":
-			c.lastUpdated = val.Str()
-		case "summary":
-			c.summary = val.Str()
-		case "kind":
-			c.kind = val.Str()
-		}
+		c.metaMember(k, val)
 		return true
 	})
+}
+
+// metaMember merges one metadata field.
+func (c *conversation) metaMember(k string, val transcript.Value) {
+	if k == "messages" {
+		if val.IsArray() {
+			c.replace(val)
+		}
+		return
+	}
+	if k == "directories" && val.IsArray() {
+		c.directories = c.directories[:0]
+		val.ForEach(func(_ string, d transcript.Value) bool {
+			if d.IsString() && d.Str() != "" {
+				c.directories = append(c.directories, d.Str())
+			}
+			return true
+		})
+		return
+	}
+	if !val.IsString() {
+		return
+	}
+	switch k {
+	case "sessionId":
+		c.sessionID = val.Str()
+	case "projectHash":
+		c.projectHash = val.Str()
+	case "startTime":
+		c.startTime = val.Str()
+	case "lastUpdated":
+		c.lastUpdated = val.Str()
+	case "summary":
+		c.summary = val.Str()
+	case "kind":
+		c.kind = val.Str()
+	}
 }
 
 func (c *conversation) upsert(id string, v transcript.Value) {
@@ -247,6 +293,7 @@ func parseTime(s string) time.Time {
 type builder struct {
 	t       *transcript.Transcript
 	full    bool
+	sink    func(transcript.Item)
 	budget  *transcript.ImageBudget
 	first   string
 	usage   transcript.Usage
@@ -261,46 +308,56 @@ type builder struct {
 }
 
 func (b *builder) add(it transcript.Item) {
-	if b.full {
+	switch {
+	case !b.full:
+	case b.sink != nil:
+		b.sink(it)
+	default:
 		b.t.Items = append(b.t.Items, it)
 	}
 }
 
-// build converts the applied conversation into a transcript.
-func (c *conversation) build(path string, opts transcript.ParseOptions) *transcript.Transcript {
-	t := &transcript.Transcript{Session: transcript.Session{
-		Provider: Name,
-		ID:       c.sessionID,
-		Path:     path,
-		Warnings: c.warnings,
-	}}
-	if t.ID == "" {
-		t.ID = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	}
-	if c.kind == "subagent" {
-		if parent := filepath.Base(filepath.Dir(path)); parent != "chats" {
-			t.ParentID = parent
-		}
-	}
-	b := &builder{t: t, sessionID: c.sessionID, full: !opts.SummaryOnly, byModel: map[string]transcript.Usage{}}
+func newBuilder(path string, opts transcript.ParseOptions) *builder {
+	t := &transcript.Transcript{Session: transcript.Session{Provider: Name, Path: path}}
+	b := &builder{t: t, full: !opts.SummaryOnly, sink: opts.Item, byModel: map[string]transcript.Usage{}}
 	if b.full {
 		b.budget = transcript.NewImageBudget()
 	}
-	for _, raw := range c.msgs {
-		m := decodeMessage(raw)
-		if !m.ts.IsZero() {
-			if t.StartedAt.IsZero() {
-				t.StartedAt = m.ts
-			}
-			if m.ts.After(b.last) {
-				b.last = m.ts
-			}
+	return b
+}
+
+// message converts one message record.
+func (b *builder) message(raw transcript.Value) {
+	t := b.t
+	m := decodeMessage(raw)
+	if !m.ts.IsZero() {
+		if t.StartedAt.IsZero() {
+			t.StartedAt = m.ts
 		}
-		switch m.typ {
-		case "user", "user_shell":
-			b.user(m)
-		case "gemini":
-			b.gemini(m)
+		if m.ts.After(b.last) {
+			b.last = m.ts
+		}
+	}
+	switch m.typ {
+	case "user", "user_shell":
+		b.user(m)
+	case "gemini":
+		b.gemini(m)
+	}
+}
+
+// finish completes the transcript with what the conversation's metadata
+// says.
+func (c *conversation) finish(b *builder) *transcript.Transcript {
+	t := b.t
+	t.ID = c.sessionID
+	t.Warnings = append(c.warnings, t.Warnings...)
+	if t.ID == "" {
+		t.ID = strings.TrimSuffix(filepath.Base(t.Path), filepath.Ext(t.Path))
+	}
+	if c.kind == "subagent" {
+		if parent := filepath.Base(filepath.Dir(t.Path)); parent != "chats" {
+			t.ParentID = parent
 		}
 	}
 	if st := parseTime(c.startTime); !st.IsZero() {

@@ -195,7 +195,7 @@ func (l *locator) Locate(_ context.Context, q provider.TurnQuery) string {
 		dir := filepath.Join(tmp, pr.Name())
 		root, ok := l.roots[dir]
 		if !ok {
-			if b, err := os.ReadFile(filepath.Join(dir, ".project_root")); err == nil {
+			if b, err := transcript.ReadFileFollow(filepath.Join(dir, ".project_root"), transcript.MaxConfigFile); err == nil {
 				root = strings.TrimSpace(string(b))
 			}
 			if root == "" {
@@ -235,7 +235,7 @@ func (l *locator) sessionOf(path string) string {
 	if id, ok := l.ids[path]; ok {
 		return id
 	}
-	f, err := os.Open(path)
+	f, err := transcript.OpenFile(path)
 	if err != nil {
 		return ""
 	}

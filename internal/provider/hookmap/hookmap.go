@@ -32,7 +32,7 @@ type Mapping struct {
 	// RoutedBySession: the CLI may run hooks from a process another pane
 	// started, with that pane's environment or none, so events are sent
 	// even without the pane environment (to the default events socket) and
-	// the daemon routes them by session id (internal/codexroute).
+	// the daemon routes them by session id (internal/hookroute).
 	RoutedBySession bool
 }
 

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,11 +61,9 @@ func (*Source) Discover(ctx context.Context, env transcript.Env) ([]transcript.F
 			continue
 		}
 		path := filepath.Join(root, name, "sessions", name+".jsonl")
-		fi, err := os.Stat(path)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
+		if f, ok := transcript.CandidateAt(path); ok {
+			files = append(files, f)
 		}
-		files = append(files, transcript.StatFile(path, fi))
 	}
 	return files, nil
 }
@@ -72,12 +71,44 @@ func (*Source) Discover(ctx context.Context, env transcript.Env) ([]transcript.F
 // Parse implements transcript.Source. A session with neither prompts nor
 // tool calls is not discoverable and yields no transcript.
 func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts transcript.ParseOptions) ([]*transcript.Transcript, error) {
-	f, err := os.Open(path)
+	f, err := transcript.OpenFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("open muse transcript: %w", err)
 	}
 	defer f.Close()
 	return parseFrom(ctx, env, path, f, opts)
+}
+
+// Follow implements transcript.Follower: a Muse session log is only
+// appended to.
+func (*Source) Follow(env transcript.Env, path string, opts transcript.ParseOptions) transcript.Follow {
+	return &follow{p: newParser(env, path, opts)}
+}
+
+type follow struct {
+	p     *parser
+	lines int
+}
+
+func (f *follow) Feed(ctx context.Context, r io.Reader) (int64, error) {
+	n, err := transcript.FeedLines(ctx, r, &f.lines, func(n int, raw []byte, tooLong bool) {
+		if tooLong {
+			f.p.warnf(n, "longer than %d bytes; skipped", transcript.DefaultMaxLine)
+			return
+		}
+		f.p.line(n, raw)
+	})
+	if err != nil {
+		return n, fmt.Errorf("read muse transcript: %w", err)
+	}
+	return n, nil
+}
+
+func (f *follow) Transcripts() []*transcript.Transcript {
+	if t := f.p.snapshot(); t.PromptCount > 0 || t.ToolCallCount > 0 {
+		return []*transcript.Transcript{t}
+	}
+	return nil
 }
 
 // parseFrom parses the transcript at path, read from r.
@@ -171,9 +202,7 @@ func (p *parser) line(n int, raw []byte) {
 		p.seen(ts)
 		mark := transcript.CompactionMark{ID: transcript.Str(get("compaction_id")), Trigger: transcript.Str(get("trigger")), Time: ts}
 		p.t.Compactions = append(p.t.Compactions, mark)
-		if !p.opts.SummaryOnly {
-			p.t.Items = append(p.t.Items, transcript.Item{Kind: transcript.Compaction, Time: ts, Source: mark.Trigger})
-		}
+		p.add(transcript.Item{Kind: transcript.Compaction, Time: ts, Source: mark.Trigger})
 	}
 }
 
@@ -190,7 +219,11 @@ func (p *parser) seen(ts time.Time) {
 }
 
 func (p *parser) add(it transcript.Item) {
-	if !p.opts.SummaryOnly {
+	switch {
+	case p.opts.SummaryOnly:
+	case p.opts.Item != nil:
+		p.opts.Item(it)
+	default:
 		p.t.Items = append(p.t.Items, it)
 	}
 }
@@ -320,8 +353,19 @@ func (p *parser) image(n int, ref []transcript.Member) (transcript.Image, bool) 
 	return img, true
 }
 
-func (p *parser) finish() *transcript.Transcript {
-	t := p.t
+func (p *parser) finish() *transcript.Transcript { return p.finishInto(p.t) }
+
+// snapshot is finish on a copy, so that more lines can be parsed after it
+// (Follow).
+func (p *parser) snapshot() *transcript.Transcript {
+	c := *p.t
+	c.Items = slices.Clone(p.t.Items)
+	c.Warnings = slices.Clone(p.t.Warnings)
+	c.Compactions = slices.Clone(p.t.Compactions)
+	return p.finishInto(&c)
+}
+
+func (p *parser) finishInto(t *transcript.Transcript) *transcript.Transcript {
 	if t.ID == "" {
 		t.ID = p.agentID
 	}
@@ -437,7 +481,7 @@ func snapshotModel(path, sessionID, agentID string) (model, warning string) {
 	if !fi.Mode().IsRegular() || fi.Size() > maxIndexBytes {
 		return "", "sessions.json: not a regular file under 8 MiB; ignored"
 	}
-	data, err := os.ReadFile(path)
+	data, err := transcript.ReadFileFollow(path, maxIndexBytes)
 	if err != nil {
 		return "", fmt.Sprintf("sessions.json: %v; ignored", err)
 	}

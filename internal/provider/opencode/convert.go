@@ -25,6 +25,7 @@ var placeholderTitle = regexp.MustCompile(`^(New session|Child session) - \d{4}-
 type builder struct {
 	t       *transcript.Transcript
 	full    bool
+	sink    func(transcript.Item)
 	budget  *transcript.ImageBudget
 	first   string
 	cwd     string
@@ -49,6 +50,7 @@ func newBuilder(path string, in info, opts transcript.ParseOptions) *builder {
 			StartedAt: msTime(in.created),
 		}},
 		full:    !opts.SummaryOnly,
+		sink:    opts.Item,
 		byModel: map[string]transcript.Usage{},
 		last:    msTime(in.updated),
 	}
@@ -59,6 +61,15 @@ func newBuilder(path string, in info, opts transcript.ParseOptions) *builder {
 		b.t.Title = transcript.Headline(in.title)
 	}
 	return b
+}
+
+// item adds an item to the transcript, or hands it to the caller's sink.
+func (b *builder) item(it transcript.Item) {
+	if b.sink != nil {
+		b.sink(it)
+		return
+	}
+	b.t.Items = append(b.t.Items, it)
 }
 
 func (b *builder) warnf(format string, args ...any) {
@@ -275,7 +286,7 @@ func (b *builder) add(m *message) {
 		b.compacted = true
 		b.t.Compactions = append(b.t.Compactions, *m.compaction)
 		if b.full {
-			b.t.Items = append(b.t.Items, transcript.Item{Kind: transcript.Compaction, Time: m.created, Text: "context compacted (" + m.compaction.Trigger + ")"})
+			b.item(transcript.Item{Kind: transcript.Compaction, Time: m.created, Text: "context compacted (" + m.compaction.Trigger + ")"})
 		}
 	}
 	switch m.role {
@@ -308,7 +319,7 @@ func (b *builder) user(m *message) {
 	if directive {
 		it.Source = "synthetic"
 	}
-	b.t.Items = append(b.t.Items, it)
+	b.item(it)
 }
 
 func (b *builder) assistant(m *message) {
@@ -321,11 +332,13 @@ func (b *builder) assistant(m *message) {
 		mark := transcript.CompactionMark{ID: m.id, Trigger: "summary", Time: m.created}
 		b.t.Compactions = append(b.t.Compactions, mark)
 		if b.full {
-			b.t.Items = append(b.t.Items, transcript.Item{Kind: transcript.Compaction, Time: m.created, Text: "context compacted"})
+			b.item(transcript.Item{Kind: transcript.Compaction, Time: m.created, Text: "context compacted"})
 		}
 	}
 	b.t.ToolCallCount += m.tools
-	b.t.Items = append(b.t.Items, m.items...)
+	for _, it := range m.items {
+		b.item(it)
+	}
 	if m.cost.Exists() {
 		b.t.CostUSD += m.cost.Float()
 	} else {

@@ -19,6 +19,8 @@ func parseDB(ctx context.Context, path string, opts transcript.ParseOptions) ([]
 		return nil, fmt.Errorf("read opencode database: %w", err)
 	}
 	defer closeDB()
+	// One file, several sessions: their items go to Transcript.Items.
+	opts.Item = nil
 	r := &dbReader{ctx: ctx, db: db, path: path, opts: opts}
 	out, err := r.read()
 	if err != nil {

@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,7 +28,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"id":"ses_1","title":"New session - 2025-01-01T00:00:00Z"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		parse := func(opts transcript.ParseOptions) *transcript.Transcript {
-			return parseJSON("x/storage/session/p/ses.json", string(data), opts)
+			return parseJSON(bytes.NewReader(data), "x/storage/session/p/ses.json", opts)
 		}
 		providertest.Repeatable(t, func(opts transcript.ParseOptions) []*transcript.Transcript {
 			return []*transcript.Transcript{parse(opts)}

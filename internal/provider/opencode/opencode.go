@@ -56,11 +56,10 @@ func (*Source) Discover(ctx context.Context, env transcript.Env) ([]transcript.F
 			if e.IsDir() || !strings.HasPrefix(name, "opencode") || filepath.Ext(name) != ".db" {
 				continue
 			}
-			fi, err := e.Info()
-			if err != nil || !fi.Mode().IsRegular() {
+			f, ok := transcript.Candidate(filepath.Join(d, name), e)
+			if !ok {
 				continue
 			}
-			f := transcript.StatFile(filepath.Join(d, name), fi)
 			if wal, err := os.Stat(f.Path + "-wal"); err == nil {
 				f.Size += wal.Size()
 				if wal.ModTime().After(f.ModTime) {
@@ -91,11 +90,10 @@ func (*Source) Discover(ctx context.Context, env transcript.Env) ([]transcript.F
 			if e.IsDir() || filepath.Ext(e.Name()) != ".json" {
 				continue
 			}
-			fi, err := e.Info()
-			if err != nil || !fi.Mode().IsRegular() {
+			f, ok := transcript.Candidate(filepath.Join(dir, e.Name()), e)
+			if !ok {
 				continue
 			}
-			f := transcript.StatFile(filepath.Join(dir, e.Name()), fi)
 			id := strings.TrimSuffix(e.Name(), ".json")
 			if md, err := os.Stat(filepath.Join(storage, "message", id)); err == nil && md.ModTime().After(f.ModTime) {
 				f.ModTime = md.ModTime()
@@ -114,24 +112,24 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
+	f, err := transcript.OpenFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read opencode data: %w", err)
 	}
+	defer f.Close()
 	head := make([]byte, len(sqliteMagic))
 	n, err := io.ReadFull(f, head)
-	f.Close()
 	if err != nil && n == 0 && err != io.EOF {
 		return nil, fmt.Errorf("read opencode data: %w", err)
 	}
 	if bytes.Equal(head[:n], sqliteMagic) {
+		f.Close()
 		return parseDB(ctx, path, opts)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("read opencode data: %w", err)
 	}
-	return []*transcript.Transcript{parseJSON(path, string(data), opts)}, nil
+	return []*transcript.Transcript{parseJSON(f, path, opts)}, nil
 }
 
 // sortedJSON lists the .json files of dir by name (OpenCode ids sort in

@@ -28,14 +28,15 @@ func ParsePatch(text string) []FilePatch {
 		}
 		if strings.HasPrefix(t, "*** Begin Patch") || strings.HasPrefix(t, "*** Add File:") ||
 			strings.HasPrefix(t, "*** Update File:") || strings.HasPrefix(t, "*** Delete File:") {
-			return parseCodex(lines)
+			return parseApplyPatch(lines)
 		}
 		break
 	}
 	return parseUnified(lines)
 }
 
-func parseCodex(lines []string) []FilePatch {
+// parseApplyPatch reads the apply_patch envelope ("*** Begin Patch").
+func parseApplyPatch(lines []string) []FilePatch {
 	var out []FilePatch
 	var cur *FilePatch
 	flush := func() {

@@ -231,7 +231,7 @@ func TestNativeTurns(t *testing.T) {
 			events = append(events, ev)
 			return nil
 		},
-		Env: env, Poll: 20 * time.Millisecond, HooksInstalled: func(string) bool { return false },
+		Env: env, Poll: 20 * time.Millisecond,
 	})
 	e.SurfaceStarted(native.Surface{ID: "sf1", SessionID: "ms1", Provider: "testagent", PID: pid, CWD: cmd.Dir,
 		ForegroundPGID: func() (int, error) { return pid, nil }, NativeID: func() string { return "s1" }})

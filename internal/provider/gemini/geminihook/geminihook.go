@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/musterhq/muster/internal/provider/hookmap"
@@ -129,7 +130,8 @@ func cancelRecorded(path string) bool {
 	if !filepath.IsAbs(path) || filepath.Ext(path) != ".jsonl" {
 		return false
 	}
-	f, err := os.Open(path)
+	// Non-blocking: a FIFO at the path must not hang the hook.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}

@@ -1,4 +1,4 @@
-package codexroute
+package hookroute
 
 import (
 	"bufio"

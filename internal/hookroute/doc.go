@@ -1,9 +1,13 @@
-// Package codexroute finds the pane a Codex hook event belongs to (seed 004,
-// "Codex routing"), and the same for any provider with the
-// provider.SessionRouter capability: one Router per such provider, whose
-// hints (which processes are the agent, which file a session holds open and
-// what it says, which launch resumes a session) come from the provider's
-// package. Codex runs hooks from a process that may have been started by
+// Package hookroute finds the pane a hook event belongs to for the
+// providers whose hooks may run in another pane's process (the
+// provider.SessionRouter capability; seed 004 calls it "Codex routing",
+// after the one provider that needs it today): one Router per such
+// provider, whose hints (which processes are the agent, which file a
+// session holds open and what it says, which launch resumes a session)
+// come from the provider's package. It names no provider: the rules below
+// speak of Codex because Codex is why they exist.
+//
+// Codex runs hooks from a process that may have been started by
 // another pane, so a Codex event's capability and surface id prove nothing;
 // the pane is worked out from the event's session id alone, by five ordered
 // rules:
@@ -44,4 +48,4 @@
 // rollout by id) is written when the first prompt is submitted, so events
 // before that (the SessionStart of a fresh session) can match only rules 2
 // and 3.
-package codexroute
+package hookroute

@@ -1,0 +1,229 @@
+// Command hostsbench measures muster on a host against plain ssh, on a
+// loopback sshd it starts (its own host key, a Unix user it creates; run as
+// root): keystroke-to-echo p50/p99 through `muster attach h1:x` vs
+// `ssh -tt h1 cat` (the same program, cat, on the same sshd), and `muster
+// ls` across one host vs a local `muster ls` with no hosts. bench/hosts.sh
+// builds and runs it.
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+var (
+	musterBin = flag.String("muster", "muster", "the muster binary")
+	keys      = flag.Int("keys", 300, "keystrokes per echo kind")
+	lsRuns    = flag.Int("ls", 30, "muster ls runs per kind")
+)
+
+func must(name string, args ...string) string {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		log.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+	return string(out)
+}
+
+func main() {
+	flag.Parse()
+	dir, _ := os.MkdirTemp("/tmp", "hb")
+	os.Chmod(dir, 0o755)
+	b := make([]byte, 4)
+	rand.Read(b)
+	user := "hb" + hex.EncodeToString(b)
+	must("useradd", "-m", "-s", "/bin/sh", "-p", "*", user)
+	var sshd *exec.Cmd
+	var homes []string
+	cleanup := func() {
+		for _, h := range homes {
+			c := exec.Command(*musterBin, "daemon", "stop")
+			c.Env = append(os.Environ(), "MUSTER_HOME="+h)
+			c.Run()
+			c = exec.Command(*musterBin, "host", "rm", "h1")
+			c.Env = append(os.Environ(), "MUSTER_HOME="+h)
+			c.Run()
+		}
+		if sshd != nil {
+			syscall.Kill(-sshd.Process.Pid, syscall.SIGKILL)
+			sshd.Wait()
+		}
+		// The user exists for this run only: its processes (the host's
+		// daemon and panes) are this run's.
+		for range 50 {
+			if exec.Command("userdel", "-r", user).Run() == nil {
+				break
+			}
+			if out, _ := exec.Command("pgrep", "-u", user).Output(); len(out) > 0 {
+				for _, p := range strings.Fields(string(out)) {
+					exec.Command("kill", "-9", p).Run()
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		os.RemoveAll(dir)
+		for _, h := range homes {
+			os.RemoveAll(h)
+		}
+	}
+	defer cleanup()
+	must("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", dir+"/hostkey")
+	must("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", dir+"/id")
+	pub, _ := os.ReadFile(dir + "/id.pub")
+	os.WriteFile(dir+"/authorized_keys", pub, 0o644)
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	os.WriteFile(dir+"/sshd_config", fmt.Appendf(nil, "Port %d\nListenAddress 127.0.0.1\nHostKey %s/hostkey\nAuthorizedKeysFile %s/authorized_keys\nPidFile %s/sshd.pid\nStrictModes no\nUsePAM no\nPasswordAuthentication no\nAllowUsers %s\n", port, dir, dir, dir, user), 0o644)
+	os.MkdirAll("/run/sshd", 0o755)
+	sshd = exec.Command("/usr/sbin/sshd", "-D", "-e", "-f", dir+"/sshd_config")
+	sshd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := sshd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	for range 100 {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	hostPub, _ := os.ReadFile(dir + "/hostkey.pub")
+	os.WriteFile(dir+"/known_hosts", fmt.Appendf(nil, "[127.0.0.1]:%d %s", port, hostPub), 0o644)
+	sshConfig := dir + "/ssh_config"
+	os.WriteFile(sshConfig, fmt.Appendf(nil, "Host h1\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s/id\n  IdentitiesOnly yes\n  UserKnownHostsFile %s/known_hosts\n  GlobalKnownHostsFile /dev/null\n", port, user, dir, dir), 0o644)
+
+	newHome := func(withHost bool) []string {
+		h, _ := os.MkdirTemp("/tmp", "hm")
+		homes = append(homes, h)
+		os.MkdirAll(h+"/config", 0o700)
+		os.WriteFile(h+"/config/config.toml", fmt.Appendf(nil, "[ssh]\nconfig = %q\n", sshConfig), 0o600)
+		env := append(os.Environ(), "MUSTER_HOME="+h, "XDG_RUNTIME_DIR=")
+		if withHost {
+			run(env, "host", "add", "h1", "h1")
+		}
+		return env
+	}
+	remote := newHome(true)
+	local := newHome(false)
+	run(remote, "new", "--host", "h1", "--name", "x", "-d", "--cmd", "cat")
+	run(local, "new", "--name", "x", "-d", "--cmd", "cat")
+
+	attach := exec.Command(*musterBin, "attach", "h1:x")
+	attach.Env = remote
+	plain := exec.Command("ssh", "-F", sshConfig, "-tt", "h1", "cat")
+	plainP50, plainP99 := echo(plain, "")
+	musterP50, musterP99 := echo(attach, "\x1b[?1049h")
+	fmt.Printf("echo p50: muster attach h1:x %v, ssh -tt h1 cat %v, ratio %.2f\n", musterP50, plainP50, float64(musterP50)/float64(plainP50))
+	fmt.Printf("echo p99: muster attach h1:x %v, ssh -tt h1 cat %v, ratio %.2f\n", musterP99, plainP99, float64(musterP99)/float64(plainP99))
+
+	lsHost := timeLs(remote)
+	lsLocal := timeLs(local)
+	fmt.Printf("muster ls p50: across 1 host %v, local only %v, ratio %.2f\n", lsHost, lsLocal, float64(lsHost)/float64(lsLocal))
+}
+
+func run(env []string, args ...string) {
+	c := exec.Command(*musterBin, args...)
+	c.Env = env
+	if out, err := c.CombinedOutput(); err != nil {
+		log.Fatalf("muster %v: %v\n%s", args, err, out)
+	}
+}
+
+// echo types keys one at a time into cmd's terminal, each after the last
+// one's echo, and returns the p50 and p99 of key-to-echo.
+func echo(cmd *exec.Cmd, ready string) (time.Duration, time.Duration) {
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 200, Rows: 50})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait(); ptmx.Close() }()
+	got := make(chan []byte, 1024)
+	go func() {
+		for {
+			buf := make([]byte, 4096)
+			n, err := ptmx.Read(buf)
+			if n > 0 {
+				got <- buf[:n]
+			}
+			if err != nil {
+				close(got)
+				return
+			}
+		}
+	}()
+	var seen bytes.Buffer
+	wait := func(want string) {
+		deadline := time.After(20 * time.Second)
+		for !strings.Contains(seen.String(), want) {
+			select {
+			case b, ok := <-got:
+				if !ok {
+					log.Fatalf("%v ended before %q: %q", cmd.Args, want, seen.String())
+				}
+				seen.Write(b)
+			case <-deadline:
+				log.Fatalf("%v never showed %q: %q", cmd.Args, want, seen.String())
+			}
+		}
+		seen.Reset()
+	}
+	ptmx.Write([]byte("warm\r"))
+	if ready != "" {
+		wait(ready)
+	}
+	wait("warm")
+	time.Sleep(300 * time.Millisecond)
+	drain := func() {
+		for {
+			select {
+			case <-got:
+			default:
+				return
+			}
+		}
+	}
+	drain()
+	seen.Reset()
+	var d []time.Duration
+	for i := range *keys {
+		k := string(rune('a' + i%26))
+		start := time.Now()
+		ptmx.Write([]byte(k))
+		wait(k)
+		d = append(d, time.Since(start))
+		if i%60 == 59 {
+			ptmx.Write([]byte("\r"))
+			wait("\n")
+			drain()
+			seen.Reset()
+		}
+	}
+	slices.Sort(d)
+	return d[len(d)/2], d[len(d)*99/100]
+}
+
+func timeLs(env []string) time.Duration {
+	run(env, "ls") // warm: the daemon and the master connection
+	var d []time.Duration
+	for range *lsRuns {
+		start := time.Now()
+		run(env, "ls")
+		d = append(d, time.Since(start))
+	}
+	slices.Sort(d)
+	return d[len(d)/2]
+}

@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/musterhq/muster/internal/host"
+)
+
+// sessionArgs says, for a command that names sessions (or attention
+// items), how many of its first arguments may be HOST:NAME (-1: all).
+func sessionArgs(command string) (int, bool) {
+	switch command {
+	case "attach", "send", "capture", "kill", "explain", "show":
+		return 1, true
+	case "rename":
+		return 2, true
+	case "wait", "ack":
+		return -1, true
+	}
+	return 0, false
+}
+
+// hostOptional are the commands whose own arguments may hold a ':'
+// (show's PROVIDER:ID): a prefix there is a host only when one of that
+// name is configured.
+func hostOptional(command string) bool { return command == "show" || command == "ack" }
+
+// remoteExit is a command that ran on a host and exited with code.
+type remoteExit struct{ code int }
+
+func (e *remoteExit) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// forwardToHost runs cmd on a host when it names HOST:NAME (or is
+// `new --host HOST`): the host's own muster does it, through ssh, with
+// this terminal's streams, so that what it prints and its exit code are
+// the command's. It returns nil when cmd is for this machine.
+func forwardToHost(f *Factory, cmd *cobra.Command, args []string) error {
+	if cmd.Parent() == nil || cmd.Parent().Parent() != nil {
+		return nil
+	}
+	target, args, err := remoteTarget(cmd, args)
+	if err != nil || target == "" {
+		return err
+	}
+	cfg, err := f.config()
+	if err != nil {
+		return err
+	}
+	h, ok := cfg.Host(target)
+	if !ok && hostOptional(cmd.Name()) {
+		return nil
+	}
+	if !ok {
+		return Userf("no host %q; add it with `muster host add %s DEST`", target, target)
+	}
+	d, err := f.Dirs()
+	if err != nil {
+		return err
+	}
+	if h.Muster == "" {
+		return Userf("host %s: muster is not installed there yet; run `muster host add %s %s`", h.Name, h.Name, h.Dest)
+	}
+	attach := cmd.Name() == "attach"
+	if cmd.Name() == "new" {
+		detach, _ := cmd.Flags().GetBool("detach")
+		attach = !detach && f.IO.IsStdinTTY() && f.IO.IsStdoutTTY()
+	}
+	if cmd.Name() == "attach" && (!f.IO.IsStdinTTY() || !f.IO.IsStdoutTTY()) {
+		return Userf("attach needs a terminal; use `muster capture %s:%s` to read the screen", h.Name, args[0])
+	}
+	argv := []string{h.Muster, cmd.Name()}
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if fl.Name == "host" && cmd.Name() == "new" {
+			return
+		}
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				argv = append(argv, "--"+fl.Name+"="+v)
+			}
+			return
+		}
+		argv = append(argv, "--"+fl.Name+"="+fl.Value.String())
+	})
+	if attach && !cmd.Flags().Changed("detach-key") {
+		// The keyboard is this machine's: its detach key applies.
+		if c, err := f.Config(); err == nil {
+			argv = append(argv, "--detach-key="+c.Keys.Detach)
+		}
+	}
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		argv = append(append(append(argv, args[:dash]...), "--"), args[dash:]...)
+	} else {
+		argv = append(append(argv, "--"), args...)
+	}
+	ctx := cmd.Context()
+	link := host.NewLink(d, cfg.SSH, h)
+	if err := link.Connect(ctx); err != nil {
+		return hostError(err)
+	}
+	// attach gets a terminal on the host (ssh -tt) and the host's muster
+	// attaches to it as it would locally: its daemon holds that terminal,
+	// so a key and its echo cross exactly the hops of a plain `ssh -tt`,
+	// and the screen, resize and detach key are handled by the same code
+	// as a local attach.
+	run := link.Command(ctx, attach, argv...)
+	if attach {
+		run.Stdin = os.Stdin
+		run.Stdout, run.Stderr = os.Stdout, os.Stderr
+	} else {
+		run.Stdout, run.Stderr = f.IO.Out, f.IO.ErrOut
+	}
+	err = run.Run()
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
+		if ee.ExitCode() == 255 {
+			return &remoteExit{code: ExitUnreachable}
+		}
+		return &remoteExit{code: ee.ExitCode()}
+	}
+	if err != nil {
+		return fmt.Errorf("host %s: %w", h.Name, err)
+	}
+	return &remoteExit{code: ExitOK}
+}
+
+// remoteTarget finds the host cmd is for, and args with HOST: taken off.
+func remoteTarget(cmd *cobra.Command, args []string) (string, []string, error) {
+	if cmd.Name() == "new" {
+		fl := cmd.Flags().Lookup("host")
+		if fl == nil || fl.Value.String() == "" {
+			return "", args, nil
+		}
+		return fl.Value.String(), args, nil
+	}
+	n, ok := sessionArgs(cmd.Name())
+	if !ok {
+		return "", args, nil
+	}
+	if n < 0 || n > len(args) {
+		n = len(args)
+	}
+	target := ""
+	local := false
+	out := append([]string(nil), args...)
+	for i := range n {
+		h, name, ok := strings.Cut(args[i], ":")
+		if !ok {
+			// rename's NEW may leave its host implied.
+			local = local || !(cmd.Name() == "rename" && i == 1)
+			continue
+		}
+		if target != "" && h != target {
+			return "", nil, &UserError{Err: fmt.Errorf("%s names sessions on hosts %s and %s: run one command per host", cmd.Name(), target, h), Code: ExitUsage}
+		}
+		target, out[i] = h, name
+	}
+	if target != "" && local {
+		return "", nil, &UserError{Err: fmt.Errorf("%s names sessions on host %s and on this machine: run one command per host", cmd.Name(), target), Code: ExitUsage}
+	}
+	return target, out, nil
+}

@@ -1,0 +1,216 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/musterhq/muster/internal/config"
+	"github.com/musterhq/muster/internal/paths"
+	"github.com/musterhq/muster/internal/proto"
+)
+
+// Status is one host as `muster host ls` shows it.
+type Status struct {
+	Name     string `json:"name"`
+	Dest     string `json:"dest"`
+	State    string `json:"state"`
+	Version  string `json:"version"`
+	Sessions int    `json:"sessions"`
+	// LastSeen is when the host last answered (RFC 3339), empty if never.
+	LastSeen string `json:"last_seen"`
+	Reason   string `json:"reason,omitempty"`
+	// Command, for needs-attention, is what to run once by hand.
+	Command string `json:"command,omitempty"`
+}
+
+// seen is what the state file remembers of a host between commands.
+type seen struct {
+	LastSeen time.Time `json:"last_seen"`
+	Version  string    `json:"version"`
+	Sessions int       `json:"sessions"`
+}
+
+var seenMu sync.Mutex
+
+func seenFile(dirs paths.Dirs) string { return filepath.Join(dirs.State, "hosts.json") }
+
+func loadSeen(dirs paths.Dirs) map[string]seen {
+	m := map[string]seen{}
+	b, err := os.ReadFile(seenFile(dirs))
+	if err == nil {
+		json.Unmarshal(b, &m)
+	}
+	return m
+}
+
+// updateSeen changes the state file's entry for name (deleting it when
+// fn returns false). Two commands writing at once lose one update at
+// worst: the file is a cache of the last answer, never the only copy.
+func updateSeen(dirs paths.Dirs, name string, fn func(*seen) bool) {
+	seenMu.Lock()
+	defer seenMu.Unlock()
+	if dirs.EnsureState() != nil {
+		return
+	}
+	m := loadSeen(dirs)
+	s := m[name]
+	if fn(&s) {
+		m[name] = s
+	} else {
+		delete(m, name)
+	}
+	b, _ := json.Marshal(m)
+	tmp, err := os.CreateTemp(dirs.State, ".hosts.json.*")
+	if err != nil {
+		return
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(b)
+	if tmp.Close() == nil && werr == nil {
+		os.Rename(tmp.Name(), seenFile(dirs))
+	}
+}
+
+// Forget drops what the state file remembers of name.
+func Forget(dirs paths.Dirs, name string) {
+	updateSeen(dirs, name, func(*seen) bool { return false })
+}
+
+// MarkSeen records that h answered now, running version, with sessions.
+func MarkSeen(dirs paths.Dirs, name, version string, sessions int) {
+	updateSeen(dirs, name, func(s *seen) bool {
+		s.LastSeen, s.Sessions = time.Now().UTC(), sessions
+		if version != "" {
+			s.Version = version
+		}
+		return true
+	})
+}
+
+// ErrNotInstalled is a host recorded before muster could be installed there.
+var ErrNotInstalled = errors.New("muster is not installed there yet")
+
+// Sessions lists the host's sessions by running its muster, which starts
+// the host's daemon on demand.
+func Sessions(ctx context.Context, dirs paths.Dirs, l Link) ([]proto.SessionInfo, error) {
+	if l.Host.Muster == "" {
+		return nil, &Error{Host: l.Host.Name, State: NeedsAttention, Reason: ErrNotInstalled.Error(),
+			Command: ShellQuote("muster", "host", "add", l.Host.Name, l.Host.Dest)}
+	}
+	out, err := l.Run(ctx, nil, l.Host.Muster, "ls", "--json")
+	if err != nil {
+		return nil, err
+	}
+	var list []proto.SessionInfo
+	if err := json.Unmarshal(out, &list); err != nil {
+		return nil, fmt.Errorf("host %s: bad answer to ls: %w", l.Host.Name, err)
+	}
+	MarkSeen(dirs, l.Host.Name, "", len(list))
+	return list, nil
+}
+
+// Listing is one host's answer to ListAll.
+type Listing struct {
+	Status   Status
+	Sessions []proto.SessionInfo
+}
+
+// ListAll asks every host for its sessions at once, each bounded by
+// timeout: a host that does not answer in time is listed with its state
+// and reason, never holding up the others.
+func ListAll(ctx context.Context, dirs paths.Dirs, cfg config.Config, timeout time.Duration) []Listing {
+	res := make([]Listing, len(cfg.Hosts))
+	var wg sync.WaitGroup
+	for i, h := range cfg.Hosts {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			l := NewLink(dirs, cfg.SSH, h)
+			list, err := Sessions(ctx, dirs, l)
+			st := Status{Name: h.Name, Dest: h.Dest, State: Connected, Sessions: len(list)}
+			if err != nil {
+				st.State, st.Reason = Unreachable, err.Error()
+				if he, ok := errors.AsType[*Error](err); ok {
+					st.State, st.Reason, st.Command = he.State, he.Reason, he.Command
+				}
+			}
+			res[i] = Listing{Status: st, Sessions: list}
+		})
+	}
+	wg.Wait()
+	m := loadSeen(dirs)
+	for i := range res {
+		s := m[res[i].Status.Name]
+		res[i].Status.Version = s.Version
+		if !s.LastSeen.IsZero() {
+			res[i].Status.LastSeen = s.LastSeen.Format(time.RFC3339)
+		}
+		if res[i].Status.State != Connected {
+			res[i].Status.Sessions = s.Sessions
+		}
+	}
+	return res
+}
+
+// AttentionAll asks every host for its attention drawer at once, each
+// bounded by timeout as ListAll is; each item carries its host. A host
+// that does not answer is returned in down with its state and reason.
+func AttentionAll(ctx context.Context, dirs paths.Dirs, cfg config.Config, all bool, timeout time.Duration) (items []proto.AttentionItem, down []Status) {
+	type answer struct {
+		items []proto.AttentionItem
+		st    *Status
+	}
+	res := make([]answer, len(cfg.Hosts))
+	var wg sync.WaitGroup
+	for i, h := range cfg.Hosts {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			l := NewLink(dirs, cfg.SSH, h)
+			fail := func(err error) {
+				st := Status{Name: h.Name, Dest: h.Dest, State: Unreachable, Reason: err.Error()}
+				if he, ok := errors.AsType[*Error](err); ok {
+					st.State, st.Reason, st.Command = he.State, he.Reason, he.Command
+				}
+				res[i].st = &st
+			}
+			if h.Muster == "" {
+				fail(&Error{Host: h.Name, State: NeedsAttention, Reason: ErrNotInstalled.Error(),
+					Command: ShellQuote("muster", "host", "add", h.Name, h.Dest)})
+				return
+			}
+			argv := []string{h.Muster, "attention", "--json"}
+			if all {
+				argv = append(argv, "--all")
+			}
+			out, err := l.Run(ctx, nil, argv...)
+			if err != nil {
+				fail(err)
+				return
+			}
+			var got []proto.AttentionItem
+			if err := json.Unmarshal(out, &got); err != nil {
+				fail(fmt.Errorf("host %s: bad answer to attention: %w", h.Name, err))
+				return
+			}
+			for j := range got {
+				got[j].Host = h.Name
+			}
+			res[i].items = got
+		})
+	}
+	wg.Wait()
+	for _, r := range res {
+		items = append(items, r.items...)
+		if r.st != nil {
+			down = append(down, *r.st)
+		}
+	}
+	return items, down
+}
