@@ -76,7 +76,10 @@ func TestWorktreeLifecycle(t *testing.T) {
 		t.Fatalf("session: cwd %q worktree %+v; want %s on feat from the repo's HEAD", s.CWD, s.Worktree, path)
 	}
 	e.must("send", "wt", "pwd > where.txt", "--enter")
-	if !eventually(func() bool { b, _ := os.ReadFile(filepath.Join(path, "where.txt")); return strings.TrimSpace(string(b)) == path }) {
+	if !eventually(func() bool {
+		b, _ := os.ReadFile(filepath.Join(path, "where.txt"))
+		return strings.TrimSpace(string(b)) == path
+	}) {
 		t.Fatal("the pane does not run in the worktree")
 	}
 	if out := e.must("ls"); !strings.Contains(out, "BRANCH") || !strings.Contains(out, "feat") {

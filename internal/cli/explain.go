@@ -104,6 +104,7 @@ func printExplanation(w io.Writer, x proto.Explanation) {
 	}
 	printActivity(tw, x.Activity)
 	printCost(tw, x.Cost)
+	printLimit(tw, x.Limit)
 	tw.Flush()
 	printItems(w, x.Attention)
 	if len(x.Events) > 0 {
@@ -197,4 +198,18 @@ func printCost(w io.Writer, c *proto.ProcessCost) {
 	}
 	fmt.Fprintf(w, "  cpu\t%s\n", cpu)
 	fmt.Fprintf(w, "  \tsampled %s from %s\n", termtext.Line(c.SampledAt), termtext.Line(c.Evidence))
+}
+
+// printLimit says the run stopped at its provider's limit, as a row of
+// the explanation's table.
+func printLimit(w io.Writer, l *proto.Limit) {
+	if l == nil {
+		return
+	}
+	resets := "the agent did not say when it resets"
+	if l.ResetsAt != "" {
+		resets = "resets " + termtext.Line(l.ResetsAt)
+	}
+	fmt.Fprintf(w, "  limit\tstopped at its usage limit (limited); %s\n", resets)
+	fmt.Fprintf(w, "  \tevidence: %s: %q\n", termtext.Line(l.Evidence), termtext.Clip(l.Message, 100))
 }

@@ -114,6 +114,9 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 		if s.Reason != "" {
 			fmt.Fprintf(f.IO.Out, "%s: %s\n", line(s.Name), line(s.Reason))
 		}
+		if s.LimitResetsAt != nil {
+			fmt.Fprintf(f.IO.Out, "%s: at its usage limit until %s\n", line(s.Name), line(*s.LimitResetsAt))
+		}
 	}
 }
 

@@ -53,6 +53,11 @@ func cannedOps(m *proto.Mux) {
 			CWD: "/src/docs", CreatedAt: ago(40 * time.Second), Command: "codex", NativeSessionID: "0199aaaa-bbbb",
 			Reason: "the daemon restarted; `muster resume docs` continues the conversation",
 		},
+		{
+			ID: "3f1c2b9e-0000-4000-8000-000000000004", Name: "quota", Provider: "claude", State: "running", PID: 4343,
+			CWD: "/src/quota", CreatedAt: ago(20 * time.Minute), Command: "claude", SurfaceID: "sf-4",
+			RunState: ptr("limited"), RunID: ptr("run-4"), LimitResetsAt: ptr("2026-03-05T15:00:00Z"),
+		},
 	})
 	answer[proto.AttentionArgs](m, proto.OpAttention, []proto.AttentionItem{
 		{
@@ -95,6 +100,8 @@ func cannedOps(m *proto.Mux) {
 			Notification: "Claude is waiting for your input",
 			Recent: []proto.ActivitySignal{{At: ago(11 * time.Minute), Evidence: "OSC 7501;state=working:app=claude-code"},
 				{At: ago(10 * time.Minute), Evidence: "OSC 9;4;0;"}}},
+		Limit: &proto.Limit{ResetsAt: "2026-03-05T15:00:00Z", Evidence: "failed from hook StopFailure (claude)",
+			Message: "rate_limit: 5-hour limit reached ∙ resets 3pm (UTC)"},
 		Cost: &proto.ProcessCost{RSSBytes: 1288490188, PSSBytes: 1073741824, CPUPercent: ptr(12.5), Processes: 4, MemoryCeiling: 1 << 30,
 			SampledAt: ago(3 * time.Second), Evidence: "/proc/PID/stat"},
 	})

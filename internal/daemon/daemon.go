@@ -244,6 +244,7 @@ func Run(ctx context.Context, opts Options) error {
 		},
 		Activity: d.activityOf,
 		Cost:     d.costOf,
+		Limit:    d.sessionLimit,
 	})
 	if err != nil {
 		return err
@@ -976,6 +977,7 @@ func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
 	}
 	d.usage.fill(s.surface.ID, &info)
 	d.worktrees.fill(s.rec.ID, &info)
+	d.fillLimit(s.surface.ID, &info)
 	if info.State == "running" {
 		d.costs.fill(s.surface.ID, &info)
 		info.MemoryCeiling = d.memoryCeiling(s.rec.Name)

@@ -108,6 +108,8 @@ type Config struct {
 	Activity func(sessionID string) (a proto.Activity, ok bool)
 	// Cost is what the session's live pane costs, for explain.
 	Cost func(sessionID string) (c proto.ProcessCost, ok bool)
+	// Limit says whether the session's run stopped at its limit.
+	Limit func(sessionID string) (l proto.Limit, ok bool)
 }
 
 // Surface is a live pane as the engine knows it.

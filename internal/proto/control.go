@@ -363,6 +363,9 @@ type SessionInfo struct {
 
 	// Worktree is the git worktree the session was started in.
 	Worktree *WorktreeInfo `json:"worktree,omitempty"`
+	// LimitResetsAt is, while RunState is limited, when the agent said
+	// its limit resets (RFC 3339); absent when it did not say.
+	LimitResetsAt *string `json:"limit_resets_at,omitempty"`
 }
 
 // NewArgs are the arguments of op "new".
@@ -745,6 +748,17 @@ type Explanation struct {
 	// Cost is what the pane's process tree costs at the last sample;
 	// absent when it has no live pane or none was taken.
 	Cost *ProcessCost `json:"cost,omitempty"`
+	// Limit says the run stopped at its provider's usage or rate limit
+	// (run state limited), from which evidence, and when it resets.
+	Limit *Limit `json:"limit,omitempty"`
+}
+
+// Limit is an agent stopped at its provider's usage or rate limit.
+type Limit struct {
+	ResetsAt string `json:"resets_at,omitempty"` // RFC 3339; absent when the agent did not say
+	// Evidence names the event that said so: its kind, source and hook.
+	Evidence string `json:"evidence"`
+	Message  string `json:"message"`
 }
 
 // ProcessCost is one sample of a pane's whole process tree.

@@ -28,6 +28,9 @@
 //	fail         a turn that fails like an unreachable API (Claude
 //	             StopFailure; Gemini AfterAgent "[no response text]"; Codex an
 //	             error and no Stop)
+//	limit        Claude only: a turn stopped at the plan's usage limit
+//	             (StopFailure error rate_limit, "5-hour limit reached ∙
+//	             resets 3pm (UTC)"); other personas answer it "ok"
 //	sleep N      a turn that takes N milliseconds and answers "ok"
 //	clear        /clear: a new session id (Claude SessionEnd reason clear,
 //	             then SessionStart source clear)
