@@ -186,6 +186,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newAttachCmd(f),
 		newSendCmd(f),
 		newWorktreeCmd(f),
+		newAutocontinueCmd(f),
 		newCaptureCmd(f),
 		newRenameCmd(f),
 		newKillCmd(f),

@@ -79,7 +79,7 @@ func newDaemonCmd(f *Factory) *cobra.Command {
 				ScrollbackBytes: cfg.ScrollbackBytes, ScrollbackTotalBytes: cfg.ScrollbackTotalBytes, NotifyCommand: cfg.NotifyArgv(),
 				Notices: f.IO.ErrOut, PanesPerPane: cfg.Limits.PanesPerPane, EmulatorCells: cfg.Limits.EmulatorCells,
 				CostInterval: costInterval(cfg.Cost), MemoryCeiling: cfg.Cost.MemoryCeilingBytes, SessionMemoryCeilings: cfg.Cost.SessionCeilings,
-				WorktreeDir: cfg.Worktree.Dir,
+				WorktreeDir: cfg.Worktree.Dir, ContinueAfterLimit: cfg.UsageLimit.Continue, LimitSkew: limitSkew(cfg.UsageLimit),
 			})
 			if errors.Is(err, daemon.ErrAlreadyRunning) {
 				return &UserError{Err: err, Hint: "stop it with `muster daemon stop`", Code: ExitError}
@@ -118,4 +118,13 @@ func costInterval(c config.Cost) time.Duration {
 		return -1
 	}
 	return c.IntervalDuration
+}
+
+// limitSkew is config.toml's usage_limit.skew as daemon.Options takes it:
+// negative for none.
+func limitSkew(u config.UsageLimit) time.Duration {
+	if u.SkewDuration <= 0 {
+		return -1
+	}
+	return u.SkewDuration
 }

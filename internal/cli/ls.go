@@ -115,7 +115,11 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 			fmt.Fprintf(f.IO.Out, "%s: %s\n", line(s.Name), line(s.Reason))
 		}
 		if s.LimitResetsAt != nil {
-			fmt.Fprintf(f.IO.Out, "%s: at its usage limit until %s\n", line(s.Name), line(*s.LimitResetsAt))
+			then := ""
+			if s.ContinueAfterLimit {
+				then = "; muster continues it then"
+			}
+			fmt.Fprintf(f.IO.Out, "%s: at its usage limit until %s%s\n", line(s.Name), line(*s.LimitResetsAt), then)
 		}
 	}
 }

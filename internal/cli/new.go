@@ -34,6 +34,10 @@ type newOptions struct {
 	// Worktree is --worktree's value: nil without it, "" for the default
 	// branch.
 	Worktree *string
+	// ContinueAfterLimit is --continue-after-limit; ContinueSet whether
+	// it was given (else config.toml decides).
+	ContinueAfterLimit bool
+	ContinueSet        bool
 }
 
 // worktreeNoValue is --worktree given without a value.
@@ -86,6 +90,7 @@ func newNewCmd(f *Factory) *cobra.Command {
 				o.Provider = pos[0]
 			}
 			o.CmdSet = cmd.Flags().Changed("cmd")
+			o.ContinueSet = cmd.Flags().Changed("continue-after-limit")
 			return runNew(cmd, f, o)
 		},
 	}
@@ -101,6 +106,7 @@ func newNewCmd(f *Factory) *cobra.Command {
 	cmd.Flags().BoolVar(&o.Force, "force", false, "with --resume: start it even if a live pane runs that conversation")
 	cmd.Flags().StringVar(&worktreeFlag, "worktree", "", "start in a new git worktree of the repository at --dir, on BRANCH (default muster/NAME), beside the repository")
 	cmd.Flags().Lookup("worktree").NoOptDefVal = worktreeNoValue
+	cmd.Flags().BoolVar(&o.ContinueAfterLimit, "continue-after-limit", false, "when the agent stops at its usage limit, send its continue once the limit resets (default: usage_limit.continue in config.toml)")
 	return cmd
 }
 
@@ -196,6 +202,7 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 	err = c.Call(cmd.Context(), proto.OpNew, proto.NewArgs{
 		Name: o.Name, Provider: o.Provider, Dir: abs, Cmd: o.Cmd, ResumeCmd: o.ResumeCmd, ResumeID: resumeID,
 		Args: o.Args, Env: env, Cols: cols, Rows: rows, Control: o.Control, Worktree: worktreeArgs(o.Worktree),
+		ContinueAfterLimit: continueArg(o),
 	}, &info)
 	c.Close()
 	if err != nil {
@@ -218,6 +225,13 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 		return nil
 	}
 	return runAttach(cmd.Context(), f, attachOptions{Name: info.Name, PaneExit: true})
+}
+
+func continueArg(o newOptions) *bool {
+	if !o.ContinueSet {
+		return nil
+	}
+	return &o.ContinueAfterLimit
 }
 
 func worktreeArgs(branch *string) *proto.WorktreeArgs {

@@ -56,7 +56,7 @@ func cannedOps(m *proto.Mux) {
 		{
 			ID: "3f1c2b9e-0000-4000-8000-000000000004", Name: "quota", Provider: "claude", State: "running", PID: 4343,
 			CWD: "/src/quota", CreatedAt: ago(20 * time.Minute), Command: "claude", SurfaceID: "sf-4",
-			RunState: ptr("limited"), RunID: ptr("run-4"), LimitResetsAt: ptr("2026-03-05T15:00:00Z"),
+			RunState: ptr("limited"), RunID: ptr("run-4"), LimitResetsAt: ptr("2026-03-05T15:00:00Z"), ContinueAfterLimit: true,
 		},
 	})
 	answer[proto.AttentionArgs](m, proto.OpAttention, []proto.AttentionItem{

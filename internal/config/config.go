@@ -48,12 +48,30 @@ type Config struct {
 	Limits        Limits     `toml:"limits"`
 	Cost          Cost       `toml:"cost"`
 	Worktree      Worktree   `toml:"worktree"`
+	UsageLimit    UsageLimit `toml:"usage_limit"`
 	// SSH names the ssh binary and config file hosts are reached with.
 	SSH SSH `toml:"ssh"`
 	// Hosts are the machines `muster host add` recorded, one
 	// `[[host]]` table each (hosts.go).
 	Hosts []Host `toml:"host"`
 }
+
+// UsageLimit says what Muster does when an agent stops at its provider's
+// usage limit.
+type UsageLimit struct {
+	// Continue is the default of `muster new --continue-after-limit`:
+	// send the provider's continue once the limit resets.
+	Continue bool `toml:"continue"`
+	// Skew is how long after the reset time the continue goes (a Go
+	// duration, "30s" when unset): the provider's clock and Muster's
+	// differ, and the agent rounds the time it prints.
+	Skew string `toml:"skew"`
+	// SkewDuration is Skew parsed by Load.
+	SkewDuration time.Duration `toml:"-"`
+}
+
+// DefaultLimitSkew is UsageLimit.Skew's default.
+const DefaultLimitSkew = 30 * time.Second
 
 // Worktree configures `muster new --worktree`.
 type Worktree struct {
@@ -291,8 +309,9 @@ func (c Config) MouseOn() bool { return c.Mouse == nil || *c.Mouse }
 // Default returns the built-in configuration.
 func Default() Config {
 	return Config{Term: "xterm-256color", Scrollback: 10000, ScrollbackBytes: DefaultScrollbackBytes, ScrollbackTotalBytes: DefaultScrollbackTotalBytes, WindowSize: "latest", Keys: Keys{Detach: DefaultDetachKey, Copy: DefaultCopyKey},
-		Limits: Limits{PanesPerPane: DefaultPanesPerPane, EmulatorCells: DefaultEmulatorCells},
-		Cost:   Cost{IntervalDuration: DefaultCostInterval}}
+		Limits:     Limits{PanesPerPane: DefaultPanesPerPane, EmulatorCells: DefaultEmulatorCells},
+		Cost:       Cost{IntervalDuration: DefaultCostInterval},
+		UsageLimit: UsageLimit{SkewDuration: DefaultLimitSkew}}
 }
 
 // Load reads path; a missing file gives the defaults.
@@ -353,6 +372,14 @@ func Load(path string) (Config, error) {
 	}
 	if c.Worktree.Dir != "" && !strings.HasPrefix(c.Worktree.Dir, "/") {
 		return Default(), fmt.Errorf("config %s: worktree.dir %q: want an absolute path or one under ~/", path, c.Worktree.Dir)
+	}
+	c.UsageLimit.SkewDuration = DefaultLimitSkew
+	if c.UsageLimit.Skew != "" {
+		d, err := time.ParseDuration(c.UsageLimit.Skew)
+		if err != nil || d < 0 || d > time.Hour {
+			return Default(), fmt.Errorf("config %s: usage_limit.skew %q: want a duration from 0s to 1h", path, c.UsageLimit.Skew)
+		}
+		c.UsageLimit.SkewDuration = d
 	}
 	if err := c.Cost.parse(); err != nil {
 		return Default(), fmt.Errorf("config %s: %w", path, err)

@@ -200,3 +200,22 @@ func TestWorktreeDir(t *testing.T) {
 		t.Errorf("a relative dir: %v", err)
 	}
 }
+
+func TestUsageLimit(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.toml")
+	load := func(body string) (Config, error) {
+		os.WriteFile(p, []byte(body), 0o600)
+		return Load(p)
+	}
+	if c, err := load(""); err != nil || c.UsageLimit.Continue || c.UsageLimit.SkewDuration != DefaultLimitSkew {
+		t.Errorf("no [usage_limit]: %+v, %v", c.UsageLimit, err)
+	}
+	if c, err := load("[usage_limit]\ncontinue = true\nskew = \"2s\"\n"); err != nil || !c.UsageLimit.Continue || c.UsageLimit.SkewDuration != 2*time.Second {
+		t.Errorf("set: %+v, %v", c.UsageLimit, err)
+	}
+	for _, bad := range []string{"[usage_limit]\nskew = \"soon\"\n", "[usage_limit]\nskew = \"-1s\"\n", "[usage_limit]\nskew = \"2h\"\n"} {
+		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "usage_limit.skew") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}

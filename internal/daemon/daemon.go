@@ -76,6 +76,11 @@ type Options struct {
 	SessionMemoryCeilings map[string]int64
 	// WorktreeDir is config.toml's worktree.dir ("": beside the repo).
 	WorktreeDir string
+	// ContinueAfterLimit is the default of NewArgs.ContinueAfterLimit;
+	// LimitSkew how long after a limit's reset the continue goes (0:
+	// config.DefaultLimitSkew; negative: none). limits.go.
+	ContinueAfterLimit bool
+	LimitSkew          time.Duration
 
 	// hooks lets this package's tests reach into a running daemon.
 	hooks *testHooks
@@ -161,6 +166,10 @@ type session struct {
 	// reserved is the cells a launch under way counts against the
 	// emulator budget until its pane exists (quota.go).
 	reserved int64
+	// continueAfterLimit sends the provider's continue once a usage
+	// limit resets; continuedRun is the run it was sent for (limits.go).
+	continueAfterLimit bool
+	continuedRun       string
 }
 
 // Run starts the daemon and blocks until ctx ends or a client asks it to
@@ -334,6 +343,7 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 	g.Go(func() error { d.announceAttention(ctx); return nil })
 	g.Go(func() error { d.sampleCosts(ctx); return nil })
 	g.Go(func() error { d.watchWorktrees(ctx); return nil })
+	g.Go(func() error { d.continueAtLimits(ctx); return nil })
 	g.Go(func() error {
 		d.leftovers.Watch(ctx, hookroute.DefaultWatch, d.livePanePIDs, func(pids []int) {
 			d.logger.Info("ended shared agent processes no pane runs an agent for", "pids", pids)
@@ -379,6 +389,7 @@ func (d *Daemon) load(ctx context.Context) error {
 		if su, err := d.store.LatestSurface(ctx, rec.ID); err == nil {
 			s.surface = su
 		}
+		s.continueAfterLimit = d.opts.ContinueAfterLimit
 		d.sessions[rec.ID] = s
 	}
 	return d.loadWorktrees(ctx)
@@ -863,6 +874,9 @@ func (d *Daemon) routes() (*proto.Mux, error) {
 	proto.Handle(m, proto.OpSetupConsent, func(ctx context.Context, a proto.SetupConsentArgs) (proto.None, error) {
 		return proto.None{}, d.setupConsent(ctx, a)
 	})
+	proto.Handle(m, proto.OpAutocontinue, func(ctx context.Context, a proto.AutocontinueArgs) (proto.None, error) {
+		return proto.None{}, d.autocontinue(peerOf(ctx), a)
+	})
 	proto.Handle(m, proto.OpSendConfirm, func(ctx context.Context, a proto.SendConfirmArgs) (proto.SendConfirmResult, error) {
 		return d.sendConfirm(ctx, peerOf(ctx), a)
 	})
@@ -978,6 +992,7 @@ func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
 	d.usage.fill(s.surface.ID, &info)
 	d.worktrees.fill(s.rec.ID, &info)
 	d.fillLimit(s.surface.ID, &info)
+	info.ContinueAfterLimit = s.continueAfterLimit
 	if info.State == "running" {
 		d.costs.fill(s.surface.ID, &info)
 		info.MemoryCeiling = d.memoryCeiling(s.rec.Name)

@@ -102,7 +102,10 @@ func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs, parent string)
 	}
 	// Reserve the name (and the pane's cells) before releasing the lock
 	// so that two concurrent `new`s cannot both take it.
-	s := &session{rec: rec}
+	s := &session{rec: rec, continueAfterLimit: d.opts.ContinueAfterLimit}
+	if a.ContinueAfterLimit != nil {
+		s.continueAfterLimit = *a.ContinueAfterLimit
+	}
 	if err := d.reserveLocked(s, parent, a.Cols, a.Rows); err != nil {
 		d.mu.Unlock()
 		return proto.SessionInfo{}, err

@@ -101,7 +101,7 @@ func TestEveryPaneRuleIsDeliberate(t *testing.T) {
 			t.Errorf("%s: want allowed from a pane", op)
 		}
 	}
-	for _, op := range []string{"send", "capture", "kill", "rename", "ack", "native_capture", "new", "preview", "attach", "send_confirm"} {
+	for _, op := range []string{"send", "capture", "kill", "rename", "ack", "native_capture", "new", "preview", "attach", "send_confirm", "autocontinue"} {
 		if access(op) != proto.OwnPane {
 			t.Errorf("%s: want allowed on the pane's own sessions only", op)
 		}
@@ -111,7 +111,7 @@ func TestEveryPaneRuleIsDeliberate(t *testing.T) {
 			t.Errorf("%s: want refused from a pane", op)
 		}
 	}
-	if len(proto.Ops) != 22 {
+	if len(proto.Ops) != 23 {
 		t.Errorf("%d ops: give the new ones a deliberate rule here", len(proto.Ops))
 	}
 	// An op the table does not know is refused from a pane.

@@ -125,6 +125,7 @@ const (
 	OpWorktrees     = "worktrees"      // the git worktrees sessions were started in
 	OpWorktreeRm    = "worktree_rm"    // remove a worktree nothing would be lost with
 	OpSetupConsent  = "setup_consent"  // consent to a repository's worktree setup files
+	OpAutocontinue  = "autocontinue"   // continue a session at its usage limit's reset, or not
 )
 
 // Access says who may call an op. Processes inside a Muster pane may not
@@ -227,6 +228,7 @@ var Ops = []Op{
 	{OpWorktrees, t[None](), t[[]WorktreeInfo](), ReadOnly, Reply, false, nil},
 	{OpWorktreeRm, t[WorktreeRmArgs](), t[WorktreeRemoved](), Outside, Reply, false, []string{CodeNotFound, CodeConflict, CodeInvalid}},
 	{OpSetupConsent, t[SetupConsentArgs](), t[None](), Outside, Reply, false, []string{CodeInvalid, CodeConflict}},
+	{OpAutocontinue, t[AutocontinueArgs](), t[None](), OwnPane, Reply, false, []string{CodeNotFound, CodeConflict}},
 	{OpAttention, t[AttentionArgs](), t[[]AttentionItem](), ReadOnly, Reply, false, []string{CodeUnsupported}},
 	{OpAck, t[AckArgs](), t[AckResult](), OwnPane, Reply, false, []string{CodeNotFound, CodeUnsupported}},
 	{OpWait, t[WaitArgs](), t[WaitResult](), ReadOnly, Blocking, false, []string{CodeInvalid, CodeNotFound, CodeUnsupported}},
@@ -366,6 +368,16 @@ type SessionInfo struct {
 	// LimitResetsAt is, while RunState is limited, when the agent said
 	// its limit resets (RFC 3339); absent when it did not say.
 	LimitResetsAt *string `json:"limit_resets_at,omitempty"`
+	// ContinueAfterLimit: Muster sends the provider's continue when the
+	// limit resets (NewArgs.ContinueAfterLimit, op autocontinue).
+	ContinueAfterLimit bool `json:"continue_after_limit,omitempty"`
+}
+
+// AutocontinueArgs turn a session's continue after a usage limit on or
+// off.
+type AutocontinueArgs struct {
+	Name string `json:"name"`
+	On   bool   `json:"on"`
 }
 
 // NewArgs are the arguments of op "new".
@@ -389,6 +401,10 @@ type NewArgs struct {
 	// Worktree starts the session in a new git worktree of the
 	// repository that holds Dir.
 	Worktree *WorktreeArgs `json:"worktree,omitempty"`
+	// ContinueAfterLimit has Muster send the provider's continue once
+	// a usage limit the agent stopped at resets (nil: config.toml's
+	// usage_limit.continue).
+	ContinueAfterLimit *bool `json:"continue_after_limit,omitempty"`
 }
 
 // SendArgs are the arguments of op "send".

@@ -12,4 +12,7 @@ type LimitReader interface {
 	// which occurred at at) says the agent stopped at its limit, and when
 	// the limit resets if it says so (zero when not).
 	ReadLimit(failure string, at time.Time) (resetsAt time.Time, ok bool)
+	// ContinuePrompt is what to type (then Enter) for the agent to go on
+	// once the limit reset.
+	ContinuePrompt() string
 }

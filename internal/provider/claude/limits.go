@@ -21,6 +21,10 @@ func (Provider) ReadLimit(failure string, at time.Time) (time.Time, bool) {
 	return resetTime(failure, at), true
 }
 
+// ContinuePrompt implements provider.LimitReader: a plain prompt; Claude
+// Code resumes the conversation it stopped.
+func (Provider) ContinuePrompt() string { return "continue" }
+
 var resetsRE = regexp.MustCompile(`(?i)\bresets?\s+(?:at\s+)?(?:([A-Z][a-z]{2})\s+(\d{1,2}),?\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)(?:\s*\(([^)]+)\))?`)
 
 // resetTime reads the reset time of a limit message: the first such time

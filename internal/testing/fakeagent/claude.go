@@ -583,6 +583,9 @@ func (c *claude) turn(a *agent, line string, cmd command) {
 		errType, text := "server_error", claudeAPIErr
 		if cmd.verb == "limit" {
 			errType, text = "rate_limit", claudeLimitMsg
+			if at := c.env.getenv("FAKEAGENT_LIMIT_RESETS"); at != "" {
+				text = "5-hour limit reached ∙ resets " + at
+			}
 		}
 		u := newUUID()
 		r := o("parentUuid", c.chain(u), "isSidechain", false, "type", "assistant", "uuid", u,

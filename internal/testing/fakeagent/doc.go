@@ -57,6 +57,8 @@
 //	                         6 s; default 200ms); a Go duration or milliseconds
 //	FAKEAGENT_IDLE_DELAY     how long Claude waits after a turn before
 //	                         Notification(idle_prompt) (default 60s; "off")
+//	FAKEAGENT_LIMIT_RESETS   when Claude's limit turn says the limit resets
+//	                         ("3:07pm (UTC)"; default "3pm (UTC)")
 //	FAKEAGENT_SCRIPT         a file of prompt lines run at start, as if typed
 //	                         (also --script FILE for the custom persona)
 //	FAKEAGENT_HOME           the custom persona's state dir (default
