@@ -716,6 +716,7 @@ var helpKeys = [][2]string{
 	{"x", "kill the selected session, or the marked ones (asks y/n)"},
 	{"space / u", "mark or unmark the selected session / clear the marks"},
 	{"e / i", "rename the selected session / explain its state"},
+	{"L", "continue the selected session when its usage limit resets, or not (autocontinue)"},
 	{"h", "history: search past conversations; enter reads one, w writes its replay, r resumes it"},
 	{"p / z", "show or hide the live preview / zoom it (z or esc returns)"},
 	{"f / d", "fold the exited and restorable sessions / group by directory"},
