@@ -21,7 +21,7 @@ var layers = []struct {
 	{"commands", []string{"cmd/muster", "cmd/muster-hook"}},
 	{"user interface", []string{"cli", "tui", "web", "client", "host"}},
 	{"server", []string{"daemon"}},
-	{"engines", []string{"events", "native", "history", "stats", "replay", "replay/diff", "replay/gfm"}},
+	{"engines", []string{"events", "native", "proccost", "worktree", "history", "stats", "replay", "replay/diff", "replay/gfm"}},
 	{"hook path", []string{"hookevent", "hookinstall", "nativeid", "hookroute"}},
 	{"agent knowledge", []string{"provider", "provider/all", "provider/all/hooks", "provider/hookmap", "provider/<name>"}},
 	{"terminals", []string{"pane", "emulator", "termsignal", "attachterm"}},

@@ -185,6 +185,8 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newLsCmd(f),
 		newAttachCmd(f),
 		newSendCmd(f),
+		newWorktreeCmd(f),
+		newAutocontinueCmd(f),
 		newCaptureCmd(f),
 		newRenameCmd(f),
 		newKillCmd(f),

@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/client"
+	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/daemon"
 )
 
@@ -76,6 +78,8 @@ func newDaemonCmd(f *Factory) *cobra.Command {
 				Term: cfg.Term, Scrollback: cfg.Scrollback, WindowSize: cfg.WindowSize,
 				ScrollbackBytes: cfg.ScrollbackBytes, ScrollbackTotalBytes: cfg.ScrollbackTotalBytes, NotifyCommand: cfg.NotifyArgv(),
 				Notices: f.IO.ErrOut, PanesPerPane: cfg.Limits.PanesPerPane, EmulatorCells: cfg.Limits.EmulatorCells,
+				CostInterval: costInterval(cfg.Cost), MemoryCeiling: cfg.Cost.MemoryCeilingBytes, SessionMemoryCeilings: cfg.Cost.SessionCeilings,
+				WorktreeDir: cfg.Worktree.Dir, ContinueAfterLimit: cfg.UsageLimit.Continue, LimitSkew: limitSkew(cfg.UsageLimit),
 			})
 			if errors.Is(err, daemon.ErrAlreadyRunning) {
 				return &UserError{Err: err, Hint: "stop it with `muster daemon stop`", Code: ExitError}
@@ -105,4 +109,22 @@ func daemonLogger(path string, stderr io.Writer, quiet bool) (*slog.Logger, func
 		handlers = append(handlers, slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	return slog.New(slog.NewMultiHandler(handlers...)), func() { lf.Close() }, nil
+}
+
+// costInterval is config.toml's sampling interval as daemon.Options
+// takes it: negative when sampling is off.
+func costInterval(c config.Cost) time.Duration {
+	if c.IntervalDuration <= 0 {
+		return -1
+	}
+	return c.IntervalDuration
+}
+
+// limitSkew is config.toml's usage_limit.skew as daemon.Options takes it:
+// negative for none.
+func limitSkew(u config.UsageLimit) time.Duration {
+	if u.SkewDuration <= 0 {
+		return -1
+	}
+	return u.SkewDuration
 }

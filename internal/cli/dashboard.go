@@ -254,6 +254,10 @@ func (b *dashboardBackend) Rename(ctx context.Context, name, newName string) err
 	return b.call(ctx, proto.OpRename, proto.RenameArgs{Name: name, NewName: newName}, nil)
 }
 
+func (b *dashboardBackend) Autocontinue(ctx context.Context, name string, on bool) error {
+	return b.call(ctx, proto.OpAutocontinue, proto.AutocontinueArgs{Name: name, On: on}, nil)
+}
+
 func (b *dashboardBackend) Explain(ctx context.Context, name string) (proto.Explanation, error) {
 	var x proto.Explanation
 	return x, b.call(ctx, proto.OpExplain, proto.Target{Name: name}, &x)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/musterhq/muster/internal/proccost"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termtext"
 )
@@ -62,6 +63,7 @@ func printExplanation(w io.Writer, x proto.Explanation) {
 		fmt.Fprintf(w, "%s: no run state yet (no agent event has arrived for this session)\n", name)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		printActivity(tw, x.Activity)
+		printCost(tw, x.Cost)
 		tw.Flush()
 		printItems(w, x.Attention)
 		return
@@ -101,6 +103,8 @@ func printExplanation(w io.Writer, x proto.Explanation) {
 		fmt.Fprintf(tw, "  surface\t%s\n", line(x.SurfaceID))
 	}
 	printActivity(tw, x.Activity)
+	printCost(tw, x.Cost)
+	printLimit(tw, x.Limit)
 	tw.Flush()
 	printItems(w, x.Attention)
 	if len(x.Events) > 0 {
@@ -168,4 +172,44 @@ func printItems(w io.Writer, items []proto.AttentionItem) {
 	for _, it := range items {
 		fmt.Fprintf(w, "  #%d %s: %s\n", it.ID, termtext.Line(it.Reason), termtext.Clip(it.Message, 80))
 	}
+}
+
+// printCost writes what the pane's process tree costs, as rows of the
+// explanation's table.
+func printCost(w io.Writer, c *proto.ProcessCost) {
+	if c == nil {
+		return
+	}
+	mem := "RSS " + proccost.FormatBytes(c.RSSBytes)
+	if c.PSSBytes > 0 {
+		mem += ", PSS " + proccost.FormatBytes(c.PSSBytes)
+	}
+	mem += fmt.Sprintf(" in %d processes", c.Processes)
+	if c.MemoryCeiling > 0 {
+		mem += ", ceiling " + proccost.FormatBytes(c.MemoryCeiling)
+		if c.RSSBytes > c.MemoryCeiling {
+			mem += " (over)"
+		}
+	}
+	fmt.Fprintf(w, "  memory\t%s\n", mem)
+	cpu := "not known yet (one sample so far)"
+	if c.CPUPercent != nil {
+		cpu = fmt.Sprintf("%.1f%% of a core", *c.CPUPercent)
+	}
+	fmt.Fprintf(w, "  cpu\t%s\n", cpu)
+	fmt.Fprintf(w, "  \tsampled %s from %s\n", termtext.Line(c.SampledAt), termtext.Line(c.Evidence))
+}
+
+// printLimit says the run stopped at its provider's limit, as a row of
+// the explanation's table.
+func printLimit(w io.Writer, l *proto.Limit) {
+	if l == nil {
+		return
+	}
+	resets := "the agent did not say when it resets"
+	if l.ResetsAt != "" {
+		resets = "resets " + termtext.Line(l.ResetsAt)
+	}
+	fmt.Fprintf(w, "  limit\tstopped at its usage limit (limited); %s\n", resets)
+	fmt.Fprintf(w, "  \tevidence: %s: %q\n", termtext.Line(l.Evidence), termtext.Clip(l.Message, 100))
 }

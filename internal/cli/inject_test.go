@@ -94,8 +94,8 @@ func TestLsStripsAgentText(t *testing.T) {
 		Reason: "transcript " + evil + " is gone",
 	}}
 	printSessions(&Factory{IO: ios}, list, created.Add(3*time.Hour))
-	want := "NAME  ID        PROVIDER  STATUS      !  ACTIVITY  PID  CWD         AGE\n" +
-		"api   01234567  claude    restorable  -  -         -    /src/app x  3h\n" +
+	want := "NAME  ID        PROVIDER  STATUS      !  ACTIVITY  PID  MEM  CPU  CWD         AGE\n" +
+		"api   01234567  claude    restorable  -  -         -    -    -    /src/app x  3h\n" +
 		"api: transcript " + evilShown + " is gone\n"
 	if out.String() != want {
 		t.Errorf("ls:\n got %q\nwant %q", out.String(), want)

@@ -3,12 +3,14 @@ package cli
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/musterhq/muster/internal/proccost"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termtext"
 )
@@ -73,7 +75,13 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 		return
 	}
 	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tID\tPROVIDER\tSTATUS\t!\tACTIVITY\tPID\tCWD\tAGE")
+	// BRANCH shows only when a session runs in a worktree of its own.
+	branches := slices.ContainsFunc(list, func(s proto.SessionInfo) bool { return s.Worktree != nil })
+	header := "NAME\tID\tPROVIDER\tSTATUS\t!\tACTIVITY\tPID\tMEM\tCPU\tCWD\tAGE"
+	if branches {
+		header += "\tBRANCH"
+	}
+	fmt.Fprintln(tw, header)
 	line := termtext.Line
 	for _, s := range list {
 		attn := "-"
@@ -93,15 +101,44 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 		if s.Activity != "" {
 			act = line(s.Activity)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", line(s.Name), short(line(s.ID)), prov, line(s.StatusLabel()), attn, act, pid,
-			line(tildePath(s.CWD)), age(now.Sub(created)))
+		mem, cpu := costColumns(s)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", line(s.Name), short(line(s.ID)), prov, line(s.StatusLabel()), attn, act, pid,
+			mem, cpu, line(tildePath(s.CWD)), age(now.Sub(created)))
+		if branches {
+			fmt.Fprintf(tw, "\t%s", branchCell(s.Worktree))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	for _, s := range list {
 		if s.Reason != "" {
 			fmt.Fprintf(f.IO.Out, "%s: %s\n", line(s.Name), line(s.Reason))
 		}
+		if s.LimitResetsAt != nil {
+			then := ""
+			if s.ContinueAfterLimit {
+				then = "; muster continues it then"
+			}
+			fmt.Fprintf(f.IO.Out, "%s: at its usage limit until %s%s\n", line(s.Name), line(*s.LimitResetsAt), then)
+		}
 	}
+}
+
+// costColumns are a session's MEM (its process tree's RSS, with "!" when
+// over its ceiling) and CPU (a share of one core) columns; "-" until the
+// daemon has sampled it twice.
+func costColumns(s proto.SessionInfo) (mem, cpu string) {
+	mem, cpu = "-", "-"
+	if s.RSSBytes != nil {
+		mem = proccost.FormatBytes(*s.RSSBytes)
+		if s.MemoryCeiling > 0 && *s.RSSBytes > s.MemoryCeiling {
+			mem += "!"
+		}
+	}
+	if s.CPUPercent != nil {
+		cpu = fmt.Sprintf("%.0f%%", *s.CPUPercent)
+	}
+	return mem, cpu
 }
 
 // short cuts an id to its first 8 bytes, never inside a UTF-8 sequence.

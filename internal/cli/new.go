@@ -31,10 +31,21 @@ type newOptions struct {
 	Control   bool
 	Force     bool
 	Args      []string
+	// Worktree is --worktree's value: nil without it, "" for the default
+	// branch.
+	Worktree *string
+	// ContinueAfterLimit is --continue-after-limit; ContinueSet whether
+	// it was given (else config.toml decides).
+	ContinueAfterLimit bool
+	ContinueSet        bool
 }
+
+// worktreeNoValue is --worktree given without a value.
+const worktreeNoValue = "\x00default"
 
 func newNewCmd(f *Factory) *cobra.Command {
 	var o newOptions
+	var worktreeFlag string
 	cmd := &cobra.Command{
 		Use:   "new [PROVIDER] [--name NAME] [--dir DIR] [--cmd 'COMMAND' | --resume SESSION] [--detach] [-- ARGS...]",
 		Short: "Start a session in a new pane and attach to it",
@@ -56,6 +67,22 @@ func newNewCmd(f *Factory) *cobra.Command {
 			if dash >= 0 {
 				pos, o.Args = args[:dash], args[dash:]
 			}
+			if cmd.Flags().Changed("worktree") {
+				branch := worktreeFlag
+				// `--worktree BRANCH`: the branch comes as one positional
+				// more than the command takes.
+				if branch == worktreeNoValue {
+					branch = ""
+					need := 1
+					if cmd.Flags().Changed("cmd") || cmd.Flags().Changed("resume") {
+						need = 0
+					}
+					if len(pos) == need+1 {
+						branch, pos = pos[need], pos[:need]
+					}
+				}
+				o.Worktree = &branch
+			}
 			if len(pos) > 1 {
 				return usagef("new takes at most one PROVIDER, got %q", pos)
 			}
@@ -63,6 +90,7 @@ func newNewCmd(f *Factory) *cobra.Command {
 				o.Provider = pos[0]
 			}
 			o.CmdSet = cmd.Flags().Changed("cmd")
+			o.ContinueSet = cmd.Flags().Changed("continue-after-limit")
 			return runNew(cmd, f, o)
 		},
 	}
@@ -76,6 +104,9 @@ func newNewCmd(f *Factory) *cobra.Command {
 	cmd.Flags().String("host", "", "create it on this host (see `muster host`); its own muster runs it")
 	cmd.Flags().BoolVar(&o.Attach, "attach", false, "attach even inside a muster pane (a nested client; its detach key is the outer one's too)")
 	cmd.Flags().BoolVar(&o.Force, "force", false, "with --resume: start it even if a live pane runs that conversation")
+	cmd.Flags().StringVar(&worktreeFlag, "worktree", "", "start in a new git worktree of the repository at --dir, on BRANCH (default muster/NAME), beside the repository")
+	cmd.Flags().Lookup("worktree").NoOptDefVal = worktreeNoValue
+	cmd.Flags().BoolVar(&o.ContinueAfterLimit, "continue-after-limit", false, "when the agent stops at its usage limit, send its continue once the limit resets (default: usage_limit.continue in config.toml)")
 	return cmd
 }
 
@@ -170,11 +201,18 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 	var info proto.SessionInfo
 	err = c.Call(cmd.Context(), proto.OpNew, proto.NewArgs{
 		Name: o.Name, Provider: o.Provider, Dir: abs, Cmd: o.Cmd, ResumeCmd: o.ResumeCmd, ResumeID: resumeID,
-		Args: o.Args, Env: env, Cols: cols, Rows: rows, Control: o.Control,
+		Args: o.Args, Env: env, Cols: cols, Rows: rows, Control: o.Control, Worktree: worktreeArgs(o.Worktree),
+		ContinueAfterLimit: continueArg(o),
 	}, &info)
 	c.Close()
 	if err != nil {
 		return err
+	}
+	if w := info.Worktree; w != nil {
+		fmt.Fprintf(f.IO.ErrOut, "muster: %s runs in worktree %s on branch %s (from %s)\n", termtext.Line(info.Name), termtext.Line(w.Path), termtext.Line(w.Branch), short(w.BaseCommit))
+		if w.Setup != "" && w.Setup != "none" {
+			fmt.Fprintf(f.IO.ErrOut, "muster: setup files: %s\n", termtext.Line(w.Setup))
+		}
 	}
 	if note := hooksNote(f, info.Provider); note != "" {
 		fmt.Fprintln(f.IO.ErrOut, note)
@@ -187,6 +225,20 @@ func runNew(cmd *cobra.Command, f *Factory, o newOptions) error {
 		return nil
 	}
 	return runAttach(cmd.Context(), f, attachOptions{Name: info.Name, PaneExit: true})
+}
+
+func continueArg(o newOptions) *bool {
+	if !o.ContinueSet {
+		return nil
+	}
+	return &o.ContinueAfterLimit
+}
+
+func worktreeArgs(branch *string) *proto.WorktreeArgs {
+	if branch == nil {
+		return nil
+	}
+	return &proto.WorktreeArgs{Branch: *branch}
 }
 
 // launcher finds a [[launcher]] entry of config.toml by name.

@@ -19,12 +19,20 @@ var testNow = time.Date(2026, 3, 5, 12, 0, 0, 0, time.UTC)
 
 func ptr[T any](v T) *T { return &v }
 
+// fixtureWorktree is the canned session api's worktree.
+var fixtureWorktree = proto.WorktreeInfo{Path: "/src/api.worktrees/fix-login", Repo: "/src/api", Branch: "fix-login",
+	BaseCommit: "9f8e7d6c5b4a39281706f5e4d3c2b1a098765432", Session: "api", SessionID: "3f1c2b9e-0000-4000-8000-000000000001",
+	Live: true, Exists: true, Dirty: 2, Ahead: 3, Unpushed: 3, Setup: "ran"}
+
 func ago(d time.Duration) string { return testNow.Add(-d).Format(time.RFC3339) }
 
 // cannedOps answers every op a command with output reads, with every
 // field of every result set, so that a renamed or dropped JSON field
 // changes a golden file (and jsonFields checks that none was left unset).
 func cannedOps(m *proto.Mux) {
+	gone := fixtureWorktree
+	gone.Path, gone.Branch, gone.Session, gone.SessionID, gone.Live, gone.Dirty, gone.Ahead, gone.Unpushed, gone.Setup = "/src/api.worktrees/old", "old", "", "3f1c2b9e-0000-4000-8000-000000000009", false, 0, 1, 0, ""
+	answer[proto.None](m, proto.OpWorktrees, []proto.WorktreeInfo{fixtureWorktree, gone})
 	answer[proto.None](m, proto.OpList, []proto.SessionInfo{
 		{
 			ID: "3f1c2b9e-0000-4000-8000-000000000001", Name: "api", Provider: "claude", State: "running", PID: 4242,
@@ -33,6 +41,8 @@ func cannedOps(m *proto.Mux) {
 			RunState: ptr("waitingApproval"), RunID: ptr("run-1"), Attention: 1, LastEventAt: ptr(ago(2 * time.Minute)),
 			Activity: "attention", ActivitySince: ptr(ago(2 * time.Minute)), ActivityEvidence: "OSC 9 notification",
 			ActivityPercent: ptr(40), Model: "claude-opus-5-5", ContextTokens: 41200, ContextWindow: 200000, Clients: 1,
+			RSSBytes: ptr(int64(1288490188)), PSSBytes: ptr(int64(1073741824)), CPUPercent: ptr(12.5), Processes: 4, MemoryCeiling: 1 << 30,
+			Worktree: &fixtureWorktree,
 		},
 		{
 			ID: "3f1c2b9e-0000-4000-8000-000000000002", Name: "build", State: "exited", ExitCode: ptr(1),
@@ -42,6 +52,11 @@ func cannedOps(m *proto.Mux) {
 			ID: "3f1c2b9e-0000-4000-8000-000000000003", Name: "docs", Provider: "codex", State: "restorable",
 			CWD: "/src/docs", CreatedAt: ago(40 * time.Second), Command: "codex", NativeSessionID: "0199aaaa-bbbb",
 			Reason: "the daemon restarted; `muster resume docs` continues the conversation",
+		},
+		{
+			ID: "3f1c2b9e-0000-4000-8000-000000000004", Name: "quota", Provider: "claude", State: "running", PID: 4343,
+			CWD: "/src/quota", CreatedAt: ago(20 * time.Minute), Command: "claude", SurfaceID: "sf-4",
+			RunState: ptr("limited"), RunID: ptr("run-4"), LimitResetsAt: ptr("2026-03-05T15:00:00Z"), ContinueAfterLimit: true,
 		},
 	})
 	answer[proto.AttentionArgs](m, proto.OpAttention, []proto.AttentionItem{
@@ -85,6 +100,10 @@ func cannedOps(m *proto.Mux) {
 			Notification: "Claude is waiting for your input",
 			Recent: []proto.ActivitySignal{{At: ago(11 * time.Minute), Evidence: "OSC 7501;state=working:app=claude-code"},
 				{At: ago(10 * time.Minute), Evidence: "OSC 9;4;0;"}}},
+		Limit: &proto.Limit{ResetsAt: "2026-03-05T15:00:00Z", Evidence: "failed from hook StopFailure (claude)",
+			Message: "rate_limit: 5-hour limit reached ∙ resets 3pm (UTC)"},
+		Cost: &proto.ProcessCost{RSSBytes: 1288490188, PSSBytes: 1073741824, CPUPercent: ptr(12.5), Processes: 4, MemoryCeiling: 1 << 30,
+			SampledAt: ago(3 * time.Second), Evidence: "/proc/PID/stat"},
 	})
 	answer[proto.ResumeArgs](m, proto.OpResume, []proto.ResumeOutcome{
 		{Name: "docs", Resumed: true, Argv: []string{"codex", "resume", "0199aaaa-bbbb"}},
@@ -112,6 +131,8 @@ func TestDaemonOutputs(t *testing.T) {
 	}{
 		{"ls", []string{"ls"}, ExitOK, "", nil},
 		{"ls_json", []string{"ls", "--json"}, ExitOK, proto.OpList, nil},
+		{"worktree_ls", []string{"worktree", "ls"}, ExitOK, "", nil},
+		{"worktree_ls_json", []string{"worktree", "ls", "--json"}, ExitOK, proto.OpWorktrees, []string{"setup"}},
 		{"attention", []string{"attention", "--all"}, ExitOK, "", nil},
 		// host is the CLI's, filled for other hosts' items only.
 		{"attention_json", []string{"attention", "--all", "--json"}, ExitOK, proto.OpAttention, []string{"host"}},

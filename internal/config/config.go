@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -43,11 +46,135 @@ type Config struct {
 	Notify        Notify     `toml:"notify"`
 	Launchers     []Launcher `toml:"launcher"`
 	Limits        Limits     `toml:"limits"`
+	Cost          Cost       `toml:"cost"`
+	Worktree      Worktree   `toml:"worktree"`
+	UsageLimit    UsageLimit `toml:"usage_limit"`
 	// SSH names the ssh binary and config file hosts are reached with.
 	SSH SSH `toml:"ssh"`
 	// Hosts are the machines `muster host add` recorded, one
 	// `[[host]]` table each (hosts.go).
 	Hosts []Host `toml:"host"`
+}
+
+// UsageLimit says what Muster does when an agent stops at its provider's
+// usage limit.
+type UsageLimit struct {
+	// Continue is the default of `muster new --continue-after-limit`:
+	// send the provider's continue once the limit resets.
+	Continue bool `toml:"continue"`
+	// Skew is how long after the reset time the continue goes (a Go
+	// duration, "30s" when unset): the provider's clock and Muster's
+	// differ, and the agent rounds the time it prints.
+	Skew string `toml:"skew"`
+	// SkewDuration is Skew parsed by Load.
+	SkewDuration time.Duration `toml:"-"`
+}
+
+// DefaultLimitSkew is UsageLimit.Skew's default.
+const DefaultLimitSkew = 30 * time.Second
+
+// Worktree configures `muster new --worktree`.
+type Worktree struct {
+	// Dir is where worktrees go, one directory per branch inside it;
+	// {repo} is the repository's name and a leading ~/ the home. Unset:
+	// beside the repository, /src/app → /src/app.worktrees/BRANCH.
+	Dir string `toml:"dir"`
+}
+
+// Cost is how the daemon measures what each pane's process tree costs
+// (memory, CPU) and when a tree's memory raises an attention item.
+type Cost struct {
+	// Interval is how often every pane is sampled, as a Go duration
+	// ("5s" when unset, at least 1s); "off" samples nothing.
+	Interval string `toml:"interval"`
+	// MemoryCeiling is a size ("2GiB", "1500MB", bytes) past which any
+	// pane's tree raises an attention item; unset, none.
+	MemoryCeiling string `toml:"memory_ceiling"`
+	// Sessions are ceilings of their own by session name, over the
+	// global one.
+	Sessions map[string]string `toml:"sessions"`
+
+	// Parsed by Load.
+	IntervalDuration   time.Duration    `toml:"-"` // 0: sampling off
+	MemoryCeilingBytes int64            `toml:"-"`
+	SessionCeilings    map[string]int64 `toml:"-"`
+}
+
+// DefaultCostInterval is how often panes are sampled when config.toml
+// does not say: a sample of 50 panes costs about a millisecond.
+const DefaultCostInterval = 5 * time.Second
+
+// ParseSize reads a byte size: a whole number with an optional unit, B,
+// KB/MB/GB/TB (powers of 1000) or KiB/MiB/GiB/TiB and K/M/G/T (powers of
+// 1024).
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("size %q: want a number of bytes with an optional unit (512MiB, 2GB)", s)
+	}
+	n, err := strconv.ParseInt(t[:i], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("size %q: %w", s, err)
+	}
+	units := map[string]int64{"": 1, "B": 1,
+		"KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+		"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40,
+		"KIB": 1 << 10, "MIB": 1 << 20, "GIB": 1 << 30, "TIB": 1 << 40}
+	mul, ok := units[strings.ToUpper(strings.TrimSpace(t[i:]))]
+	if !ok {
+		return 0, fmt.Errorf("size %q: unknown unit %q (want B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)", s, strings.TrimSpace(t[i:]))
+	}
+	if n > (1<<62)/mul {
+		return 0, fmt.Errorf("size %q: too large", s)
+	}
+	return n * mul, nil
+}
+
+// parse fills the fields Load derives from the file.
+func (c *Cost) parse() error {
+	switch c.Interval {
+	case "":
+		c.IntervalDuration = DefaultCostInterval
+	case "off":
+		c.IntervalDuration = 0
+	default:
+		d, err := time.ParseDuration(c.Interval)
+		if err != nil || d < time.Second {
+			return fmt.Errorf("cost.interval %q: want a duration of 1s or more (\"5s\") or \"off\"", c.Interval)
+		}
+		c.IntervalDuration = d
+	}
+	if c.MemoryCeiling != "" {
+		n, err := ParseSize(c.MemoryCeiling)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("cost.memory_ceiling: %v", cmpErr(err, "want more than 0 bytes"))
+		}
+		c.MemoryCeilingBytes = n
+	}
+	c.SessionCeilings = nil
+	for name, v := range c.Sessions {
+		n, err := ParseSize(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("cost.sessions.%s: %v", name, cmpErr(err, "want more than 0 bytes"))
+		}
+		if c.SessionCeilings == nil {
+			c.SessionCeilings = map[string]int64{}
+		}
+		c.SessionCeilings[name] = n
+	}
+	return nil
+}
+
+// cmpErr is err's text, or why when err is nil.
+func cmpErr(err error, why string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return why
 }
 
 // Notify says how a new attention item reaches the user: a command the
@@ -182,7 +309,9 @@ func (c Config) MouseOn() bool { return c.Mouse == nil || *c.Mouse }
 // Default returns the built-in configuration.
 func Default() Config {
 	return Config{Term: "xterm-256color", Scrollback: 10000, ScrollbackBytes: DefaultScrollbackBytes, ScrollbackTotalBytes: DefaultScrollbackTotalBytes, WindowSize: "latest", Keys: Keys{Detach: DefaultDetachKey, Copy: DefaultCopyKey},
-		Limits: Limits{PanesPerPane: DefaultPanesPerPane, EmulatorCells: DefaultEmulatorCells}}
+		Limits:     Limits{PanesPerPane: DefaultPanesPerPane, EmulatorCells: DefaultEmulatorCells},
+		Cost:       Cost{IntervalDuration: DefaultCostInterval},
+		UsageLimit: UsageLimit{SkewDuration: DefaultLimitSkew}}
 }
 
 // Load reads path; a missing file gives the defaults.
@@ -233,6 +362,27 @@ func Load(path string) (Config, error) {
 	}
 	if c.Limits.EmulatorCells == 0 {
 		c.Limits.EmulatorCells = DefaultEmulatorCells
+	}
+	if d, ok := strings.CutPrefix(c.Worktree.Dir, "~/"); ok {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return Default(), fmt.Errorf("config %s: worktree.dir: %v", path, err)
+		}
+		c.Worktree.Dir = home + "/" + d
+	}
+	if c.Worktree.Dir != "" && !strings.HasPrefix(c.Worktree.Dir, "/") {
+		return Default(), fmt.Errorf("config %s: worktree.dir %q: want an absolute path or one under ~/", path, c.Worktree.Dir)
+	}
+	c.UsageLimit.SkewDuration = DefaultLimitSkew
+	if c.UsageLimit.Skew != "" {
+		d, err := time.ParseDuration(c.UsageLimit.Skew)
+		if err != nil || d < 0 || d > time.Hour {
+			return Default(), fmt.Errorf("config %s: usage_limit.skew %q: want a duration from 0s to 1h", path, c.UsageLimit.Skew)
+		}
+		c.UsageLimit.SkewDuration = d
+	}
+	if err := c.Cost.parse(); err != nil {
+		return Default(), fmt.Errorf("config %s: %w", path, err)
 	}
 	if err := checkHosts(c.Hosts); err != nil {
 		return Default(), fmt.Errorf("config %s: %w", path, err)

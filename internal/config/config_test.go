@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseKey(t *testing.T) {
@@ -143,6 +144,78 @@ func TestLimits(t *testing.T) {
 	for _, body := range []string{"[limits]\npanes_per_pane = -1\n", "[limits]\nemulator_cells = -5\n"} {
 		if _, err := load(body); err == nil || !strings.Contains(err.Error(), "want a count of 1 or more") {
 			t.Errorf("%q: err = %v, want a refusal", body, err)
+		}
+	}
+}
+
+func TestCost(t *testing.T) {
+	dir := t.TempDir()
+	load := func(body string) (Config, error) {
+		p := filepath.Join(dir, "config.toml")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return Load(p)
+	}
+	c, err := load("")
+	if err != nil || c.Cost.IntervalDuration != DefaultCostInterval || c.Cost.MemoryCeilingBytes != 0 || c.Cost.SessionCeilings != nil {
+		t.Errorf("no [cost]: %+v, %v; want the default interval and no ceiling", c.Cost, err)
+	}
+	c, err = load("[cost]\ninterval = \"2s\"\nmemory_ceiling = \"2GiB\"\n[cost.sessions]\napi = \"1500MB\"\n")
+	if err != nil || c.Cost.IntervalDuration != 2*time.Second || c.Cost.MemoryCeilingBytes != 2<<30 || c.Cost.SessionCeilings["api"] != 1500e6 {
+		t.Errorf("set cost: %+v, %v", c.Cost, err)
+	}
+	if c, err = load("[cost]\ninterval = \"off\"\n"); err != nil || c.Cost.IntervalDuration != 0 {
+		t.Errorf("interval off: %+v, %v; want 0", c.Cost, err)
+	}
+	for body, want := range map[string]string{
+		"[cost]\ninterval = \"10ms\"\n":               "want a duration of 1s or more",
+		"[cost]\nmemory_ceiling = \"lots\"\n":         "want a number of bytes",
+		"[cost]\nmemory_ceiling = \"2PB\"\n":          "unknown unit",
+		"[cost]\nmemory_ceiling = \"0\"\n":            "want more than 0 bytes",
+		"[cost.sessions]\napi = \"99999999999TiB\"\n": "cost.sessions.api",
+	} {
+		if _, err := load(body); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", body, err, want)
+		}
+	}
+}
+
+func TestWorktreeDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", "/home/u")
+	p := filepath.Join(dir, "config.toml")
+	for body, want := range map[string]string{
+		"":                                   "",
+		"[worktree]\ndir = \"/wt/{repo}\"\n": "/wt/{repo}",
+		"[worktree]\ndir = \"~/wt\"\n":       "/home/u/wt",
+	} {
+		os.WriteFile(p, []byte(body), 0o600)
+		if c, err := Load(p); err != nil || c.Worktree.Dir != want {
+			t.Errorf("%q: dir %q, %v; want %q", body, c.Worktree.Dir, err, want)
+		}
+	}
+	os.WriteFile(p, []byte("[worktree]\ndir = \"wt\"\n"), 0o600)
+	if _, err := Load(p); err == nil || !strings.Contains(err.Error(), "want an absolute path") {
+		t.Errorf("a relative dir: %v", err)
+	}
+}
+
+func TestUsageLimit(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.toml")
+	load := func(body string) (Config, error) {
+		os.WriteFile(p, []byte(body), 0o600)
+		return Load(p)
+	}
+	if c, err := load(""); err != nil || c.UsageLimit.Continue || c.UsageLimit.SkewDuration != DefaultLimitSkew {
+		t.Errorf("no [usage_limit]: %+v, %v", c.UsageLimit, err)
+	}
+	if c, err := load("[usage_limit]\ncontinue = true\nskew = \"2s\"\n"); err != nil || !c.UsageLimit.Continue || c.UsageLimit.SkewDuration != 2*time.Second {
+		t.Errorf("set: %+v, %v", c.UsageLimit, err)
+	}
+	for _, bad := range []string{"[usage_limit]\nskew = \"soon\"\n", "[usage_limit]\nskew = \"-1s\"\n", "[usage_limit]\nskew = \"2h\"\n"} {
+		if _, err := load(bad); err == nil || !strings.Contains(err.Error(), "usage_limit.skew") {
+			t.Errorf("%q: %v", bad, err)
 		}
 	}
 }

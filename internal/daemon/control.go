@@ -450,6 +450,19 @@ func (d *Daemon) routes() (*proto.Mux, error) {
 		return proto.None{}, d.nativeCapture(ctx, peerOf(ctx), a)
 	})
 	proto.Handle(m, proto.OpResume, d.resume)
+	proto.Handle(m, proto.OpWorktrees, func(ctx context.Context, _ proto.None) ([]proto.WorktreeInfo, error) {
+		return d.listWorktrees(ctx)
+	})
+	proto.Handle(m, proto.OpWorktreeRm, d.removeWorktree)
+	proto.Handle(m, proto.OpSetupConsent, func(ctx context.Context, a proto.SetupConsentArgs) (proto.None, error) {
+		return proto.None{}, d.setupConsent(ctx, a)
+	})
+	proto.Handle(m, proto.OpAutocontinue, func(ctx context.Context, a proto.AutocontinueArgs) (proto.None, error) {
+		return proto.None{}, d.autocontinue(peerOf(ctx), a)
+	})
+	proto.Handle(m, proto.OpSendConfirm, func(ctx context.Context, a proto.SendConfirmArgs) (proto.SendConfirmResult, error) {
+		return d.sendConfirm(ctx, peerOf(ctx), a)
+	})
 	d.events.RegisterControl(m)
 	if missing := m.Missing(); len(missing) > 0 {
 		return nil, fmt.Errorf("control ops without a handler: %v", missing)

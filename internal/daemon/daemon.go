@@ -60,6 +60,20 @@ type Options struct {
 	// config package's defaults); quota.go applies them.
 	PanesPerPane  int
 	EmulatorCells int64
+	// CostInterval is how often every pane's process tree is measured
+	// (0: config.DefaultCostInterval; negative: never). MemoryCeiling
+	// and SessionMemoryCeilings (by session name) are config.toml's
+	// [cost] ceilings in bytes (cost.go).
+	CostInterval          time.Duration
+	MemoryCeiling         int64
+	SessionMemoryCeilings map[string]int64
+	// WorktreeDir is config.toml's worktree.dir ("": beside the repo).
+	WorktreeDir string
+	// ContinueAfterLimit is the default of NewArgs.ContinueAfterLimit;
+	// LimitSkew how long after a limit's reset the continue goes (0:
+	// config.DefaultLimitSkew; negative: none). limits.go.
+	ContinueAfterLimit bool
+	LimitSkew          time.Duration
 
 	// hooks lets this package's tests reach into a running daemon.
 	hooks *testHooks
@@ -135,6 +149,10 @@ type Daemon struct {
 	ln, evln *net.UnixListener
 	restart  *restartPlan
 	handoff  *proto.HandoffReport
+	// costs are the last sample of each pane's process tree (cost.go).
+	costs costBoard
+	// worktrees are the git worktrees sessions run in (worktree.go).
+	worktrees worktreeBoard
 }
 
 type session struct {
@@ -153,6 +171,10 @@ type session struct {
 	// hands both to the next daemon image (handoff.go).
 	capability    string
 	hooksInjected bool
+	// continueAfterLimit sends the provider's continue once a usage
+	// limit resets; continuedRun is the run it was sent for (limits.go).
+	continueAfterLimit bool
+	continuedRun       string
 }
 
 // Run starts the daemon and blocks until ctx ends or a client asks it to
@@ -260,6 +282,8 @@ func run(ctx context.Context, opts Options, h *handoff) (*restartPlan, error) {
 			d.onHookModel(surfaceID, model)
 		},
 		Activity: d.activityOf,
+		Cost:     d.costOf,
+		Limit:    d.sessionLimit,
 	})
 	if err != nil {
 		return nil, err
@@ -359,6 +383,9 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 	})
 	g.Go(func() error { return d.serveControl(ctx, ln) })
 	g.Go(func() error { d.announceAttention(ctx); return nil })
+	g.Go(func() error { d.sampleCosts(ctx); return nil })
+	g.Go(func() error { d.watchWorktrees(ctx); return nil })
+	g.Go(func() error { d.continueAtLimits(ctx); return nil })
 	g.Go(func() error {
 		d.leftovers.Watch(ctx, hookroute.DefaultWatch, d.livePanePIDs, func(pids []int) {
 			d.logger.Info("ended shared agent processes no pane runs an agent for", "pids", pids)
@@ -408,9 +435,10 @@ func (d *Daemon) load(ctx context.Context, adopted ...string) error {
 		if su, err := d.store.LatestSurface(ctx, rec.ID); err == nil {
 			s.surface = su
 		}
+		s.continueAfterLimit = d.opts.ContinueAfterLimit
 		d.sessions[rec.ID] = s
 	}
-	return nil
+	return d.loadWorktrees(ctx)
 }
 
 func (d *Daemon) closeAllPanes() {

@@ -102,7 +102,10 @@ func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs, parent string)
 	}
 	// Reserve the name (and the pane's cells) before releasing the lock
 	// so that two concurrent `new`s cannot both take it.
-	s := &session{rec: rec}
+	s := &session{rec: rec, continueAfterLimit: d.opts.ContinueAfterLimit}
+	if a.ContinueAfterLimit != nil {
+		s.continueAfterLimit = *a.ContinueAfterLimit
+	}
 	if err := d.reserveLocked(s, parent, a.Cols, a.Rows); err != nil {
 		d.mu.Unlock()
 		return proto.SessionInfo{}, err
@@ -119,18 +122,49 @@ func (d *Daemon) newSession(ctx context.Context, a proto.NewArgs, parent string)
 		d.store.DeleteSession(context.Background(), rec.ID)
 		return proto.SessionInfo{}, err
 	}
+	var wt *store.Worktree
+	setup := ""
+	if a.Worktree != nil {
+		w, note, err := d.createWorktree(ctx, rec.ID, rec.Name, rec.CWD, a.Worktree)
+		if err != nil {
+			return fail(err)
+		}
+		wt, setup = &w, note
+		rec.CWD = w.Path
+		d.mu.Lock()
+		s.rec.CWD = w.Path
+		d.mu.Unlock()
+		failBare := fail
+		fail = func(err error) (proto.SessionInfo, error) {
+			d.discardWorktree(w)
+			d.store.DeleteWorktree(context.Background(), w.Path)
+			d.worktrees.forget(w.SessionID)
+			return failBare(err)
+		}
+	}
 	if err := d.store.InsertSession(ctx, rec); err != nil {
 		if errors.Is(err, store.ErrNameTaken) {
 			return fail(proto.Errorf(proto.CodeConflict, "a session named %q already exists", rec.Name))
 		}
 		return fail(proto.Errorf(proto.CodeInternal, "record session: %v", err))
 	}
+	if wt != nil {
+		if err := d.store.InsertWorktree(ctx, *wt); err != nil {
+			return fail(proto.Errorf(proto.CodeInternal, "record worktree: %v", err))
+		}
+		d.worktrees.add(*wt)
+	}
 	if err := d.launch(ctx, s, argv, a.Env, a.Cols, a.Rows); err != nil {
 		return fail(err)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.infoLocked(s), nil
+	info := d.infoLocked(s)
+	if info.Worktree != nil {
+		info.Worktree.Setup = setup
+		info.Worktree.Exists = true
+	}
+	return info, nil
 }
 
 // newSessionArgv builds the command of a brand-new session.

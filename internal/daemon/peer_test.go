@@ -96,22 +96,22 @@ func TestEveryPaneRuleIsDeliberate(t *testing.T) {
 		}
 		return o.Access
 	}
-	for _, op := range []string{"status", "ls", "wait", "attention", "explain", "hello", "watch"} {
+	for _, op := range []string{"status", "ls", "wait", "attention", "explain", "hello", "watch", "worktrees"} {
 		if access(op) != proto.ReadOnly {
 			t.Errorf("%s: want allowed from a pane", op)
 		}
 	}
-	for _, op := range []string{"send", "capture", "kill", "rename", "ack", "native_capture", "new", "preview", "attach"} {
+	for _, op := range []string{"send", "capture", "kill", "rename", "ack", "native_capture", "new", "preview", "attach", "send_confirm", "autocontinue"} {
 		if access(op) != proto.OwnPane {
 			t.Errorf("%s: want allowed on the pane's own sessions only", op)
 		}
 	}
-	for _, op := range []string{"stop", "resume", "restart"} {
+	for _, op := range []string{"stop", "resume", "restart", "worktree_rm", "setup_consent"} {
 		if access(op) != proto.Outside {
 			t.Errorf("%s: want refused from a pane", op)
 		}
 	}
-	if len(proto.Ops) != 19 {
+	if len(proto.Ops) != 24 {
 		t.Errorf("%d ops: give the new ones a deliberate rule here", len(proto.Ops))
 	}
 	// An op the table does not know is refused from a pane.

@@ -129,6 +129,13 @@ func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
 		}
 	}
 	d.usage.fill(s.surface.ID, &info)
+	d.worktrees.fill(s.rec.ID, &info)
+	d.fillLimit(s.surface.ID, &info)
+	info.ContinueAfterLimit = s.continueAfterLimit
+	if info.State == "running" {
+		d.costs.fill(s.surface.ID, &info)
+		info.MemoryCeiling = d.memoryCeiling(s.rec.Name)
+	}
 	if s.pane == nil {
 		if restorable(s) {
 			info.State = "restorable"

@@ -305,6 +305,16 @@ func (e *Engine) Explain(ctx context.Context, name string) (proto.Explanation, e
 			x.Activity = &a
 		}
 	}
+	if e.cfg.Cost != nil {
+		if c, ok := e.cfg.Cost(id); ok {
+			x.Cost = &c
+		}
+	}
+	if e.cfg.Limit != nil {
+		if l, ok := e.cfg.Limit(id); ok {
+			x.Limit = &l
+		}
+	}
 	rows, err := e.store.SessionEvents(ctx, id, 20)
 	if err != nil {
 		return proto.Explanation{}, proto.Errorf(proto.CodeInternal, "explain %s: %v", name, err)

@@ -110,6 +110,10 @@ type Config struct {
 	// Activity, when set, gives explain the activity of a session's live
 	// pane (internal/native); ok is false when it has none.
 	Activity func(sessionID string) (a proto.Activity, ok bool)
+	// Cost is what the session's live pane costs, for explain.
+	Cost func(sessionID string) (c proto.ProcessCost, ok bool)
+	// Limit says whether the session's run stopped at its limit.
+	Limit func(sessionID string) (l proto.Limit, ok bool)
 }
 
 // Surface is a live pane as the engine knows it.

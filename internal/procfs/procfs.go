@@ -48,8 +48,9 @@ type Stat struct {
 	PPID    int
 	PGRP    int
 	Session int
-	// UTime and STime are the CPU time used, in clock ticks.
-	UTime, STime uint64
+	// UTime and STime are the CPU time used, in clock ticks; CUTime and
+	// CSTime that of its children it has reaped.
+	UTime, STime, CUTime, CSTime uint64
 	// StartTime is when the process started, in clock ticks since boot:
 	// with the pid, it names one process (a pid is reused, the pair is
 	// not).
@@ -106,7 +107,7 @@ func ParseStat(b []byte) (Stat, error) {
 		v, _ := strconv.ParseUint(string(f[k-3]), 10, 64)
 		return v
 	}
-	st.UTime, st.STime, st.StartTime = u64(14), u64(15), u64(22)
+	st.UTime, st.STime, st.CUTime, st.CSTime, st.StartTime = u64(14), u64(15), u64(16), u64(17), u64(22)
 	st.RSSPages = int64(u64(24))
 	return st, nil
 }
@@ -134,6 +135,35 @@ func SplitCmdline(b []byte) []string {
 // for a file read every second).
 func (fs FS) ReadInto(pid int, name string, buf []byte) (int, error) {
 	return ReadSmall(fs.path(pid, name), buf)
+}
+
+// PSS reads the proportional share of memory from /proc/PID/smaps_rollup,
+// into buf; false where the kernel does not let it be read (another
+// user's process, an old kernel). The kernel walks the page tables to
+// answer: it is the dearest read here.
+func (fs FS) PSS(pid int, buf []byte) (int64, bool) {
+	n, err := fs.ReadInto(pid, "smaps_rollup", buf)
+	if err != nil {
+		return 0, false
+	}
+	b := buf[:n]
+	i := bytes.Index(b, []byte("\nPss:"))
+	if i < 0 {
+		return 0, false
+	}
+	line := b[i+len("\nPss:"):]
+	if j := bytes.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	f := bytes.Fields(line)
+	if len(f) != 2 || string(f[1]) != "kB" {
+		return 0, false
+	}
+	kb, err := strconv.ParseInt(string(f[0]), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return kb * 1024, true
 }
 
 // Comm reads the command name.

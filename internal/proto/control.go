@@ -88,6 +88,12 @@ const (
 	// limit of config.toml's [limits]: panes a pane may start, emulator
 	// cells of every live pane. Nothing changed; the message names the limit.
 	CodeLimit = "limit"
+	// CodeBlocked refuses a confirmed send to an agent that waits for
+	// approval or sits in a dialog that would swallow the text; nothing
+	// was typed, and the message names the state.
+	CodeBlocked = "blocked"
+	// CodeTimeout: what the op waited for was not seen in time.
+	CodeTimeout = "timeout"
 )
 
 // CommonCodes can come back from any op: a malformed request, a daemon
@@ -116,6 +122,11 @@ const (
 	OpExplain       = "explain"        // why a session is in its run state
 	OpPreview       = "preview"        // a pane's screen, pushed again whenever it changes
 	OpWatch         = "watch"          // the sessions and the attention drawer, pushed again whenever they change
+	OpSendConfirm   = "send_confirm"   // type a prompt and Enter, answer once the agent was seen to take it
+	OpWorktrees     = "worktrees"      // the git worktrees sessions were started in
+	OpWorktreeRm    = "worktree_rm"    // remove a worktree nothing would be lost with
+	OpSetupConsent  = "setup_consent"  // consent to a repository's worktree setup files
+	OpAutocontinue  = "autocontinue"   // continue a session at its usage limit's reset, or not
 )
 
 // Access says who may call an op. Processes inside a Muster pane may not
@@ -215,6 +226,11 @@ var Ops = []Op{
 	{OpAttach, t[AttachArgs](), t[AttachResult](), OwnPane, Frames, false, []string{CodeInvalid, CodeNotFound, CodeConflict}},
 	{OpResume, t[ResumeArgs](), t[[]ResumeOutcome](), Outside, Reply, false, []string{CodeInvalid, CodeNotFound, CodeConflict}},
 	{OpNativeCapture, t[NativeCaptureArgs](), t[None](), OwnPane, Reply, false, []string{CodeInvalid, CodeNotFound, CodeUnauthorized, CodeExited}},
+	{OpSendConfirm, t[SendConfirmArgs](), t[SendConfirmResult](), OwnPane, Blocking, false, []string{CodeNotFound, CodeConflict, CodeExited, CodeBlocked, CodeTimeout}},
+	{OpWorktrees, t[None](), t[[]WorktreeInfo](), ReadOnly, Reply, false, nil},
+	{OpWorktreeRm, t[WorktreeRmArgs](), t[WorktreeRemoved](), Outside, Reply, false, []string{CodeNotFound, CodeConflict, CodeInvalid}},
+	{OpSetupConsent, t[SetupConsentArgs](), t[None](), Outside, Reply, false, []string{CodeInvalid, CodeConflict}},
+	{OpAutocontinue, t[AutocontinueArgs](), t[None](), OwnPane, Reply, false, []string{CodeNotFound, CodeConflict}},
 	{OpAttention, t[AttentionArgs](), t[[]AttentionItem](), ReadOnly, Reply, false, []string{CodeUnsupported}},
 	{OpAck, t[AckArgs](), t[AckResult](), OwnPane, Reply, false, []string{CodeNotFound, CodeUnsupported}},
 	{OpWait, t[WaitArgs](), t[WaitResult](), ReadOnly, Blocking, false, []string{CodeInvalid, CodeNotFound, CodeUnsupported}},
@@ -364,6 +380,33 @@ type SessionInfo struct {
 	Control bool `json:"control,omitempty"`
 	// Clients is how many clients are attached to the pane now.
 	Clients int `json:"clients,omitempty"`
+
+	// What the pane's whole process tree costs at the daemon's last
+	// sample (config.toml [cost]); absent while no sample has seen it.
+	// CPUPercent is a share of one core over the last interval.
+	RSSBytes   *int64   `json:"rss_bytes,omitempty"`
+	PSSBytes   *int64   `json:"pss_bytes,omitempty"`
+	CPUPercent *float64 `json:"cpu_percent,omitempty"`
+	Processes  int      `json:"processes,omitempty"`
+	// MemoryCeiling is the RSS past which the tree raises an attention
+	// item (config.toml's cost.memory_ceiling or its session's); 0: none.
+	MemoryCeiling int64 `json:"memory_ceiling,omitempty"`
+
+	// Worktree is the git worktree the session was started in.
+	Worktree *WorktreeInfo `json:"worktree,omitempty"`
+	// LimitResetsAt is, while RunState is limited, when the agent said
+	// its limit resets (RFC 3339); absent when it did not say.
+	LimitResetsAt *string `json:"limit_resets_at,omitempty"`
+	// ContinueAfterLimit: Muster sends the provider's continue when the
+	// limit resets (NewArgs.ContinueAfterLimit, op autocontinue).
+	ContinueAfterLimit bool `json:"continue_after_limit,omitempty"`
+}
+
+// AutocontinueArgs turn a session's continue after a usage limit on or
+// off.
+type AutocontinueArgs struct {
+	Name string `json:"name"`
+	On   bool   `json:"on"`
 }
 
 // NewArgs are the arguments of op "new".
@@ -384,6 +427,13 @@ type NewArgs struct {
 	// Control makes the pane the user's own: its processes may drive
 	// every session as the user may. Refused from inside a pane.
 	Control bool `json:"control,omitempty"`
+	// Worktree starts the session in a new git worktree of the
+	// repository that holds Dir.
+	Worktree *WorktreeArgs `json:"worktree,omitempty"`
+	// ContinueAfterLimit has Muster send the provider's continue once
+	// a usage limit the agent stopped at resets (nil: config.toml's
+	// usage_limit.continue).
+	ContinueAfterLimit *bool `json:"continue_after_limit,omitempty"`
 }
 
 // SendArgs are the arguments of op "send".
@@ -391,6 +441,97 @@ type SendArgs struct {
 	Name  string `json:"name"`
 	Text  string `json:"text"`
 	Enter bool   `json:"enter,omitempty"`
+}
+
+// WorktreeArgs ask `new` for a git worktree.
+type WorktreeArgs struct {
+	// Branch is checked out in the worktree, made from the repository's
+	// HEAD when it does not exist; "" is muster/NAME.
+	Branch string `json:"branch,omitempty"`
+}
+
+// WorktreeInfo is a worktree a session was started in, and what removing
+// it could lose (as last inspected; worktree_rm inspects again).
+type WorktreeInfo struct {
+	Path       string `json:"path"`
+	Repo       string `json:"repo"`
+	Branch     string `json:"branch"`
+	BaseCommit string `json:"base_commit"`
+	Session    string `json:"session"` // the owning session's name ("" once it is gone)
+	SessionID  string `json:"session_id"`
+	Live       bool   `json:"live"`   // a live pane runs in it
+	Exists     bool   `json:"exists"` // the directory is there
+	Dirty      int    `json:"dirty"`  // changed and untracked files
+	Ahead      int    `json:"ahead"`  // commits since the base
+	Unpushed   int    `json:"unpushed"`
+	// Setup says, in new's answer, what became of the repository's setup
+	// files: "ran", "none", or why they did not run.
+	Setup string `json:"setup,omitempty"`
+}
+
+// WorktreeRmArgs name a worktree by its path or its session.
+type WorktreeRmArgs struct {
+	Target string `json:"target"`
+	// Force removes a dirty or unpushed worktree (never a live one); an
+	// unpushed branch is kept.
+	Force bool `json:"force,omitempty"`
+}
+
+// WorktreeRemoved is what worktree_rm did.
+type WorktreeRemoved struct {
+	Path          string `json:"path"`
+	Branch        string `json:"branch"`
+	BranchDeleted bool   `json:"branch_deleted"`
+}
+
+// SetupConsentArgs consent to a repository's setup files as they are now:
+// the daemon reads them again and records the consent only when their
+// hash is still SHA256.
+type SetupConsentArgs struct {
+	Repo   string `json:"repo"`
+	SHA256 string `json:"sha256"`
+}
+
+// SendConfirmArgs are the arguments of op "send_confirm": Text and Enter
+// are typed as op "send" types them, once the agent is not blocked.
+type SendConfirmArgs struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
+	// Force types even when the agent waits for approval or sits in a
+	// dialog.
+	Force bool `json:"force,omitempty"`
+	// TimeoutMS bounds the wait for the agent to take the prompt (0:
+	// 30 s).
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// WaitDone also waits for the turn the prompt started to end.
+	WaitDone bool `json:"wait_done,omitempty"`
+}
+
+// Evidence that an agent took a prompt.
+const (
+	// TookRunStarted: a new run started after the text was typed (a
+	// hook, a transcript record or the native estimator said so).
+	TookRunStarted = "run-started"
+	// TookTerminalWorking: the pane's terminal said the program works
+	// (OSC 9;4 progress, OSC 7501, a working title) after the text was
+	// typed, before any run event.
+	TookTerminalWorking = "terminal-working"
+)
+
+// SendConfirmResult says how the agent was seen to take the prompt and,
+// with WaitDone, how the turn ended.
+type SendConfirmResult struct {
+	Took   string `json:"took"`   // TookRunStarted | TookTerminalWorking
+	Detail string `json:"detail"` // the event or signal: "started from hook UserPromptSubmit (claude)"
+	RunID  string `json:"run_id,omitempty"`
+	// Forced: the agent was blocked and Force typed anyway; Blocked names
+	// the state it was in.
+	Forced  bool   `json:"forced,omitempty"`
+	Blocked string `json:"blocked,omitempty"`
+	// Outcome is, with WaitDone, the run's end: succeeded | failed |
+	// interrupted | disconnected, "exited" when the pane did, or ended
+	// when another run began first.
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // CaptureArgs are the arguments of op "capture".
@@ -652,6 +793,34 @@ type Explanation struct {
 	// Activity is what the pane's terminal says beside the run state (seed
 	// 000, "Activity and attention"); null when the session has no live pane.
 	Activity *Activity `json:"activity"`
+	// Cost is what the pane's process tree costs at the last sample;
+	// absent when it has no live pane or none was taken.
+	Cost *ProcessCost `json:"cost,omitempty"`
+	// Limit says the run stopped at its provider's usage or rate limit
+	// (run state limited), from which evidence, and when it resets.
+	Limit *Limit `json:"limit,omitempty"`
+}
+
+// Limit is an agent stopped at its provider's usage or rate limit.
+type Limit struct {
+	ResetsAt string `json:"resets_at,omitempty"` // RFC 3339; absent when the agent did not say
+	// Evidence names the event that said so: its kind, source and hook.
+	Evidence string `json:"evidence"`
+	Message  string `json:"message"`
+}
+
+// ProcessCost is one sample of a pane's whole process tree.
+type ProcessCost struct {
+	RSSBytes   int64    `json:"rss_bytes"`
+	PSSBytes   int64    `json:"pss_bytes,omitempty"` // 0: unreadable or not read yet
+	CPUPercent *float64 `json:"cpu_percent"`         // of one core; null before a second sample
+	Processes  int      `json:"processes"`
+	// MemoryCeiling is the RSS that raises an attention item (0: none).
+	MemoryCeiling int64  `json:"memory_ceiling,omitempty"`
+	SampledAt     string `json:"sampled_at"`
+	// Evidence names what was read: the files of every process in the
+	// tree, attributed by its parent chain to the pane's process.
+	Evidence string `json:"evidence"`
 }
 
 // Activity is what a pane's terminal signals say its program is doing, and

@@ -93,6 +93,10 @@ const (
 	// StateIdle is derived: a run that has gone quiet after a terminal state.
 	// It never appears on the wire.
 	StateIdle RunState = "idle"
+	// StateLimited is derived too: a run that failed because the agent
+	// reached its provider's usage or rate limit (provider.LimitReader),
+	// until the reset time it named passes or another run starts.
+	StateLimited RunState = "limited"
 )
 
 // EventResponse is the single JSON reply on events.sock.

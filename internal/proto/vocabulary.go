@@ -11,7 +11,8 @@ import "strconv"
 //     stopped under it; `muster resume` continues the conversation);
 //   - its run, what the agent's current or last turn is (RunState):
 //     running, waitingInput, waitingApproval, succeeded, failed,
-//     interrupted, disconnected, idle, or none before the first;
+//     interrupted, disconnected, idle, limited (stopped at the provider's
+//     usage limit), or none before the first;
 //   - its activity, what the terminal alone says the program is doing:
 //     working, waiting, attention, or none.
 //

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -85,6 +86,20 @@ func (m Model) marked() []string {
 		}
 	}
 	return out
+}
+
+// autocontinueCmd turns a session's continue after a usage limit on or
+// off.
+func autocontinueCmd(ctx context.Context, b Backend, name string, on bool) tea.Cmd {
+	return func() tea.Msg {
+		if err := b.Autocontinue(ctx, name, on); err != nil {
+			return actionMsg{err: fmt.Errorf("autocontinue %s: %s", name, errorText(err))}
+		}
+		if on {
+			return actionMsg{text: name + ": muster continues it when its usage limit resets"}
+		}
+		return actionMsg{text: name + ": no continue at its usage limit's reset"}
+	}
 }
 
 // killCmd kills names one by one and reports them all.

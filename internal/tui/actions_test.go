@@ -398,3 +398,25 @@ func TestRestorePrompt(t *testing.T) {
 		})
 	}
 }
+
+// TestAutocontinueToggle: L turns the selected session's continue after
+// a usage limit on when it is off, and off when it is on.
+func TestAutocontinueToggle(t *testing.T) {
+	sessions := fixtureSessions()
+	b := &fakeBackend{sessions: sessions}
+	m := loaded(t, b, 100, 30, Options{Select: "api"})
+	m = keysRun(t, m, "L")
+	if m.status != "api: muster continues it when its usage limit resets" || !m.statusOK {
+		t.Errorf("status %q ok=%v", m.status, m.statusOK)
+	}
+	for i := range b.sessions {
+		if b.sessions[i].Name == "api" {
+			b.sessions[i].ContinueAfterLimit = true
+		}
+	}
+	m, _ = run(t, m, m.pushCmd())
+	m = keysRun(t, m, "L")
+	if want := []string{"autocontinue api true", "autocontinue api false"}; !slices.Equal(slices.DeleteFunc(b.Calls(), func(c string) bool { return !strings.HasPrefix(c, "autocontinue") }), want) {
+		t.Errorf("calls %v, want %v", b.Calls(), want)
+	}
+}

@@ -168,6 +168,11 @@ func (f *fakeBackend) Rename(_ context.Context, name, newName string) error {
 	return f.err
 }
 
+func (f *fakeBackend) Autocontinue(_ context.Context, name string, on bool) error {
+	f.record(fmt.Sprintf("autocontinue %s %v", name, on))
+	return f.err
+}
+
 func (f *fakeBackend) Explain(_ context.Context, name string) (proto.Explanation, error) {
 	f.record("explain " + name)
 	x, ok := f.explain[name]

@@ -49,6 +49,9 @@ type Backend interface {
 	New(ctx context.Context, a proto.NewArgs) (proto.SessionInfo, error)
 	// Rename answers op "rename".
 	Rename(ctx context.Context, name, newName string) error
+	// Autocontinue answers op "autocontinue": continue the session once
+	// the usage limit it stopped at resets, or not.
+	Autocontinue(ctx context.Context, name string, on bool) error
 	// Explain answers op "explain".
 	Explain(ctx context.Context, name string) (proto.Explanation, error)
 	// History lists past conversations from the history index, newest
@@ -474,6 +477,11 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case "e":
 		if s, ok := m.selected(); ok {
 			m.renameFrom, m.renameTo = s.Name, s.Name
+		}
+		return m, nil
+	case "L":
+		if s, ok := m.selected(); ok {
+			return m.run("autocontinue "+s.Name+"…", autocontinueCmd(m.ctx, m.backend, s.Name, !s.ContinueAfterLimit))
 		}
 		return m, nil
 	case "i":

@@ -54,6 +54,7 @@ var runBadges = map[proto.RunState]badge{
 	proto.StateInterrupted:     {"■", "interrupted", styleInterrupted},
 	proto.StateDisconnected:    {"◇", "disconnected", styleDisconn},
 	proto.StateIdle:            {"○", "idle", styleIdle},
+	proto.StateLimited:         {"⏸", "limited", styleInterrupted},
 }
 
 // sessionBadge says what a session is doing. The process state wins over

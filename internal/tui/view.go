@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/musterhq/muster/internal/proccost"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termtext"
 )
@@ -334,6 +335,9 @@ func (t titleBar) Render(w int) string {
 	if restorable > 0 {
 		parts = append(parts, styleRestorable.Styled(fmt.Sprintf("%d to restore", restorable)))
 	}
+	if total := costTotal(t.sessions); total != "" {
+		parts = append(parts, total)
+	}
 	return fit(out+"  "+strings.Join(parts, " · "), w)
 }
 
@@ -360,6 +364,7 @@ const (
 	attnCol  = 3  // "!12"
 	actCol   = 12 // "working 100%"
 	ctxCol   = 9  // "100% left", "999k used"
+	costCol  = 10 // "1.2G! 100%"
 	ageCol   = 4
 	gap      = "  "
 )
@@ -382,7 +387,9 @@ func (t sessionTable) Render(w int) string {
 		return "  No sessions yet. Press c to start one (an agent, a shell or a command)."
 	}
 	nameW, provW, modelW := 4, 8, 0
+	anyCost := false
 	for _, s := range t.sessions {
+		anyCost = anyCost || s.RSSBytes != nil
 		nameW = max(nameW, ansi.StringWidth(termtext.Line(s.Name)))
 		provW = max(provW, ansi.StringWidth(termtext.Line(s.Provider)))
 		if s.Model != "" || s.ContextTokens > 0 {
@@ -393,7 +400,11 @@ func (t sessionTable) Render(w int) string {
 	// Narrow screens drop the columns that matter least, the model and
 	// context first; no session reporting either shows neither.
 	showProv, showAct, showModel := w >= 60, w >= 100, w >= 120 && modelW > 0
+	showCost := w >= 90 && anyCost
 	fixed := 2 + nameW + len(gap) + stateCol + len(gap) + attnCol + len(gap) + ageCol + len(gap)
+	if showCost {
+		fixed += costCol + len(gap)
+	}
 	if showProv {
 		fixed += provW + len(gap)
 	}
@@ -404,7 +415,7 @@ func (t sessionTable) Render(w int) string {
 		fixed += modelW + len(gap) + ctxCol + len(gap)
 	}
 	cwdW := max(w-fixed, 3)
-	row := func(mark, name, prov, state, attn, act, model, ctx, age, cwd string) string {
+	row := func(mark, name, prov, state, attn, act, model, ctx, cost, age, cwd string) string {
 		out := mark + cell(name, nameW) + gap
 		if showProv {
 			out += cell(prov, provW) + gap
@@ -416,9 +427,12 @@ func (t sessionTable) Render(w int) string {
 		if showModel {
 			out += cell(model, modelW) + gap + cell(ctx, ctxCol) + gap
 		}
+		if showCost {
+			out += cell(cost, costCol) + gap
+		}
 		return out + cell(age, ageCol) + gap + cellLeft(cwd, cwdW)
 	}
-	lines := []string{styleFaint.Styled(strings.TrimRight(row("  ", "NAME", "PROVIDER", "STATUS", "!", "ACTIVITY", "MODEL", "CONTEXT", "AGE", "DIRECTORY"), " "))}
+	lines := []string{styleFaint.Styled(strings.TrimRight(row("  ", "NAME", "PROVIDER", "STATUS", "!", "ACTIVITY", "MODEL", "CONTEXT", "MEM  CPU", "AGE", "DIRECTORY"), " "))}
 	end := min(t.off+t.rows, len(t.sessions))
 	for i := t.off; i < end; i++ {
 		s := t.sessions[i]
@@ -456,10 +470,13 @@ func (t sessionTable) Render(w int) string {
 			state = styleQuiet.Styled("? unknown")
 		}
 		dir := tilde(termtext.Line(s.CWD), t.home)
+		if w := s.Worktree; w != nil {
+			dir = worktreeMark(w) + " " + dir
+		}
 		if t.byDir && i > t.off && t.sessions[i-1].CWD == s.CWD && sessionGroup(s) < groupExited {
 			dir = styleFaint.Styled("〃")
 		}
-		line := row(mark, name, prov, state, attn, act, termtext.Line(s.Model), contextLeft(s), createdAge(s, t.now), dir)
+		line := row(mark, name, prov, state, attn, act, termtext.Line(s.Model), contextLeft(s), costCell(s), createdAge(s, t.now), dir)
 		line = strings.TrimRight(line, " ")
 		if s.State != "running" || t.stale {
 			line = styleFaint.Styled(line)
@@ -473,6 +490,61 @@ func (t sessionTable) Render(w int) string {
 		lines[0] += styleFaint.Styled("   by directory")
 	}
 	return strings.Join(lines, "\n") + foldLine
+}
+
+// worktreeMark is the branch of a session's own worktree, "*" when it
+// has changes and ↑N for its commits since its base.
+func worktreeMark(w *proto.WorktreeInfo) string {
+	out := "⎇ " + termtext.Line(w.Branch)
+	if w.Dirty > 0 {
+		out += "*"
+	}
+	if w.Ahead > 0 {
+		out += fmt.Sprintf(" ↑%d", w.Ahead)
+	}
+	return out
+}
+
+// costCell is a session's memory (its process tree's RSS, "!" over its
+// ceiling, in the attention colour) and CPU share of one core.
+func costCell(s proto.SessionInfo) string {
+	if s.RSSBytes == nil {
+		return ""
+	}
+	mem := proccost.FormatBytes(*s.RSSBytes)
+	over := s.MemoryCeiling > 0 && *s.RSSBytes > s.MemoryCeiling
+	if over {
+		mem += "!"
+	}
+	out := fmt.Sprintf("%-5s", mem)
+	if s.CPUPercent != nil {
+		out += fmt.Sprintf(" %3.0f%%", *s.CPUPercent)
+	}
+	if over {
+		return styleAttention.Styled(out)
+	}
+	return out
+}
+
+// costTotal is what every live pane costs together: their trees' RSS and
+// CPU summed ("" while no sample is in).
+func costTotal(sessions []proto.SessionInfo) string {
+	var rss int64
+	var cpu float64
+	sampled := false
+	for _, s := range sessions {
+		if s.RSSBytes != nil {
+			rss += *s.RSSBytes
+			sampled = true
+		}
+		if s.CPUPercent != nil {
+			cpu += *s.CPUPercent
+		}
+	}
+	if !sampled {
+		return ""
+	}
+	return fmt.Sprintf("agents %s, %.0f%% CPU", proccost.FormatBytes(rss), cpu)
 }
 
 // drawer is the attention drawer: open items, oldest first.
@@ -644,6 +716,7 @@ var helpKeys = [][2]string{
 	{"x", "kill the selected session, or the marked ones (asks y/n)"},
 	{"space / u", "mark or unmark the selected session / clear the marks"},
 	{"e / i", "rename the selected session / explain its state"},
+	{"L", "continue the selected session when its usage limit resets, or not (autocontinue)"},
 	{"h", "history: search past conversations; enter reads one, w writes its replay, r resumes it"},
 	{"p / z", "show or hide the live preview / zoom it (z or esc returns)"},
 	{"f / d", "fold the exited and restorable sessions / group by directory"},

@@ -146,6 +146,19 @@ func TestView(t *testing.T) {
 				scripts: map[string]*transcript.Transcript{"claude:aaaa-1111": fixtureTranscript()}}
 			return keysRun(t, loaded(t, b, w, h, Options{}), "h", "enter")
 		}},
+		{"cost", func(t *testing.T, w, h int) Model {
+			// Two live panes sampled, one over its memory ceiling: the
+			// MEM CPU column at 160 columns (the preview off) and the
+			// agents' total in the title bar; a worktree's branch before
+			// its directory.
+			sessions := fixtureSessions()
+			sessions[0].RSSBytes, sessions[0].CPUPercent, sessions[0].MemoryCeiling = ptr(int64(1288490188)), ptr(12.5), 1<<30
+			sessions[1].RSSBytes, sessions[1].CPUPercent = ptr(int64(350<<20)), ptr(101.0)
+			// And one in a worktree of its own, with changes and commits.
+			sessions[2].Worktree = &proto.WorktreeInfo{Path: "/home/u/src/api.worktrees/fix", Branch: "fix", Dirty: 1, Ahead: 2}
+			m := loaded(t, &fakeBackend{sessions: sessions, items: fixtureItems()}, w, h, Options{})
+			return keys(t, m, "p")
+		}},
 		{"overflow", func(t *testing.T, w, h int) Model {
 			sessions := manySessions(60)
 			for i := 50; i < 60; i++ {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/musterhq/muster/internal/proccost"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/redact"
 	"github.com/musterhq/muster/internal/termtext"
@@ -45,6 +46,8 @@ const (
 type liveState struct {
 	Running  bool          `json:"running"`
 	Sessions []liveSession `json:"sessions"`
+	// Total is what every sampled pane costs together ("" when none is).
+	Total string `json:"total,omitempty"`
 }
 
 type liveSession struct {
@@ -64,6 +67,10 @@ type liveSession struct {
 	// Link is the page of the pane's conversation, when its native id is
 	// known.
 	Link string `json:"link"`
+	// Cost is the pane's process tree's memory and CPU ("1.2G · 12%
+	// CPU"); Over says it is past its memory ceiling.
+	Cost string `json:"cost,omitempty"`
+	Over bool   `json:"over,omitempty"`
 }
 
 // liveSnapshot asks the daemon for its sessions, their attention items
@@ -100,6 +107,9 @@ func (s *Server) liveSnapshot(ctx context.Context) liveState {
 // preview of each running pane.
 func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem, screen func(name string) string) liveState {
 	st := liveState{Running: true}
+	var rss int64
+	var cpu float64
+	sampled := false
 	reasons := map[string][]string{}
 	for _, it := range items {
 		if it.Open {
@@ -122,7 +132,25 @@ func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem
 		if si.State == "running" {
 			ls.Screen = screen(si.Name)
 		}
+		if si.RSSBytes != nil {
+			ls.Cost = proccost.FormatBytes(*si.RSSBytes)
+			ls.Over = si.MemoryCeiling > 0 && *si.RSSBytes > si.MemoryCeiling
+			if ls.Over {
+				ls.Cost += " (over its " + proccost.FormatBytes(si.MemoryCeiling) + " ceiling)"
+			}
+			if si.CPUPercent != nil {
+				ls.Cost += fmt.Sprintf(" · %.0f%% CPU", *si.CPUPercent)
+			}
+			rss += *si.RSSBytes
+			sampled = true
+			if si.CPUPercent != nil {
+				cpu += *si.CPUPercent
+			}
+		}
 		st.Sessions = append(st.Sessions, ls)
+	}
+	if sampled {
+		st.Total = fmt.Sprintf("agents %s, %.0f%% CPU", proccost.FormatBytes(rss), cpu)
 	}
 	slices.SortStableFunc(st.Sessions, func(a, b liveSession) int { return strings.Compare(a.Name, b.Name) })
 	return st
@@ -160,7 +188,7 @@ func (s *Server) handleLive(r *http.Request) reply {
 	st := s.liveSnapshot(r.Context())
 	nonce := newNonce()
 	return pageReply{status: http.StatusOK, name: "live", csp: liveCSP(nonce),
-		data: map[string]any{"Running": st.Running, "Sessions": st.Sessions, "Nonce": nonce}}
+		data: map[string]any{"Running": st.Running, "Sessions": st.Sessions, "Total": st.Total, "Nonce": nonce}}
 }
 
 func newNonce() string {
@@ -280,7 +308,7 @@ func writeEvent(w http.ResponseWriter, rc *http.ResponseController, msg []byte) 
 // sets textContent only: nothing from an event is parsed as markup.
 const liveScript = `(function () {
   "use strict";
-  var body = document.body, box = document.getElementById("sessions"), status = document.getElementById("status");
+  var body = document.body, box = document.getElementById("sessions"), status = document.getElementById("status"), total = document.getElementById("total");
   function el(tag, cls, text) { var e = document.createElement(tag); if (cls) { e.className = cls; } if (text) { e.textContent = text; } return e; }
   function render(st) {
     var frag = document.createDocumentFragment();
@@ -296,6 +324,7 @@ const liveScript = `(function () {
       if (s.activity) { head.appendChild(el("span", "act", s.activity)); }
       if (s.attention) { head.appendChild(el("span", "att", s.attention + " need" + (s.attention === 1 ? "s" : "") + " you")); }
       if (s.state === "running") { var tl = el("a", "term", "terminal →"); tl.href = "/term/" + encodeURIComponent(s.name); head.appendChild(tl); }
+      if (s.cost) { head.appendChild(el("span", "cost" + (s.over ? " over" : ""), s.cost)); }
       if (s.link && s.link.indexOf("/session/") === 0) { var a = el("a", "conv", "conversation →"); a.href = s.link; head.appendChild(a); }
       card.appendChild(head);
       if (s.title || s.cwd) { card.appendChild(el("div", "pane-meta", [s.title, s.cwd].filter(Boolean).join(" · "))); }
@@ -303,6 +332,7 @@ const liveScript = `(function () {
       if (s.screen) { card.appendChild(el("pre", "screen", s.screen)); }
       frag.appendChild(card);
     });
+    total.textContent = st.total || "";
     box.replaceChildren(frag);
     body.setAttribute("data-updates", String(Number(body.getAttribute("data-updates") || "0") + 1));
   }

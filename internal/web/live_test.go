@@ -288,3 +288,28 @@ func TestLiveEventsPushed(t *testing.T) {
 		return d.watchActive == 0
 	}, func() string { return "the watch outlived every page" })
 }
+
+// TestLiveStateCost: a sampled pane shows its memory and CPU, one over
+// its ceiling says so, and the page totals every sampled pane.
+func TestLiveStateCost(t *testing.T) {
+	f := newFixture(t)
+	srv := f.server(t, func(*Options) {})
+	rss1, rss2, cpu1 := int64(1288490188), int64(350<<20), 12.5
+	st := srv.liveState([]proto.SessionInfo{
+		{Name: "api", State: "running", RSSBytes: &rss1, CPUPercent: &cpu1, MemoryCeiling: 1 << 30},
+		{Name: "docs", State: "running", RSSBytes: &rss2},
+		{Name: "old", State: "exited"},
+	}, nil, func(string) string { return "" })
+	want := []struct {
+		cost string
+		over bool
+	}{{"1.2G (over its 1.0G ceiling) · 12% CPU", true}, {"350M", false}, {"", false}}
+	for i, w := range want {
+		if s := st.Sessions[i]; s.Cost != w.cost || s.Over != w.over {
+			t.Errorf("%s: cost %q over %v; want %q %v", s.Name, s.Cost, s.Over, w.cost, w.over)
+		}
+	}
+	if st.Total != "agents 1.5G, 12% CPU" {
+		t.Errorf("total %q", st.Total)
+	}
+}

@@ -56,6 +56,7 @@ section.pane.needs{border-color:#d97706}
 .pane-head .state,.pane-head .run{font-size:12px;padding:0 6px;border-radius:4px;border:1px solid var(--line)}
 .pane-head .att{color:#b45309;font-weight:600;font-size:12px}
 .pane-head .term{margin-left:auto;font-size:13px}
+.pane-head .cost{color:#555;font-size:12px}.pane-head .cost.over{color:#b91c1c;font-weight:600}
 .pane-head .conv{font-size:13px}
 @media (max-width:600px){nav{padding:10px 12px;gap:12px}main{padding:10px 12px}.pane-head .prov,.pane-head .act{display:none}pre.screen{max-height:200px}}
 .pane-meta{color:var(--muted);font-size:12px;padding:4px 10px 0;overflow-wrap:anywhere}
@@ -92,12 +93,12 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 {{template "foot" .Version}}{{end}}
 
 {{define "live"}}{{template "head" "Live"}}
-<p class="muted">Panes of the running daemon, read-only. <span id="status">snapshot</span></p>
+<p class="muted">Panes of the running daemon, read-only. <span id="status">snapshot</span> <span id="total">{{.Total}}</span></p>
 <div id="sessions">
 {{- if not .Running}}<p>No daemon running: start one with <code>muster daemon</code> to see live sessions.</p>
 {{- else if not .Sessions}}<p>The daemon runs no sessions.</p>
 {{- else}}{{range .Sessions}}
-<section class="pane{{if .Attention}} needs{{end}}" data-name="{{.Name}}"><div class="pane-head"><b>{{.Name}}</b><span class="prov">{{.Provider}}</span><span class="state {{.State}}">{{.Status}}</span>{{if .Activity}}<span class="act">{{.Activity}}</span>{{end}}{{if .Attention}}<span class="att">{{.Attention}} need{{if eq .Attention 1}}s{{end}} you</span>{{end}}{{if eq .State "running"}}<a class="term" href="/term/{{.Name}}">terminal →</a>{{end}}{{if .Link}}<a class="conv" href="{{.Link}}">conversation →</a>{{end}}</div>
+<section class="pane{{if .Attention}} needs{{end}}" data-name="{{.Name}}"><div class="pane-head"><b>{{.Name}}</b><span class="prov">{{.Provider}}</span><span class="state {{.State}}">{{.Status}}</span>{{if .Activity}}<span class="act">{{.Activity}}</span>{{end}}{{if .Attention}}<span class="att">{{.Attention}} need{{if eq .Attention 1}}s{{end}} you</span>{{end}}{{if .Cost}}<span class="cost{{if .Over}} over{{end}}">{{.Cost}}</span>{{end}}{{if eq .State "running"}}<a class="term" href="/term/{{.Name}}">terminal →</a>{{end}}{{if .Link}}<a class="conv" href="{{.Link}}">conversation →</a>{{end}}</div>
 {{- if or .Title .CWD}}<div class="pane-meta">{{.Title}}{{if and .Title .CWD}} · {{end}}{{.CWD}}</div>{{end}}
 {{- range .Reasons}}<div class="reason">{{.}}</div>{{end}}
 {{- if .Screen}}<pre class="screen">{{.Screen}}</pre>{{end}}</section>

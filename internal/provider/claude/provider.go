@@ -18,6 +18,7 @@ var (
 	_ provider.Launcher          = Provider{}
 	_ provider.Transcripts       = Provider{}
 	_ provider.TranscriptChecker = Provider{}
+	_ provider.LimitReader       = Provider{}
 )
 
 // HookMapping implements provider.HookMapper.

@@ -123,6 +123,11 @@ func parseCommand(line string) command {
 		if arg == "" {
 			return command{verb: "fail"}
 		}
+	case "limit":
+		if arg == "" {
+			// The personas without a limit turn answer it as a prompt.
+			return command{verb: "limit", arg: "ok"}
+		}
 	case "sleep":
 		if n, err := strconv.Atoi(arg); err == nil && n >= 0 {
 			return command{verb: "sleep", ms: n, arg: "ok"}

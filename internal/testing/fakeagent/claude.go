@@ -18,7 +18,10 @@ const (
 	claudeVersion = "2.1.328"
 	claudeModel   = "claude-opus-5-5"
 	claudeAPIErr  = "API Error: Can't reach the API server — check your internet or DNS (ENOTFOUND)"
-	claudeDenied  = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed."
+	// claudeLimitMsg is the plan's usage limit as Claude Code words it
+	// (issue 25 quotes "5-hour limit reached ∙ resets 3pm").
+	claudeLimitMsg = "5-hour limit reached ∙ resets 3pm (UTC)"
+	claudeDenied   = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed."
 )
 
 type claude struct {
@@ -572,22 +575,32 @@ func (c *claude) turn(a *agent, line string, cmd command) {
 		"hook_event_name", "UserPromptSubmit", "prompt", line))
 	turnID := newUUID()
 	switch cmd.verb {
-	case "fail":
+	case "fail", "limit":
 		if r := a.pause(50 * time.Millisecond); r != waitDone {
 			c.interrupted(a, r)
 			return
+		}
+		errType, text := "server_error", claudeAPIErr
+		if cmd.verb == "limit" {
+			errType, text = "rate_limit", claudeLimitMsg
+			if at := c.env.getenv("FAKEAGENT_LIMIT_RESETS"); at != "" {
+				text = "5-hour limit reached ∙ resets " + at
+			}
 		}
 		u := newUUID()
 		r := o("parentUuid", c.chain(u), "isSidechain", false, "type", "assistant", "uuid", u,
 			"timestamp", isoMillis(time.Now()),
 			"message", o("id", newUUID(), "model", "<synthetic>", "role", "assistant", "stop_reason", "stop_sequence",
 				"stop_sequence", "", "type", "message", "usage", o("input_tokens", 0, "output_tokens", 0),
-				"content", []obj{o("type", "text", "text", claudeAPIErr)}),
-			"apiError", "connection_failed", "error", "server_error", "isApiErrorMessage", true)
+				"content", []obj{o("type", "text", "text", text)}))
+		if cmd.verb == "fail" {
+			r = r.with("apiError", "connection_failed")
+		}
+		r = r.with("error", errType, "isApiErrorMessage", true)
 		c.write(append(r, c.common()...))
-		a.println("● " + claudeAPIErr)
+		a.println("● " + text)
 		c.fire(a, "StopFailure", c.base().with("prompt_id", c.promptID, "effort", c.effort(),
-			"hook_event_name", "StopFailure", "error", "server_error", "last_assistant_message", claudeAPIErr))
+			"hook_event_name", "StopFailure", "error", errType, "last_assistant_message", text))
 		return
 	case "sleep":
 		if r := a.pause(time.Duration(cmd.ms) * time.Millisecond); r != waitDone {

@@ -28,6 +28,9 @@
 //	fail         a turn that fails like an unreachable API (Claude
 //	             StopFailure; Gemini AfterAgent "[no response text]"; Codex an
 //	             error and no Stop)
+//	limit        Claude only: a turn stopped at the plan's usage limit
+//	             (StopFailure error rate_limit, "5-hour limit reached ∙
+//	             resets 3pm (UTC)"); other personas answer it "ok"
 //	sleep N      a turn that takes N milliseconds and answers "ok"
 //	clear        /clear: a new session id (Claude SessionEnd reason clear,
 //	             then SessionStart source clear)
@@ -54,6 +57,8 @@
 //	                         6 s; default 200ms); a Go duration or milliseconds
 //	FAKEAGENT_IDLE_DELAY     how long Claude waits after a turn before
 //	                         Notification(idle_prompt) (default 60s; "off")
+//	FAKEAGENT_LIMIT_RESETS   when Claude's limit turn says the limit resets
+//	                         ("3:07pm (UTC)"; default "3pm (UTC)")
 //	FAKEAGENT_SCRIPT         a file of prompt lines run at start, as if typed
 //	                         (also --script FILE for the custom persona)
 //	FAKEAGENT_HOME           the custom persona's state dir (default
