@@ -60,6 +60,17 @@ func (st *stateRun) explain() proto.Explanation {
 	return x
 }
 
+// typeAttached presses keys as a person does: into `muster attach` running
+// in a PTY of its own, whose reader (the daemon's or the client's) must
+// pass them on as typed (a lone Esc once never reached the pane). It
+// returns the detach.
+func (st *stateRun) typeAttached(keys string) (detach func()) {
+	st.sc.t.Helper()
+	c := attachPTY(st.sc.t, st.sc.m, st.sc.name)
+	c.typeKeys(keys)
+	return c.detach
+}
+
 // key types raw bytes into the pane with `muster send`, as a user's key
 // reaches it through `muster attach`.
 func (st *stateRun) key(b string) {
@@ -392,7 +403,9 @@ func (st *stateRun) escMidTurn(prev string) string {
 	run := sc.submit("hold on", prev)
 	sc.m.wait(sc.name, "running", turnTimeout)
 	sc.m.waitScreen(sc.name, "esc to interrupt", turnTimeout)
-	st.act("Esc mid-turn", "interrupted", "interrupted", func() { st.key("\x1b") })
+	var detach func()
+	st.act("Esc mid-turn, typed into muster attach", "interrupted", "interrupted", func() { detach = st.typeAttached("\x1b") })
+	detach()
 	st.because(run, "interrupted", "keystroke", "muster.keystroke.interrupted")
 	st.noOpenItems("after Esc mid-turn")
 	sc.m.waitFor(sc.name, "the idle prompt after the Esc", turnTimeout, func() bool {

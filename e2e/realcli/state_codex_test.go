@@ -69,7 +69,9 @@ func (st *stateRun) escMidTurnKey(prev string) string {
 	run := sc.submit("a turn to interrupt", prev)
 	sc.m.wait(sc.name, "running", turnTimeout)
 	time.Sleep(time.Second) // the CLI is waiting for the model
-	st.act("Esc mid-turn", "interrupted", "interrupted", func() { st.key("\x1b") })
+	var detach func()
+	st.act("Esc mid-turn, typed into muster attach", "interrupted", "interrupted", func() { detach = st.typeAttached("\x1b") })
+	detach()
 	st.because(run, "interrupted", "keystroke", "muster.keystroke.interrupted")
 	st.noOpenItems("after Esc mid-turn")
 	// What the CLI does after the interrupt arrives within a few seconds:
