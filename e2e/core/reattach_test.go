@@ -73,7 +73,10 @@ func TestReattachToVimThenQuit(t *testing.T) {
 	// show vim, before the keys reached it.
 	if !eventually(func() bool {
 		s := e.must("capture", "v")
-		return strings.Contains(s, "shell-screen-here") && !strings.Contains(s, "~\n~")
+		// The shell's next prompt, below the vim command line: until it is
+		// printed, the cursor sits on an empty row the capture trims.
+		return strings.Contains(s, "shell-screen-here") && !strings.Contains(s, "~\n~") &&
+			strings.Contains(s, "vim -u NONE -N\nbash-")
 	}) {
 		t.Fatalf("vim did not quit:\n%s", e.must("capture", "v"))
 	}
