@@ -34,7 +34,7 @@ work=$(mktemp -d /tmp/mdb.XXXXXX)
 sock=mdb-$$
 cleanup() {
 	tmux -L "$sock" kill-server 2>/dev/null || true
-	"$work/muster" daemon stop >/dev/null 2>&1 || true
+	"$work/muster" daemon stop --force >/dev/null 2>&1 || true
 	rm -rf "$work"
 }
 trap cleanup EXIT

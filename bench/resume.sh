@@ -19,7 +19,7 @@ if [[ "${1:-}" == "-base" ]]; then
 fi
 n=${1:-100}
 work=$(mktemp -d /tmp/mrb.XXXXXX)
-trap 'for h in "$work"/home-*; do MUSTER_HOME=$h "$work/muster" daemon stop >/dev/null 2>&1 || true; done; rm -rf "$work"' EXIT
+trap 'for h in "$work"/home-*; do MUSTER_HOME=$h "$work/muster" daemon stop --force >/dev/null 2>&1 || true; done; rm -rf "$work"' EXIT
 go build -o "$work/muster" ./cmd/muster
 bins=("$work/muster")
 if [[ -n "$base" ]]; then
@@ -35,7 +35,7 @@ for bin in "${bins[@]}"; do
 	for i in $(seq -w 1 "$n"); do
 		"$bin" new --detach --name "s$i" --cmd "sleep 100000" >/dev/null
 	done
-	"$bin" daemon stop >/dev/null 2>&1
+	"$bin" daemon stop --force >/dev/null 2>&1
 	start=$(date +%s.%N)
 	first=""
 	count=0
@@ -46,5 +46,5 @@ for bin in "${bins[@]}"; do
 	end=$(date +%s.%N)
 	printf '%-13s %d sessions: %d lines, first after %.2f s, all after %.2f s\n' "$(basename "$bin")" "$n" "$count" \
 		"$(echo "$first - $start" | bc)" "$(echo "$end - $start" | bc)"
-	"$bin" daemon stop >/dev/null 2>&1
+	"$bin" daemon stop --force >/dev/null 2>&1
 done

@@ -52,7 +52,7 @@ func main() {
 	defer os.RemoveAll(home)
 	os.Setenv("MUSTER_HOME", home)
 	os.Setenv("TMUX", "")
-	defer exec.Command(*muster, "daemon", "stop").Run()
+	defer exec.Command(*muster, "daemon", "stop", "--force").Run()
 	defer exec.Command("tmux", "-L", "musterbench", "kill-server").Run()
 
 	if phase("socket") || phase("throughput") {
@@ -498,7 +498,7 @@ func rssKiB(pid int) int {
 // freshDaemon restarts the daemon so that memory freed by earlier phases
 // (which Go keeps mapped for a while) does not blur the next measurement.
 func freshDaemon() int {
-	run("daemon", "stop")
+	run("daemon", "stop", "--force")
 	run("ls")
 	time.Sleep(time.Second)
 	return daemonPID()

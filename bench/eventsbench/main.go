@@ -274,7 +274,7 @@ func (d *daemon) muster(args ...string) ([]byte, error) {
 // is killed with its process group (a pane is its own session, and dies
 // of the hangup when the daemon's end of its terminal closes).
 func (d *daemon) stop() {
-	d.muster("daemon", "stop")
+	d.muster("daemon", "stop", "--force")
 	exited := make(chan struct{})
 	go func() { d.cmd.Wait(); close(exited) }()
 	select {

@@ -78,7 +78,7 @@ func run(muster, provider string, size int64, secs, every time.Duration) error {
 	if err := cmd("ls"); err != nil {
 		return err
 	}
-	defer cmd("daemon", "stop")
+	defer cmd("daemon", "stop", "--force")
 	pidb, err := os.ReadFile(filepath.Join(mhome, "run", "daemon.pid"))
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(pidb)))
 	if err != nil || pid <= 0 {

@@ -50,7 +50,7 @@ func main() {
 	var homes []string
 	cleanup := func() {
 		for _, h := range homes {
-			c := exec.Command(*musterBin, "daemon", "stop")
+			c := exec.Command(*musterBin, "daemon", "stop", "--force")
 			c.Env = append(os.Environ(), "MUSTER_HOME="+h)
 			c.Run()
 			c = exec.Command(*musterBin, "host", "rm", "h1")

@@ -40,7 +40,7 @@ func main() {
 	defer os.RemoveAll(home)
 	os.Setenv("MUSTER_HOME", home)
 	os.Setenv("TMUX", "")
-	defer exec.Command(*muster, "daemon", "stop").Run()
+	defer exec.Command(*muster, "daemon", "stop", "--force").Run()
 	defer exec.Command("tmux", "-L", "outputbench", "kill-server").Run()
 
 	m := &musterKind{}

@@ -56,7 +56,7 @@ func main() {
 		must(os.MkdirAll(filepath.Join(root, d), 0o755))
 	}
 	m := &bench{root: root, env: env}
-	defer m.muster("daemon", "stop")
+	defer m.muster("daemon", "stop", "--force")
 	defer func() {
 		if m.sock != "" {
 			exec.Command("tmux", "-L", m.sock, "kill-server").Run()
@@ -132,7 +132,7 @@ func (b *bench) tmuxEnv(extra []string, args ...string) string {
 // freshDaemon stops the daemon and starts one with a new MUSTER_HOME (no
 // sessions, none restorable), and returns its pid.
 func (b *bench) freshDaemon() int {
-	b.muster("daemon", "stop")
+	b.muster("daemon", "stop", "--force")
 	b.phase++
 	home := filepath.Join(b.root, fmt.Sprintf("muster%d", b.phase))
 	must(os.MkdirAll(home, 0o755))

@@ -45,7 +45,7 @@ func TestControlPaneDrivesEverySession(t *testing.T) {
 	}
 
 	// The mark survives a restart.
-	e.must("daemon", "stop")
+	e.must("daemon", "stop", "--force")
 	e.must("resume", "--all")
 	if !e.session("ctl").Control {
 		t.Errorf("the mark did not survive a restart: %+v", e.session("ctl"))

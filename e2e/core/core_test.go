@@ -70,7 +70,7 @@ func TestExitedPaneSurvivesDaemonRestart(t *testing.T) {
 		t.Fatal("pane never exited")
 	}
 	e.must("new", "--name", "live", "--cmd", "sleep 1000", "--detach")
-	e.must("daemon", "stop")
+	e.must("daemon", "stop", "--force")
 	list := e.ls() // starts a new daemon on demand
 	if len(list) != 2 {
 		t.Fatalf("after restart ls has %d sessions, want 2", len(list))

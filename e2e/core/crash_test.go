@@ -81,7 +81,7 @@ func TestBrokenStartSaysWhy(t *testing.T) {
 	}
 	e := newEnv(t)
 	e.must("new", "--name", "a", "--detach", "--cmd", "sh")
-	e.must("daemon", "stop")
+	e.must("daemon", "stop", "--force")
 	db := filepath.Join(e.home, "state", "muster.db")
 
 	// Zero length: three sessions used to vanish with ls exiting 0.
@@ -93,7 +93,7 @@ func TestBrokenStartSaysWhy(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "the database was corrupt (it is empty (zero length)): moved it to "+db+".corrupt-") {
 		t.Fatalf("ls over an empty muster.db: exit %d, stderr %q; want the database moved aside, named", r.code, r.stderr)
 	}
-	e.must("daemon", "stop")
+	e.must("daemon", "stop", "--force")
 
 	// A FIFO where the database goes: the reason, not a hang.
 	for _, suffix := range []string{"", "-wal", "-shm"} {

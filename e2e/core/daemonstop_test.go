@@ -19,7 +19,7 @@ func TestDaemonStopTellsTheTruth(t *testing.T) {
 	e.must("new", "--name", "a", "--detach", "--cmd", e.script("trap '' HUP TERM; echo ready; while :; do sleep 1; done"))
 	e.waitScreen("a", "ready")
 	pid := e.daemonPID()
-	r := e.run("daemon", "stop", "--wait", "200ms")
+	r := e.run("daemon", "stop", "--force", "--wait", "200ms")
 	want := "muster daemon (pid " + strconv.Itoa(pid) + ") did not stop within 200ms; sent SIGKILL, it is gone"
 	if r.code != 0 || !strings.Contains(r.stderr, want) {
 		t.Fatalf("daemon stop: exit %d, stderr %q; want %q", r.code, r.stderr, want)

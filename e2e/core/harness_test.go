@@ -89,7 +89,7 @@ func newEnv(t *testing.T) *env {
 		"TMUX_PANE=%9",
 	)
 	t.Cleanup(func() {
-		e.run("daemon", "stop")
+		e.run("daemon", "stop", "--force")
 		os.RemoveAll(home)
 	})
 	return e

@@ -95,7 +95,7 @@ func TestDaemonSkipsHostileTranscriptFiles(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.must("daemon", "status", "--json")), &st); err != nil || st.PID <= 0 {
 		t.Fatalf("daemon status: %v %+v", err, st)
 	}
-	e.must("daemon", "stop")
+	e.must("daemon", "stop", "--force")
 	if !eventually(func() bool { return errors.Is(syscall.Kill(st.PID, 0), syscall.ESRCH) }) {
 		t.Fatalf("daemon %d still runs after `daemon stop`", st.PID)
 	}

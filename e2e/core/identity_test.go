@@ -45,7 +45,7 @@ func TestCustomLauncherCaptureAndResume(t *testing.T) {
 		t.Fatalf("native id = %q", native)
 	}
 
-	e.must("daemon", "stop")
+	e.must("daemon", "stop", "--force")
 	s := e.session("ag")
 	if s.State != "restorable" || s.Reason == "" {
 		t.Fatalf("after daemon stop: state %q reason %q, want restorable with a reason", s.State, s.Reason)
@@ -112,7 +112,7 @@ func TestCompositionIsAPlainPane(t *testing.T) {
 	if s := e.session("comp"); s.NativeSessionID != "" {
 		t.Errorf("a plain composition pane recorded native id %q", s.NativeSessionID)
 	}
-	e.must("daemon", "stop")
+	e.must("daemon", "stop", "--force")
 	if out := e.must("resume", "comp"); !strings.Contains(out, "comp: resumed") {
 		t.Fatalf("resume printed %q", out)
 	}

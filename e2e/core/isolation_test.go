@@ -395,7 +395,7 @@ func TestPaneCannotDriveAnotherPane(t *testing.T) {
 	}
 
 	// The store agrees after a restart: nothing was renamed or replaced.
-	e.must("daemon", "stop")
+	e.must("daemon", "stop", "--force")
 	if v := e.session("victim"); v.NativeSessionID != victim.NativeSessionID || v.ID != victim.ID {
 		t.Errorf("victim after a restart = %+v, want native id %q", v, victim.NativeSessionID)
 	}

@@ -35,7 +35,7 @@ func TestHistoryOnAReadOnlyStateDir(t *testing.T) {
 	if out := e.must("history", "--provider", "claude"); !strings.Contains(out, "readonly bug") {
 		t.Fatalf("history before: %s", out)
 	}
-	e.must("daemon", "stop")
+	e.must("daemon", "stop", "--force")
 	state := filepath.Join(e.home, "state")
 	if out, err := exec.Command("mount", "--bind", state, state).CombinedOutput(); err != nil {
 		t.Skipf("cannot bind-mount the state dir here (needs root): %v %s", err, out)

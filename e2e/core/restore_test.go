@@ -80,7 +80,7 @@ func TestClaudeConfirmedSessionResumesAfterRestart(t *testing.T) {
 	e.must("send", "cl", "reply hello there", "--enter")
 	e.must("wait", "cl", "--until", "done", "--timeout", "30s")
 
-	e.must("daemon", "stop")
+	e.must("daemon", "stop", "--force")
 	if s := e.session("cl"); s.State != "restorable" {
 		t.Fatalf("after daemon stop: %+v", s)
 	}
@@ -117,7 +117,7 @@ func TestUnconfirmedClaudeRelaunchesWithSameID(t *testing.T) {
 	if s.NativeConfirmed || s.NativeSessionID == "" {
 		t.Fatalf("a launch without hooks should stay provisional: %+v", s)
 	}
-	e.must("daemon", "stop")
+	e.must("daemon", "stop", "--force")
 	// Issue 23: the user is told the conversation is not coming back.
 	if out := e.must("resume", "un"); !strings.Contains(out, "un: resumed as a new conversation: no id was captured") {
 		t.Errorf("resume of a session with no captured id printed %q", out)
@@ -152,7 +152,7 @@ func TestGeminiAndCodexResumeWithTheirOwnCommands(t *testing.T) {
 		t.Errorf("codex launched without --no-daemon")
 	}
 
-	e.must("daemon", "stop")
+	e.must("daemon", "stop", "--force")
 	e.must("resume", "--all")
 	g := invocations(t, log, "gemini")
 	if last := g[len(g)-1]; argAfter(last, "--resume") != gid {
@@ -168,7 +168,7 @@ func TestResumeOfMissingTranscriptIsReported(t *testing.T) {
 	e, _ := agentEnv(t)
 	e.must("new", "claude", "--name", "lost", "--detach")
 	id := e.waitConfirmed("lost")
-	e.must("daemon", "stop")
+	e.must("daemon", "stop", "--force")
 	matches, _ := filepath.Glob(filepath.Join(e.userHome(), ".claude", "projects", "*", id+".jsonl"))
 	for _, m := range matches {
 		os.Remove(m)

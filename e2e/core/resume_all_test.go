@@ -31,7 +31,7 @@ func TestResumeAllIsConcurrentAndStreams(t *testing.T) {
 		names = append(names, name)
 		e.must("new", "--name", name, "--detach", "--cmd", fmt.Sprintf("touch %s/%s; exec sleep 1000", marks, name))
 	}
-	e.must("daemon", "stop")
+	e.must("daemon", "stop", "--force")
 	for _, s := range e.ls() {
 		if s.State != "restorable" {
 			t.Fatalf("after daemon stop %s is %q, want restorable", s.Name, s.State)

@@ -160,7 +160,7 @@ func TestOutOfRangeSizesAreRefused(t *testing.T) {
 func TestRefusedResumeChangesNothing(t *testing.T) {
 	e := newEnv(t)
 	e.must("new", "--name", "back", "--detach", "--cmd", "sleep 1000")
-	e.must("daemon", "stop")
+	e.must("daemon", "stop", "--force")
 	before := e.session("back")
 	if before.State != "restorable" {
 		t.Fatalf("after daemon stop: state %q, want restorable", before.State)

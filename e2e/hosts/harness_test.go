@@ -228,9 +228,9 @@ func newEnv(t *testing.T, srv *server) *env {
 	os.MkdirAll(filepath.Join(home, "config"), 0o700)
 	os.WriteFile(filepath.Join(home, "config", "config.toml"), []byte(fmt.Sprintf("# the test's\n[ssh]\nconfig = %q\n", e.sshConfig)), 0o600)
 	t.Cleanup(func() {
-		e.run("daemon", "stop")
+		e.run("daemon", "stop", "--force")
 		if srv.cmd != nil {
-			e.remote("daemon", "stop")
+			e.remote("daemon", "stop", "--force")
 		}
 		// The hosts' master connections.
 		e.run("host", "rm", "h1")

@@ -75,7 +75,7 @@ func newMuster(t *testing.T, s *realcli.Setup) *musterRun {
 	// that nothing is left running: stopping the daemon stops every pane,
 	// and the CLIs' last hooks must have exited too.
 	t.Cleanup(func() {
-		if r := m.run(60*time.Second, "daemon", "stop"); r.code != 0 {
+		if r := m.run(60*time.Second, "daemon", "stop", "--force"); r.code != 0 {
 			t.Errorf("muster daemon stop: exit %d: %s", r.code, r.stderr)
 		}
 		if !poll(20*time.Second, func() bool { return len(s.Processes()) == 0 }) {
@@ -659,7 +659,7 @@ func (sc *mscenario) resume(prev string) {
 	transcript := sc.transcript()
 	before := fileSize(t, transcript)
 	start := time.Now()
-	sc.m.must("daemon", "stop")
+	sc.m.must("daemon", "stop", "--force")
 	info := sc.info() // starts a new daemon
 	if info.State != "restorable" || info.NativeSessionID != sc.id {
 		t.Fatalf("after muster daemon stop: state %q, native id %q; want restorable with %s", info.State, info.NativeSessionID, sc.id)

@@ -140,7 +140,7 @@ func noSetup(t *testing.T, cli realcli.CLI, approve string) {
 	if cli == realcli.Codex && !strings.Contains(filepath.Base(sc.transcriptOf("make a file")), id) {
 		t.Errorf("codex: proved id %s is not the rollout's", id)
 	}
-	sc.m.must("daemon", "stop")
+	sc.m.must("daemon", "stop", "--force")
 	if info = sc.info(); info.State != "restorable" || info.NativeSessionID != id {
 		t.Fatalf("after daemon stop: state %q, native id %q; want restorable with %s", info.State, info.NativeSessionID, id)
 	}

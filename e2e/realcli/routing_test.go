@@ -415,7 +415,7 @@ func TestMusterCodexDaemonStopEndsAppServer(t *testing.T) {
 	for _, p := range codexDaemons(s) {
 		t.Logf("codex shared process: %d %s", p.PID, p.Command)
 	}
-	m.must("daemon", "stop")
+	m.must("daemon", "stop", "--force")
 	start := time.Now()
 	if !poll(20*time.Second, func() bool { return len(codexDaemons(s)) == 0 }) {
 		t.Fatalf("the Codex app-server outlived `muster daemon stop` by 20 s: %v", codexDaemons(s))

@@ -137,7 +137,7 @@ func TestImportsFlowDown(t *testing.T) {
 		"internal/termtext":   nil,
 		"internal/iostreams":  nil,
 		"internal/unixsock":   nil,
-		"internal/panepeer":   nil,
+		"internal/panepeer":   {"internal/procfs"},
 		"internal/emulator":   nil,
 		"internal/launcher":   nil,
 		"internal/keyname":    nil,

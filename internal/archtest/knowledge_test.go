@@ -84,3 +84,34 @@ func splitWords(s string) string {
 	}
 	return b.String()
 }
+
+// TestOnlyProcfsReadsProc: /proc is parsed in one package (issue 21: it
+// was parsed in 9 files of 7 packages, with 5 parsers of a stat line).
+// Reopening one's own descriptor or binary (/proc/self/fd, /proc/self/exe)
+// is not reading a process.
+func TestOnlyProcfsReadsProc(t *testing.T) {
+	root := filepath.Join("..", "..")
+	filepath.Walk(filepath.Join(root, "internal"), func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if strings.HasPrefix(rel, "internal/procfs/") || strings.HasPrefix(rel, "internal/testing/") {
+			return nil
+		}
+		fs := token.NewFileSet()
+		f, err := parser.ParseFile(fs, p, nil, 0)
+		if err != nil {
+			return nil
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if x, ok := n.(*ast.BasicLit); ok && x.Kind == token.STRING && strings.HasPrefix(strings.Trim(x.Value, "\"`"), "/proc") &&
+				!strings.HasPrefix(strings.Trim(x.Value, "\"`"), "/proc/self/fd/") && strings.Trim(x.Value, "\"`") != "/proc/self/exe" {
+				t.Errorf("%s:%d reads %s: ask internal/procfs", rel, fs.Position(x.Pos()).Line, x.Value)
+			}
+			return true
+		})
+		return nil
+	})
+}

@@ -68,6 +68,19 @@ func (s *Set) Grant(surface string) (string, error) {
 	return tok, nil
 }
 
+// Restore grants surface a token it was granted before, by an earlier
+// daemon image: the program holding it runs on, and a running program's
+// environment cannot be given a new one.
+func (s *Set) Restore(surface, token string) error {
+	if surface == "" || token == "" {
+		return ErrUnknownSurface
+	}
+	s.mu.Lock()
+	s.hashes[surface] = HashOf(token)
+	s.mu.Unlock()
+	return nil
+}
+
 // Revoke forgets surface's token; later checks for it fail.
 func (s *Set) Revoke(surface string) {
 	s.mu.Lock()

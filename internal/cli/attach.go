@@ -125,13 +125,43 @@ func termSize() (int, int) {
 	return proto.DefaultCols, proto.DefaultRows
 }
 
+// reattachWait bounds the wait for a restarting daemon's new image.
+const reattachWait = 30 * time.Second
+
 func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
+	for {
+		restarted, err := attachOnce(ctx, f, o)
+		if !restarted {
+			return err
+		}
+		// The new image answers on the same socket: a connection made
+		// now waits in its backlog until it serves, within the client's
+		// own handshake bound. Only a daemon that died is waited for.
+		deadline := time.Now().Add(reattachWait)
+		dirs, derr := f.Dirs()
+		if derr != nil {
+			return derr
+		}
+		for !dirs.ReadDaemonLock().Held {
+			if time.Now().After(deadline) {
+				return Userf("the daemon did not come back after its restart; `muster resume --all` brings its sessions back")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// attachOnce attaches until the user detaches, the pane exits, or the
+// daemon restarts (op "restart"): then it reports restarted, the pane
+// runs on in the new image, and the terminal stays on the pane's screen
+// for the next attach to repaint.
+func attachOnce(ctx context.Context, f *Factory, o attachOptions) (restarted bool, err error) {
 	if !f.IO.IsStdinTTY() || !f.IO.IsStdoutTTY() {
-		return Userf("attach needs a terminal; use `muster capture %s` to read the screen", o.Name)
+		return false, Userf("attach needs a terminal; use `muster capture %s` to read the screen", o.Name)
 	}
 	dirs, err := f.Dirs()
 	if err != nil {
-		return err
+		return false, err
 	}
 	// A client inside a pane is nested in the outer client, which takes
 	// the configured keys first: the inner one detaches with another key
@@ -142,7 +172,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	cfg, cfgErr := f.Config()
 	if keyName == "" {
 		if cfgErr != nil {
-			return Userf("%v", cfgErr)
+			return false, Userf("%v", cfgErr)
 		}
 		keyName = cfg.Keys.Detach
 		if nested {
@@ -151,7 +181,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	}
 	key, err := config.ParseKey(keyName)
 	if err != nil {
-		return &UserError{Err: err, Code: ExitUsage}
+		return false, &UserError{Err: err, Code: ExitUsage}
 	}
 	copyName := config.DefaultCopyKey
 	mouseOn := true
@@ -172,7 +202,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	}
 	c, err := f.Client(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer c.Close()
 	// Raw mode first: keys typed while the daemon answers must reach the
@@ -180,7 +210,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	stdinFd := int(os.Stdin.Fd())
 	oldState, err := term.MakeRaw(stdinFd)
 	if err != nil {
-		return fmt.Errorf("put terminal in raw mode: %w", err)
+		return false, fmt.Errorf("put terminal in raw mode: %w", err)
 	}
 	// The daemon writes the pane to the user's terminal and reads its
 	// keys itself when this client passes it (heldTerminal in the daemon):
@@ -227,7 +257,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 		// answer may come after it put the user's screen away.
 		var refused *proto.Error
 		entered = tty != nil && !errors.As(err, &refused)
-		return err
+		return false, err
 	}
 	if tty != nil {
 		tty.Close()
@@ -274,9 +304,10 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	}
 
 	type outcome struct {
-		detached bool
-		exitCode *int
-		err      error
+		detached  bool
+		restarted bool
+		exitCode  *int
+		err       error
 	}
 	done := make(chan outcome, 3)
 	var detaching, copying atomic.Bool
@@ -302,6 +333,10 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 				json.Unmarshal(payload, &hb)
 				direct.Store(false)
 				handedOwned.Store(hb.MouseOwned)
+				if hb.Reason == proto.HandbackRestart {
+					done <- outcome{restarted: true}
+					return
+				}
 				if hb.Reason == proto.HandbackDetach {
 					detaching.Store(true)
 					send(proto.FrameDetach, nil)
@@ -358,7 +393,7 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 	defer keys.stop()
 	if !res.Direct {
 		if _, err := keys.open(); err != nil {
-			return fmt.Errorf("read the terminal: %w", err)
+			return false, fmt.Errorf("read the terminal: %w", err)
 		}
 	}
 	var cm *copyMode
@@ -573,22 +608,29 @@ func runAttach(ctx context.Context, f *Factory, o attachOptions) error {
 			}
 		}
 	}
+	if oc.restarted {
+		// The user's screen stays away: the next attach repaints the
+		// pane over it.
+		entered = false
+	}
 	restore()
 	switch {
+	case oc.restarted:
+		return true, nil
 	case oc.err != nil:
-		return oc.err
+		return false, oc.err
 	case oc.exitCode != nil:
 		// The alternate screen is gone with the final screen on it: print
 		// that screen's text on the user's own screen, where it stays.
 		printFinalScreen(ctx, f, res.Name, out)
 		fmt.Fprintf(f.IO.ErrOut, "[%s exited with code %d]\n", termtext.Line(res.Name), *oc.exitCode)
 		if o.PaneExit && *oc.exitCode != 0 {
-			return &paneExitError{code: *oc.exitCode}
+			return false, &paneExitError{code: *oc.exitCode}
 		}
 	default:
 		fmt.Fprintf(f.IO.ErrOut, "[detached from %s]\n", termtext.Line(res.Name))
 	}
-	return nil
+	return false, nil
 }
 
 // printFinalScreen prints the plain text of an exited pane's last screen,

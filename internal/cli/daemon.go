@@ -90,7 +90,7 @@ func newDaemonCmd(f *Factory) *cobra.Command {
 	cmd.Flags().BoolVar(&foreground, "foreground", false, "run in this terminal instead of in the background")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "log only to the daemon log file")
 	cmd.Flags().MarkHidden("quiet")
-	cmd.AddCommand(newDaemonStopCmd(f), newDaemonStatusCmd(f))
+	cmd.AddCommand(newDaemonStopCmd(f), newDaemonStatusCmd(f), newDaemonRestartCmd(f), newDaemonAdoptsCmd())
 	return cmd
 }
 

@@ -41,7 +41,7 @@ func newDaemonStatusCmd(f *Factory) *cobra.Command {
 			}
 			fmt.Fprintf(f.IO.Out, "muster daemon %s running, pid %d, since %s\n%d sessions, %d live panes\nstate: %s\n", st.Version, st.PID, st.StartedAt, st.Sessions, st.Panes, st.Home)
 			if protocol != proto.ControlVersion {
-				fmt.Fprintf(f.IO.Out, "it speaks control protocol %d and this muster %d: run `muster daemon stop` to replace it\n", protocol, proto.ControlVersion)
+				fmt.Fprintf(f.IO.Out, "it speaks control protocol %d and this muster %d: run `muster daemon restart` to replace it (it keeps every pane)\n", protocol, proto.ControlVersion)
 			}
 			return nil
 		},

@@ -16,12 +16,15 @@ import (
 
 func newDaemonStopCmd(f *Factory) *cobra.Command {
 	var wait time.Duration
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "stop",
 		Short: "Stop the daemon and every pane it runs",
 		Long: "Stop the daemon and every pane it runs. A daemon still running after --wait\n" +
 			"is killed with SIGKILL (its panes' programs get SIGHUP); the exit status is\n" +
-			"non-zero when it still runs after that.",
+			"non-zero when it still runs after that. When a session has a run under way or a client\n" +
+			"attached, it lists the sessions and asks first (--force does not; without a terminal,\n" +
+			"--force is required). `muster daemon restart` replaces the daemon keeping every pane.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if wait <= 0 {
@@ -42,6 +45,11 @@ func newDaemonStopCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			defer c.Close()
+			if !force {
+				if err := confirmStop(cmd.Context(), f); err != nil {
+					return err
+				}
+			}
 			pid := dirs.ReadDaemonLock().PID
 			deadline := time.Now().Add(wait)
 			err = c.Call(cmd.Context(), proto.OpStop, nil, nil)
@@ -60,6 +68,7 @@ func newDaemonStopCmd(f *Factory) *cobra.Command {
 			return killDaemon(f, dirs, pid, wait)
 		},
 	}
+	cmd.Flags().BoolVarP(&force, "force", "f", false, "stop without asking, even with runs under way or clients attached")
 	cmd.Flags().DurationVar(&wait, "wait", 15*time.Second, "how long the daemon may take to close its panes before it is killed")
 	return cmd
 }

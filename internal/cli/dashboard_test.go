@@ -56,7 +56,7 @@ func TestDashboardReconnects(t *testing.T) {
 		return string(out)
 	}
 	t.Cleanup(func() {
-		cmd := exec.Command(bin, "daemon", "stop")
+		cmd := exec.Command(bin, "daemon", "stop", "--force")
 		cmd.Env = envList
 		cmd.Run()
 		os.RemoveAll(home)

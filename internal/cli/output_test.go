@@ -40,7 +40,7 @@ func cannedOps(m *proto.Mux) {
 			Title: "Fix the login bug", NativeSessionID: "9d2e7c1a-0000-4000-8000-00000000aaaa", NativeConfirmed: true,
 			RunState: ptr("waitingApproval"), RunID: ptr("run-1"), Attention: 1, LastEventAt: ptr(ago(2 * time.Minute)),
 			Activity: "attention", ActivitySince: ptr(ago(2 * time.Minute)), ActivityEvidence: "OSC 9 notification",
-			ActivityPercent: ptr(40), Model: "claude-opus-5-5", ContextTokens: 41200, ContextWindow: 200000,
+			ActivityPercent: ptr(40), Model: "claude-opus-5-5", ContextTokens: 41200, ContextWindow: 200000, Clients: 1,
 			RSSBytes: ptr(int64(1288490188)), PSSBytes: ptr(int64(1073741824)), CPUPercent: ptr(12.5), Processes: 4, MemoryCeiling: 1 << 30,
 			Worktree: &fixtureWorktree,
 		},

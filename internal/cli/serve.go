@@ -25,10 +25,11 @@ import (
 )
 
 type serveOptions struct {
-	Addr   string
-	Port   int
-	Public bool
-	Hosts  []string
+	Addr        string
+	Port        int
+	Public      bool
+	Interactive bool
+	Hosts       []string
 }
 
 // serveAddrFile, in the runtime directory, holds the address a running
@@ -74,7 +75,7 @@ func newServeCmd(f *Factory) *cobra.Command {
 func newServeCmdWith(f *Factory, runF func(*serveOptions) error) *cobra.Command {
 	var o serveOptions
 	cmd := &cobra.Command{
-		Use:   "serve [--port PORT] [--addr HOST:PORT] [--public]",
+		Use:   "serve [--port PORT] [--addr HOST:PORT] [--public] [--interactive]",
 		Short: "Serve a read-only web UI: history, replays, live sessions and published blobs",
 		Long: "Serve the history (with search), replay pages, the live sessions of a running daemon, and\n" +
 			"GET /api/v1/blob/ID for replays published with `muster replay --publish`. Secrets are\n" +
@@ -85,7 +86,11 @@ func newServeCmdWith(f *Factory, runF func(*serveOptions) error) *cobra.Command 
 			"loopback is refused unless --public is given. A public server prints, once, a URL with a\n" +
 			"random token; opening it sets a cookie, and every request without that cookie (or an\n" +
 			"Authorization: Bearer TOKEN header) is refused. It answers only to the names of the\n" +
-			"address it listens on, its host name and --host names. Stop it with Ctrl-C.",
+			"address it listens on, its host name and --host names. Stop it with Ctrl-C.\n\n" +
+			"Live panes open as terminals in the page (/term/NAME), read-only. --interactive lets the page\n" +
+			"take control of a pane and type into it, and acknowledge attention items; every request then\n" +
+			"needs the token of the printed URL, and a request that changes anything must come from the\n" +
+			"server's own page. Terminals need the token on every server.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			host, port, err := net.SplitHostPort(o.Addr)
@@ -114,6 +119,7 @@ func newServeCmdWith(f *Factory, runF func(*serveOptions) error) *cobra.Command 
 	cmd.Flags().StringVar(&o.Addr, "addr", "127.0.0.1:0", "listen on HOST:PORT (port 0: a random one)")
 	cmd.Flags().IntVar(&o.Port, "port", 0, "listen on this port instead of a random one")
 	cmd.Flags().BoolVar(&o.Public, "public", false, "allow a non-loopback address; every request then needs the printed token")
+	cmd.Flags().BoolVar(&o.Interactive, "interactive", false, "let the page type into panes and acknowledge attention items (every request then needs the printed token)")
 	cmd.Flags().StringArrayVar(&o.Hosts, "host", nil, "also answer requests addressed to `NAME` (a DNS name of this machine, a proxy's)")
 	return cmd
 }
@@ -165,7 +171,14 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 	}
 	srv, err := web.New(web.Options{
 		Index: idx, Sources: sources, Env: env, Blobs: blob.New(dirs.Blobs()), Version: Version,
-		Addr: ln.Addr().String(), Hosts: hosts, Public: o.Public,
+		Addr: ln.Addr().String(), Hosts: hosts, Public: o.Public, Interactive: o.Interactive,
+		Attach: func(ctx context.Context, a proto.AttachArgs) (web.PaneStream, error) {
+			return attachStream(ctx, dirs, a)
+		},
+		Ack: func(ctx context.Context, ids []int64) (proto.AckResult, error) {
+			var res proto.AckResult
+			return res, daemonCall(ctx, dirs, proto.OpAck, proto.AckArgs{IDs: ids}, &res)
+		},
 		Live: func(ctx context.Context) ([]proto.SessionInfo, error) {
 			var list []proto.SessionInfo
 			return list, daemonCall(ctx, dirs, proto.OpList, nil, &list)
@@ -190,8 +203,13 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 	}
 	defer recordServe(dirs, ln.Addr().String())()
 	fmt.Fprintf(f.IO.ErrOut, "serving on %s (Ctrl-C to stop)\n", srv.URL())
-	if o.Public {
-		fmt.Fprintln(f.IO.ErrOut, "anyone with this URL can read your transcripts; it is not shown again")
+	switch {
+	case o.Public && o.Interactive:
+		fmt.Fprintln(f.IO.ErrOut, "anyone with this URL can read your transcripts and type into your panes, over plain HTTP; it is not shown again")
+	case o.Public:
+		fmt.Fprintln(f.IO.ErrOut, "anyone with this URL can read your transcripts, over plain HTTP; it is not shown again")
+	case o.Interactive:
+		fmt.Fprintln(f.IO.ErrOut, "anyone with this URL can type into your panes; it is not shown again")
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Serve(ctx, ln) })
@@ -203,3 +221,41 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 	}
 	return err
 }
+
+// paneStream is one attach on its own control connection, for a terminal
+// view of `muster serve`.
+type paneStream struct {
+	c   *client.Client
+	buf []byte
+}
+
+func attachStream(ctx context.Context, dirs paths.Dirs, a proto.AttachArgs) (*paneStream, error) {
+	c, err := client.Dial(ctx, dirs, Version)
+	if err != nil {
+		return nil, err
+	}
+	var res proto.AttachResult
+	if err := c.Call(ctx, proto.OpAttach, a, &res); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &paneStream{c: c}, nil
+}
+
+func (p *paneStream) Next() (byte, []byte, error) {
+	typ, payload, err := proto.ReadFrame(p.c.Reader(), p.buf)
+	if err == nil && cap(payload) > cap(p.buf) {
+		p.buf = payload[:0]
+	}
+	return typ, payload, err
+}
+
+func (p *paneStream) Input(b []byte) error {
+	return proto.WriteFrame(p.c.Conn(), proto.FrameInput, b)
+}
+
+func (p *paneStream) Resize(cols, rows int) error {
+	return proto.WriteFrame(p.c.Conn(), proto.FrameResize, proto.ResizePayload(cols, rows))
+}
+
+func (p *paneStream) Close() error { return p.c.Close() }

@@ -96,7 +96,7 @@ func TestOlderDaemon(t *testing.T) {
 		return Run(context.Background(), f, args), out.String(), errOut.String()
 	}
 	want := "muster: the running daemon is version 0.0.9 (control protocol 1), this client is version " + Version +
-		" (control protocol " + strconv.Itoa(proto.ControlVersion) + "); run `muster daemon stop`\n"
+		" (control protocol " + strconv.Itoa(proto.ControlVersion) + "); run `muster daemon restart` to replace it, keeping every pane\n"
 	for _, args := range [][]string{{"ls"}, {"attention"}, {"send", "a", "x"}} {
 		code, stdout, stderr := run(args...)
 		if code != ExitError || stdout != "" || stderr != want {
@@ -104,7 +104,7 @@ func TestOlderDaemon(t *testing.T) {
 		}
 	}
 	if code, stdout, _ := run("daemon", "status"); code != 0 || !strings.Contains(stdout, "muster daemon 0.0.9 running, pid 4242") ||
-		!strings.Contains(stdout, "control protocol 1 and this muster "+strconv.Itoa(proto.ControlVersion)+": run `muster daemon stop`") {
+		!strings.Contains(stdout, "control protocol 1 and this muster "+strconv.Itoa(proto.ControlVersion)+": run `muster daemon restart` to replace it (it keeps every pane)") {
 		t.Errorf("daemon status: exit %d, %q", code, stdout)
 	}
 	if code, _, stderr := run("daemon", "stop"); code != 0 || !stopped() {

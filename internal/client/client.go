@@ -163,7 +163,7 @@ type Client struct {
 // Dial connects to a running daemon and exchanges versions with it;
 // version is this binary's, for the daemon's log and the mismatch message.
 // A daemon of another control protocol gives a *proto.Error with
-// proto.CodeVersion, saying to run `muster daemon stop`.
+// proto.CodeVersion, saying to run `muster daemon restart`.
 func Dial(ctx context.Context, dirs paths.Dirs, version string) (*Client, error) {
 	c, err := dial(ctx, dirs, version)
 	if err != nil {

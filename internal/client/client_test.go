@@ -131,7 +131,7 @@ func protocol1(unknown string) func(proto.Request) proto.Response {
 // before the version exchange fails with the one line that says what to
 // do, and can still stop it.
 func TestNewClientOldDaemon(t *testing.T) {
-	want := "the running daemon is version 0.1.0 (control protocol 1), this client is version 0.2.0 (control protocol " + strconv.Itoa(proto.ControlVersion) + "); run `muster daemon stop`"
+	want := "the running daemon is version 0.1.0 (control protocol 1), this client is version 0.2.0 (control protocol " + strconv.Itoa(proto.ControlVersion) + "); run `muster daemon restart` to replace it, keeping every pane"
 	for _, unknown := range []string{proto.CodeUnsupported, proto.CodeForbidden} {
 		t.Run(unknown, func(t *testing.T) {
 			f := startFake(t, protocol1(unknown))

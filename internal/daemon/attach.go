@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -211,6 +212,13 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 	cancel()
 	client.Detach()
 	<-writerDone
+	if d.restarting() {
+		// The pane runs on in the next image: the client attaches again
+		// once it answers, with the terminal back in its hands first.
+		payload, _ := json.Marshal(proto.Handback{Reason: proto.HandbackRestart})
+		conn.SetWriteDeadline(time.Now().Add(time.Second))
+		proto.WriteFrame(conn, proto.FrameHandback, payload)
+	}
 }
 
 // textSnapshot turns saved plain screen text into a repaint sequence.

@@ -174,7 +174,7 @@ func (d *Daemon) costOf(sessionID string) (proto.ProcessCost, bool) {
 	out := proto.ProcessCost{
 		RSSBytes: c.RSSBytes, PSSBytes: c.PSSBytes, Processes: c.Processes,
 		MemoryCeiling: d.memoryCeiling(name), SampledAt: at.UTC().Format(time.RFC3339Nano),
-		Evidence: "/proc/PID/stat (RSS, CPU ticks) and smaps_rollup (PSS) of every process descending from the pane's",
+		Evidence: "stat (RSS, CPU ticks) and smaps_rollup (PSS) in /proc of every process descending from the pane's",
 	}
 	if c.CPUPercent >= 0 {
 		cpu := math.Round(c.CPUPercent*10) / 10

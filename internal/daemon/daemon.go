@@ -4,21 +4,14 @@
 package daemon
 
 import (
-	"bufio"
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -153,6 +146,13 @@ type Daemon struct {
 	costs costBoard
 	// worktrees are the git worktrees sessions run in (worktree.go).
 	worktrees worktreeBoard
+
+	// ln and evln are the listening sockets, which a restart keeps open
+	// for the next image; restart is that restart once asked for, and
+	// handoff how the last one into this image ended (handoff.go).
+	ln, evln *net.UnixListener
+	restart  *restartPlan
+	handoff  *proto.HandoffReport
 }
 
 type session struct {
@@ -166,6 +166,11 @@ type session struct {
 	// reserved is the cells a launch under way counts against the
 	// emulator budget until its pane exists (quota.go).
 	reserved int64
+	// capability is the event capability in the pane's environment, and
+	// hooksInjected whether its hooks came with the launch: a restart
+	// hands both to the next daemon image (handoff.go).
+	capability    string
+	hooksInjected bool
 	// continueAfterLimit sends the provider's continue once a usage
 	// limit resets; continuedRun is the run it was sent for (limits.go).
 	continueAfterLimit bool
@@ -185,24 +190,49 @@ func Run(ctx context.Context, opts Options) error {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	emulator.SetTotalScrollbackBytes(opts.ScrollbackTotalBytes)
-	dirs := opts.Dirs
-	if err := dirs.EnsureRuntime(); err != nil {
-		return err
-	}
-	if err := dirs.EnsureState(); err != nil {
-		return err
-	}
-	lock, err := acquireLock(dirs)
+	// An image started by a restart takes the panes its predecessor
+	// froze; a state it cannot read goes back to that predecessor.
+	h, err := takeHandoff(opts.Logger)
 	if err != nil {
 		return err
 	}
-	defer lock.release()
+	plan, err := run(ctx, opts, h)
+	if plan != nil {
+		return plan.exec(opts.Logger)
+	}
+	return err
+}
+
+// run is the daemon's life in this image; it returns the restart plan
+// when a restart ends it, everything closed but the descriptors the next
+// image takes.
+func run(ctx context.Context, opts Options, h *handoff) (*restartPlan, error) {
+	dirs := opts.Dirs
+	if err := dirs.EnsureRuntime(); err != nil {
+		return nil, h.refuse(err)
+	}
+	if err := dirs.EnsureState(); err != nil {
+		return nil, h.refuse(err)
+	}
+	var lock *lockFile
+	var err error
+	if h != nil {
+		lock = h.lock()
+	} else if lock, err = acquireLock(dirs); err != nil {
+		return nil, err
+	}
+	var plan *restartPlan
+	defer func() {
+		if plan == nil {
+			lock.release()
+		}
+	}()
 	ctx, stopSignals := handleSignals(ctx, opts.Logger)
 	defer stopSignals()
 
 	st, err := store.Open(ctx, dirs.Database())
 	if err != nil {
-		return err
+		return nil, h.refuse(err)
 	}
 	defer st.Close()
 	if r := st.Recovered; r != nil {
@@ -243,7 +273,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	eng, err := events.New(events.Config{
 		Store: st, Logger: d.logger.With("component", "events"), Resolver: d, Quota: quota,
-		Routers: sessionRouters(tenv), NotifyCommand: opts.NotifyCommand,
+		Routers: sessionRouters(tenv), NotifyCommand: opts.NotifyCommand, Adopted: h.surfaces(),
 		MayRecord: d.eventsMayRecord(),
 		OnHookEvent: func(surfaceID, provider, model string) {
 			if d.native != nil {
@@ -256,11 +286,11 @@ func Run(ctx context.Context, opts Options) error {
 		Limit:    d.sessionLimit,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	d.events = eng
 	if d.mux, err = d.routes(); err != nil {
-		return err
+		return nil, err
 	}
 	d.native = native.New(native.Config{
 		Emit: func(ctx context.Context, ev proto.Event) error {
@@ -283,21 +313,28 @@ func Run(ctx context.Context, opts Options) error {
 	})
 	// The startup sweep runs before anything can read run state.
 	if err := eng.Start(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	defer eng.Close() // after every pane has closed: commits their last events
-	if err := d.load(ctx); err != nil {
-		return err
+	if err := d.load(ctx, h.surfaceIDs()...); err != nil {
+		return nil, err
 	}
-	evln, err := events.Listen(dirs.EventSocket())
-	if err != nil {
-		return err
+	var ln, evln *net.UnixListener
+	if h != nil {
+		d.adoptPanes(h)
+		if ln, evln, err = h.listeners(); err != nil {
+			return nil, err
+		}
+	} else {
+		if evln, err = events.Listen(dirs.EventSocket()); err != nil {
+			return nil, err
+		}
+		if ln, err = unixsock.Listen(dirs.ControlSocket()); err != nil {
+			evln.Close()
+			return nil, err
+		}
 	}
-	ln, err := unixsock.Listen(dirs.ControlSocket())
-	if err != nil {
-		evln.Close()
-		return err
-	}
+	d.ln, d.evln = ln, evln
 	if h := opts.hooks; h != nil && h.listening != nil {
 		h.listening(d, ln, evln)
 	}
@@ -309,10 +346,15 @@ func Run(ctx context.Context, opts Options) error {
 	d.bg.Wait()
 	if err != nil {
 		d.logger.Error("daemon stopped", "err", err)
-		return err
+		return nil, err
+	}
+	if plan = d.restartPlan(); plan != nil {
+		plan.lock = lock
+		d.logger.Info("daemon hands its panes to a new image", "executable", plan.executable, "panes", len(plan.panes))
+		return plan, nil
 	}
 	d.logger.Info("daemon stopped")
-	return nil
+	return nil, nil
 }
 
 // serve runs the daemon's goroutines under one errgroup until ctx ends, a
@@ -362,6 +404,10 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 	})
 	g.Go(func() error {
 		<-ctx.Done()
+		if d.restartPlan() != nil {
+			d.handOver(ln)
+			return nil
+		}
 		d.lock.setPhase(paths.PhaseStopping)
 		close(d.shutting)
 		ln.Close()
@@ -376,8 +422,8 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 
 // load reads the session records a previous daemon left. Their processes
 // died with it, so surfaces still marked running become exited.
-func (d *Daemon) load(ctx context.Context) error {
-	if _, err := d.store.ExitOrphans(ctx, time.Now()); err != nil {
+func (d *Daemon) load(ctx context.Context, adopted ...string) error {
+	if _, err := d.store.ExitOrphans(ctx, time.Now(), adopted...); err != nil {
 		return err
 	}
 	recs, err := d.store.Sessions(ctx)
@@ -385,11 +431,10 @@ func (d *Daemon) load(ctx context.Context) error {
 		return err
 	}
 	for _, rec := range recs {
-		s := &session{rec: rec}
+		s := &session{rec: rec, continueAfterLimit: d.opts.ContinueAfterLimit}
 		if su, err := d.store.LatestSurface(ctx, rec.ID); err == nil {
 			s.surface = su
 		}
-		s.continueAfterLimit = d.opts.ContinueAfterLimit
 		d.sessions[rec.ID] = s
 	}
 	return d.loadWorktrees(ctx)
@@ -415,840 +460,7 @@ func (d *Daemon) closeAllPanes() {
 	}
 }
 
-// serveControl accepts control connections until ctx ends (nil) or the
-// listener dies (its error).
-func (d *Daemon) serveControl(ctx context.Context, ln *net.UnixListener) error {
-	limit := logLimiter{every: 10 * time.Second}
-	backoff := 5 * time.Millisecond
-	for {
-		conn, err := ln.AcceptUnix()
-		if err != nil {
-			select {
-			case <-ctx.Done():
-				return nil
-			default:
-			}
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				continue
-			}
-			if errors.Is(err, net.ErrClosed) {
-				return fmt.Errorf("control.sock: %w", err)
-			}
-			// Out of file descriptors: an idle client gives one back, so
-			// the connection waiting in the backlog (a real command, most
-			// likely) gets in.
-			freed := false
-			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
-				freed = d.ctl.evictIdle()
-			}
-			if ok, dropped := limit.allow(time.Now()); ok {
-				d.logger.Error("accept control connection", "err", err, "repeats_suppressed", dropped, "freed_idle", freed)
-			}
-			if !freed {
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-time.After(backoff):
-				}
-				backoff = min(2*backoff, time.Second)
-			}
-			continue
-		}
-		backoff = 5 * time.Millisecond
-		cred, err := unixsock.PeerCred(conn)
-		if err != nil || cred.UID != os.Getuid() {
-			d.logger.Warn("refused control connection from another user", "uid", cred.UID, "err", err)
-			conn.Close()
-			continue
-		}
-		c := d.ctl.admit(conn, cred.PID)
-		if c == nil {
-			refuseBusy(conn)
-			if ok, dropped := limit.allow(time.Now()); ok {
-				d.logger.Warn("refused control connection: every slot is busy", "pid", cred.PID, "repeats_suppressed", dropped)
-			}
-			continue
-		}
-		d.conns.Add(1)
-		go func() {
-			defer d.conns.Done()
-			defer d.ctl.remove(c)
-			d.handleConn(ctx, c)
-		}()
-	}
-}
-
-// refuseBusy answers a connection the daemon has no room for, without
-// waiting on a client that does not read.
-func refuseBusy(conn *net.UnixConn) {
-	conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-	replier{w: conn}.fail(&proto.Error{Code: proto.CodeBusy,
-		Message: "the daemon has too many open control connections",
-		Hint:    "retry shortly; `muster daemon status` shows whether it is up"})
-	conn.Close()
-}
-
-// replier writes responses on one connection.
-type replier struct {
-	w io.Writer
-}
-
-// deadlineWriter bounds each write, so that a client that never reads
-// cannot hold its handler forever; the deadline is cleared after each
-// write because attach writes frames on the same connection.
-type deadlineWriter struct{ c *net.UnixConn }
-
-func (w deadlineWriter) Write(b []byte) (int, error) {
-	w.c.SetWriteDeadline(time.Now().Add(controlWriteTimeout))
-	n, err := w.c.Write(b)
-	w.c.SetWriteDeadline(time.Time{})
-	return n, err
-}
-
-func (r replier) ok(result any) error {
-	resp := proto.Response{OK: true}
-	if result != nil {
-		raw, err := json.Marshal(result)
-		if err != nil {
-			return err
-		}
-		resp.Result = raw
-	}
-	return r.write(resp)
-}
-
-func (r replier) fail(err error) error {
-	var pe *proto.Error
-	if !errors.As(err, &pe) {
-		pe = &proto.Error{Code: proto.CodeInternal, Message: err.Error()}
-	}
-	return r.write(proto.Response{OK: false, Error: pe})
-}
-
-func (r replier) write(resp proto.Response) error {
-	line, err := json.Marshal(resp)
-	if err != nil {
-		return err
-	}
-	_, err = r.w.Write(append(line, '\n'))
-	return err
-}
-
-func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
-	conn := c.conn
-	defer conn.Close()
-	// A connection closes when the daemon shuts down, even mid-request.
-	stop := context.AfterFunc(ctx, func() { conn.SetReadDeadline(time.Now()) })
-	defer stop()
-	passed := newPassedReader(conn)
-	defer passed.close()
-	br := bufio.NewReaderSize(passed, 64<<10)
-	rep := replier{w: deadlineWriter{conn}}
-	// Who is on the other end is worked out once, at the first request
-	// that needs it.
-	var where *panepeer.Where
-	peer := func() panepeer.Where {
-		if where == nil {
-			w := d.whereIs(ctx, c.pid)
-			where = &w
-			if w.InPane {
-				d.logger.Debug("control client inside a pane", "pid", w.PID, "session_id", w.SessionID, "how", w.How)
-			}
-		}
-		return *where
-	}
-	// hello is set once the client's protocol matched ours; before, only
-	// the frozen ops are served.
-	hello := false
-	for {
-		d.ctl.setIdle(c, true)
-		conn.SetReadDeadline(time.Now().Add(controlIdleTimeout))
-		if ctx.Err() != nil {
-			return
-		}
-		line, err := readLine(br, proto.MaxControlRequest)
-		if err != nil {
-			if errors.Is(err, errLineTooLong) {
-				rep.fail(proto.Errorf(proto.CodeBadRequest, "request larger than %d bytes", proto.MaxControlRequest))
-			}
-			return
-		}
-		d.ctl.setIdle(c, false)
-		conn.SetReadDeadline(time.Time{})
-		if ctx.Err() != nil {
-			return
-		}
-		var req proto.Request
-		if err := json.Unmarshal(line, &req); err != nil {
-			rep.fail(proto.Errorf(proto.CodeBadRequest, "malformed request: %v", err))
-			return
-		}
-		op, known := proto.Lookup(req.Op)
-		if known && !hello && !op.Frozen {
-			// A client from before hello (control protocol 1).
-			d.logger.Info("control client of another protocol", "op", req.Op, "pid", c.pid, "protocol", 1)
-			if rep.fail(proto.VersionMismatch(d.opts.Version, proto.ControlVersion, "", 1)) != nil {
-				return
-			}
-			continue
-		}
-		if err := d.gate(peer, op, known, req.Args); err != nil {
-			w := peer()
-			d.logger.Info("refused control request from inside a pane", "op", req.Op, "pid", c.pid, "session_id", w.SessionID, "how", w.How)
-			if rep.fail(err) != nil {
-				return
-			}
-			continue
-		}
-		if op.Flow == proto.Blocking || op.Flow == proto.Frames || op.Flow == proto.Stream {
-			if !d.ctl.longLived(c) {
-				rep.fail(&proto.Error{Code: proto.CodeBusy,
-					Message: "the daemon is serving too many waits and attaches", Hint: "retry shortly"})
-				return
-			}
-		}
-		rctx := context.WithValue(ctx, peerKey{}, peer)
-		switch op.Flow {
-		case proto.Handshake:
-			res, err := d.hello(req.Args, c.pid)
-			if err != nil {
-				if rep.fail(err) != nil {
-					return
-				}
-				continue
-			}
-			hello = true
-			if rep.ok(res) != nil {
-				return
-			}
-			continue
-		case proto.Frames:
-			d.attach(rctx, conn, br, req.Args, passed.take)
-			return
-		case proto.Stream:
-			if op.Name == proto.OpWatch {
-				d.watch(rctx, conn, br)
-			} else {
-				d.preview(rctx, conn, br, req.Args)
-			}
-			return
-		case proto.Blocking:
-			// A blocking op ends the connection's life: it is cancelled
-			// when the client hangs up, so no goroutine waits for a state
-			// nobody will read.
-			wctx, cancel := context.WithCancel(rctx)
-			go func() {
-				br.Peek(1)
-				cancel()
-			}()
-			rep.write(d.mux.Serve(wctx, req))
-			cancel()
-			return
-		}
-		rctx, done := untilHangup(rctx, conn, br)
-		resp := d.mux.Serve(rctx, req)
-		done()
-		if rep.write(resp) != nil || op.Flow == proto.Last {
-			return
-		}
-	}
-}
-
 // errClientGone ends a request whose client hung up.
 var errClientGone = errors.New("the client hung up")
 
-// untilHangup returns a ctx for one request that also ends when the client
-// hangs up (or shuts its side) before the response, so that a send's
-// pauses or a resume's wait stop at once. done must be called when the
-// request is over and before br is read again.
-func untilHangup(ctx context.Context, conn *net.UnixConn, br *bufio.Reader) (context.Context, func()) {
-	if br.Buffered() > 0 {
-		// The client already sent its next request: it is still there.
-		return ctx, func() {}
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		if _, err := br.Peek(1); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-			cancel(errClientGone)
-		}
-	}()
-	return ctx, func() {
-		conn.SetReadDeadline(time.Now()) // wakes the Peek
-		<-watched
-		conn.SetReadDeadline(time.Time{})
-		cancel(nil)
-	}
-}
-
-// hello answers the version exchange: the client's protocol must be ours.
-func (d *Daemon) hello(raw json.RawMessage, pid int) (proto.HelloResult, error) {
-	var h proto.Hello
-	if err := proto.DecodeArgs(raw, &h); err != nil {
-		return proto.HelloResult{}, err
-	}
-	if h.Protocol != proto.ControlVersion {
-		d.logger.Info("control client of another protocol", "pid", pid, "protocol", h.Protocol, "version", h.Version)
-		return proto.HelloResult{}, proto.VersionMismatch(d.opts.Version, proto.ControlVersion, h.Version, h.Protocol)
-	}
-	return proto.HelloResult{Protocol: proto.ControlVersion, Version: d.opts.Version, PID: os.Getpid()}, nil
-}
-
-// peerKey carries a request's peer (func() panepeer.Where) in its context, for
-// the handlers of ops that check who asks.
-type peerKey struct{}
-
-// peerOf returns the peer of the request ctx belongs to. Outside a request
-// it returns an unidentified peer inside a pane: the narrowest rights.
-func peerOf(ctx context.Context) func() panepeer.Where {
-	if p, ok := ctx.Value(peerKey{}).(func() panepeer.Where); ok {
-		return p
-	}
-	return func() panepeer.Where { return panepeer.Unidentified(0) }
-}
-
-// gate applies an op's access rule (proto.Ops; see peer.go) to one request
-// before it runs. Ops that act on one session check their target where
-// they look it up; ack's items are checked here, because the engine that
-// serves it knows nothing of panes.
-func (d *Daemon) gate(peer func() panepeer.Where, op proto.Op, known bool, args json.RawMessage) error {
-	if known && op.Access == proto.ReadOnly {
-		return nil
-	}
-	if !known && d.peers == nil {
-		return nil
-	}
-	p := peer()
-	if !p.InPane || p.Control {
-		return nil
-	}
-	if op.Name == proto.OpAck {
-		return d.gateAck(p, args)
-	}
-	if known && op.Access == proto.OwnPane {
-		return nil
-	}
-	name := op.Name
-	if !known {
-		name = ""
-	}
-	what, hint := refusalFor(name)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.forbiddenLocked(p, what, hint)
-}
-
-// gateAck lets a pane acknowledge the items of its own sessions only.
-// Unknown ids are left for the engine to report.
-func (d *Daemon) gateAck(p panepeer.Where, raw json.RawMessage) error {
-	var a proto.AckArgs
-	if err := proto.DecodeArgs(raw, &a); err != nil {
-		return nil // the engine reports malformed arguments
-	}
-	if a.All {
-		what, hint := refusalFor(proto.OpAck)
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.forbiddenLocked(p, what, hint)
-	}
-	items, err := d.events.Attention(proto.AttentionArgs{All: true})
-	if err != nil {
-		return nil // the engine reports why it cannot ack either
-	}
-	owner := map[int64]string{}
-	for _, it := range items {
-		owner[it.ID] = it.SessionID
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, id := range a.IDs {
-		sid, ok := owner[id]
-		if !ok {
-			continue
-		}
-		s, ok := d.sessions[sid]
-		if !ok {
-			return d.forbiddenLocked(p, fmt.Sprintf("it may not acknowledge attention item %d of another session", id),
-				"a process inside a pane may acknowledge only the items of its own pane and the sessions it started")
-		}
-		if err := d.mayDriveLocked(p, s); err != nil {
-			return d.forbiddenLocked(p, fmt.Sprintf("it may not acknowledge attention item %d of pane %q", id, s.rec.Name),
-				"a process inside a pane may acknowledge only the items of its own pane and the sessions it started")
-		}
-	}
-	return nil
-}
-
-// SessionByName resolves a name (or id, or unique id prefix) for the event
-// engine.
-func (d *Daemon) SessionByName(name string) (string, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	s, err := d.lookupLocked(name)
-	if err != nil {
-		return "", false
-	}
-	return s.rec.ID, true
-}
-
-// SessionName returns a session's current name for the event engine.
-func (d *Daemon) SessionName(id string) (string, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	s, ok := d.sessions[id]
-	if !ok {
-		return "", false
-	}
-	return s.rec.Name, true
-}
-
 var errLineTooLong = errors.New("line too long")
-
-func readLine(br *bufio.Reader, limit int) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, isPrefix, err := br.ReadLine()
-		if err != nil {
-			return nil, err
-		}
-		line = append(line, chunk...)
-		if len(line) > limit {
-			return nil, errLineTooLong
-		}
-		if !isPrefix {
-			return line, nil
-		}
-	}
-}
-
-// routes registers every op the daemon serves through its one Mux: its own
-// and the event engine's. hello and attach are answered by the connection
-// (handleConn).
-func (d *Daemon) routes() (*proto.Mux, error) {
-	m := proto.NewMux()
-	proto.Handle(m, proto.OpStatus, func(context.Context, proto.None) (proto.DaemonStatus, error) {
-		return d.status(), nil
-	})
-	proto.Handle(m, proto.OpStop, func(context.Context, proto.None) (proto.None, error) {
-		d.logger.Info("stop requested")
-		d.stop()
-		return proto.None{}, nil
-	})
-	proto.Handle(m, proto.OpList, func(context.Context, proto.None) ([]proto.SessionInfo, error) {
-		return d.list(), nil
-	})
-	proto.Handle(m, proto.OpNew, func(ctx context.Context, a proto.NewArgs) (proto.SessionInfo, error) {
-		parent := ""
-		if p := peerOf(ctx)(); p.InPane {
-			if a.Control {
-				d.mu.Lock()
-				defer d.mu.Unlock()
-				return proto.SessionInfo{}, d.forbiddenLocked(p, "it may not make a control pane",
-					"mark a pane as yours from a terminal outside muster")
-			}
-			parent = p.SessionID
-		}
-		return d.newSession(ctx, a, parent)
-	})
-	proto.Handle(m, proto.OpSend, func(ctx context.Context, a proto.SendArgs) (proto.None, error) {
-		return proto.None{}, d.send(ctx, peerOf(ctx), a)
-	})
-	proto.Handle(m, proto.OpCapture, func(ctx context.Context, a proto.CaptureArgs) (proto.CaptureResult, error) {
-		return d.capture(ctx, peerOf(ctx), a)
-	})
-	proto.Handle(m, proto.OpKill, func(ctx context.Context, a proto.Target) (proto.None, error) {
-		return proto.None{}, d.kill(ctx, peerOf(ctx), a.Name)
-	})
-	proto.Handle(m, proto.OpRename, func(ctx context.Context, a proto.RenameArgs) (proto.None, error) {
-		return proto.None{}, d.rename(ctx, peerOf(ctx), a)
-	})
-	proto.Handle(m, proto.OpNativeCapture, func(ctx context.Context, a proto.NativeCaptureArgs) (proto.None, error) {
-		return proto.None{}, d.nativeCapture(ctx, peerOf(ctx), a)
-	})
-	proto.Handle(m, proto.OpResume, d.resume)
-	proto.Handle(m, proto.OpWorktrees, func(ctx context.Context, _ proto.None) ([]proto.WorktreeInfo, error) {
-		return d.listWorktrees(ctx)
-	})
-	proto.Handle(m, proto.OpWorktreeRm, d.removeWorktree)
-	proto.Handle(m, proto.OpSetupConsent, func(ctx context.Context, a proto.SetupConsentArgs) (proto.None, error) {
-		return proto.None{}, d.setupConsent(ctx, a)
-	})
-	proto.Handle(m, proto.OpAutocontinue, func(ctx context.Context, a proto.AutocontinueArgs) (proto.None, error) {
-		return proto.None{}, d.autocontinue(peerOf(ctx), a)
-	})
-	proto.Handle(m, proto.OpSendConfirm, func(ctx context.Context, a proto.SendConfirmArgs) (proto.SendConfirmResult, error) {
-		return d.sendConfirm(ctx, peerOf(ctx), a)
-	})
-	d.events.RegisterControl(m)
-	if missing := m.Missing(); len(missing) > 0 {
-		return nil, fmt.Errorf("control ops without a handler: %v", missing)
-	}
-	return m, nil
-}
-
-func (d *Daemon) status() proto.DaemonStatus {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	panes := 0
-	for _, s := range d.sessions {
-		if s.pane != nil {
-			if exited, _ := s.pane.Exited(); !exited {
-				panes++
-			}
-		}
-	}
-	return proto.DaemonStatus{
-		PID: os.Getpid(), Version: d.opts.Version, StartedAt: d.startedAt.UTC().Format(time.RFC3339),
-		Home: filepath.Dir(d.dirs.State), Sessions: len(d.sessions), Panes: panes,
-		Protocol: proto.ControlVersion,
-	}
-}
-
-// lookup finds a session by name, id, or unique id prefix; d.mu is held.
-func (d *Daemon) lookupLocked(name string) (*session, error) {
-	if name == "" {
-		return nil, proto.Errorf(proto.CodeBadRequest, "no session name given")
-	}
-	for _, s := range d.sessions {
-		if s.rec.Name == name || s.rec.ID == name {
-			return s, nil
-		}
-	}
-	var found *session
-	for _, s := range d.sessions {
-		if len(name) >= 4 && strings.HasPrefix(s.rec.ID, name) {
-			if found != nil {
-				return nil, proto.Errorf(proto.CodeConflict, "%q matches more than one session id", name)
-			}
-			found = s
-		}
-	}
-	if found == nil {
-		return nil, &proto.Error{Code: proto.CodeNotFound, Message: fmt.Sprintf("no session named %q", name), Hint: d.unknownNameHintLocked(name)}
-	}
-	return found, nil
-}
-
-func (d *Daemon) list() []proto.SessionInfo {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	ss := make([]*session, 0, len(d.sessions))
-	for _, s := range d.sessions {
-		ss = append(ss, s)
-	}
-	// By creation to the nanosecond: SessionInfo's time has seconds, and
-	// two sessions started in one second kept their names' order.
-	slices.SortFunc(ss, func(a, b *session) int {
-		return cmp.Or(a.rec.CreatedAt.Compare(b.rec.CreatedAt), strings.Compare(a.rec.Name, b.rec.Name))
-	})
-	out := make([]proto.SessionInfo, 0, len(ss))
-	for _, s := range ss {
-		out = append(out, d.infoLocked(s))
-	}
-	return out
-}
-
-func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
-	info := proto.SessionInfo{
-		ID: s.rec.ID, Name: s.rec.Name, Provider: s.rec.Provider, CWD: s.rec.CWD,
-		CreatedAt:       s.rec.CreatedAt.UTC().Format(time.RFC3339),
-		Command:         displayCommand(s),
-		SurfaceID:       s.surface.ID,
-		State:           "exited",
-		ExitCode:        s.surface.ExitCode,
-		NativeSessionID: s.rec.NativeID,
-		NativeConfirmed: s.rec.NativeConfirmed,
-		Reason:          s.rec.RestoreReason,
-		Control:         s.rec.Control,
-	}
-	if s.pane != nil {
-		info.PID = s.pane.PID()
-		info.Title = s.pane.Title()
-		if exited, code := s.pane.Exited(); exited {
-			info.ExitCode = &code
-		} else {
-			info.State = "running"
-			info.ExitCode = nil
-		}
-	} else {
-		info.PID = s.surface.PID
-	}
-	if d.events != nil {
-		d.events.SessionState(s.rec.ID).Fill(&info)
-	}
-	if d.native != nil && info.State == "running" {
-		a := d.native.Activity(s.surface.ID)
-		info.Activity = a.State
-		info.ActivityEvidence = a.Evidence
-		if a.State == native.Working {
-			info.ActivityPercent = a.Percent
-		}
-		if !a.Since.IsZero() {
-			at := a.Since.UTC().Format(time.RFC3339Nano)
-			info.ActivitySince = &at
-		}
-	}
-	d.usage.fill(s.surface.ID, &info)
-	d.worktrees.fill(s.rec.ID, &info)
-	d.fillLimit(s.surface.ID, &info)
-	info.ContinueAfterLimit = s.continueAfterLimit
-	if info.State == "running" {
-		d.costs.fill(s.surface.ID, &info)
-		info.MemoryCeiling = d.memoryCeiling(s.rec.Name)
-	}
-	if s.pane == nil {
-		if restorable(s) {
-			info.State = "restorable"
-			if info.Reason == "" {
-				if s.surface.EndReason == "daemon-died" {
-					info.Reason = "the daemon died; `muster resume " + s.rec.Name + "` brings it back"
-				} else {
-					info.Reason = "the daemon stopped; `muster resume " + s.rec.Name + "` brings it back"
-				}
-			}
-		}
-	}
-	info.Pane = proto.PaneWord(info.State)
-	info.Status = info.StatusWord()
-	return info
-}
-
-func displayCommand(s *session) string {
-	if s.rec.ShellCommand != "" {
-		return s.rec.ShellCommand
-	}
-	return strings.Join(s.surface.Argv, " ")
-}
-
-func (d *Daemon) send(ctx context.Context, peer func() panepeer.Where, a proto.SendArgs) error {
-	p0 := peer()
-	d.mu.Lock()
-	s, err := d.lookupLocked(a.Name)
-	if err == nil {
-		err = d.mayDriveLocked(p0, s)
-	}
-	if err != nil {
-		d.mu.Unlock()
-		return err
-	}
-	p, surfaceID := s.pane, s.surface.ID
-	d.mu.Unlock()
-	if p == nil {
-		return proto.Errorf(proto.CodeExited, "session %q is not running", s.rec.Name)
-	}
-	_, agent := all.Launch(s.rec.Provider)
-	var echo *echoWatch
-	if agent && a.Enter && a.Text != "" {
-		echo = newEchoWatch(func() (string, error) {
-			ctx, cancel := context.WithTimeout(ctx, time.Second)
-			defer cancel()
-			return p.Capture(ctx, 0, false)
-		}, a.Text)
-	}
-	if a.Text != "" {
-		// The key is evidence before the agent can answer it: observed
-		// after the write, an agent's fast reaction (its working status)
-		// could be fused first, and the key's answer then looked
-		// unconfirmed.
-		d.native.Input(surfaceID, []byte(a.Text))
-		if err := p.Write([]byte(a.Text)); err != nil {
-			return proto.Errorf(proto.CodeExited, "session %q: %v", s.rec.Name, err)
-		}
-	}
-	if a.Enter {
-		if a.Text != "" {
-			// TUIs that see text and CR in one read treat the CR as part of
-			// a paste; a separate, later write makes it a key press. Agent
-			// TUIs need longer (Codex 0.169 still reads a CR 100 ms after
-			// the text as pasted), and only once they have read the text:
-			// see echoWatch. A client that hangs up meanwhile gets no Enter.
-			pause := 30 * time.Millisecond
-			if echo != nil {
-				echo.wait(ctx, d.echoTimeout())
-				pause = 300 * time.Millisecond
-			}
-			if err := sleep(ctx, pause); err != nil {
-				return err
-			}
-		}
-		d.native.Input(surfaceID, []byte("\r"))
-		if err := p.Write([]byte("\r")); err != nil {
-			return proto.Errorf(proto.CodeExited, "session %q: %v", s.rec.Name, err)
-		}
-	}
-	return nil
-}
-
-// echoTimeout bounds the wait for an agent's echo in send.
-func (d *Daemon) echoTimeout() time.Duration {
-	if h := d.opts.hooks; h != nil && h.echoTimeout > 0 {
-		return h.echoTimeout
-	}
-	return echoTimeout
-}
-
-// resumeSettle is how long a resumed pane must live for its resume to
-// count: one that dies sooner (a stale id, a broken install) is reported.
-func (d *Daemon) resumeSettle() time.Duration {
-	if h := d.opts.hooks; h != nil && h.resumeSettle > 0 {
-		return h.resumeSettle
-	}
-	return 1500 * time.Millisecond
-}
-
-// sleep waits for d, or returns ctx's error when it ends first.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
-
-func (d *Daemon) capture(ctx context.Context, peer func() panepeer.Where, a proto.CaptureArgs) (proto.CaptureResult, error) {
-	if a.Scrollback < 0 {
-		return proto.CaptureResult{}, proto.Errorf(proto.CodeBadRequest, "scrollback must not be negative")
-	}
-	p0 := peer()
-	d.mu.Lock()
-	s, err := d.lookupLocked(a.Name)
-	if err == nil {
-		err = d.mayDriveLocked(p0, s)
-	}
-	if err != nil {
-		d.mu.Unlock()
-		return proto.CaptureResult{}, err
-	}
-	p, final := s.pane, s.surface.FinalScreen
-	d.mu.Unlock()
-	if p == nil {
-		return proto.CaptureResult{Text: final}, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	text, err := p.Capture(ctx, a.Scrollback, a.ANSI)
-	if err != nil {
-		return proto.CaptureResult{}, proto.Errorf(proto.CodeInternal, "capture %s: %v", s.rec.Name, err)
-	}
-	return proto.CaptureResult{Text: text}, nil
-}
-
-func (d *Daemon) kill(ctx context.Context, peer func() panepeer.Where, name string) error {
-	p0 := peer()
-	d.mu.Lock()
-	s, err := d.lookupLocked(name)
-	if err == nil {
-		err = d.mayDriveLocked(p0, s)
-	}
-	if err != nil {
-		d.mu.Unlock()
-		return err
-	}
-	p := s.pane
-	if s.surface.ID != "" {
-		// Processes that outlive the pane are still known to come from it.
-		d.ghosts[s.surface.ID] = ghost{sessionID: s.rec.ID, name: s.rec.Name}
-	}
-	d.mu.Unlock()
-	if p != nil {
-		d.leftovers.PaneClosing(p.PID())
-		p.Close(2 * time.Second)
-	}
-	if err := d.store.DeleteSession(ctx, s.rec.ID); err != nil {
-		return proto.Errorf(proto.CodeInternal, "remove session %s: %v", s.rec.Name, err)
-	}
-	d.mu.Lock()
-	delete(d.sessions, s.rec.ID)
-	d.mu.Unlock()
-	d.events.SessionRemoved(s.rec.ID)
-	d.logger.Info("session killed", "session_id", s.rec.ID)
-	if ended := d.leftovers.Reap(d.livePanePIDs()); len(ended) > 0 {
-		d.logger.Info("ended shared agent processes no pane uses", "pids", ended)
-	}
-	return nil
-}
-
-// rename writes the store without d.mu, which the pane output path takes,
-// and swaps the name in memory afterwards. The new name is reserved while
-// the write runs, so that no new session or other rename takes it.
-func (d *Daemon) rename(ctx context.Context, peer func() panepeer.Where, a proto.RenameArgs) error {
-	if err := validateName(a.NewName); err != nil {
-		return err
-	}
-	p0 := peer()
-	d.mu.Lock()
-	s, err := d.lookupLocked(a.Name)
-	if err == nil {
-		err = d.mayDriveLocked(p0, s)
-	}
-	if err == nil && s.rec.Name != a.NewName && d.nameTakenLocked(a.NewName) {
-		err = proto.Errorf(proto.CodeConflict, "a session named %q already exists", a.NewName)
-	}
-	if err == nil && s.renaming {
-		err = proto.Errorf(proto.CodeConflict, "session %q is being renamed", s.rec.Name)
-	}
-	if err != nil {
-		d.mu.Unlock()
-		return err
-	}
-	s.renaming = true
-	d.reserved[a.NewName] = true
-	id := s.rec.ID
-	d.mu.Unlock()
-	if h := d.opts.hooks; h != nil && h.renameWrite != nil {
-		h.renameWrite()
-	}
-	err = d.store.RenameSession(ctx, id, a.NewName)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	s.renaming = false
-	delete(d.reserved, a.NewName)
-	switch {
-	case errors.Is(err, store.ErrNameTaken):
-		return proto.Errorf(proto.CodeConflict, "a session named %q already exists", a.NewName)
-	case err != nil:
-		return proto.Errorf(proto.CodeInternal, "rename: %v", err)
-	case d.sessions[id] != s:
-		// Killed while the store was written: its row is gone too.
-		return proto.Errorf(proto.CodeNotFound, "session %q was killed while being renamed", s.rec.Name)
-	}
-	s.rec.Name = a.NewName
-	d.stateChanged()
-	return nil
-}
-
-// nameTakenLocked reports whether a session has name, or a rename in
-// flight is giving it to one. d.mu is held.
-func (d *Daemon) nameTakenLocked(name string) bool {
-	if d.reserved[name] {
-		return true
-	}
-	for _, s := range d.sessions {
-		if s.rec.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-func validateName(name string) error {
-	if name == "" {
-		return proto.Errorf(proto.CodeInvalid, "session name must not be empty")
-	}
-	if len(name) > 64 {
-		return proto.Errorf(proto.CodeInvalid, "session name %q is longer than 64 bytes", name)
-	}
-	if strings.HasPrefix(name, "-") {
-		return proto.Errorf(proto.CodeInvalid, "session name %q must not start with '-'", name)
-	}
-	for _, r := range name {
-		if r <= ' ' || r == 0x7f || r == '/' || r == ':' {
-			return proto.Errorf(proto.CodeInvalid, "session name %q may not contain spaces, control characters, '/' or ':'", name)
-		}
-	}
-	return nil
-}

@@ -291,7 +291,7 @@ func TestVersionExchange(t *testing.T) {
 
 	old := d.dialRaw() // control protocol 1: no hello
 	e := old.call(proto.OpList, nil, nil)
-	want := "the running daemon is version test (control protocol " + strconv.Itoa(proto.ControlVersion) + "), this client is older (control protocol 1); run `muster daemon stop`"
+	want := "the running daemon is version test (control protocol " + strconv.Itoa(proto.ControlVersion) + "), this client is older (control protocol 1); run `muster daemon restart` to replace it, keeping every pane"
 	if e == nil || e.Code != proto.CodeVersion || e.Message != want {
 		t.Fatalf("ls without hello = %+v\nwant %s", e, want)
 	}
@@ -304,7 +304,7 @@ func TestVersionExchange(t *testing.T) {
 
 	other := d.dialRaw()
 	e = other.call(proto.OpHello, proto.Hello{Protocol: 1, Version: "0.1.0"}, nil)
-	want = "the running daemon is version test (control protocol " + strconv.Itoa(proto.ControlVersion) + "), this client is version 0.1.0 (control protocol 1); run `muster daemon stop`"
+	want = "the running daemon is version test (control protocol " + strconv.Itoa(proto.ControlVersion) + "), this client is version 0.1.0 (control protocol 1); run `muster daemon restart` to replace it, keeping every pane"
 	if e == nil || e.Code != proto.CodeVersion || e.Message != want {
 		t.Fatalf("hello of protocol 1 = %+v\nwant %s", e, want)
 	}

@@ -317,24 +317,11 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 		"MUSTER_EVENT_SOCKET":     d.dirs.EventSocket(),
 		"MUSTER_EVENT_CAPABILITY": capTok,
 	}
-	d.mu.Lock()
-	bell := s.bellLocked()
-	d.mu.Unlock()
-	cfg := pane.Config{
-		Argv:            d.injectHooks(s.rec, argv),
-		Dir:             s.rec.CWD,
-		Env:             d.paneEnv(env, s, surfaceID, extra),
-		Cols:            cols,
-		Rows:            rows,
-		Scrollback:      d.opts.Scrollback,
-		WindowSize:      d.opts.WindowSize,
-		ScrollbackBytes: d.opts.ScrollbackBytes,
-		Logger:          d.logger.With("session_id", s.rec.ID, "surface_id", surfaceID),
-		Scanner: bellScanner{Scanner: newPaneScanner(func(sigs []termsignal.Signal) {
-			d.onSignals(s, surfaceID, sigs)
-		}), bell: bell, retitled: d.stateChanged},
-		FilterClients: true,
-	}
+	cfg := d.paneConfig(s, surfaceID)
+	cfg.Argv = d.injectHooks(s.rec, argv)
+	cfg.Dir = s.rec.CWD
+	cfg.Env = d.paneEnv(env, s, surfaceID, extra)
+	cfg.Cols, cfg.Rows = cols, rows
 	// A program that exits at once must not have its exit recorded before
 	// its launch is: the store would keep the surface running.
 	recorded := make(chan struct{})
@@ -369,6 +356,7 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 	d.mu.Lock()
 	old, oldSurface := s.pane, s.surface
 	s.pane, s.surface = p, su
+	s.capability, s.hooksInjected = capTok, injected
 	s.reserved = 0 // the pane counts its own cells from now on
 	d.mu.Unlock()
 	if h := d.opts.hooks; h != nil && h.recordingSurface != nil {
@@ -393,6 +381,24 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 	}
 	d.logger.Info("pane started", "session_id", s.rec.ID, "surface_id", surfaceID, "pid", p.PID(), "argv0", argv[0])
 	return nil
+}
+
+// paneConfig is what every pane of s gets, launched or adopted from an
+// earlier daemon image (handoff.go): its scanner, limits and logger.
+func (d *Daemon) paneConfig(s *session, surfaceID string) pane.Config {
+	d.mu.Lock()
+	bell := s.bellLocked()
+	d.mu.Unlock()
+	return pane.Config{
+		Scrollback:      d.opts.Scrollback,
+		WindowSize:      d.opts.WindowSize,
+		ScrollbackBytes: d.opts.ScrollbackBytes,
+		Logger:          d.logger.With("session_id", s.rec.ID, "surface_id", surfaceID),
+		Scanner: bellScanner{Scanner: newPaneScanner(func(sigs []termsignal.Signal) {
+			d.onSignals(s, surfaceID, sigs)
+		}), bell: bell, retitled: d.stateChanged},
+		FilterClients: true,
+	}
 }
 
 // injectHooks adds per-launch hook configuration where the provider allows

@@ -106,12 +106,12 @@ func TestEveryPaneRuleIsDeliberate(t *testing.T) {
 			t.Errorf("%s: want allowed on the pane's own sessions only", op)
 		}
 	}
-	for _, op := range []string{"stop", "resume", "worktree_rm", "setup_consent"} {
+	for _, op := range []string{"stop", "resume", "restart", "worktree_rm", "setup_consent"} {
 		if access(op) != proto.Outside {
 			t.Errorf("%s: want refused from a pane", op)
 		}
 	}
-	if len(proto.Ops) != 23 {
+	if len(proto.Ops) != 24 {
 		t.Errorf("%d ops: give the new ones a deliberate rule here", len(proto.Ops))
 	}
 	// An op the table does not know is refused from a pane.

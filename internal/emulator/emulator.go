@@ -153,3 +153,32 @@ func (t *vtTerminal) Text(scrollback int, withANSI bool) string {
 	}
 	return b.String()
 }
+
+// Export is what a new daemon image needs to rebuild this terminal
+// exactly (see Restore): every line of history as stored (rendered with
+// its styles) and a snapshot of the screen, cursor and modes. The title
+// is left out: the pane carries it, and OSC titles must not reach Write.
+func Export(t Terminal) (history []string, screen []byte) {
+	vt, ok := t.(*vtTerminal)
+	if !ok {
+		return nil, t.Snapshot(0, 0)
+	}
+	title := vt.title
+	vt.title = ""
+	screen = vt.Snapshot(0, 0)
+	vt.title = title
+	return vt.hist.last(vt.hist.len()), screen
+}
+
+// Restore fills a new terminal of the exported one's size with what
+// Export returned: the history lines go in as they were stored (no line
+// is re-rendered, so none changes), then the snapshot repaints the screen
+// and sets the cursor and every mode.
+func Restore(t Terminal, history []string, screen []byte) {
+	if vt, ok := t.(*vtTerminal); ok {
+		for _, line := range history {
+			vt.hist.push(line)
+		}
+	}
+	t.Write(screen)
+}

@@ -60,6 +60,10 @@ type PaneResolver interface {
 // Config configures an Engine. Store is required; zero fields take the
 // documented defaults.
 type Config struct {
+	// Adopted are the surfaces a daemon restart handed over: their
+	// programs run on, so the startup sweep leaves their runs alone.
+	Adopted map[string]bool
+
 	Store    *store.Store
 	Logger   *slog.Logger     // default: discard
 	Resolver Resolver         // needed by wait, explain and notification titles
@@ -296,6 +300,10 @@ func (e *Engine) Start(ctx context.Context) error {
 		b.Prune(now)
 		var evs []runstate.Event
 		for _, r := range b.Unfinished() {
+			if e.cfg.Adopted[r.SurfaceID] {
+				// Its pane was handed over by a restart and runs on.
+				continue
+			}
 			evs = append(evs, synthesize(r, proto.KindDisconnected, HookStartupSweep, runstate.SourceSweep,
 				"the previous daemon stopped while the run was "+string(r.State), now))
 		}
@@ -372,6 +380,26 @@ func (e *Engine) RegisterSurface(s Surface) (string, error) {
 	c.LaunchArgs = append([]string(nil), s.LaunchArgs...)
 	e.surfaces[s.ID] = &c
 	return tok, nil
+}
+
+// AdoptSurface records a pane a daemon restart handed over, with the
+// capability its program already holds (see RegisterSurface).
+func (e *Engine) AdoptSurface(s Surface, token string) error {
+	if s.ID == "" || s.SessionID == "" {
+		return errors.New("adopt surface: surface and session ids are required")
+	}
+	e.smu.Lock()
+	defer e.smu.Unlock()
+	if _, dup := e.surfaces[s.ID]; dup {
+		return fmt.Errorf("adopt surface %s: already registered", s.ID)
+	}
+	if err := e.caps.Restore(s.ID, token); err != nil {
+		return fmt.Errorf("adopt surface %s: %w", s.ID, err)
+	}
+	c := s
+	c.LaunchArgs = append([]string(nil), s.LaunchArgs...)
+	e.surfaces[s.ID] = &c
+	return nil
 }
 
 // SurfaceStarted records the pid of a surface's process once it runs.

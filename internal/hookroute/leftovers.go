@@ -2,13 +2,12 @@ package hookroute
 
 import (
 	"context"
-	"errors"
-	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/musterhq/muster/internal/procfs"
 )
 
 // Leftovers ends the shared processes a pane started (Codex's app-server
@@ -158,22 +157,13 @@ func (l *Leftovers) end(h leftover) {
 	}
 }
 
-// startTime is field 22 of /proc/PID/stat (clock ticks since boot), ""
-// when the process is gone or a zombie.
+// startTime is when pid started (procfs.Stat.StartTime, as text), ""
+// when the process is gone or a zombie: with the pid it names one
+// process, so a reused pid is never signalled.
 func startTime(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if errors.Is(err, os.ErrNotExist) || err != nil {
+	st, err := procfs.FS{}.Stat(pid)
+	if err != nil || st.Zombie() {
 		return ""
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); field 22 is f[19].
-	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-		return ""
-	}
-	return f[19]
+	return strconv.FormatUint(st.StartTime, 10)
 }

@@ -1,14 +1,9 @@
 package hookroute
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/musterhq/muster/internal/procfs"
 )
 
 // Procs inspects processes. The Linux implementation reads /proc; tests may
@@ -27,176 +22,57 @@ type Procs interface {
 	Cmdline(pid int) ([]string, error)
 }
 
-// ProcFS is Procs over a Linux /proc file system.
+// ProcFS is Procs over a Linux /proc file system (internal/procfs).
 type ProcFS struct {
 	Root string // "/proc" when empty
 }
 
-func (p ProcFS) root() string {
-	if p.Root == "" {
-		return "/proc"
-	}
-	return p.Root
-}
+func (p ProcFS) fs() procfs.FS { return procfs.FS{Root: p.Root} }
 
-func (p ProcFS) path(pid int, parts ...string) string {
-	return filepath.Join(append([]string{p.root(), strconv.Itoa(pid)}, parts...)...)
-}
-
-// Children reads /proc/PID/task/*/children, falling back to a scan of every
-// process's parent when the kernel lacks that file.
+// Children returns pid's direct children.
 func (p ProcFS) Children(pid int) ([]int, error) {
-	tasks, err := readDirNames(p.path(pid, "task"))
+	kids, err := p.fs().Children(pid)
 	if err != nil {
 		return nil, fmt.Errorf("list children of %d: %w", pid, err)
 	}
-	var out []int
-	for _, t := range tasks {
-		b, err := readProcFile(p.path(pid, "task", t, "children"))
-		if errors.Is(err, os.ErrNotExist) {
-			return p.scanChildren(pid)
-		}
-		if err != nil {
-			continue // the task ended
-		}
-		for _, f := range strings.Fields(string(b)) {
-			if c, err := strconv.Atoi(f); err == nil {
-				out = append(out, c)
-			}
-		}
-	}
-	return out, nil
+	return kids, nil
 }
 
-func (p ProcFS) scanChildren(pid int) ([]int, error) {
-	ents, err := os.ReadDir(p.root())
-	if err != nil {
-		return nil, fmt.Errorf("list processes: %w", err)
-	}
-	var out []int
-	for _, e := range ents {
-		c, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := readProcFile(p.path(c, "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …; comm may hold spaces and parentheses.
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) >= 2 {
-			if pp, err := strconv.Atoi(f[1]); err == nil && pp == pid {
-				out = append(out, c)
-			}
-		}
-	}
-	return out, nil
-}
-
-// Name reads /proc/PID/comm and /proc/PID/exe.
+// Name reads the command name and the executable's path.
 func (p ProcFS) Name(pid int) (string, string, error) {
-	b, err := readProcFile(p.path(pid, "comm"))
+	comm, err := p.fs().Comm(pid)
 	if err != nil {
 		return "", "", fmt.Errorf("read name of %d: %w", pid, err)
 	}
-	exe, _ := os.Readlink(p.path(pid, "exe"))
-	return strings.TrimSpace(string(b)), exe, nil
+	exe, _ := p.fs().Exe(pid)
+	return comm, exe, nil
 }
 
-// Cwd reads /proc/PID/cwd.
+// Cwd reads the working directory.
 func (p ProcFS) Cwd(pid int) (string, error) {
-	d, err := os.Readlink(p.path(pid, "cwd"))
+	d, err := p.fs().Cwd(pid)
 	if err != nil {
 		return "", fmt.Errorf("read cwd of %d: %w", pid, err)
 	}
 	return d, nil
 }
 
-// OpenFiles reads the links in /proc/PID/fd.
+// OpenFiles lists the files pid holds open.
 func (p ProcFS) OpenFiles(pid int) ([]string, error) {
-	dir := p.path(pid, "fd")
-	ents, err := os.ReadDir(dir)
+	files, err := p.fs().OpenFiles(pid)
 	if err != nil {
 		return nil, fmt.Errorf("list open files of %d: %w", pid, err)
 	}
-	out := make([]string, 0, len(ents))
-	for _, e := range ents {
-		if t, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && strings.HasPrefix(t, "/") {
-			out = append(out, t)
-		}
-	}
-	return out, nil
+	return files, nil
 }
 
-// Cmdline reads /proc/PID/cmdline.
+// Cmdline reads pid's argv.
 func (p ProcFS) Cmdline(pid int) ([]string, error) {
-	b, err := readProcFile(p.path(pid, "cmdline"))
+	argv, err := p.fs().Cmdline(pid)
 	if err != nil {
 		return nil, fmt.Errorf("read command line of %d: %w", pid, err)
 	}
-	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
-}
-
-// The daemon walks every pane's process tree every few seconds
-// (Leftovers.Watch), so /proc is read with plain system calls: os.ReadFile
-// and os.ReadDir also stat the file and try to register it with the
-// network poller, twice the calls, and they were a third of an idle
-// daemon's CPU with 50 panes.
-
-// readProcFile reads a whole /proc file, which reports no size.
-func readProcFile(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	buf := make([]byte, 0, 512)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "read", Path: path, Err: err}
-		}
-		if n == 0 {
-			return buf, nil
-		}
-		buf = buf[:len(buf)+n]
-	}
-}
-
-// readDirNames lists a directory's entries but . and ..
-func readDirNames(path string) ([]string, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	var names []string
-	var buf [4096]byte
-	for {
-		n, err := unix.ReadDirent(fd, buf[:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "readdirent", Path: path, Err: err}
-		}
-		if n <= 0 {
-			return names, nil
-		}
-		_, _, names = unix.ParseDirent(buf[:n], -1, names)
-	}
+	return argv, nil
 }
 
 // maxTree bounds the processes examined under one pane.

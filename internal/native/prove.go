@@ -1,11 +1,9 @@
 package native
 
 import (
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/musterhq/muster/internal/procfs"
 	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/provider/all"
 )
@@ -87,24 +85,4 @@ func (e *Estimator) crowded(s *surface, a *agentRun, id string) bool {
 
 // processTree returns root and its descendants, shallowest first, at most
 // max of them (Linux: /proc/PID/task/*/children; elsewhere root only).
-func processTree(root, max int) []int {
-	out := []int{root}
-	for i := 0; i < len(out) && len(out) < max; i++ {
-		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(out[i]) + "/task")
-		if err != nil {
-			continue
-		}
-		for _, t := range tasks {
-			b, err := os.ReadFile("/proc/" + strconv.Itoa(out[i]) + "/task/" + t.Name() + "/children")
-			if err != nil {
-				continue
-			}
-			for _, f := range strings.Fields(string(b)) {
-				if c, err := strconv.Atoi(f); err == nil && len(out) < max {
-					out = append(out, c)
-				}
-			}
-		}
-	}
-	return out
-}
+func processTree(root, max int) []int { return procfs.FS{}.Tree(root, max) }

@@ -3,10 +3,10 @@ package nativeid
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+
+	"github.com/musterhq/muster/internal/procfs"
 )
 
 // Process-tree errors.
@@ -164,67 +164,31 @@ type ProcFS struct {
 	Dir string
 }
 
-func (p ProcFS) dir() string {
-	if p.Dir == "" {
-		return "/proc"
-	}
-	return p.Dir
-}
-
-// ParentOf reads the parent id from <Dir>/<pid>/stat. The command name in
-// that file is in parentheses and may itself contain ") ", so the fields are
-// split after the last ')'.
+// ParentOf reads the parent id of pid (internal/procfs).
 func (p ProcFS) ParentOf(pid int) (int, error) {
 	if pid <= 0 {
 		return 0, fmt.Errorf("parent of %d: %w", pid, ErrBadPID)
 	}
-	b, err := os.ReadFile(filepath.Join(p.dir(), strconv.Itoa(pid), "stat"))
+	st, err := procfs.FS{Root: p.Dir}.Stat(pid)
 	if err != nil {
 		return 0, fmt.Errorf("parent of %d: %w", pid, err)
 	}
-	ppid, _, err := parseStat(string(b))
-	if err != nil {
-		return 0, fmt.Errorf("parent of %d: %w", pid, err)
-	}
-	return ppid, nil
+	return st.PPID, nil
 }
 
-// Executable returns the base name of the target of <Dir>/<pid>/exe, or,
-// when that link cannot be read, the command name from stat.
+// Executable returns the base name of pid's executable, or, when that
+// link cannot be read, its command name.
 func (p ProcFS) Executable(pid int) (string, error) {
 	if pid <= 0 {
 		return "", fmt.Errorf("executable of %d: %w", pid, ErrBadPID)
 	}
-	base := filepath.Join(p.dir(), strconv.Itoa(pid))
-	if target, err := os.Readlink(filepath.Join(base, "exe")); err == nil {
+	fs := procfs.FS{Root: p.Dir}
+	if target, err := fs.Exe(pid); err == nil {
 		return filepath.Base(strings.TrimSuffix(target, " (deleted)")), nil
 	}
-	b, err := os.ReadFile(filepath.Join(base, "stat"))
+	st, err := fs.Stat(pid)
 	if err != nil {
 		return "", fmt.Errorf("executable of %d: %w", pid, err)
 	}
-	_, comm, err := parseStat(string(b))
-	if err != nil {
-		return "", fmt.Errorf("executable of %d: %w", pid, err)
-	}
-	return comm, nil
-}
-
-// parseStat returns the ppid and comm fields of a /proc/<pid>/stat line:
-// "pid (comm) state ppid …".
-func parseStat(s string) (int, string, error) {
-	open := strings.IndexByte(s, '(')
-	close := strings.LastIndexByte(s, ')')
-	if open < 0 || close < open {
-		return 0, "", errors.New("malformed stat: no command name")
-	}
-	fields := strings.Fields(s[close+1:])
-	if len(fields) < 2 {
-		return 0, "", errors.New("malformed stat: too few fields")
-	}
-	ppid, err := strconv.Atoi(fields[1])
-	if err != nil || ppid < 0 {
-		return 0, "", fmt.Errorf("malformed stat: ppid %q", fields[1])
-	}
-	return ppid, s[open+1 : close], nil
+	return st.Comm, nil
 }

@@ -111,8 +111,10 @@ const (
 type Pane struct {
 	cfg    Config
 	logger *slog.Logger
-	cmd    *exec.Cmd
-	ptmx   *os.File
+	// proc is the program's process: started by this pane, or adopted
+	// from an earlier daemon image (Adopt).
+	proc *os.Process
+	ptmx *os.File
 	// rc reads and writes ptmx with raw system calls (rawio) when it is a
 	// descriptor of the poller; nil where it stays blocking.
 	rc  syscall.RawConn
@@ -131,6 +133,11 @@ type Pane struct {
 	exited   bool
 	exitCode int
 	title    string
+	// frozen: the pane is being handed to a new daemon image (Freeze);
+	// its program is not reaped here, so that the new image can. reaping:
+	// waitLoop is reaping it, too late for that.
+	frozen  bool
+	reaping bool
 
 	attached  atomic.Int32
 	lastInput atomic.Int64 // Unix nanoseconds of the last Write
@@ -214,7 +221,7 @@ func Start(cfg Config) (*Pane, error) {
 	p := &Pane{
 		cfg:        cfg,
 		logger:     logger,
-		cmd:        cmd,
+		proc:       cmd.Process,
 		ptmx:       ptmx,
 		rc:         rc,
 		pid:        cmd.Process.Pid,
@@ -415,18 +422,29 @@ func (s *sharedCopy) get() []byte {
 
 func (p *Pane) waitLoop() {
 	defer p.wg.Done()
-	err := p.cmd.Wait()
-	code := 0
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				code = 128 + int(ws.Signal())
-			} else {
-				code = ee.ExitCode()
-			}
+	// The exit is first seen without reaping the program: a pane frozen
+	// for a handoff leaves it to the next daemon image, whose adopted
+	// pane reaps it and so learns its exit code.
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	p.mu.Lock()
+	if p.frozen {
+		p.mu.Unlock()
+		return
+	}
+	p.reaping = true
+	p.mu.Unlock()
+	code := -1
+	if st, err := p.proc.Wait(); err == nil {
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
 		} else {
-			code = -1
+			code = st.ExitCode()
 		}
 	}
 	// Output written just before exit is still in the PTY; let the reader

@@ -1,10 +1,9 @@
 package pane
 
 import (
-	"bytes"
-	"os"
-	"strconv"
 	"syscall"
+
+	"github.com/musterhq/muster/internal/procfs"
 )
 
 // signalSession signals every process of the pane's terminal session, not
@@ -27,34 +26,11 @@ func (p *Pane) signalSession(sigs ...syscall.Signal) {
 // sessionMembers lists the processes whose session id is sid, read from
 // /proc; none where /proc is missing.
 func sessionMembers(sid int) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
 	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid <= 0 {
-			continue
+	procfs.FS{}.Each(func(st procfs.Stat) {
+		if st.Session == sid {
+			pids = append(pids, st.PID)
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The command name may hold spaces and parentheses: the fields
-		// that follow start after its last ')'. They are state, ppid,
-		// pgrp and session.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) < 4 {
-			continue
-		}
-		if s, err := strconv.Atoi(string(f[3])); err == nil && s == sid {
-			pids = append(pids, pid)
-		}
-	}
+	})
 	return pids
 }

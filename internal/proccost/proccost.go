@@ -1,9 +1,10 @@
 // Package proccost measures what each pane's process tree costs the
 // machine: resident memory (RSS, and PSS where the kernel lets Muster read
 // it) and CPU. One Sample reads every process's /proc/PID/stat once for
-// all panes together, builds the parent map and gives each process to the
-// pane whose root it descends from, so the cost of sampling grows with the
-// machine's processes, not with panes × processes.
+// all panes together (through internal/procfs), builds the parent map and
+// gives each process to the pane whose root it descends from, so the cost
+// of sampling grows with the machine's processes, not with panes ×
+// processes.
 package proccost
 
 import (
@@ -14,7 +15,7 @@ import (
 	"strconv"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/musterhq/muster/internal/procfs"
 )
 
 // Cost is one pane's process tree at one sample.
@@ -55,7 +56,7 @@ type seen struct {
 // Sampler keeps what the previous sample saw, to turn CPU ticks into a
 // rate. It is not safe for concurrent use.
 type Sampler struct {
-	// Proc is the proc file system's root ("/proc" when empty).
+	// Proc is the proc file system's root (the system's when empty).
 	Proc string
 	// PSSEvery reads smaps_rollup on one sample in PSSEvery (0 or 1:
 	// every sample): the kernel walks each process's page tables to
@@ -81,30 +82,17 @@ var ErrUnsupported = errors.New("proccost: no /proc on this system")
 // at now. roots maps a key of the caller's (a surface id) to the pid; a
 // root that no longer exists gets no entry.
 func (s *Sampler) Sample(roots map[string]int, now time.Time) (map[string]Cost, error) {
-	procDir := s.Proc
-	if procDir == "" {
-		procDir = "/proc"
-	}
-	names, err := readDirNames(procDir)
-	if err != nil {
-		return nil, ErrUnsupported
-	}
+	fs := procfs.FS{Root: s.Proc}
 	if s.buf == nil {
 		s.buf = make([]byte, 1024)
 	}
-	stats := make(map[int]procStat, len(names))
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil || pid <= 0 {
-			continue
-		}
-		n, err := readInto(procDir+"/"+name+"/stat", s.buf)
-		if err != nil {
-			continue // gone since the listing
-		}
-		if st, ok := parseStat(s.buf[:n]); ok {
-			stats[pid] = st
-		}
+	stats := map[int]procStat{}
+	err := fs.Each(func(st procfs.Stat) {
+		stats[st.PID] = procStat{ppid: st.PPID, startTime: st.StartTime,
+			ticks: st.UTime + st.STime + st.CUTime + st.CSTime, rssPages: st.RSSPages}
+	})
+	if err != nil {
+		return nil, ErrUnsupported
 	}
 	rootOf := make(map[int]string, len(roots))
 	for key, pid := range roots {
@@ -159,7 +147,7 @@ func (s *Sampler) Sample(roots map[string]int, now time.Time) (map[string]Cost, 
 		c.RSSBytes += st.rssPages * pageSize
 		k := procKey{pid, st.startTime}
 		if readPSS {
-			if v, ok := readPSSBytes(procDir+"/"+strconv.Itoa(pid)+"/smaps_rollup", s.buf); ok {
+			if v, ok := readPSSBytes(fs, pid, s.buf); ok {
 				s.pss[k] = v
 			}
 		}
@@ -207,61 +195,9 @@ func (s *Sampler) Sample(roots map[string]int, now time.Time) (map[string]Cost, 
 	return costs, nil
 }
 
-// parseStat reads the fields of a /proc/PID/stat line that a cost needs.
-// The command name in parentheses may hold spaces and parentheses, so the
-// fields are counted from its last ')'.
-func parseStat(b []byte) (procStat, bool) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 > len(b) {
-		return procStat{}, false
-	}
-	var st procStat
-	field := 0 // 0 is the state, the third field of the line
-	var ticks uint64
-	for rest := b[i+2:]; len(rest) > 0 && field <= 21; field++ {
-		var f []byte
-		if j := bytes.IndexByte(rest, ' '); j >= 0 {
-			f, rest = rest[:j], rest[j+1:]
-		} else {
-			f, rest = bytes.TrimRight(rest, "\n"), nil
-		}
-		switch field {
-		case 1:
-			v, err := strconv.Atoi(string(f))
-			if err != nil {
-				return procStat{}, false
-			}
-			st.ppid = v
-		case 11, 12, 13, 14: // utime stime cutime cstime
-			v, err := strconv.ParseUint(string(f), 10, 64)
-			if err != nil {
-				return procStat{}, false
-			}
-			ticks += v
-		case 19:
-			v, err := strconv.ParseUint(string(f), 10, 64)
-			if err != nil {
-				return procStat{}, false
-			}
-			st.startTime = v
-		case 21:
-			v, err := strconv.ParseInt(string(f), 10, 64)
-			if err != nil {
-				return procStat{}, false
-			}
-			st.rssPages = v
-		}
-	}
-	if field <= 21 {
-		return procStat{}, false
-	}
-	st.ticks = ticks
-	return st, true
-}
-
 // readPSSBytes reads the Pss line of a smaps_rollup file.
-func readPSSBytes(path string, buf []byte) (int64, bool) {
-	n, err := readInto(path, buf)
+func readPSSBytes(fs procfs.FS, pid int, buf []byte) (int64, bool) {
+	n, err := fs.ReadInto(pid, "smaps_rollup", buf)
 	if err != nil {
 		return 0, false
 	}
@@ -283,28 +219,6 @@ func readPSSBytes(path string, buf []byte) (int64, bool) {
 		return 0, false
 	}
 	return kb * 1024, true
-}
-
-// readInto reads the start of a small file with plain system calls: a
-// sample opens one file per process on the machine, and os.ReadFile
-// costs several times as much.
-func readInto(path string, buf []byte) (int, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return 0, err
-	}
-	defer unix.Close(fd)
-	return unix.Read(fd, buf)
-}
-
-// readDirNames lists a directory's names.
-func readDirNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.Readdirnames(-1)
 }
 
 // FormatBytes writes a size the way ls and the dashboard show it: 1024-

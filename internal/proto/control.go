@@ -82,7 +82,7 @@ const (
 	// allows and none of them could be dropped; retry shortly.
 	CodeBusy = "busy"
 	// CodeVersion means the client and the daemon speak different control
-	// protocols; the message says which and to run `muster daemon stop`.
+	// protocols; the message says which and to run `muster daemon restart`.
 	CodeVersion = "version_mismatch"
 	// CodeLimit refuses a request that would take the daemon past a
 	// limit of config.toml's [limits]: panes a pane may start, emulator
@@ -106,6 +106,7 @@ const (
 	OpHello         = "hello"          // the version exchange; first on every connection
 	OpStatus        = "status"         // the daemon's pid, version and counts
 	OpStop          = "stop"           // stop the daemon and every pane
+	OpRestart       = "restart"        // hand every pane to a new daemon image
 	OpList          = "ls"             // every session
 	OpNew           = "new"            // start a session
 	OpSend          = "send"           // type text (and Enter) into a pane
@@ -215,6 +216,7 @@ var Ops = []Op{
 	{OpHello, t[Hello](), t[HelloResult](), ReadOnly, Handshake, true, nil},
 	{OpStatus, t[None](), t[DaemonStatus](), ReadOnly, Reply, true, nil},
 	{OpStop, t[None](), t[None](), Outside, Last, true, nil},
+	{OpRestart, t[RestartArgs](), t[None](), Outside, Last, true, []string{CodeInvalid, CodeUnsupported}},
 	{OpList, t[None](), t[[]SessionInfo](), ReadOnly, Reply, false, nil},
 	{OpNew, t[NewArgs](), t[SessionInfo](), OwnPane, Reply, false, []string{CodeInvalid, CodeConflict, CodeLimit}},
 	{OpSend, t[SendArgs](), t[None](), OwnPane, Reply, false, []string{CodeNotFound, CodeConflict, CodeExited}},
@@ -257,7 +259,7 @@ func Lookup(name string) (Op, bool) {
 // did not answer status).
 func VersionMismatch(daemonVersion string, daemonProtocol int, clientVersion string, clientProtocol int) *Error {
 	return &Error{Code: CodeVersion, Message: fmt.Sprintf(
-		"the running daemon is %s, this client is %s; run `muster daemon stop`",
+		"the running daemon is %s, this client is %s; run `muster daemon restart` to replace it, keeping every pane",
 		describeVersion(daemonVersion, daemonProtocol, clientProtocol),
 		describeVersion(clientVersion, clientProtocol, daemonProtocol))}
 }
@@ -300,6 +302,31 @@ type DaemonStatus struct {
 	// Protocol is the daemon's ControlVersion; 0 from a daemon of
 	// protocol 1, which did not report it.
 	Protocol int `json:"protocol,omitempty"`
+	// Handoff is the last restart that ended in this daemon image: the
+	// new image's report, or the old image's when it took its panes back.
+	Handoff *HandoffReport `json:"handoff,omitempty"`
+}
+
+// RestartArgs are the arguments of op "restart": the daemon re-executes
+// itself as Executable (absolute), which must adopt its panes; Token
+// names the restart in the HandoffReport that follows.
+type RestartArgs struct {
+	Executable string `json:"executable"`
+	Token      string `json:"token"`
+}
+
+// HandoffReport says how a restart ended (DaemonStatus.Handoff).
+type HandoffReport struct {
+	Token       string `json:"token"`
+	FromVersion string `json:"from_version"`
+	// Panes is how many panes the image took over.
+	Panes int `json:"panes"`
+	// Refused is why the new image did not take the panes, and the old
+	// one took them back; empty when it did.
+	Refused string `json:"refused,omitempty"`
+	// Millis is the time from the request to the panes' readers running
+	// again.
+	Millis int64 `json:"millis"`
 }
 
 // SessionInfo is one row of `muster ls --json`; op "ls" answers a list of
@@ -351,6 +378,8 @@ type SessionInfo struct {
 	ContextWindow int64 `json:"context_window,omitempty"`
 	// Control: the pane is the user's own (NewArgs.Control).
 	Control bool `json:"control,omitempty"`
+	// Clients is how many clients are attached to the pane now.
+	Clients int `json:"clients,omitempty"`
 
 	// What the pane's whole process tree costs at the daemon's last
 	// sample (config.toml [cost]); absent while no sample has seen it.
@@ -619,6 +648,9 @@ const (
 	HandbackDetach = "detach" // the detach key, or the terminal ended
 	HandbackCopy   = "copy"   // the copy-mode key
 	HandbackWheel  = "wheel"  // the mouse wheel, up
+	// HandbackRestart: the daemon is restarting (op "restart"); the pane
+	// runs on, and the client attaches again once the new image answers.
+	HandbackRestart = "restart"
 )
 
 // ResumeArgs are the arguments of op "resume".

@@ -63,7 +63,7 @@ func TestOpTable(t *testing.T) {
 			frozen = append(frozen, o.Name)
 		}
 	}
-	if want := []string{OpHello, OpStatus, OpStop}; !slices.Equal(frozen, want) {
+	if want := []string{OpHello, OpStatus, OpStop, OpRestart}; !slices.Equal(frozen, want) {
 		t.Errorf("frozen ops = %v, want %v", frozen, want)
 	}
 }
@@ -237,12 +237,12 @@ func TestHandleRefusesMistakes(t *testing.T) {
 
 func TestVersionMismatch(t *testing.T) {
 	e := VersionMismatch("0.1.0", 1, "0.2.0", 2)
-	want := "the running daemon is version 0.1.0 (control protocol 1), this client is version 0.2.0 (control protocol 2); run `muster daemon stop`"
+	want := "the running daemon is version 0.1.0 (control protocol 1), this client is version 0.2.0 (control protocol 2); run `muster daemon restart` to replace it, keeping every pane"
 	if e.Code != CodeVersion || e.Message != want || e.Hint != "" {
 		t.Errorf("VersionMismatch = %+v", e)
 	}
 	e = VersionMismatch("0.2.0", 2, "", 1)
-	want = "the running daemon is version 0.2.0 (control protocol 2), this client is older (control protocol 1); run `muster daemon stop`"
+	want = "the running daemon is version 0.2.0 (control protocol 2), this client is older (control protocol 1); run `muster daemon restart` to replace it, keeping every pane"
 	if e.Message != want {
 		t.Errorf("VersionMismatch without the client's version = %q", e.Message)
 	}

@@ -192,8 +192,16 @@ func (s *Store) SetProvider(ctx context.Context, id, provider string) error {
 
 // ExitOrphans marks surfaces a previous daemon left running as exited with
 // an unknown exit code, and returns their session ids.
-func (s *Store) ExitOrphans(ctx context.Context, at time.Time) ([]string, error) {
-	rows, err := s.W.QueryContext(ctx, `UPDATE surfaces SET state = 'exited', end_reason = 'daemon-died', ended_at = ? WHERE state = 'running' RETURNING session_id`, fmtTime(at))
+func (s *Store) ExitOrphans(ctx context.Context, at time.Time, keep ...string) ([]string, error) {
+	q := `UPDATE surfaces SET state = 'exited', end_reason = 'daemon-died', ended_at = ? WHERE state = 'running'`
+	args := []any{fmtTime(at)}
+	if len(keep) > 0 {
+		q += ` AND id NOT IN (?` + strings.Repeat(`,?`, len(keep)-1) + `)`
+		for _, k := range keep {
+			args = append(args, k)
+		}
+	}
+	rows, err := s.W.QueryContext(ctx, q+` RETURNING session_id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("mark orphaned surfaces: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 )
@@ -180,3 +181,33 @@ func FeedLines(ctx context.Context, r io.Reader, lines *int, line func(n int, ra
 	}
 	return consumed, sc.Err()
 }
+
+// LineFollow is the Follow of a file of lines that is only appended to
+// (Claude Code's, Muse's and Cursor's JSONL transcripts): the provider
+// says what a line means (Line), records a line it skipped for its
+// length (Skipped), and gives its parse so far (Snapshot).
+type LineFollow struct {
+	What     string // what the file is, for errors: "claude transcript"
+	Line     func(n int, raw []byte)
+	Skipped  func(n int)
+	Snapshot func() []*Transcript
+	lines    int
+}
+
+// Feed implements Follow.
+func (f *LineFollow) Feed(ctx context.Context, r io.Reader) (int64, error) {
+	n, err := FeedLines(ctx, r, &f.lines, func(n int, raw []byte, tooLong bool) {
+		if tooLong {
+			f.Skipped(n)
+			return
+		}
+		f.Line(n, raw)
+	})
+	if err != nil {
+		return n, fmt.Errorf("read %s: %w", f.What, err)
+	}
+	return n, nil
+}
+
+// Transcripts implements Follow.
+func (f *LineFollow) Transcripts() []*Transcript { return f.Snapshot() }

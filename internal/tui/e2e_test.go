@@ -66,7 +66,7 @@ func newDashEnv(t *testing.T, extra ...string) *dashEnv {
 	env = append(env, extra...)
 	e := &dashEnv{t: t, bin: musterBin, env: env, userHome: userHome, tmuxBin: tmuxBin, sock: "muster-tui-" + filepath.Base(home)}
 	t.Cleanup(func() {
-		cmd := exec.Command(musterBin, "daemon", "stop")
+		cmd := exec.Command(musterBin, "daemon", "stop", "--force")
 		cmd.Env = env
 		cmd.Run()
 		os.RemoveAll(home)
@@ -233,13 +233,13 @@ func TestDashboardInTmux(t *testing.T) {
 	// q quits to the shell, leaving the sessions running.
 	keys("q")
 	waitFor("the shell again", func(s string) bool { return !strings.Contains(s, "q quit") })
-	if out := muster("ls"); strings.Count(out, "running") != 3 {
+	if out := muster("ls"); strings.Count(out, " live ") != 3 {
 		t.Errorf("sessions after quitting the dashboard:\n%s", out)
 	}
 
 	// After a daemon restart the dashboard offers both sessions back, with
 	// the reason, and R resumes them.
-	muster("daemon", "stop")
+	muster("daemon", "stop", "--force")
 	keys("clear; "+musterBin, "Enter")
 	// The restore prompt offers the three with their reasons; gamma is
 	// unchecked, enter restores the other two, R the rest later.
@@ -256,7 +256,7 @@ func TestDashboardInTmux(t *testing.T) {
 	// The daemon stops while the dashboard is open: it says so, and once a
 	// daemon is back it shows what that one reports without being
 	// restarted (the sessions it offered already are not offered again).
-	muster("daemon", "stop")
+	muster("daemon", "stop", "--force")
 	waitText("daemon away", "reconnecting…")
 	muster("daemon")
 	waitText("reconnected to the daemon", "3 to restore", "Restore (3)")

@@ -209,6 +209,14 @@ func (m Model) resumeRow() (tea.Model, tea.Cmd) {
 		m.status, m.statusOK = row.Provider+" cannot reopen a conversation in a pane", false
 		return m, nil
 	}
+	// A conversation a live pane runs is attached to, not opened twice:
+	// two agents on one conversation write one transcript (issue 23).
+	for _, s := range m.rawSessions {
+		if s.Provider == row.Provider && s.NativeSessionID == row.ID && s.State == proto.PaneRunning {
+			m.selName, m.attach = s.Name, s.Name
+			return m, tea.Quit
+		}
+	}
 	if m.busy != "" {
 		m.status = "busy: " + m.busy
 		return m, nil

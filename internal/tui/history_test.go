@@ -111,6 +111,20 @@ func TestHistoryTab(t *testing.T) {
 		t.Errorf("r: calls %v attach %q", got[len(got)-2:], m.Attach())
 	}
 
+	// A conversation a live pane runs is attached to, not resumed again.
+	b.mu.Lock()
+	for i := range b.sessions {
+		if b.sessions[i].Name == "api" {
+			b.sessions[i].NativeSessionID = "aaaa-1111"
+		}
+	}
+	b.mu.Unlock()
+	m = loaded(t, b, 120, 30, Options{})
+	m = keysRun(t, m, "h", "enter", "r")
+	if calls := b.Calls(); m.Attach() != "api" || strings.HasPrefix(calls[len(calls)-1], "new ") {
+		t.Errorf("r on a live conversation: attach %q, last call %q", m.Attach(), calls[len(calls)-1])
+	}
+
 	// esc closes the transcript, h goes back to the sessions.
 	m = loaded(t, b, 120, 30, Options{})
 	m = keysRun(t, m, "h", "enter", "esc", "h")

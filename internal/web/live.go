@@ -324,6 +324,7 @@ const liveScript = `(function () {
       if (s.activity) { head.appendChild(el("span", "act", s.activity)); }
       if (s.attention) { head.appendChild(el("span", "att", s.attention + " need" + (s.attention === 1 ? "s" : "") + " you")); }
       if (s.cost) { head.appendChild(el("span", "cost" + (s.over ? " over" : ""), s.cost)); }
+      if (s.state === "running") { var tl = el("a", "term", "terminal →"); tl.href = "/term/" + encodeURIComponent(s.name); head.appendChild(tl); }
       if (s.link && s.link.indexOf("/session/") === 0) { var a = el("a", "conv", "conversation →"); a.href = s.link; head.appendChild(a); }
       card.appendChild(head);
       if (s.title || s.cwd) { card.appendChild(el("div", "pane-meta", [s.title, s.cwd].filter(Boolean).join(" · "))); }

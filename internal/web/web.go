@@ -98,8 +98,18 @@ type Options struct {
 	Hosts []string
 	// Public serves beyond loopback: every request needs Token.
 	Public bool
-	// Token is the credential of a Public server; New makes one when it
-	// is empty.
+	// Interactive lets pages type into panes and acknowledge attention
+	// items: every request then needs Token too, wherever it listens.
+	Interactive bool
+	// Attach opens a pane's stream for a terminal view (op "attach");
+	// nil shows no terminals.
+	Attach func(ctx context.Context, a proto.AttachArgs) (PaneStream, error)
+	// Ack resolves attention items (op "ack"); only an Interactive
+	// server offers it.
+	Ack func(ctx context.Context, ids []int64) (proto.AckResult, error)
+	// Token is the credential printed in the URL at start: every request
+	// of a Public or Interactive server needs it, and a terminal view on
+	// any server. New makes one when it is empty.
 	Token   string
 	Version string
 	Logger  *slog.Logger
@@ -117,6 +127,8 @@ type Server struct {
 	tokenSum [sha256.Size]byte
 	cookie   string
 	hub      *liveHub
+	// terms holds a token per open terminal view (maxTerms).
+	terms chan struct{}
 	// renders holds a token per replay being loaded or rendered.
 	renders chan struct{}
 	// renderWait, set by tests, runs when a replay is about to wait for
@@ -135,7 +147,7 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{o: o, mux: http.NewServeMux(), hosts: map[string]bool{}, cookie: "muster_serve", renders: make(chan struct{}, maxRenders)}
+	s := &Server{o: o, mux: http.NewServeMux(), hosts: map[string]bool{}, cookie: "muster_serve", renders: make(chan struct{}, maxRenders), terms: make(chan struct{}, maxTerms)}
 	if o.Watch != nil {
 		retry := o.LiveInterval
 		if retry <= 0 {
@@ -143,15 +155,13 @@ func New(o Options) (*Server, error) {
 		}
 		s.hub = &liveHub{watch: o.Watch, preview: o.Preview, retry: retry}
 	}
-	if o.Public {
-		if s.o.Token == "" {
-			s.o.Token = rand.Text()
-		}
-		if len(s.o.Token) < minTokenLen {
-			return nil, fmt.Errorf("a public server's token needs at least %d characters", minTokenLen)
-		}
-		s.tokenSum = sha256.Sum256([]byte(s.o.Token))
+	if s.o.Token == "" {
+		s.o.Token = rand.Text()
 	}
+	if len(s.o.Token) < minTokenLen {
+		return nil, fmt.Errorf("a server's token needs at least %d characters", minTokenLen)
+	}
+	s.tokenSum = sha256.Sum256([]byte(s.o.Token))
 	host, port, err := net.SplitHostPort(o.Addr)
 	if o.Addr != "" && err != nil {
 		return nil, fmt.Errorf("address %q: %w", o.Addr, err)
@@ -182,6 +192,7 @@ func New(o Options) (*Server, error) {
 	s.handle("GET /stats", s.handleStats)
 	s.handle("GET /api/v1/blob/{id}", s.handleBlob)
 	s.handle("GET /api/v1/history", s.handleHistoryJSON)
+	s.routeTerminals()
 	return s, nil
 }
 
@@ -194,17 +205,15 @@ func (s *Server) handle(pattern string, h func(*http.Request) reply) {
 	})
 }
 
-// URL is the address to open: for a Public server it carries the token,
-// so it is printed once, at start, and never logged.
+// URL is the address to open: it carries the token, so it is printed
+// once, at start, and never logged.
 func (s *Server) URL() string {
 	host, port, _ := net.SplitHostPort(s.o.Addr)
 	if unspecified(host) {
 		host = preferredName()
 	}
 	u := url.URL{Scheme: "http", Host: net.JoinHostPort(host, port), Path: "/"}
-	if s.o.Public {
-		u.RawQuery = url.Values{tokenParam: {s.o.Token}}.Encode()
-	}
+	u.RawQuery = url.Values{tokenParam: {s.o.Token}}.Encode()
 	return u.String()
 }
 
@@ -222,7 +231,13 @@ func (s *Server) Handler() http.Handler {
 			http.Error(w, msg, http.StatusMisdirectedRequest)
 			return
 		}
-		if s.o.Public && !s.authorize(w, r) {
+		if r.URL.Query().Has(tokenParam) || s.everyRequestNeedsToken() {
+			if !s.authorize(w, r) {
+				return
+			}
+		}
+		if !safeMethod(r.Method) && !s.changeAllowed(r) {
+			http.Error(w, "a request that changes something must come from this server's own page (Origin) with its token", http.StatusForbidden)
 			return
 		}
 		s.mux.ServeHTTP(w, r)
@@ -257,14 +272,58 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
 		w.WriteHeader(http.StatusSeeOther)
 		return false
 	}
-	if c, err := r.Cookie(s.cookie); err == nil && s.tokenOK(c.Value) {
-		return true
-	}
-	if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") && s.tokenOK(strings.TrimSpace(tok)) {
+	if s.credential(r) {
 		return true
 	}
 	unauthorized(w)
 	return false
+}
+
+// credential reports whether r carries the token: the cookie of the
+// one-time URL, or Authorization: Bearer.
+func (s *Server) credential(r *http.Request) bool {
+	if c, err := r.Cookie(s.cookie); err == nil && s.tokenOK(c.Value) {
+		return true
+	}
+	_, ok := s.bearer(r)
+	return ok
+}
+
+// bearer reports whether r has an Authorization header, and whether it
+// carries the token.
+func (s *Server) bearer(r *http.Request) (present, ok bool) {
+	v := r.Header.Get("Authorization")
+	if v == "" {
+		return false, false
+	}
+	scheme, tok, cut := strings.Cut(v, " ")
+	return true, cut && strings.EqualFold(scheme, "Bearer") && s.tokenOK(strings.TrimSpace(tok))
+}
+
+// everyRequestNeedsToken: a server that reaches beyond loopback or lets
+// pages change things answers nobody without the token.
+func (s *Server) everyRequestNeedsToken() bool {
+	return s.o.Public || s.o.Interactive
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// changeAllowed is the rule of every request that can change anything
+// (no GET does): the token, and either the server's own page as its
+// Origin, or no Origin at all with the token in Authorization (a script:
+// a page elsewhere cannot set that header without a preflight this
+// server never answers).
+func (s *Server) changeAllowed(r *http.Request) bool {
+	if !s.credential(r) {
+		return false
+	}
+	if r.Header.Get("Origin") != "" {
+		return sameOrigin(r)
+	}
+	_, ok := s.bearer(r)
+	return ok
 }
 
 // tokenOK compares in constant time; hashing first hides the length too.
@@ -277,7 +336,7 @@ func unauthorized(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("WWW-Authenticate", `Bearer realm="muster serve"`)
 	h.Set("Cache-Control", "no-store")
-	http.Error(w, "muster serve --public needs its token: open the URL it printed at start, or send Authorization: Bearer TOKEN", http.StatusUnauthorized)
+	http.Error(w, "muster serve needs its token here: open the URL it printed at start, or send Authorization: Bearer TOKEN", http.StatusUnauthorized)
 }
 
 // Serve answers on ln until ctx ends, then shuts down, giving requests in

@@ -458,6 +458,11 @@ func TestRedactionEveryRoute(t *testing.T) {
 		"GET /api/v1/blob/{id}": {"/api/v1/blob/" + blobID, "/api/v1/blob/" + q(secrets[2].text)},
 		"GET /api/v1/history": {"/api/v1/history", "/api/v1/history?q=secret&limit=100", "/api/v1/history?limit=" + q(secrets[0].text),
 			"/api/v1/history?provider=" + q(secrets[1].text)},
+		// The terminal's page and stream need the token (term_test.go
+		// covers them with it); the assets are constants.
+		"GET /assets/{file}":  {"/assets/term.js", "/assets/xterm.js", "/assets/" + q(secrets[0].text)},
+		"GET /term/{name}":    {"/term/api", "/term/" + q(secrets[1].text)},
+		"GET /term/{name}/ws": {"/term/api/ws"},
 	}
 	base := "http://" + listen(t, f.srv)
 	for _, route := range f.srv.routes {

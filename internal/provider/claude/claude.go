@@ -3,7 +3,6 @@ package claude
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,33 +145,20 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 // Follow implements transcript.Follower: Claude Code only appends to a
 // transcript.
 func (*Source) Follow(env transcript.Env, path string, opts transcript.ParseOptions) transcript.Follow {
-	return &follow{p: newParser(env, path, opts)}
-}
-
-type follow struct {
-	p     *parser
-	lines int
-}
-
-func (f *follow) Feed(ctx context.Context, r io.Reader) (int64, error) {
-	n, err := transcript.FeedLines(ctx, r, &f.lines, func(n int, raw []byte, tooLong bool) {
-		if tooLong {
-			f.p.warnf(n, "longer than %d bytes; skipped", transcript.DefaultMaxLine)
-			return
-		}
-		f.p.line(n, raw)
-	})
-	if err != nil {
-		return n, fmt.Errorf("read claude transcript: %w", err)
+	p := newParser(env, path, opts)
+	return &transcript.LineFollow{
+		What: "claude transcript",
+		Line: p.line,
+		Skipped: func(n int) {
+			p.warnf(n, "longer than %d bytes; skipped", transcript.DefaultMaxLine)
+		},
+		Snapshot: func() []*transcript.Transcript {
+			if t := p.snapshot(); t != nil {
+				return []*transcript.Transcript{t}
+			}
+			return nil
+		},
 	}
-	return n, nil
-}
-
-func (f *follow) Transcripts() []*transcript.Transcript {
-	if t := f.p.snapshot(); t != nil {
-		return []*transcript.Transcript{t}
-	}
-	return nil
 }
 
 // subagentInfo reports whether path is a sub-agent transcript, and its

@@ -1,11 +1,10 @@
 package codex
 
 import (
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
+	"github.com/musterhq/muster/internal/procfs"
 	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -25,14 +24,12 @@ func (Provider) ProcessSession(env transcript.Env, pid int) string {
 		return ""
 	}
 	sessions := filepath.Join(home, "sessions") + string(filepath.Separator)
-	dir := "/proc/" + strconv.Itoa(pid) + "/fd"
-	ents, err := os.ReadDir(dir)
+	files, err := procfs.FS{}.OpenFiles(pid)
 	if err != nil {
 		return ""
 	}
-	for _, e := range ents {
-		target, err := os.Readlink(dir + "/" + e.Name())
-		if err != nil || !strings.HasPrefix(target, sessions) {
+	for _, target := range files {
+		if !strings.HasPrefix(target, sessions) {
 			continue
 		}
 		if id := rolloutID(filepath.Base(target)); id != "" {

@@ -241,40 +241,26 @@ func (*Source) Follow(env transcript.Env, path string, opts transcript.ParseOpti
 		return nil
 	}
 	id := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	return &follow{b: newBuilder(path, id, opts), id: id}
-}
-
-type follow struct {
-	b     *builder
-	id    string
-	lines int
-}
-
-func (f *follow) Feed(ctx context.Context, r io.Reader) (int64, error) {
-	n, err := transcript.FeedLines(ctx, r, &f.lines, func(n int, raw []byte, tooLong bool) {
-		if tooLong {
-			f.b.warnf("line %d: over %d bytes; skipped", n, transcript.DefaultMaxLine)
-			return
-		}
-		f.b.jsonlLine(n, raw)
-	})
-	if err != nil {
-		return n, fmt.Errorf("read cursor transcript: %w", err)
+	b := newBuilder(path, id, opts)
+	return &transcript.LineFollow{
+		What: "cursor transcript",
+		Line: b.jsonlLine,
+		Skipped: func(n int) {
+			b.warnf("line %d: over %d bytes; skipped", n, transcript.DefaultMaxLine)
+		},
+		Snapshot: func() []*transcript.Transcript {
+			c := *b.t
+			c.Items = slices.Clone(b.t.Items)
+			c.Warnings = slices.Clone(b.t.Warnings)
+			var mtime time.Time
+			if fi, err := os.Stat(c.Path); err == nil {
+				mtime = fi.ModTime()
+			}
+			// The store is read on each step: it is a small SQLite table,
+			// and Cursor renames the chat in it as the conversation goes.
+			return []*transcript.Transcript{b.fileInto(context.Background(), &c, mtime, id)}
+		},
 	}
-	return n, nil
-}
-
-func (f *follow) Transcripts() []*transcript.Transcript {
-	c := *f.b.t
-	c.Items = slices.Clone(f.b.t.Items)
-	c.Warnings = slices.Clone(f.b.t.Warnings)
-	var mtime time.Time
-	if fi, err := os.Stat(c.Path); err == nil {
-		mtime = fi.ModTime()
-	}
-	// The store is read on each step: it is a small SQLite table, and
-	// Cursor renames the chat in it as the conversation goes.
-	return []*transcript.Transcript{f.b.fileInto(context.Background(), &c, mtime, f.id)}
 }
 
 // layout splits <cursor>/projects/<project>/agent-transcripts/[<id>/]<file>.

@@ -82,33 +82,20 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 // Follow implements transcript.Follower: a Muse session log is only
 // appended to.
 func (*Source) Follow(env transcript.Env, path string, opts transcript.ParseOptions) transcript.Follow {
-	return &follow{p: newParser(env, path, opts)}
-}
-
-type follow struct {
-	p     *parser
-	lines int
-}
-
-func (f *follow) Feed(ctx context.Context, r io.Reader) (int64, error) {
-	n, err := transcript.FeedLines(ctx, r, &f.lines, func(n int, raw []byte, tooLong bool) {
-		if tooLong {
-			f.p.warnf(n, "longer than %d bytes; skipped", transcript.DefaultMaxLine)
-			return
-		}
-		f.p.line(n, raw)
-	})
-	if err != nil {
-		return n, fmt.Errorf("read muse transcript: %w", err)
+	p := newParser(env, path, opts)
+	return &transcript.LineFollow{
+		What: "muse transcript",
+		Line: p.line,
+		Skipped: func(n int) {
+			p.warnf(n, "longer than %d bytes; skipped", transcript.DefaultMaxLine)
+		},
+		Snapshot: func() []*transcript.Transcript {
+			if t := p.snapshot(); t.PromptCount > 0 || t.ToolCallCount > 0 {
+				return []*transcript.Transcript{t}
+			}
+			return nil
+		},
 	}
-	return n, nil
-}
-
-func (f *follow) Transcripts() []*transcript.Transcript {
-	if t := f.p.snapshot(); t.PromptCount > 0 || t.ToolCallCount > 0 {
-		return []*transcript.Transcript{t}
-	}
-	return nil
 }
 
 // parseFrom parses the transcript at path, read from r.
