@@ -9,12 +9,12 @@ import (
 
 func TestParseStat(t *testing.T) {
 	// A command name may hold spaces and parentheses.
-	line := "4242 (my) (prog) x) S 1 4242 4240 34816 4242 4194560 100 0 0 0 7 3 0 0 20 0 1 0 123456 10000000 250 18446744073709551615"
+	line := "4242 (my) (prog) x) S 1 4242 4240 34816 4242 4194560 100 0 0 0 7 3 11 5 20 0 1 0 123456 10000000 250 18446744073709551615"
 	st, err := ParseStat([]byte(line))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Stat{PID: 4242, Comm: "my) (prog) x", State: 'S', PPID: 1, PGRP: 4242, Session: 4240, UTime: 7, STime: 3, StartTime: 123456, RSSPages: 250}
+	want := Stat{PID: 4242, Comm: "my) (prog) x", State: 'S', PPID: 1, PGRP: 4242, Session: 4240, UTime: 7, STime: 3, CUTime: 11, CSTime: 5, StartTime: 123456, RSSPages: 250}
 	if st != want {
 		t.Errorf("ParseStat = %+v, want %+v", st, want)
 	}
