@@ -105,3 +105,36 @@ func TestPanePastTheEmulatorBudgetIsRefused(t *testing.T) {
 		t.Errorf("after big1 ended, a 1000x1000 pane is still refused: %s %s", code, msg)
 	}
 }
+
+// TestAttachCannotGrowPastTheEmulatorBudget: a huge terminal attached to a
+// pane must not grow it past the cells `new` would refuse. The pane keeps
+// its size; a size within the budget still applies.
+func TestAttachCannotGrowPastTheEmulatorBudget(t *testing.T) {
+	e := newEnv(t)
+	writeConfig(t, e, "[limits]\nemulator_cells = 200000\n")
+	e.must("new", "--name", "sz", "--detach", "--cmd", "bash --norc --noprofile")
+	e.waitScreen("sz", "bash-")
+	size := func() string {
+		e.must("send", "sz", "clear; stty size", "--enter")
+		var out string
+		eventually(func() bool {
+			out = strings.TrimSpace(e.must("capture", "sz"))
+			first, _, _ := strings.Cut(out, "\n")
+			return strings.Count(first, " ") == 1 && !strings.Contains(first, "bash")
+		})
+		first, _, _ := strings.Cut(out, "\n")
+		return first
+	}
+	big := e.attach("sz", 1000, 1000, true) // 1,000,000 cells > 200,000
+	big.waitScreen("bash-")
+	if out := size(); out != "24 80" {
+		t.Errorf("a 1000x1000 client grew the pane past the budget:\n%s", out)
+	}
+	big.detach()
+	ok := e.attach("sz", 200, 50, true) // 10,000 cells: within it
+	ok.waitScreen("bash-")
+	if out := size(); out != "50 200" {
+		t.Errorf("a 200x50 client did not resize the pane:\n%s", out)
+	}
+	ok.detach()
+}

@@ -79,7 +79,13 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 	if err := rep.ok(proto.AttachResult{Name: name, Exited: exited, ReadOnly: a.ReadOnly || exited, Direct: held != nil}); err != nil {
 		return
 	}
-	client := p.Attach(a.Cols, a.Rows, a.ReadOnly)
+	cols, rows := a.Cols, a.Rows
+	if !a.ReadOnly && !d.mayGrow(s, cols, rows) {
+		// Past the emulator budget: the client shows the pane at the
+		// size it has, as a larger client does.
+		cols, rows = 0, 0
+	}
+	client := p.Attach(cols, rows, a.ReadOnly)
 	defer client.Detach()
 	if a.Notice != nil {
 		send, stop := noticeSender(client, *a.Notice)
@@ -192,7 +198,7 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 		case proto.FrameResize:
 			// A frame has no reply: one out of range is ignored (the
 			// size rule in proto/size.go), and the pane keeps its size.
-			if cols, rows, err := proto.ParseResize(payload); err == nil && proto.ValidSize(cols, rows) {
+			if cols, rows, err := proto.ParseResize(payload); err == nil && proto.ValidSize(cols, rows) && d.mayGrow(s, cols, rows) {
 				client.Resize(cols, rows)
 			} else {
 				d.logger.Debug("attach resize ignored", "cols", cols, "rows", rows, "err", err)

@@ -90,3 +90,29 @@ func (d *Daemon) reserveLocked(s *session, parent string, cols, rows int) error 
 	s.reserved = want
 	return nil
 }
+
+// mayGrow reports whether s's pane may take cols×rows: a size no larger
+// than the pane's now, or one that keeps every live pane's cells within
+// the emulator budget. A resize frame has no reply, so one past the budget
+// is ignored, as one out of range is: attaching a huge terminal cannot
+// grow the panes past what new refuses.
+func (d *Daemon) mayGrow(s *session, cols, rows int) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	want := int64(cols) * int64(rows)
+	if s.pane != nil {
+		if c, r := s.pane.Size(); want <= int64(c)*int64(r) {
+			return true
+		}
+	}
+	var used int64
+	for _, o := range d.sessions {
+		if o == s {
+			continue
+		}
+		if live, cells := liveLocked(o); live {
+			used += cells
+		}
+	}
+	return used+want <= d.emulatorCells()
+}
