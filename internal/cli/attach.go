@@ -230,6 +230,12 @@ func attachOnce(ctx context.Context, f *Factory, o attachOptions) (restarted boo
 		term.Restore(stdinFd, oldState)
 	})
 	defer restore()
+	// SIGWINCH is caught from before the size is read: the daemon may
+	// draw the pane and take keys (direct mode) before this client is
+	// ready, and a resize meanwhile, ignored by default, was lost.
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+	defer signal.Stop(winch)
 	cols, rows := termSize()
 	args := proto.AttachArgs{Name: o.Name, Cols: cols, Rows: rows, ReadOnly: o.ReadOnly}
 	if notice.Line || notice.Bell || notice.Terminal != "" {
@@ -582,9 +588,6 @@ func attachOnce(ctx context.Context, f *Factory, o attachOptions) (restarted boo
 		go readKeys(nil)
 	}
 
-	winch := make(chan os.Signal, 1)
-	signal.Notify(winch, syscall.SIGWINCH)
-	defer signal.Stop(winch)
 	go func() {
 		for range winch {
 			w, h := termSize()
