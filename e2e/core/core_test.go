@@ -19,7 +19,9 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Fatalf("new printed %q, want the name", got)
 	}
 	e.must("send", "api", `printf "%s\\n" "A=$MUSTER_AGENT_SESSION_ID" "S=$MUSTER_SURFACE_ID" "T=$TERM" "X=${TMUX:-none}${TMUX_PANE:-none}" "D=$PWD"`, "--enter")
-	screen := e.waitScreen("api", "A=")
+	// The typed command line itself holds "A=": wait for the last line
+	// it prints, which only its output has.
+	screen := e.waitScreen("api", "D="+work)
 	s := e.session("api")
 	for _, want := range []string{"A=" + s.ID, "S=" + s.SurfaceID, "T=xterm-256color", "X=nonenone", "D=" + work} {
 		if !strings.Contains(screen, want) {
