@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/musterhq/muster/internal/procfs"
 )
 
 func main() {
@@ -138,16 +140,8 @@ func readString(p string) string {
 
 // cpuTicks is utime+stime of pid in clock ticks (100 a second on Linux).
 func cpuTicks(pid int) int64 {
-	s := readString("/proc/" + strconv.Itoa(pid) + "/stat")
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		f := strings.Fields(s[i+1:])
-		if len(f) > 13 {
-			u, _ := strconv.ParseInt(f[11], 10, 64)
-			st, _ := strconv.ParseInt(f[12], 10, 64)
-			return u + st
-		}
-	}
-	return 0
+	st, _ := procfs.FS{}.Stat(pid)
+	return int64(st.UTime + st.STime)
 }
 
 func procKB(pid int, field string) int64 {

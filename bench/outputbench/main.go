@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/musterhq/muster/internal/procfs"
 )
 
 var (
@@ -138,24 +140,16 @@ func run(args ...string) string {
 	return string(out)
 }
 
+// rssKiB is pid's resident set in KiB.
 func rssKiB(pid int) int {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			n, _ := strconv.Atoi(strings.Fields(l)[1])
-			return n
-		}
-	}
-	return 0
+	st, _ := procfs.FS{}.Stat(pid)
+	return int(st.RSSPages * int64(os.Getpagesize()) / 1024)
 }
 
-func cpuTicks(pid int) int {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	u, _ := strconv.Atoi(fields[11])
-	st, _ := strconv.Atoi(fields[12])
-	return u + st
+// cpuTicks is utime+stime of pid in clock ticks (100 a second on Linux).
+func cpuTicks(pid int) int64 {
+	st, _ := procfs.FS{}.Stat(pid)
+	return int64(st.UTime + st.STime)
 }
 
 func must(err error) {

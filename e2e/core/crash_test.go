@@ -15,9 +15,6 @@ import (
 // new daemon serves them (issue 21: the first ones used to fail with
 // "connection reset by peer", having reached the dying daemon).
 func TestConcurrentClientsAfterCrash(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts daemons")
-	}
 	e := newEnv(t)
 	e.must("new", "--name", "a", "--detach", "--cmd", "sh")
 	for round := range 5 {
@@ -46,9 +43,6 @@ func TestConcurrentClientsAfterCrash(t *testing.T) {
 // command ends with an error naming the daemon's socket instead of
 // hanging (issue 22 item 8).
 func TestStoppedDaemonCommandsEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts daemons")
-	}
 	e := newEnv(t)
 	e.must("new", "--name", "a", "--detach", "--cmd", "sh")
 	pid := e.daemonPID()
@@ -76,9 +70,6 @@ func TestStoppedDaemonCommandsEnd(t *testing.T) {
 // after 10 s; a corrupt database is moved aside with a line naming the
 // backup (issue 22 item 6).
 func TestBrokenStartSaysWhy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts daemons")
-	}
 	e := newEnv(t)
 	e.must("new", "--name", "a", "--detach", "--cmd", "sh")
 	e.must("daemon", "stop", "--force")

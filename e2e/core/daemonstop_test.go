@@ -10,9 +10,6 @@ import (
 // when stop's wait ends is killed, and stop says so (issue 22 item 7: it
 // said "stopped" while the daemon ran on).
 func TestDaemonStopTellsTheTruth(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts daemons")
-	}
 	e := newEnv(t)
 	// A program that ignores the hangup keeps the daemon closing its pane
 	// for the 2 s grace before it kills it.

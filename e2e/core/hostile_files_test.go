@@ -17,9 +17,6 @@ import (
 // and `daemon stop` ends it (issue 22: its watcher blocked in open(2) on a
 // FIFO, and the daemon outlived `daemon stop` holding its lock).
 func TestDaemonSkipsHostileTranscriptFiles(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon")
-	}
 	e := newEnv(t)
 	home := e.userHome()
 	mk := func(p string) {

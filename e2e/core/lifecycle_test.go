@@ -59,9 +59,6 @@ func (e *env) daemonPID() int {
 // daemon the clean way, hanging its panes up (issue 22 item 14: all three
 // killed it and left the panes' programs running).
 func TestDaemonSignals(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts daemons")
-	}
 	e := newEnv(t)
 	e.must("new", "--name", "a", "--detach", "--cmd", "sh")
 	pid := e.daemonPID()

@@ -9,9 +9,6 @@ import (
 // `muster kill` says what it did, and a mistyped name gets the name that
 // was meant.
 func TestKillSaysWhatItDidAndNamesAreSuggested(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon")
-	}
 	e := newEnv(t)
 	e.must("new", "--name", "claude-1", "--detach", "--cmd", "sleep 600")
 	e.must("new", "--name", "web", "--detach", "--cmd", "true")

@@ -17,9 +17,6 @@ const cursorPrompt = `{"conversation_id":"6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f",
 // from the real muster-hook binary, run in a pane as the agent runs it,
 // through events.sock to `muster ls --json` and the dashboard.
 func TestHookModelReachesLsAndDashboard(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon")
-	}
 	e := newEnv(t)
 	dir := t.TempDir()
 	payload := filepath.Join(dir, "payload.json")

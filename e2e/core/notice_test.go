@@ -41,9 +41,6 @@ func (e *env) askApproval(name, promptID, command string) {
 // notification through the outer terminal. The client attached to the asking
 // session itself gets neither: the agent's own screen shows the question.
 func TestAttachedClientHearsOtherSessionsAttention(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon")
-	}
 	bothAttachModes(t, func(t *testing.T, e *env) {
 		e.installHookLoop()
 		e.writeConfig("[notify]\ncommand = \"none\"\nmessage_seconds = 1\nterminal = \"osc9\"\n")
@@ -89,9 +86,6 @@ func TestAttachedClientHearsOtherSessionsAttention(t *testing.T) {
 
 // Turned off in config.toml, nothing reaches the attached client.
 func TestAttachedClientNoticeOff(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon")
-	}
 	e := newEnv(t)
 	e.installHookLoop()
 	e.writeConfig("[notify]\ncommand = \"none\"\nmessage = false\nbell = false\n")
@@ -119,9 +113,6 @@ func TestAttachedClientNoticeOff(t *testing.T) {
 // `muster attention --follow --json` prints the open items, then each new
 // and each resolved one, one JSON object a line.
 func TestAttentionFollow(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon")
-	}
 	e := newEnv(t)
 	e.installHookLoop()
 	e.writeConfig("[notify]\ncommand = \"none\"\n")
@@ -185,9 +176,6 @@ func TestAttentionFollow(t *testing.T) {
 // `muster wait --any --until attention` with no name waits on every
 // session, one made after it started too, and names the one that asks.
 func TestWaitAnySession(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon")
-	}
 	e := newEnv(t)
 	e.installHookLoop()
 	e.writeConfig("[notify]\ncommand = \"none\"\n")
@@ -217,9 +205,6 @@ func TestWaitAnySession(t *testing.T) {
 // `[notify] command` runs once per new item with the item's fields in its
 // environment.
 func TestNotifyCommandEnvironment(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon")
-	}
 	e := newEnv(t)
 	e.installHookLoop()
 	log := filepath.Join(t.TempDir(), "notify.log")

@@ -35,9 +35,6 @@ func sessionNames(e *env) []string {
 // the next `muster new` it runs is refused in one line and adds nothing;
 // a user outside every pane is not limited by it.
 func TestPaneMayStartOnlyItsQuotaOfPanes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon")
-	}
 	e := newEnv(t)
 	writeConfig(t, e, "[limits]\npanes_per_pane = 2\n")
 	work := t.TempDir()
@@ -77,9 +74,6 @@ func TestPaneMayStartOnlyItsQuotaOfPanes(t *testing.T) {
 // cells: a 1000×1000 pane past it is refused with CodeLimit and a message
 // naming the limit, and nothing is started or stored.
 func TestPanePastTheEmulatorBudgetIsRefused(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon")
-	}
 	e := newEnv(t)
 	writeConfig(t, e, "[limits]\nemulator_cells = 1500000\n")
 	work := t.TempDir()

@@ -19,9 +19,6 @@ import (
 // them have (it did not wait for every session before printing). Each
 // resumed pane waits out the daemon's settle time before it counts.
 func TestResumeAllIsConcurrentAndStreams(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a daemon")
-	}
 	e := newEnv(t)
 	marks := t.TempDir()
 	const n = 20
