@@ -21,9 +21,11 @@ func sessionArgs(command string) (int, bool) {
 		return 1, true
 	case "rename":
 		return 2, true
-	case "wait", "ack":
+	case "ack":
 		return -1, true
 	}
+	// wait is not forwarded: runWait waits on each machine itself, so
+	// that it spans hosts and outlives a dropped link.
 	return 0, false
 }
 
