@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -101,24 +102,35 @@ func forwardToHost(f *Factory, cmd *cobra.Command, args []string) error {
 	} else {
 		argv = append(append(argv, "--"), args...)
 	}
-	ctx := cmd.Context()
-	link := host.NewLink(d, cfg.SSH, h)
+	return runOnHost(cmd.Context(), f, host.NewLink(d, cfg.SSH, h), attach, cmd.Name() == "attach", argv)
+}
+
+// runOnHost runs argv on the link's host with this terminal's streams
+// and returns its exit status as a *remoteExit. attach gets a terminal on
+// the host (ssh -tt) and the host's muster attaches to it as it would
+// locally: its daemon holds that terminal, so a key and its echo cross
+// exactly the hops of a plain `ssh -tt`, and the screen, resize and
+// detach key are handled by the same code as a local attach. With again,
+// an attach whose connection drops attaches again by itself (reattach);
+// `new` is not run twice.
+func runOnHost(ctx context.Context, f *Factory, link host.Link, attach, again bool, argv []string) error {
 	if err := link.Connect(ctx); err != nil {
 		return hostError(err)
 	}
-	// attach gets a terminal on the host (ssh -tt) and the host's muster
-	// attaches to it as it would locally: its daemon holds that terminal,
-	// so a key and its echo cross exactly the hops of a plain `ssh -tt`,
-	// and the screen, resize and detach key are handled by the same code
-	// as a local attach.
+	if attach && again {
+		return reattach(ctx, link, argv)
+	}
 	run := link.Command(ctx, attach, argv...)
 	if attach {
-		run.Stdin = os.Stdin
-		run.Stdout, run.Stderr = os.Stdout, os.Stderr
+		run.Stdin, run.Stdout, run.Stderr = os.Stdin, os.Stdout, os.Stderr
 	} else {
 		run.Stdout, run.Stderr = f.IO.Out, f.IO.ErrOut
 	}
-	err = run.Run()
+	return remoteStatus(link, run.Run())
+}
+
+// remoteStatus turns ssh's outcome into the command's.
+func remoteStatus(link host.Link, err error) error {
 	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 		if ee.ExitCode() == 255 {
 			return &remoteExit{code: ExitUnreachable}
@@ -126,7 +138,7 @@ func forwardToHost(f *Factory, cmd *cobra.Command, args []string) error {
 		return &remoteExit{code: ee.ExitCode()}
 	}
 	if err != nil {
-		return fmt.Errorf("host %s: %w", h.Name, err)
+		return fmt.Errorf("host %s: %w", link.Host.Name, err)
 	}
 	return &remoteExit{code: ExitOK}
 }
