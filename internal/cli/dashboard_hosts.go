@@ -80,10 +80,12 @@ func (h *hostFeed) poll(ctx context.Context) {
 	for i, l := range listings {
 		status[i] = l.Status
 		name := l.Status.Name
-		if l.Status.State != host.Connected {
+		if l.Status.State != host.Connected && h.sessions[name] != nil {
 			sessions[name] = h.sessions[name]
 			continue
 		}
+		// A host down since before the dashboard started shows what it
+		// listed last (host.ListAll's stale rows).
 		for _, s := range l.Sessions {
 			s.Name = qualified(name, s.Name)
 			sessions[name] = append(sessions[name], s)
