@@ -156,3 +156,62 @@ func TestHostDownAndBack(t *testing.T) {
 		t.Fatalf("the change made while h1 was down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestChangedHostKeyNeedsAttention: h1 comes back with another host key;
+// muster never accepts it: send reports needs-attention with the ssh
+// command to run by hand, host ls says so, and nothing reached the pane.
+func TestChangedHostKeyNeedsAttention(t *testing.T) {
+	srv := newServer(t)
+	e := newEnv(t, srv)
+	e.must("host", "add", "h1", "h1")
+	e.must("new", "--host", "h1", "--name", "x", "-d", "--cmd", "cat")
+	srv.stop()
+	os.Remove(filepath.Join(srv.dir, "hostkey"))
+	os.Remove(filepath.Join(srv.dir, "hostkey.pub"))
+	run(t, "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(srv.dir, "hostkey"))
+	srv.start()
+
+	r := e.run("send", "h1:x", "must not arrive", "--enter")
+	if r.code != 4 || !strings.Contains(r.stderr, "needs-attention") || !strings.Contains(r.stderr, "-- h1 true") {
+		t.Fatalf("send to h1 with a changed host key: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if h := e.hosts()["h1"]; h.State != "needs-attention" || !strings.Contains(h.Command, "-- h1 true") {
+		t.Fatalf("host ls: %+v", h)
+	}
+	// Past muster, with the new key accepted for this look only.
+	path := srv.home + "/.local/share/muster/bin/" + version(e) + "/muster"
+	out, err := exec.Command("ssh", "-F", e.sshConfig, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "h1", path, "capture", "x").CombinedOutput()
+	if err != nil || strings.Contains(string(out), "must not arrive") {
+		t.Fatalf("the pane after a refused send (%v):\n%s", err, out)
+	}
+}
+
+// TestProviderNameIsNeverAHost: show PROVIDER:ID means the provider even
+// when config.toml (written by hand) names a host like it; host add
+// refuses such a name; HOST:PROVIDER:ID reaches a host's conversation.
+func TestProviderNameIsNeverAHost(t *testing.T) {
+	srv := newServer(t)
+	e := newEnv(t, srv)
+	if r := e.run("host", "add", "claude", "h1"); r.code != 2 || !strings.Contains(r.stderr, "provider") {
+		t.Fatalf("host add claude: exit %d\n%s", r.code, r.stderr)
+	}
+	e.must("host", "add", "h1", "h1")
+	cfg := filepath.Join(e.home, "config", "config.toml")
+	b, _ := os.ReadFile(cfg)
+	// A host named claude whose key is unknown: anything sent its way
+	// comes back needs-attention.
+	hand := strings.Replace(strings.Replace(string(b), `name = "h1"`, `name = "claude"`, 1), `dest = "h1"`, `dest = "fresh"`, 1)
+	if hand == string(b) {
+		t.Fatalf("config.toml has no h1 to rename:\n%s", b)
+	}
+	os.WriteFile(cfg, []byte(string(b)+"\n"+hand[strings.Index(hand, "[[host]]"):]), 0o600)
+	r := e.run("show", "claude:0123456789abcdef")
+	if r.code == 0 || strings.Contains(r.stderr, "host claude") || strings.Contains(r.stderr, "needs-attention") {
+		t.Fatalf("show claude:ID went to the host named claude: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	local := e.run("show", "claude:0123456789abcdef")
+	viaHost := e.run("show", "h1:claude:0123456789abcdef")
+	if viaHost.code == 0 || viaHost.stderr == "" || strings.Contains(viaHost.stderr, "no host") {
+		t.Fatalf("show h1:claude:ID: exit %d\n%s (local said %s)", viaHost.code, viaHost.stderr, local.stderr)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/musterhq/muster/internal/host"
+	"github.com/musterhq/muster/internal/provider/all"
 )
 
 // sessionArgs says, for a command that names sessions (or attention
@@ -35,6 +36,18 @@ func sessionArgs(command string) (int, bool) {
 // name is configured.
 func hostOptional(command string) bool { return command == "show" || command == "ack" }
 
+// providerFirst is the rule for show when a prefix names a provider: it
+// is the provider, never a host, so that `show claude:ID` means the same
+// with any config.toml (host add refuses such names; one written by hand
+// is reached as HOST:claude:ID).
+func providerFirst(command, prefix string) bool {
+	if command != "show" {
+		return false
+	}
+	_, ok := all.Lookup(prefix)
+	return ok
+}
+
 // remoteExit is a command that ran on a host and exited with code.
 type remoteExit struct{ code int }
 
@@ -49,7 +62,7 @@ func forwardToHost(f *Factory, cmd *cobra.Command, args []string) error {
 		return nil
 	}
 	target, args, err := remoteTarget(cmd, args)
-	if err != nil || target == "" {
+	if err != nil || target == "" || providerFirst(cmd.Name(), target) {
 		return err
 	}
 	cfg, err := f.config()
