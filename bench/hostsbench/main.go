@@ -250,10 +250,12 @@ func echo(cmd *exec.Cmd, ready string) (time.Duration, time.Duration) {
 		}
 		seen.Reset()
 	}
-	ptmx.Write([]byte("warm\r"))
+	// Keys typed before the attach is in would reach the host's shell,
+	// and an echo read in the same chunk as ready would be lost.
 	if ready != "" {
 		wait(ready)
 	}
+	ptmx.Write([]byte("warm\r"))
 	wait("warm")
 	time.Sleep(300 * time.Millisecond)
 	drain := func() {
