@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -28,6 +29,7 @@ var (
 	musterBin = flag.String("muster", "muster", "the muster binary")
 	keys      = flag.Int("keys", 300, "keystrokes per echo kind")
 	lsRuns    = flag.Int("ls", 30, "muster ls runs per kind")
+	drops     = flag.Int("drops", 10, "connections killed under an attach")
 )
 
 func must(name string, args ...string) string {
@@ -133,6 +135,73 @@ func main() {
 	lsHost := timeLs(remote)
 	lsLocal := timeLs(local)
 	fmt.Printf("muster ls p50: across 1 host %v, local only %v, ratio %.2f\n", lsHost, lsLocal, float64(lsHost)/float64(lsLocal))
+
+	run(remote, "new", "--host", "h1", "--name", "ticker", "-d", "--cmd", `i=0; while :; do i=$((i+1)); echo "tick-$i"; sleep 0.05; done`)
+	p50, worst := reconnect(remote, sshConfig, homes[0]+"/run/ssh/h1")
+	fmt.Printf("reconnect (ControlMaster killed under attach h1:ticker, %d times): live output again p50 %v, max %v\n", *drops, p50, worst)
+}
+
+// reconnect kills the host's master connection under an attach, drops
+// times, and returns the p50 and max of the time until the attach shows
+// the session's output again.
+func reconnect(env []string, sshConfig, socket string) (time.Duration, time.Duration) {
+	cmd := exec.Command(*musterBin, "attach", "h1:ticker")
+	cmd.Env = env
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 120, Rows: 40})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait(); ptmx.Close() }()
+	var mu sync.Mutex
+	var screen bytes.Buffer
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(buf)
+			mu.Lock()
+			screen.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	// live: a tick drawn after the last time the attach entered the pane.
+	live := func(from int) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		s := screen.String()[from:]
+		i := strings.LastIndex(s, "\x1b[?1049h")
+		return i >= 0 && strings.Contains(s[i:], "tick-")
+	}
+	waitFor := func(from int) {
+		deadline := time.Now().Add(30 * time.Second)
+		for !live(from) {
+			if time.Now().After(deadline) {
+				log.Fatalf("attach h1:ticker never showed live output: %q", screen.String()[from:])
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitFor(0)
+	var d []time.Duration
+	for range *drops {
+		out, _ := exec.Command("ssh", "-F", sshConfig, "-o", "ControlPath="+socket, "-O", "check", "h1").CombinedOutput()
+		var pid int
+		if _, err := fmt.Sscanf(strings.TrimSpace(string(out)), "Master running (pid=%d)", &pid); err != nil {
+			log.Fatalf("no master for h1: %q", out)
+		}
+		mu.Lock()
+		from := screen.Len()
+		mu.Unlock()
+		start := time.Now()
+		syscall.Kill(pid, syscall.SIGKILL)
+		waitFor(from)
+		d = append(d, time.Since(start))
+		time.Sleep(1500 * time.Millisecond) // a fresh drop, not a retry
+	}
+	slices.Sort(d)
+	return d[len(d)/2], d[len(d)-1]
 }
 
 func run(env []string, args ...string) {
@@ -181,10 +250,12 @@ func echo(cmd *exec.Cmd, ready string) (time.Duration, time.Duration) {
 		}
 		seen.Reset()
 	}
-	ptmx.Write([]byte("warm\r"))
+	// Keys typed before the attach is in would reach the host's shell,
+	// and an echo read in the same chunk as ready would be lost.
 	if ready != "" {
 		wait(ready)
 	}
+	ptmx.Write([]byte("warm\r"))
 	wait("warm")
 	time.Sleep(300 * time.Millisecond)
 	drain := func() {

@@ -39,6 +39,12 @@ func runDashboard(f *Factory, cmd *cobra.Command) error {
 	}
 	b := &dashboardBackend{f: f, c: c}
 	defer b.Close()
+	if cfg, err := f.Config(); err == nil && len(cfg.Hosts) > 0 {
+		if d, err := f.Dirs(); err == nil {
+			b.feed = startHostFeed(d, cfg)
+			defer b.feed.stop()
+		}
+	}
 	home, _ := os.UserHomeDir()
 	wd, _ := os.Getwd()
 	opts := tui.Options{Backend: b, Home: home, Dir: wd, DetachKey: config.DefaultDetachKey, NoColor: os.Getenv("NO_COLOR") != "",
@@ -59,7 +65,11 @@ func runDashboard(f *Factory, cmd *cobra.Command) error {
 			return nil
 		}
 		opts.Select, opts.Notice, opts.State = name, "", state
-		if err := runAttach(ctx, f, attachOptions{Name: name}); err != nil {
+		attach := func() error { return runAttach(ctx, f, attachOptions{Name: name}) }
+		if l, n, ok := b.onHost(name); ok {
+			attach = func() error { return attachFromDashboard(ctx, f, l, n) }
+		}
+		if err := attach(); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -82,6 +92,17 @@ type dashboardBackend struct {
 	f  *Factory
 	mu sync.Mutex
 	c  *client.Client
+	// feed, when hosts are configured, adds their sessions (HOST:NAME)
+	// and items to the watch stream; calls naming one go to its host.
+	feed *hostFeed
+}
+
+// Hosts is each host's state (tui.HostSource); none without hosts.
+func (b *dashboardBackend) Hosts() []tui.HostState {
+	if b.feed == nil {
+		return nil
+	}
+	return b.feed.Hosts()
 }
 
 func (b *dashboardBackend) call(ctx context.Context, op string, args, out any) error {
@@ -142,6 +163,10 @@ func (b *dashboardBackend) Watch(ctx context.Context) (proto.WatchUpdate, tui.Wa
 	if err != nil {
 		return first, nil, err
 	}
+	if b.feed != nil {
+		m, merged := newMergedWatch(first, watchStream{s}, b.feed)
+		return merged, m, nil
+	}
 	return first, watchStream{s}, nil
 }
 
@@ -173,7 +198,17 @@ func (s watchStream) Next() (proto.WatchUpdate, error) {
 
 func (b *dashboardBackend) Ack(ctx context.Context, ids []int64, all bool) (proto.AckResult, error) {
 	var res proto.AckResult
-	return res, b.call(ctx, proto.OpAck, proto.AckArgs{IDs: ids, All: all}, &res)
+	if b.feed != nil {
+		local, err := b.ackOnHosts(ctx, ids, all, &res)
+		if err != nil || (!all && len(local) == 0) {
+			return res, err
+		}
+		ids = local
+	}
+	var mine proto.AckResult
+	err := b.call(ctx, proto.OpAck, proto.AckArgs{IDs: ids, All: all}, &mine)
+	res.Acknowledged, res.Already = append(mine.Acknowledged, res.Acknowledged...), append(mine.Already, res.Already...)
+	return res, err
 }
 
 // environ is the caller's environment as ops new and resume take it.
@@ -188,26 +223,56 @@ func environ() map[string]string {
 }
 
 func (b *dashboardBackend) Resume(ctx context.Context, names []string, all bool) ([]tui.ResumeOutcome, error) {
+	var res []tui.ResumeOutcome
+	if b.feed != nil {
+		var local []string
+		for _, n := range names {
+			if ok, err := b.hostAction(ctx, n, "resume"); !ok {
+				local = append(local, n)
+			} else {
+				o := tui.ResumeOutcome{Name: n, Resumed: err == nil}
+				if err != nil {
+					o.Reason = err.Error()
+				}
+				res = append(res, o)
+			}
+		}
+		if !all && len(local) == 0 {
+			return res, nil
+		}
+		names = local
+	}
 	env := environ()
 	cols, rows := termSize()
 	var out []proto.ResumeOutcome
 	if err := b.call(ctx, proto.OpResume, proto.ResumeArgs{Names: names, All: all, Env: env, Cols: cols, Rows: rows}, &out); err != nil {
 		return nil, err
 	}
-	res := make([]tui.ResumeOutcome, len(out))
-	for i, o := range out {
-		res[i] = tui.ResumeOutcome{Name: o.Name, Resumed: o.Resumed, Reason: o.Reason}
+	for _, o := range out {
+		res = append(res, tui.ResumeOutcome{Name: o.Name, Resumed: o.Resumed, Reason: o.Reason})
 	}
 	return res, nil
 }
 
 func (b *dashboardBackend) Kill(ctx context.Context, name string) error {
+	if ok, err := b.hostAction(ctx, name, "kill"); ok {
+		return err
+	}
 	return b.call(ctx, proto.OpKill, proto.Target{Name: name}, nil)
 }
 
 // Preview opens a preview stream on a connection of its own, which ends
 // with ctx.
 func (b *dashboardBackend) Preview(ctx context.Context, name string) (proto.PreviewScreen, tui.PreviewStream, error) {
+	if l, n, ok := b.onHost(name); ok {
+		p := &hostPreview{ctx: ctx, link: l, name: n, full: name}
+		first, err := p.screen()
+		if err != nil {
+			return first, nil, err
+		}
+		p.last = first.Lines
+		return first, p, nil
+	}
 	c, err := b.f.RunningClient(ctx)
 	if err != nil {
 		return proto.PreviewScreen{}, nil, err
@@ -251,15 +316,30 @@ func (b *dashboardBackend) New(ctx context.Context, a proto.NewArgs) (proto.Sess
 }
 
 func (b *dashboardBackend) Rename(ctx context.Context, name, newName string) error {
+	if h, _, ok := strings.Cut(name, ":"); ok {
+		newName = strings.TrimPrefix(newName, h+":")
+	}
+	if ok, err := b.hostAction(ctx, name, "rename", newName); ok {
+		return err
+	}
 	return b.call(ctx, proto.OpRename, proto.RenameArgs{Name: name, NewName: newName}, nil)
 }
 
 func (b *dashboardBackend) Autocontinue(ctx context.Context, name string, on bool) error {
+	word := map[bool]string{true: "on", false: "off"}[on]
+	if ok, err := b.hostAction(ctx, name, "autocontinue", word); ok {
+		return err
+	}
 	return b.call(ctx, proto.OpAutocontinue, proto.AutocontinueArgs{Name: name, On: on}, nil)
 }
 
 func (b *dashboardBackend) Explain(ctx context.Context, name string) (proto.Explanation, error) {
 	var x proto.Explanation
+	if l, n, ok := b.onHost(name); ok {
+		err := runOn(ctx, l, &x, "explain", "--json", "--", n)
+		x.Name = name
+		return x, err
+	}
 	return x, b.call(ctx, proto.OpExplain, proto.Target{Name: name}, &x)
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/host"
+	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/termtext"
 )
 
@@ -29,6 +30,10 @@ func newHostAddCmd(f *Factory) *cobra.Command {
 			name, dest := args[0], args[1]
 			if err := config.CheckHostName(name); err != nil {
 				return &UserError{Err: err, Code: ExitUsage}
+			}
+			if _, ok := all.Lookup(name); ok {
+				// show PROVIDER:ID keeps meaning the provider (providerFirst).
+				return &UserError{Err: fmt.Errorf("host name %q is a provider's: `muster show %s:ID` would be ambiguous; pick another name", name, name), Code: ExitUsage}
 			}
 			if err := config.CheckDest(dest); err != nil {
 				return &UserError{Err: err, Code: ExitUsage}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -17,6 +18,9 @@ import (
 type hostSession struct {
 	Host string `json:"host"`
 	proto.SessionInfo
+	// Stale: the host does not answer; this is the session as it last
+	// listed it.
+	Stale bool `json:"stale,omitempty"`
 }
 
 // listAcrossHosts lists this machine's sessions and every host's (or
@@ -60,7 +64,7 @@ func listAcrossHosts(ctx context.Context, f *Factory, cfg config.Config, onHost 
 			down = append(down, l.Status)
 		}
 		for _, s := range l.Sessions {
-			rows = append(rows, hostSession{Host: l.Status.Name, SessionInfo: s})
+			rows = append(rows, hostSession{Host: l.Status.Name, SessionInfo: s, Stale: l.Stale})
 		}
 	}
 	for i := range rows {
@@ -86,6 +90,9 @@ func listAcrossHosts(ctx context.Context, f *Factory, cfg config.Config, onHost 
 			state := line(s.State)
 			if s.State == "exited" && s.ExitCode != nil {
 				state = fmt.Sprintf("exited(%d)", *s.ExitCode)
+			}
+			if r.Stale {
+				state += "?"
 			}
 			run := "-"
 			if s.RunState != nil {
@@ -120,7 +127,11 @@ func listAcrossHosts(ctx context.Context, f *Factory, cfg config.Config, onHost 
 		if t, err := time.Parse(time.RFC3339, s.LastSeen); err == nil {
 			seen = "last seen " + age(now.Sub(t)) + " ago"
 		}
-		fmt.Fprintf(f.IO.Out, "host %s: %s (%s; %s)\n", s.Name, s.State, line(s.Reason), seen)
+		stale := ""
+		if slices.ContainsFunc(rows, func(r hostSession) bool { return r.Host == s.Name }) {
+			stale = "; its sessions as it last listed them, marked ?"
+		}
+		fmt.Fprintf(f.IO.Out, "host %s: %s (%s; %s%s)\n", s.Name, s.State, line(s.Reason), seen, stale)
 	}
 	return nil
 }

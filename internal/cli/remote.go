@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/musterhq/muster/internal/host"
+	"github.com/musterhq/muster/internal/provider/all"
 )
 
 // sessionArgs says, for a command that names sessions (or attention
@@ -21,9 +23,11 @@ func sessionArgs(command string) (int, bool) {
 		return 1, true
 	case "rename":
 		return 2, true
-	case "wait", "ack":
+	case "ack":
 		return -1, true
 	}
+	// wait is not forwarded: runWait waits on each machine itself, so
+	// that it spans hosts and outlives a dropped link.
 	return 0, false
 }
 
@@ -31,6 +35,18 @@ func sessionArgs(command string) (int, bool) {
 // (show's PROVIDER:ID): a prefix there is a host only when one of that
 // name is configured.
 func hostOptional(command string) bool { return command == "show" || command == "ack" }
+
+// providerFirst is the rule for show when a prefix names a provider: it
+// is the provider, never a host, so that `show claude:ID` means the same
+// with any config.toml (host add refuses such names; one written by hand
+// is reached as HOST:claude:ID).
+func providerFirst(command, prefix string) bool {
+	if command != "show" {
+		return false
+	}
+	_, ok := all.Lookup(prefix)
+	return ok
+}
 
 // remoteExit is a command that ran on a host and exited with code.
 type remoteExit struct{ code int }
@@ -46,7 +62,7 @@ func forwardToHost(f *Factory, cmd *cobra.Command, args []string) error {
 		return nil
 	}
 	target, args, err := remoteTarget(cmd, args)
-	if err != nil || target == "" {
+	if err != nil || target == "" || providerFirst(cmd.Name(), target) {
 		return err
 	}
 	cfg, err := f.config()
@@ -99,24 +115,35 @@ func forwardToHost(f *Factory, cmd *cobra.Command, args []string) error {
 	} else {
 		argv = append(append(argv, "--"), args...)
 	}
-	ctx := cmd.Context()
-	link := host.NewLink(d, cfg.SSH, h)
+	return runOnHost(cmd.Context(), f, host.NewLink(d, cfg.SSH, h), attach, cmd.Name() == "attach", argv)
+}
+
+// runOnHost runs argv on the link's host with this terminal's streams
+// and returns its exit status as a *remoteExit. attach gets a terminal on
+// the host (ssh -tt) and the host's muster attaches to it as it would
+// locally: its daemon holds that terminal, so a key and its echo cross
+// exactly the hops of a plain `ssh -tt`, and the screen, resize and
+// detach key are handled by the same code as a local attach. With again,
+// an attach whose connection drops attaches again by itself (reattach);
+// `new` is not run twice.
+func runOnHost(ctx context.Context, f *Factory, link host.Link, attach, again bool, argv []string) error {
 	if err := link.Connect(ctx); err != nil {
 		return hostError(err)
 	}
-	// attach gets a terminal on the host (ssh -tt) and the host's muster
-	// attaches to it as it would locally: its daemon holds that terminal,
-	// so a key and its echo cross exactly the hops of a plain `ssh -tt`,
-	// and the screen, resize and detach key are handled by the same code
-	// as a local attach.
+	if attach && again {
+		return reattach(ctx, link, argv)
+	}
 	run := link.Command(ctx, attach, argv...)
 	if attach {
-		run.Stdin = os.Stdin
-		run.Stdout, run.Stderr = os.Stdout, os.Stderr
+		run.Stdin, run.Stdout, run.Stderr = os.Stdin, os.Stdout, os.Stderr
 	} else {
 		run.Stdout, run.Stderr = f.IO.Out, f.IO.ErrOut
 	}
-	err = run.Run()
+	return remoteStatus(link, run.Run())
+}
+
+// remoteStatus turns ssh's outcome into the command's.
+func remoteStatus(link host.Link, err error) error {
 	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 		if ee.ExitCode() == 255 {
 			return &remoteExit{code: ExitUnreachable}
@@ -124,7 +151,7 @@ func forwardToHost(f *Factory, cmd *cobra.Command, args []string) error {
 		return &remoteExit{code: ee.ExitCode()}
 	}
 	if err != nil {
-		return fmt.Errorf("host %s: %w", h.Name, err)
+		return fmt.Errorf("host %s: %w", link.Host.Name, err)
 	}
 	return &remoteExit{code: ExitOK}
 }

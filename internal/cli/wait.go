@@ -78,9 +78,24 @@ func newWaitCmdWith(f *Factory, runF func(*waitOptions) error) *cobra.Command {
 }
 
 func runWait(ctx context.Context, f *Factory, o waitOptions) error {
-	c, err := f.Client(ctx)
+	if across, err := waitsAcrossHosts(f, o); err != nil || across {
+		if err != nil {
+			return err
+		}
+		return runWaitAcrossHosts(ctx, f, o)
+	}
+	res, err := waitLocal(ctx, f, o)
 	if err != nil {
 		return err
+	}
+	return reportWait(f, o, res)
+}
+
+// waitLocal asks this machine's daemon.
+func waitLocal(ctx context.Context, f *Factory, o waitOptions) (proto.WaitResult, error) {
+	c, err := f.Client(ctx)
+	if err != nil {
+		return proto.WaitResult{}, err
 	}
 	// The daemon answers once; a cancelled command just hangs up (Call
 	// returns at once, and Close hangs up).
@@ -90,14 +105,19 @@ func runWait(ctx context.Context, f *Factory, o waitOptions) error {
 		Names: o.Names, Until: o.Until, TimeoutMS: o.Timeout.Milliseconds(), Any: o.Any,
 	}, &res)
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return res, ctx.Err()
 	}
 	if err != nil {
 		if pe, ok := errors.AsType[*proto.Error](err); ok && pe.Code == proto.CodeNotFound {
-			return &UserError{Err: errors.New(pe.Message), Hint: pe.Hint, Code: ExitGone}
+			return res, &UserError{Err: errors.New(pe.Message), Hint: pe.Hint, Code: ExitGone}
 		}
-		return err
+		return res, err
 	}
+	return res, nil
+}
+
+// reportWait prints the outcome and turns it into the exit status.
+func reportWait(f *Factory, o waitOptions, res proto.WaitResult) error {
 	if o.JSON {
 		if err := writeJSON(f.IO.Out, res); err != nil {
 			return err

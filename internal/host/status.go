@@ -34,6 +34,9 @@ type seen struct {
 	LastSeen time.Time `json:"last_seen"`
 	Version  string    `json:"version"`
 	Sessions int       `json:"sessions"`
+	// List is the sessions as the host last listed them: what is shown,
+	// marked stale, while it does not answer.
+	List []proto.SessionInfo `json:"list,omitempty"`
 }
 
 var seenMu sync.Mutex
@@ -84,8 +87,15 @@ func Forget(dirs paths.Dirs, name string) {
 
 // MarkSeen records that h answered now, running version, with sessions.
 func MarkSeen(dirs paths.Dirs, name, version string, sessions int) {
+	markSeen(dirs, name, version, sessions, nil)
+}
+
+func markSeen(dirs paths.Dirs, name, version string, sessions int, list []proto.SessionInfo) {
 	updateSeen(dirs, name, func(s *seen) bool {
 		s.LastSeen, s.Sessions = time.Now().UTC(), sessions
+		if list != nil {
+			s.List = list
+		}
 		if version != "" {
 			s.Version = version
 		}
@@ -111,7 +121,10 @@ func Sessions(ctx context.Context, dirs paths.Dirs, l Link) ([]proto.SessionInfo
 	if err := json.Unmarshal(out, &list); err != nil {
 		return nil, fmt.Errorf("host %s: bad answer to ls: %w", l.Host.Name, err)
 	}
-	MarkSeen(dirs, l.Host.Name, "", len(list))
+	if list == nil {
+		list = []proto.SessionInfo{}
+	}
+	markSeen(dirs, l.Host.Name, "", len(list), list)
 	return list, nil
 }
 
@@ -119,6 +132,9 @@ func Sessions(ctx context.Context, dirs paths.Dirs, l Link) ([]proto.SessionInfo
 type Listing struct {
 	Status   Status
 	Sessions []proto.SessionInfo
+	// Stale: the host did not answer, and Sessions are those it listed
+	// when it last did.
+	Stale bool
 }
 
 // ListAll asks every host for its sessions at once, each bounded by
@@ -153,6 +169,7 @@ func ListAll(ctx context.Context, dirs paths.Dirs, cfg config.Config, timeout ti
 		}
 		if res[i].Status.State != Connected {
 			res[i].Status.Sessions = s.Sessions
+			res[i].Sessions, res[i].Stale = s.List, len(s.List) > 0
 		}
 	}
 	return res

@@ -145,6 +145,7 @@ type Model struct {
 	bell        bool                  // ring for an item that opens
 	err         error                 // the watch stream broke: the daemon is away
 	awaySince   time.Time             // when the daemon stopped answering
+	hosts       []HostState           // the backend's hosts (HostSource); nil without
 
 	filter     string // the session filter, as typed
 	filtering  bool   // keys go to the filter
@@ -280,6 +281,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m.updateWatch(msg)
 	case clockMsg:
 		m.now = m.nowFn()
+		m.hosts = m.hostsNow()
 		return m, tea.Tick(ClockInterval, func(time.Time) tea.Msg { return clockMsg{} })
 	case actionMsg:
 		m.busy = ""

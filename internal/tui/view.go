@@ -221,7 +221,7 @@ func (m Model) lists(w int, l layout) []string {
 		loaded: m.loaded, sessions: m.sessions, sel: m.selIndex(), off: m.sessOff,
 		rows: l.sessionRows, focused: m.focus == focusSessions, now: m.now, home: m.home,
 		stale: m.err != nil, filtered: m.filter != "", marks: m.marks,
-		folded: m.foldedCount(), byDir: m.byDir,
+		folded: m.foldedCount(), byDir: m.byDir, hosts: hostIndex(m.hosts), hostsNote: hostsNote(m.hosts, m.now),
 	}.Render(w)}
 	if len(m.items)+len(m.resolved) > 0 {
 		body = append(body, "", drawer{
@@ -355,6 +355,11 @@ type sessionTable struct {
 	marks    map[string]bool
 	folded   int  // exited and restorable sessions folded away
 	byDir    bool // grouped by directory: a directory shows on its first row only
+	// hosts, when there are any, adds a HOST column; the sessions of a
+	// host that is not connected are dimmed at their last known state,
+	// and hostsNote says which hosts those are.
+	hosts     map[string]HostState
+	hostsNote string
 }
 
 // Fixed column widths; NAME and PROVIDER follow their content within
@@ -386,22 +391,30 @@ func (t sessionTable) Render(w int) string {
 		}
 		return "  No sessions yet. Press c to start one (an agent, a shell or a command)."
 	}
-	nameW, provW, modelW := 4, 8, 0
+	nameW, provW, modelW, hostW := 4, 8, 0, 0
+	if t.hosts != nil {
+		hostW = 4
+	}
 	anyCost := false
 	for _, s := range t.sessions {
 		anyCost = anyCost || s.RSSBytes != nil
-		nameW = max(nameW, ansi.StringWidth(termtext.Line(s.Name)))
+		h, bare := t.name(s.Name)
+		hostW = max(hostW, ansi.StringWidth(termtext.Line(h)))
+		nameW = max(nameW, ansi.StringWidth(termtext.Line(bare)))
 		provW = max(provW, ansi.StringWidth(termtext.Line(s.Provider)))
 		if s.Model != "" || s.ContextTokens > 0 {
 			modelW = max(modelW, len("MODEL"), ansi.StringWidth(termtext.Line(s.Model)))
 		}
 	}
-	nameW, provW, modelW = min(nameW, 24), min(provW, 10), min(modelW, 20)
+	nameW, provW, modelW, hostW = min(nameW, 24), min(provW, 10), min(modelW, 20), min(hostW, 16)
 	// Narrow screens drop the columns that matter least, the model and
 	// context first; no session reporting either shows neither.
 	showProv, showAct, showModel := w >= 60, w >= 100, w >= 120 && modelW > 0
 	showCost := w >= 90 && anyCost
-	fixed := 2 + nameW + len(gap) + stateCol + len(gap) + attnCol + len(gap) + ageCol + len(gap)
+	if hostW > 0 {
+		hostW += len(gap)
+	}
+	fixed := 2 + hostW + nameW + len(gap) + stateCol + len(gap) + attnCol + len(gap) + ageCol + len(gap)
 	if showCost {
 		fixed += costCol + len(gap)
 	}
@@ -415,8 +428,12 @@ func (t sessionTable) Render(w int) string {
 		fixed += modelW + len(gap) + ctxCol + len(gap)
 	}
 	cwdW := max(w-fixed, 3)
-	row := func(mark, name, prov, state, attn, act, model, ctx, cost, age, cwd string) string {
-		out := mark + cell(name, nameW) + gap
+	row := func(mark, host, name, prov, state, attn, act, model, ctx, cost, age, cwd string) string {
+		out := mark
+		if hostW > 0 {
+			out += cell(host, hostW-len(gap)) + gap
+		}
+		out += cell(name, nameW) + gap
 		if showProv {
 			out += cell(prov, provW) + gap
 		}
@@ -432,11 +449,12 @@ func (t sessionTable) Render(w int) string {
 		}
 		return out + cell(age, ageCol) + gap + cellLeft(cwd, cwdW)
 	}
-	lines := []string{styleFaint.Styled(strings.TrimRight(row("  ", "NAME", "PROVIDER", "STATUS", "!", "ACTIVITY", "MODEL", "CONTEXT", "MEM  CPU", "AGE", "DIRECTORY"), " "))}
+	lines := []string{styleFaint.Styled(strings.TrimRight(row("  ", "HOST", "NAME", "PROVIDER", "STATUS", "!", "ACTIVITY", "MODEL", "CONTEXT", "MEM  CPU", "AGE", "DIRECTORY"), " "))}
 	end := min(t.off+t.rows, len(t.sessions))
 	for i := t.off; i < end; i++ {
 		s := t.sessions[i]
-		mark, name := "  ", termtext.Line(s.Name)
+		host, bare := t.name(s.Name)
+		mark, name := "  ", termtext.Line(bare)
 		if i == t.sel {
 			if t.focused {
 				mark, name = styleBold.Styled("▸ "), styleBold.Styled(cell(name, nameW))
@@ -476,9 +494,12 @@ func (t sessionTable) Render(w int) string {
 		if t.byDir && i > t.off && t.sessions[i-1].CWD == s.CWD && sessionGroup(s) < groupExited {
 			dir = styleFaint.Styled("〃")
 		}
-		line := row(mark, name, prov, state, attn, act, termtext.Line(s.Model), contextLeft(s), costCell(s), createdAge(s, t.now), dir)
+		if host == "" && t.hosts != nil {
+			host = "-"
+		}
+		line := row(mark, termtext.Line(host), name, prov, state, attn, act, termtext.Line(s.Model), contextLeft(s), costCell(s), createdAge(s, t.now), dir)
 		line = strings.TrimRight(line, " ")
-		if s.State != "running" || t.stale {
+		if s.State != "running" || t.stale || hostDown(t.hosts, s.Name) {
 			line = styleFaint.Styled(line)
 		}
 		lines = append(lines, line)
@@ -489,7 +510,19 @@ func (t sessionTable) Render(w int) string {
 	if t.byDir {
 		lines[0] += styleFaint.Styled("   by directory")
 	}
+	if t.hostsNote != "" {
+		lines = append(lines, "  "+styleError.Styled(t.hostsNote))
+	}
 	return strings.Join(lines, "\n") + foldLine
+}
+
+// name splits a row's session name into its host and its own name when
+// the table shows hosts.
+func (t sessionTable) name(full string) (host, bare string) {
+	if t.hosts == nil {
+		return "", full
+	}
+	return splitHost(full)
 }
 
 // worktreeMark is the branch of a session's own worktree, "*" when it

@@ -136,6 +136,7 @@ func (m Model) apply(u proto.WatchUpdate, at time.Time) Model {
 	oldSess, oldItem := m.selIndex(), m.itemIndex()
 	m.loaded = true
 	m.now = at
+	m.hosts = m.hostsNow()
 	if u.Sessions != nil {
 		m.rawSessions = u.Sessions
 		m.all = sortSessions(u.Sessions, m.byDir)

@@ -1,0 +1,70 @@
+package hosts_test
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/creack/pty"
+
+	"github.com/musterhq/muster/internal/testing/poll"
+)
+
+// TestDashboardShowsHosts runs the dashboard in a real PTY: a host's
+// session is listed beside this machine's under a HOST column; when the
+// host's sshd stops the dashboard says the host is unreachable and keeps
+// its session, dimmed; when it is back, a session made there meanwhile
+// shows up.
+func TestDashboardShowsHosts(t *testing.T) {
+	srv := newServer(t)
+	e := newEnv(t, srv)
+	e.must("host", "add", "h1", "h1")
+	e.must("new", "--name", "here", "-d", "--cmd", "cat")
+	e.must("new", "--host", "h1", "--name", "faraway", "-d", "--cmd", "cat")
+
+	cmd := exec.Command(musterBin)
+	cmd.Env = append(e.vars, "TERM=xterm-256color")
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 160, Rows: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait(); ptmx.Close() }()
+	var mu sync.Mutex
+	var screen bytes.Buffer
+	go func() {
+		buf := make([]byte, 8192)
+		for {
+			n, err := ptmx.Read(buf)
+			mu.Lock()
+			screen.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	// Text after mark: what the dashboard drew since.
+	text := func() string { mu.Lock(); defer mu.Unlock(); return ansi.Strip(screen.String()) }
+	mark := func() int { mu.Lock(); defer mu.Unlock(); return screen.Len() }
+	since := func(at int) string { mu.Lock(); defer mu.Unlock(); return ansi.Strip(screen.String()[at:]) }
+
+	poll.Wait(t, 30*time.Second, func() bool {
+		s := text()
+		return strings.Contains(s, "HOST") && strings.Contains(s, "faraway") && strings.Contains(s, "here")
+	}, func() string { return "the dashboard never listed both sessions:\n" + text() })
+
+	at := mark()
+	srv.stop()
+	poll.Wait(t, 30*time.Second, func() bool { return strings.Contains(since(at), "h1 unreachable") },
+		func() string { return "the dashboard never said h1 is unreachable:\n" + since(at) })
+
+	srv.start()
+	// Made on the host while the dashboard was not looking at it.
+	e.remote("new", "--name", "latecomer", "-d", "--cmd", "cat")
+	poll.Wait(t, 30*time.Second, func() bool { return strings.Contains(since(at), "latecomer") },
+		func() string { return "the dashboard never showed h1:latecomer:\n" + since(at) })
+}
