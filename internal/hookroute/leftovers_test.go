@@ -5,7 +5,10 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -23,9 +26,13 @@ func (e *env) detachedDaemonPane(dir string) (*exec.Cmd, int) {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		e.t.Skip("needs setsid")
 	}
-	cmd := exec.Command("/bin/sh", "-c", `setsid codex app-server --managed-daemon >/dev/null & exec codex`)
+	// The app-server names its own pid: a walk of the tree while it
+	// starts can meet a transient fork of it (its `sleep` before exec),
+	// which looks like the app-server and is gone a moment later.
+	pidFile := filepath.Join(dir, "app-server.pid")
+	cmd := exec.Command("/bin/sh", "-c", `FAKE_PIDFILE="$P" setsid codex app-server --managed-daemon >/dev/null & exec codex`)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PATH="+e.bin+":/usr/bin:/bin")
+	cmd.Env = append(os.Environ(), "PATH="+e.bin+":/usr/bin:/bin", "P="+pidFile)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -34,8 +41,9 @@ func (e *env) detachedDaemonPane(dir string) (*exec.Cmd, int) {
 	bufio.NewReader(out).ReadString('\n')
 	var daemon int
 	for i := 0; daemon == 0; i++ {
-		if s := SharedPIDs(e.procs, cmd.Process.Pid, codex.Provider{}); len(s) == 1 {
-			daemon = s[0]
+		b, _ := os.ReadFile(pidFile)
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && slices.Contains(SharedPIDs(e.procs, cmd.Process.Pid, codex.Provider{}), pid) {
+			daemon = pid
 		} else if i == 500 {
 			e.t.Fatal("the fake app-server did not start")
 		}

@@ -22,6 +22,7 @@ import (
 const fakeCodex = `#!/bin/sh
 if [ -n "$FAKE_ROLLOUT" ]; then exec 3<"$FAKE_ROLLOUT"; fi
 if [ -n "$FAKE_ROLLOUT2" ]; then exec 4<"$FAKE_ROLLOUT2"; fi
+if [ -n "$FAKE_PIDFILE" ]; then echo $$ > "$FAKE_PIDFILE.tmp" && mv "$FAKE_PIDFILE.tmp" "$FAKE_PIDFILE"; fi
 echo ready
 while :; do sleep 3600; done
 `
