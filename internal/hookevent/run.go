@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/musterhq/muster/internal/paths"
@@ -34,7 +35,8 @@ type Options struct {
 	Now    func() time.Time
 	// Timeout bounds each connection attempt and each exchange (default 1 s).
 	Timeout time.Duration
-	// StdinTimeout bounds the wait for the payload (default 2 s).
+	// StdinTimeout is how long the payload may stall before it is given
+	// up (default 2 s); readPayload bounds the whole read as well.
 	StdinTimeout time.Duration
 }
 
@@ -215,41 +217,72 @@ func warn(w io.Writer, format string, args ...any) {
 	fmt.Fprintf(w, "muster hook event: %s\n", fmt.Sprintf(format, args...))
 }
 
-// readPayload reads stdin, waiting at most timeout for the writer to
-// finish. A payload over proto.MaxHookPayload has its long strings cut
-// (shrinkPayload) so that its event is kept; one over
-// proto.MaxHookPayloadRead is given up.
-func readPayload(r io.Reader, timeout time.Duration) ([]byte, error) {
+// maxPayloadWait bounds the whole read of a payload that keeps arriving:
+// the agent waits for its hook, and a writer trickling a byte a second
+// must not hold it longer than this.
+const maxPayloadWait = 20 * time.Second
+
+// readPayload reads stdin until its end, giving up when the writer sends
+// nothing for idle or has not finished within maxPayloadWait. Idle, not a
+// total: a 32 MiB payload on a loaded machine can take longer than idle to
+// arrive while always making progress. A payload over
+// proto.MaxHookPayload has its long strings cut (shrinkPayload) so that
+// its event is kept; one over proto.MaxHookPayloadRead is given up.
+func readPayload(r io.Reader, idle time.Duration) ([]byte, error) {
 	type result struct {
 		b   []byte
 		err error
 	}
 	done := make(chan result, 1)
+	cr := &countingReader{r: r}
 	go func() {
-		b, err := io.ReadAll(io.LimitReader(r, proto.MaxHookPayloadRead+1))
+		b, err := io.ReadAll(io.LimitReader(cr, proto.MaxHookPayloadRead+1))
 		done <- result{b, err}
 	}()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case res := <-done:
-		if res.err != nil {
-			return nil, fmt.Errorf("read stdin: %w", res.err)
+	tick := time.NewTicker(idle)
+	defer tick.Stop()
+	deadline := time.NewTimer(maxPayloadWait)
+	defer deadline.Stop()
+	var seen int64
+	for {
+		select {
+		case res := <-done:
+			if res.err != nil {
+				return nil, fmt.Errorf("read stdin: %w", res.err)
+			}
+			if len(res.b) > proto.MaxHookPayloadRead {
+				drain(r, idle)
+				return nil, fmt.Errorf("larger than %d bytes", proto.MaxHookPayloadRead)
+			}
+			if len(res.b) > proto.MaxHookPayload {
+				return shrinkPayload(res.b)
+			}
+			if len(strings.TrimSpace(string(res.b))) == 0 {
+				return nil, errors.New("empty")
+			}
+			return res.b, nil
+		case <-tick.C:
+			n := cr.n.Load()
+			if n == seen {
+				return nil, fmt.Errorf("no end of input: nothing read for %v", idle)
+			}
+			seen = n
+		case <-deadline.C:
+			return nil, fmt.Errorf("no end of input within %v", maxPayloadWait)
 		}
-		if len(res.b) > proto.MaxHookPayloadRead {
-			drain(r, timeout)
-			return nil, fmt.Errorf("larger than %d bytes", proto.MaxHookPayloadRead)
-		}
-		if len(res.b) > proto.MaxHookPayload {
-			return shrinkPayload(res.b)
-		}
-		if len(strings.TrimSpace(string(res.b))) == 0 {
-			return nil, errors.New("empty")
-		}
-		return res.b, nil
-	case <-t.C:
-		return nil, fmt.Errorf("no end of input within %v", timeout)
 	}
+}
+
+// countingReader counts what was read, for readPayload's idle check.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // drain consumes stdin so that a provider writing a large payload never
