@@ -148,6 +148,10 @@ func (s *Server) screensAllowed(r *http.Request) bool {
 type answerRequest struct {
 	Option *int   `json:"option"`
 	Dialog string `json:"dialog"`
+	// Session is the item's session as the page showed it: once the item
+	// is resolved the daemon no longer lists it, and the refusal still
+	// shows that pane's screen.
+	Session string `json:"session,omitempty"`
 }
 
 // answerRefusal says why nothing was sent, with the screen as it is now.
@@ -184,6 +188,8 @@ func (s *Server) handleAnswer(r *http.Request) reply {
 		ref := answerRefusal{Error: fmt.Sprintf("attention item %d is no longer open: nothing was sent", id)}
 		if item != nil {
 			ref.Screen, _ = s.screenNow(ctx, item.SessionName)
+		} else if checkPaneName(req.Session) == nil {
+			ref.Screen, _ = s.screenNow(ctx, req.Session)
 		}
 		return jsonReply{http.StatusConflict, ref}
 	}

@@ -32,7 +32,10 @@ func (d *drawerDaemon) set(o *Options) {
 	o.Attention = func(ctx context.Context) ([]proto.AttentionItem, error) {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		return []proto.AttentionItem{{ID: 7, SessionName: "api", Provider: "claude", Reason: "approval-requested", Message: "Bash: touch fake-created.txt", Open: d.open}}, nil
+		if !d.open {
+			return nil, nil // op attention lists open items only
+		}
+		return []proto.AttentionItem{{ID: 7, SessionName: "api", Provider: "claude", Reason: "approval-requested", Message: "Bash: touch fake-created.txt", Open: true}}, nil
 	}
 	o.Send = func(ctx context.Context, name, keys string) error {
 		d.mu.Lock()
@@ -174,7 +177,11 @@ func TestDrawerAnswers(t *testing.T) {
 	d.mu.Lock()
 	d.open, d.screen = false, permissionScreen(t)
 	d.mu.Unlock()
-	if code, m := postJSON(t, answer, strings.Replace(body, `"option":3`, `"option":0`, 1), page); code != http.StatusConflict || !strings.Contains(m["error"], "no longer open") {
+	if code, m := postJSON(t, answer, strings.Replace(body, `"option":3`, `"option":0`, 1), page); code != http.StatusConflict || !strings.Contains(m["error"], "no longer open") || m["screen"] != "" {
+		t.Errorf("a click on a resolved item: %d %v", code, m)
+	}
+	// The page names the item's session: the refusal shows its screen.
+	if code, m := postJSON(t, answer, strings.Replace(body, `"option":3`, `"option":0,"session":"api"`, 1), page); code != http.StatusConflict || !strings.Contains(m["screen"], "Do you want to proceed?") {
 		t.Errorf("a click on a resolved item: %d %v", code, m)
 	}
 	if got := d.keys(); len(got) != 1 {

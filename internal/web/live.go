@@ -390,7 +390,7 @@ const liveScript = `(function () {
             b.addEventListener("click", function () {
               note(it.id, "sending " + o.label + "…", false);
               renderDrawer(last);
-              post("/api/v1/attention/" + it.id + "/answer", { option: i, dialog: d.digest }, it, function (ok, j) {
+              post("/api/v1/attention/" + it.id + "/answer", { option: i, dialog: d.digest, session: it.session }, it, function (ok, j) {
                 if (ok) { note(it.id, "sent: " + j.sent, false); }
                 else { note(it.id, j.error || "refused", true, j.screen); }
                 renderDrawer(last);
