@@ -88,9 +88,11 @@ func newServeCmdWith(f *Factory, runF func(*serveOptions) error) *cobra.Command 
 			"Authorization: Bearer TOKEN header) is refused. It answers only to the names of the\n" +
 			"address it listens on, its host name and --host names. Stop it with Ctrl-C.\n\n" +
 			"Live panes open as terminals in the page (/term/NAME), read-only. --interactive lets the page\n" +
-			"take control of a pane and type into it, and acknowledge attention items; every request then\n" +
+			"take control of a pane and type into it, and answer attention items from the Live page's\n" +
+			"drawer (the agent's own options, sent only while its dialog is still the one shown) or\n" +
+			"acknowledge them; every request then\n" +
 			"needs the token of the printed URL, and a request that changes anything must come from the\n" +
-			"server's own page. Terminals need the token on every server.",
+			"server's own page. Terminals and pane screens need the token on every server.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			host, port, err := net.SplitHostPort(o.Addr)
@@ -178,6 +180,9 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 		Ack: func(ctx context.Context, ids []int64) (proto.AckResult, error) {
 			var res proto.AckResult
 			return res, daemonCall(ctx, dirs, proto.OpAck, proto.AckArgs{IDs: ids}, &res)
+		},
+		Send: func(ctx context.Context, name, keys string) error {
+			return daemonCall(ctx, dirs, proto.OpSend, proto.SendArgs{Name: name, Text: keys}, nil)
 		},
 		Live: func(ctx context.Context) ([]proto.SessionInfo, error) {
 			var list []proto.SessionInfo

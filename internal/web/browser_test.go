@@ -43,7 +43,7 @@ func TestPagesInBrowser(t *testing.T) {
 		{"history", "/", []string{`<table id="history">`, "Fix &lt;the&gt; login"}},
 		{"search", "/?q=docs", []string{"<mark>", "Write docs"}},
 		{"stats", "/stats?days=3660", []string{"<svg", "Tools used"}},
-		{"live", "/live#once", []string{`data-stream="open"`, `data-name="api"`, "approval-requested: Bash: rm -rf build", `href="/session/fake/aaaa-1111"`, "│ &gt; fix login  │", "[REDACTED:anthropic-key]"}},
+		{"live", "/live?token=" + f.srv.o.Token + "#once", []string{`data-stream="open"`, `data-name="api"`, "approval-requested: Bash: rm -rf build", `href="/session/fake/aaaa-1111"`, "│ &gt; fix login  │", "[REDACTED:anthropic-key]"}},
 		{"session", "/session/fake/aaaa-1111", []string{`<nav class="site">`, `<details class="thinking">`, `data-ready="1"`}},
 	}
 	for _, p := range pages {

@@ -48,6 +48,12 @@ type liveState struct {
 	Sessions []liveSession `json:"sessions"`
 	// Total is what every sampled pane costs together ("" when none is).
 	Total string `json:"total,omitempty"`
+	// Items are the open attention items: the drawer (drawer.go).
+	Items []liveItem `json:"items"`
+	// Interactive: the drawer offers answers and acknowledgements.
+	Interactive bool `json:"interactive,omitempty"`
+	// ScreensWithheld: the request had no token, so no screen is shown.
+	ScreensWithheld bool `json:"screens_withheld,omitempty"`
 }
 
 type liveSession struct {
@@ -74,8 +80,8 @@ type liveSession struct {
 }
 
 // liveSnapshot asks the daemon for its sessions, their attention items
-// and screens.
-func (s *Server) liveSnapshot(ctx context.Context) liveState {
+// and, for a request with the token (screens), their screens.
+func (s *Server) liveSnapshot(ctx context.Context, screens bool) liveState {
 	if s.o.Live == nil {
 		return liveState{}
 	}
@@ -90,7 +96,7 @@ func (s *Server) liveSnapshot(ctx context.Context) liveState {
 	if s.o.Attention != nil {
 		items, _ = s.o.Attention(ctx)
 	}
-	return s.liveState(list, items, func(name string) string {
+	return s.liveState(list, items, screens, func(name string) string {
 		if s.o.Capture == nil {
 			return ""
 		}
@@ -103,10 +109,20 @@ func (s *Server) liveSnapshot(ctx context.Context) liveState {
 }
 
 // liveState builds the Live page's state of a running daemon from its
-// sessions, its attention items (the open ones count) and the screen
-// preview of each running pane.
-func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem, screen func(name string) string) liveState {
-	st := liveState{Running: true}
+// sessions, its attention items (the open ones count and fill the drawer)
+// and, with screens, the screen preview of each running pane.
+func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem, screens bool, screen func(name string) string) liveState {
+	st := liveState{Running: true, Interactive: s.o.Interactive, ScreensWithheld: !screens}
+	shown := map[string]string{}
+	running := map[string]bool{}
+	for _, si := range list {
+		if si.State == "running" {
+			running[si.Name] = true
+			if screens {
+				shown[si.Name] = screen(si.Name)
+			}
+		}
+	}
 	var rss int64
 	var cpu float64
 	sampled := false
@@ -129,9 +145,7 @@ func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem
 		if si.NativeSessionID != "" && s.knownProvider(si.Provider) {
 			ls.Link = sessionLink(si.Provider, si.NativeSessionID)
 		}
-		if si.State == "running" {
-			ls.Screen = screen(si.Name)
-		}
+		ls.Screen = shown[si.Name]
 		if si.RSSBytes != nil {
 			ls.Cost = proccost.FormatBytes(*si.RSSBytes)
 			ls.Over = si.MemoryCeiling > 0 && *si.RSSBytes > si.MemoryCeiling
@@ -153,17 +167,18 @@ func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem
 		st.Total = fmt.Sprintf("agents %s, %.0f%% CPU", proccost.FormatBytes(rss), cpu)
 	}
 	slices.SortStableFunc(st.Sessions, func(a, b liveSession) int { return strings.Compare(a.Name, b.Name) })
+	st.Items = drawerItems(items, running, shown)
 	return st
 }
 
 // hubState is the Live page's state from what the daemon pushed; ok is
 // false until the hub knows anything.
-func (s *Server) hubState() (liveState, bool) {
+func (s *Server) hubState(withScreens bool) (liveState, bool) {
 	known, running, list, items, screens := s.hub.snapshot()
 	if !known || !running {
 		return liveState{}, known
 	}
-	return s.liveState(list, items, func(name string) string { return screens[name] }), true
+	return s.liveState(list, items, withScreens, func(name string) string { return screens[name] }), true
 }
 
 // previewText is the bottom of a screen: blank lines at its end dropped,
@@ -185,10 +200,11 @@ func previewText(screen string) string {
 }
 
 func (s *Server) handleLive(r *http.Request) reply {
-	st := s.liveSnapshot(r.Context())
+	st := s.liveSnapshot(r.Context(), s.screensAllowed(r))
 	nonce := newNonce()
 	return pageReply{status: http.StatusOK, name: "live", csp: liveCSP(nonce),
-		data: map[string]any{"Running": st.Running, "Sessions": st.Sessions, "Total": st.Total, "Nonce": nonce}}
+		data: map[string]any{"Running": st.Running, "Sessions": st.Sessions, "Total": st.Total, "Nonce": nonce,
+			"Items": st.Items, "Interactive": st.Interactive, "ScreensWithheld": st.ScreensWithheld}}
 }
 
 func newNonce() string {
@@ -230,7 +246,8 @@ func (eventsReply) write(s *Server, w http.ResponseWriter, r *http.Request) {
 	}
 	var changed <-chan struct{}
 	var tick <-chan time.Time
-	state := func() liveState { return s.liveSnapshot(r.Context()) }
+	screens := s.screensAllowed(r)
+	state := func() liveState { return s.liveSnapshot(r.Context(), screens) }
 	if s.hub != nil {
 		ch, cancel := s.hub.subscribe()
 		defer cancel()
@@ -239,7 +256,7 @@ func (eventsReply) write(s *Server, w http.ResponseWriter, r *http.Request) {
 		// daemon answers once the attempt failed.
 		deadline := time.After(liveEventTimeout)
 		for known := false; !known; {
-			if _, known = s.hubState(); known {
+			if _, known = s.hubState(screens); known {
 				break
 			}
 			select {
@@ -250,7 +267,7 @@ func (eventsReply) write(s *Server, w http.ResponseWriter, r *http.Request) {
 				known = true
 			}
 		}
-		state = func() liveState { st, _ := s.hubState(); return st }
+		state = func() liveState { st, _ := s.hubState(screens); return st }
 	} else {
 		t := time.NewTicker(interval)
 		defer t.Stop()
@@ -336,11 +353,96 @@ const liveScript = `(function () {
     box.replaceChildren(frag);
     body.setAttribute("data-updates", String(Number(body.getAttribute("data-updates") || "0") + 1));
   }
+  // The drawer: open attention items, oldest first. notes keeps what an
+  // answer or acknowledgement said until its item leaves the drawer.
+  var drawer = document.getElementById("drawer"), withheld = document.getElementById("withheld"), notes = {};
+  function post(path, body, item, done) {
+    var init = { method: "POST", credentials: "same-origin", headers: {} };
+    if (body) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
+    fetch(path, init).then(function (r) { return r.json().then(function (j) { return { ok: r.ok, j: j }; }); })
+      .then(function (res) { done(res.ok, res.j || {}); })
+      .catch(function (err) { done(false, { error: "the request failed: " + err }); });
+  }
+  function note(id, text, refused, screen) { notes[id] = { text: text, refused: refused, screen: screen }; }
+  function renderDrawer(st) {
+    var frag = document.createDocumentFragment(), open = {};
+    (st.items || []).forEach(function (it) {
+      open[it.id] = true;
+      var sec = el("section", "item");
+      sec.setAttribute("data-id", String(it.id));
+      sec.setAttribute("data-session", it.session);
+      var head = el("div", "item-head");
+      head.appendChild(el("b", "", it.session));
+      head.appendChild(el("span", "why", it.reason));
+      sec.appendChild(head);
+      if (it.message) { sec.appendChild(el("div", "msg", it.message)); }
+      var d = it.dialog, n = notes[it.id];
+      if (d) {
+        sec.appendChild(el("div", "q", d.question));
+        if (d.subject) { sec.appendChild(el("pre", "subj", d.subject)); }
+        if (st.interactive) {
+          var answers = el("div", "answers");
+          d.options.forEach(function (o, i) {
+            var b = el("button", "answer " + (o.answer || "other"), o.label);
+            b.type = "button";
+            b.setAttribute("data-option", String(i));
+            b.setAttribute("data-answer", o.answer || "");
+            b.addEventListener("click", function () {
+              note(it.id, "sending " + o.label + "…", false);
+              renderDrawer(last);
+              post("/api/v1/attention/" + it.id + "/answer", { option: i, dialog: d.digest, session: it.session }, it, function (ok, j) {
+                if (ok) { note(it.id, "sent: " + j.sent, false); }
+                else { note(it.id, j.error || "refused", true, j.screen); }
+                renderDrawer(last);
+              });
+            });
+            answers.appendChild(b);
+          });
+          sec.appendChild(answers);
+        }
+      }
+      if (n) {
+        var res = el("div", "result" + (n.refused ? " refused" : ""), n.text);
+        sec.appendChild(res);
+      }
+      var screen = n && n.screen ? n.screen : it.screen;
+      if (screen) { sec.appendChild(el("pre", "screen", screen)); }
+      var acts = el("div", "acts");
+      if (st.interactive) {
+        var ack = el("button", "ack", "Acknowledge");
+        ack.type = "button";
+        ack.addEventListener("click", function () {
+          post("/api/v1/attention/" + it.id + "/ack", null, it, function (ok, j) {
+            note(it.id, ok ? "acknowledged" : (j.error || "refused"), !ok);
+            renderDrawer(last);
+          });
+        });
+        acts.appendChild(ack);
+      }
+      if (it.running) {
+        var tl = el("a", "term", "open the terminal →");
+        tl.href = "/term/" + encodeURIComponent(it.session);
+        acts.appendChild(tl);
+        acts.appendChild(el("code", "attach", "muster attach " + it.session));
+      }
+      sec.appendChild(acts);
+      frag.appendChild(sec);
+    });
+    Object.keys(notes).forEach(function (id) { if (!open[id]) { delete notes[id]; } });
+    drawer.replaceChildren(frag);
+  }
+  var last = { items: [] };
+  var prevRender = render;
+  render = function (st) { last = st; withheld.hidden = !st.screens_withheld; renderDrawer(st); prevRender(st); };
   if (!window.EventSource) { return; }
   // #once takes one event and stops (a headless browser waits for every
   // open request before it dumps the page).
   var once = location.hash === "#once";
   var es = new EventSource(once ? "/live/events?once" : "/live/events");
+  // window.musterLive.pause() stops the stream, as a lost connection
+  // would, leaving the page as it was (the console's and the tests' way
+  // to see what a click on an old screen does).
+  window.musterLive = { pause: function () { es.close(); status.textContent = "paused"; body.setAttribute("data-stream", "paused"); } };
   es.addEventListener("open", function () { status.textContent = "live"; body.setAttribute("data-stream", "open"); });
   es.addEventListener("error", function () { status.textContent = "reconnecting…"; body.setAttribute("data-stream", "error"); });
   es.addEventListener("live", function (e) {

@@ -56,6 +56,7 @@ func TestLiveEvents(t *testing.T) {
 	})
 	ln := listen(t, f.srv)
 	req, _ := http.NewRequestWithContext(t.Context(), "GET", "http://"+ln+"/live/events", nil)
+	req.Header.Set("Authorization", "Bearer "+f.srv.o.Token) // screens need it
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -215,6 +216,7 @@ func TestLiveEventsPushed(t *testing.T) {
 	ln := listen(t, f.srv)
 	open := func(ctx context.Context) *bufio.Reader {
 		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+ln+"/live/events", nil)
+		req.Header.Set("Authorization", "Bearer "+f.srv.o.Token) // screens need it
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -299,7 +301,7 @@ func TestLiveStateCost(t *testing.T) {
 		{Name: "api", State: "running", RSSBytes: &rss1, CPUPercent: &cpu1, MemoryCeiling: 1 << 30},
 		{Name: "docs", State: "running", RSSBytes: &rss2},
 		{Name: "old", State: "exited"},
-	}, nil, func(string) string { return "" })
+	}, nil, true, func(string) string { return "" })
 	want := []struct {
 		cost string
 		over bool

@@ -62,6 +62,14 @@ section.pane.needs{border-color:#d97706}
 .pane-meta{color:var(--muted);font-size:12px;padding:4px 10px 0;overflow-wrap:anywhere}
 .reason{color:#b45309;font-size:13px;padding:2px 10px}
 pre.screen{margin:6px 0 0;padding:8px 10px;background:#15171a;color:#dfe3e8;font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow:auto;max-height:420px}
+#drawer section.item{border:1px solid #d97706;border-radius:8px;background:var(--card);margin:0 0 12px;padding:6px 10px;overflow:hidden}
+.item-head{display:flex;gap:10px;align-items:baseline;flex-wrap:wrap}.item-head .why{color:#b45309;font-size:12px}
+.item .msg{font-size:13px;overflow-wrap:anywhere}.item .q{font-weight:600;margin-top:4px}
+pre.subj{margin:4px 0;padding:4px 8px;background:#f3f4f6;font:12px ui-monospace,monospace;white-space:pre-wrap;overflow-wrap:anywhere}
+.answers,.acts{display:flex;flex-wrap:wrap;gap:6px;margin-top:6px}.answers button{min-height:36px;text-align:left;max-width:100%;overflow-wrap:anywhere}
+.answers button.once,.answers button.always{border-color:#15803d}.answers button.deny{border-color:#b91c1c}
+.item .result{font-size:13px;margin-top:4px}.item .result.refused{color:#b91c1c;font-weight:600}
+.acts code{font-size:12px;padding:2px 6px;background:#f3f4f6;border-radius:4px}
 .tiles{display:flex;flex-wrap:wrap;gap:10px;margin:8px 0 16px}
 .tile{border:1px solid var(--line);border-radius:8px;background:var(--card);padding:8px 14px;color:var(--muted);font-size:12px}
 .tile b{display:block;color:var(--fg);font-size:20px}
@@ -93,7 +101,9 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 {{template "foot" .Version}}{{end}}
 
 {{define "live"}}{{template "head" "Live"}}
-<p class="muted">Panes of the running daemon, read-only. <span id="status">snapshot</span> <span id="total">{{.Total}}</span></p>
+<p class="muted">Panes of the running daemon{{if not .Interactive}}, read-only{{end}}. <span id="status">snapshot</span> <span id="total">{{.Total}}</span></p>
+<p class="muted" id="withheld"{{if not .ScreensWithheld}} hidden{{end}}>Screens are shown only with the token: open the URL <code>muster serve</code> printed.</p>
+<div id="drawer">{{range .Items}}<section class="item" data-id="{{.ID}}" data-session="{{.Session}}"><div class="item-head"><b>{{.Session}}</b> <span class="why">{{.Reason}}</span></div>{{if .Message}}<div class="msg">{{.Message}}</div>{{end}}{{with .Dialog}}<div class="q">{{.Question}}</div>{{with .Subject}}<pre class="subj">{{.}}</pre>{{end}}{{end}}{{if .Screen}}<pre class="screen">{{.Screen}}</pre>{{end}}</section>{{end}}</div>
 <div id="sessions">
 {{- if not .Running}}<p>No daemon running: start one with <code>muster daemon</code> to see live sessions.</p>
 {{- else if not .Sessions}}<p>The daemon runs no sessions.</p>

@@ -60,6 +60,9 @@ func (s *Server) routeTerminals() {
 	if s.o.Interactive && s.o.Ack != nil {
 		s.handle("POST /api/v1/attention/{id}/ack", s.handleAck)
 	}
+	if s.o.Interactive && s.o.Send != nil && s.o.Attention != nil && s.o.Capture != nil {
+		s.handle("POST /api/v1/attention/{id}/answer", s.handleAnswer)
+	}
 }
 
 func (s *Server) handleAck(r *http.Request) reply {

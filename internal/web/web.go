@@ -107,6 +107,10 @@ type Options struct {
 	// Ack resolves attention items (op "ack"); only an Interactive
 	// server offers it.
 	Ack func(ctx context.Context, ids []int64) (proto.AckResult, error)
+	// Send types keys into a pane (op "send", no Enter): the drawer's
+	// answers. Only an Interactive server with Attention and Capture
+	// offers them.
+	Send func(ctx context.Context, name, keys string) error
 	// Token is the credential printed in the URL at start: every request
 	// of a Public or Interactive server needs it, and a terminal view on
 	// any server. New makes one when it is empty.
