@@ -3,8 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -55,84 +58,192 @@ type AttentionRow struct {
 	Resolution string
 }
 
-// EventWriter holds the prepared statements of the event tables.
+// EventWriter writes the event tables, one transaction at a time.
+//
+// It runs its statements on the driver connection itself, prepared once,
+// BEGIN and COMMIT included: through database/sql's Tx, every transaction
+// parsed its BEGIN and COMMIT again and bound each statement to the
+// transaction anew, which made a one-event commit cost half as much again
+// as its inserts and WAL writes (BenchmarkEventCommit).
 type EventWriter struct {
-	db                                               *sql.DB
-	stmts                                            []*sql.Stmt
-	insert, putRun, delRun, putItem, delItem, setSeq *sql.Stmt
+	db *sql.DB
+
+	mu    sync.Mutex    // dc and stmts; a transaction holds the connection, not mu
+	dc    any           // the driver connection stmts were prepared on
+	stmts []driver.Stmt // by eventStmt, prepared on first use
 }
 
-// EventWriter prepares the statements the event engine writes with.
+// eventStmt names one statement of the event writer.
+type eventStmt int
+
+const (
+	stmtBegin eventStmt = iota
+	stmtCommit
+	stmtRollback
+	stmtInsert
+	stmtPutRun
+	stmtDelRun
+	stmtPutItem
+	stmtDelItem
+	stmtSetSeq
+	numEventStmts
+)
+
+var eventSQL = [numEventStmts]string{
+	stmtBegin:    `BEGIN`,
+	stmtCommit:   `COMMIT`,
+	stmtRollback: `ROLLBACK`,
+	stmtInsert: `INSERT INTO agent_events(id, session_id, surface_id, run_id, native_session_id, provider, kind, hook_name, message, occurred_at, received_at, source, effect) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(surface_id, id) DO NOTHING`,
+	stmtPutRun: `INSERT INTO agent_runs(session_id, run_id, state, updated_at, data) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT(session_id, run_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at, data = excluded.data`,
+	stmtDelRun: `DELETE FROM agent_runs WHERE session_id = ? AND run_id = ?`,
+	stmtPutItem: `INSERT INTO attention_items(id, session_id, surface_id, run_id, provider, reason, message, event_id, opened_at, resolved_at, resolution) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(id) DO UPDATE SET resolved_at = excluded.resolved_at, resolution = excluded.resolution`,
+	stmtDelItem: `DELETE FROM attention_items WHERE id = ?`,
+	stmtSetSeq: `INSERT INTO agent_state(key, value) VALUES ('snapshot_seq', (SELECT coalesce(max(seq), 0) FROM agent_events))
+			ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+}
+
+// EventWriter returns the writer of the event tables. It checks that every
+// statement compiles against the schema, so that a bad one fails at start
+// rather than at the first event.
 func (s *Store) EventWriter(ctx context.Context) (*EventWriter, error) {
 	w := &EventWriter{db: s.W}
-	for _, p := range []struct {
-		dst **sql.Stmt
-		sql string
-	}{
-		{&w.insert, `INSERT INTO agent_events(id, session_id, surface_id, run_id, native_session_id, provider, kind, hook_name, message, occurred_at, received_at, source, effect) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(surface_id, id) DO NOTHING`},
-		{&w.putRun, `INSERT INTO agent_runs(session_id, run_id, state, updated_at, data) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT(session_id, run_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at, data = excluded.data`},
-		{&w.delRun, `DELETE FROM agent_runs WHERE session_id = ? AND run_id = ?`},
-		{&w.putItem, `INSERT INTO attention_items(id, session_id, surface_id, run_id, provider, reason, message, event_id, opened_at, resolved_at, resolution) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(id) DO UPDATE SET resolved_at = excluded.resolved_at, resolution = excluded.resolution`},
-		{&w.delItem, `DELETE FROM attention_items WHERE id = ?`},
-		{&w.setSeq, `INSERT INTO agent_state(key, value) VALUES ('snapshot_seq', (SELECT coalesce(max(seq), 0) FROM agent_events))
-			ON CONFLICT(key) DO UPDATE SET value = excluded.value`},
-	} {
-		st, err := s.W.PrepareContext(ctx, p.sql)
-		if err != nil {
-			w.Close()
-			return nil, fmt.Errorf("prepare event statements: %w", err)
+	c, err := s.W.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("prepare event statements: %w", err)
+	}
+	defer c.Close()
+	err = c.Raw(func(dc any) error {
+		for st := range numEventStmts {
+			if _, err := w.stmt(ctx, dc, st); err != nil {
+				return err
+			}
 		}
-		*p.dst = st
-		w.stmts = append(w.stmts, st)
+		return nil
+	})
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("prepare event statements: %w", err)
 	}
 	return w, nil
 }
 
-// Close releases the statements.
+// stmt returns statement st prepared on dc, the driver connection the
+// caller holds. The pool may have replaced the connection since the
+// statements were prepared (after a broken one); they are prepared again.
+func (w *EventWriter) stmt(ctx context.Context, dc any, st eventStmt) (driver.Stmt, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dc != dc {
+		// The statements of a connection the pool closed are dropped with
+		// it: SQLite's close_v2 keeps it until they are finalized, which
+		// is no longer possible from here, and this happens only after a
+		// connection broke.
+		w.dc, w.stmts = dc, make([]driver.Stmt, numEventStmts)
+	}
+	if s := w.stmts[st]; s != nil {
+		return s, nil
+	}
+	pc, ok := dc.(driver.ConnPrepareContext)
+	if !ok {
+		return nil, fmt.Errorf("the SQLite driver's connection (%T) cannot prepare statements", dc)
+	}
+	s, err := pc.PrepareContext(ctx, eventSQL[st])
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := s.(driver.StmtExecContext); !ok {
+		s.Close()
+		return nil, fmt.Errorf("the SQLite driver's statement (%T) cannot execute with a context", s)
+	}
+	w.stmts[st] = s
+	return s, nil
+}
+
+// Close finalizes the statements.
 func (w *EventWriter) Close() error {
-	var errs []error
-	for _, st := range w.stmts {
-		errs = append(errs, st.Close())
+	w.mu.Lock()
+	stmts := w.stmts
+	w.stmts, w.dc = nil, nil
+	w.mu.Unlock()
+	if stmts == nil {
+		return nil
 	}
-	w.stmts = nil
-	return errors.Join(errs...)
+	c, err := w.db.Conn(context.Background())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	// On the connection, held: the driver's connection is not safe for
+	// concurrent use.
+	return c.Raw(func(any) error {
+		var errs []error
+		for _, s := range stmts {
+			if s != nil {
+				errs = append(errs, s.Close())
+			}
+		}
+		return errors.Join(errs...)
+	})
 }
 
-// EventTx is one write transaction on the event tables. Its statements
-// are bound to the transaction on first use.
+// EventTx is one write transaction on the event tables. It holds the
+// store's write connection from Begin to Commit or Rollback.
 type EventTx struct {
-	ctx   context.Context
-	tx    *sql.Tx
-	w     *EventWriter
-	bound map[*sql.Stmt]*sql.Stmt
-}
-
-func (t *EventTx) stmt(s *sql.Stmt) *sql.Stmt {
-	if b, ok := t.bound[s]; ok {
-		return b
-	}
-	b := t.tx.StmtContext(t.ctx, s)
-	t.bound[s] = b
-	return b
+	ctx  context.Context
+	c    *sql.Conn
+	w    *EventWriter
+	args []driver.NamedValue
+	done bool
 }
 
 // Begin starts a transaction.
 func (w *EventWriter) Begin(ctx context.Context) (*EventTx, error) {
-	tx, err := w.db.BeginTx(ctx, nil)
+	c, err := w.db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("begin event transaction: %w", err)
 	}
-	return &EventTx{ctx: ctx, tx: tx, w: w, bound: make(map[*sql.Stmt]*sql.Stmt, 4)}, nil
+	t := &EventTx{ctx: ctx, c: c, w: w, args: make([]driver.NamedValue, 0, 13)}
+	if _, err := t.exec(stmtBegin); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("begin event transaction: %w", err)
+	}
+	return t, nil
+}
+
+// exec runs statement st with args (reused: each call overwrites them).
+func (t *EventTx) exec(st eventStmt, args ...any) (n int64, err error) {
+	if t.done {
+		return 0, sql.ErrTxDone
+	}
+	t.args = t.args[:0]
+	for i, a := range args {
+		t.args = append(t.args, driver.NamedValue{Ordinal: i + 1, Value: a})
+	}
+	err = t.c.Raw(func(dc any) error {
+		s, err := t.w.stmt(t.ctx, dc, st)
+		if err != nil {
+			return err
+		}
+		res, err := s.(driver.StmtExecContext).ExecContext(t.ctx, t.args)
+		if err != nil {
+			return err
+		}
+		if st == stmtInsert {
+			n, err = res.RowsAffected()
+		}
+		return err
+	})
+	return n, err
 }
 
 // MarkSnapshot records that agent_runs and attention_items now reflect
 // every stored event (run it in the transaction that writes them, before
 // any event is inserted in it).
 func (t *EventTx) MarkSnapshot(ctx context.Context) error {
-	if _, err := t.stmt(t.w.setSeq).ExecContext(ctx); err != nil {
+	if _, err := t.exec(stmtSetSeq); err != nil {
 		return fmt.Errorf("mark snapshot: %w", err)
 	}
 	return nil
@@ -145,12 +256,8 @@ func (t *EventTx) InsertEvent(ctx context.Context, e EventRow) (inserted bool, e
 	if e.NativeSessionID != "" {
 		native = e.NativeSessionID
 	}
-	res, err := t.stmt(t.w.insert).ExecContext(ctx, e.ID, e.SessionID, e.SurfaceID, e.RunID, native,
+	n, err := t.exec(stmtInsert, e.ID, e.SessionID, e.SurfaceID, e.RunID, native,
 		e.Provider, e.Kind, e.HookName, e.Message, e.OccurredAt.UnixNano(), e.ReceivedAt.UnixNano(), e.Source, e.Effect)
-	if err != nil {
-		return false, fmt.Errorf("insert event: %w", err)
-	}
-	n, err := res.RowsAffected()
 	if err != nil {
 		return false, fmt.Errorf("insert event: %w", err)
 	}
@@ -159,7 +266,7 @@ func (t *EventTx) InsertEvent(ctx context.Context, e EventRow) (inserted bool, e
 
 // PutRun creates or replaces a run.
 func (t *EventTx) PutRun(ctx context.Context, r RunRow) error {
-	if _, err := t.stmt(t.w.putRun).ExecContext(ctx, r.SessionID, r.RunID, r.State, r.UpdatedAt.UnixNano(), string(r.Data)); err != nil {
+	if _, err := t.exec(stmtPutRun, r.SessionID, r.RunID, r.State, r.UpdatedAt.UnixNano(), string(r.Data)); err != nil {
 		return fmt.Errorf("store run: %w", err)
 	}
 	return nil
@@ -167,7 +274,7 @@ func (t *EventTx) PutRun(ctx context.Context, r RunRow) error {
 
 // DeleteRun forgets a run.
 func (t *EventTx) DeleteRun(ctx context.Context, sessionID, runID string) error {
-	if _, err := t.stmt(t.w.delRun).ExecContext(ctx, sessionID, runID); err != nil {
+	if _, err := t.exec(stmtDelRun, sessionID, runID); err != nil {
 		return fmt.Errorf("delete run: %w", err)
 	}
 	return nil
@@ -179,7 +286,7 @@ func (t *EventTx) PutItem(ctx context.Context, it AttentionRow) error {
 	if !it.ResolvedAt.IsZero() {
 		resolved = it.ResolvedAt.UnixNano()
 	}
-	_, err := t.stmt(t.w.putItem).ExecContext(ctx, it.ID, it.SessionID, it.SurfaceID, it.RunID, it.Provider, it.Reason,
+	_, err := t.exec(stmtPutItem, it.ID, it.SessionID, it.SurfaceID, it.RunID, it.Provider, it.Reason,
 		it.Message, it.EventID, it.OpenedAt.UnixNano(), resolved, it.Resolution)
 	if err != nil {
 		return fmt.Errorf("store attention item: %w", err)
@@ -189,7 +296,7 @@ func (t *EventTx) PutItem(ctx context.Context, it AttentionRow) error {
 
 // DeleteItem forgets an attention item.
 func (t *EventTx) DeleteItem(ctx context.Context, id int64) error {
-	if _, err := t.stmt(t.w.delItem).ExecContext(ctx, id); err != nil {
+	if _, err := t.exec(stmtDelItem, id); err != nil {
 		return fmt.Errorf("delete attention item: %w", err)
 	}
 	return nil
@@ -197,16 +304,52 @@ func (t *EventTx) DeleteItem(ctx context.Context, id int64) error {
 
 // Commit makes the transaction durable (as durable as the store's
 // synchronous setting: WAL with synchronous=NORMAL survives a crash of the
-// process, not necessarily a power loss).
+// process, not necessarily a power loss) and releases the connection. A
+// failed commit is rolled back: nothing of the transaction is stored.
 func (t *EventTx) Commit() error {
-	if err := t.tx.Commit(); err != nil {
+	if t.done {
+		return fmt.Errorf("commit events: %w", sql.ErrTxDone)
+	}
+	_, err := t.exec(stmtCommit)
+	if err != nil {
+		// A COMMIT that failed may leave the transaction open.
+		_, rerr := t.exec(stmtRollback)
+		t.release(rerr)
+	} else {
+		t.release(nil)
+	}
+	if err != nil {
 		return fmt.Errorf("commit events: %w", err)
 	}
 	return nil
 }
 
-// Rollback abandons the transaction.
-func (t *EventTx) Rollback() error { return t.tx.Rollback() }
+// Rollback abandons the transaction; after Commit it does nothing.
+func (t *EventTx) Rollback() error {
+	if t.done {
+		return nil
+	}
+	_, err := t.exec(stmtRollback)
+	t.release(err)
+	return err
+}
+
+// release returns the connection to the pool, or, when rolling back
+// failed (rollbackErr), closes it: a connection that may still be inside
+// the transaction must never serve another writer.
+func (t *EventTx) release(rollbackErr error) {
+	t.done = true
+	if rollbackErr != nil && !isNoTransaction(rollbackErr) {
+		t.c.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	t.c.Close()
+}
+
+// isNoTransaction reports whether a ROLLBACK failed only because the
+// failed statement had already ended the transaction.
+func isNoTransaction(err error) bool {
+	return strings.Contains(err.Error(), "no transaction is active")
+}
 
 // SnapshotSeq returns the event seq that agent_runs and attention_items
 // reflect (0: none).

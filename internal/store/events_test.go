@@ -2,6 +2,7 @@ package store
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -259,5 +260,106 @@ func TestMigrationFromFingerprints(t *testing.T) {
 	var n int
 	if err := s.R.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'agent_event_fps'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("agent_event_fps still there: %d, %v", n, err)
+	}
+}
+
+// failOn makes SQLite fail the commit of a transaction that inserted an
+// event with hook name "fail-commit" (a deferred foreign key the row
+// violates) and fail the insert of one named "fail-insert".
+func failOn(t *testing.T, s *Store) {
+	t.Helper()
+	for _, q := range []string{
+		`CREATE TABLE test_parent (id INTEGER PRIMARY KEY)`,
+		`CREATE TABLE test_child (parent INTEGER REFERENCES test_parent(id) DEFERRABLE INITIALLY DEFERRED)`,
+		`CREATE TRIGGER test_fail_commit AFTER INSERT ON agent_events WHEN NEW.hook_name = 'fail-commit'
+			BEGIN INSERT INTO test_child(parent) VALUES (42); END`,
+		`CREATE TRIGGER test_fail_insert BEFORE INSERT ON agent_events WHEN NEW.hook_name = 'fail-insert'
+			BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+	} {
+		if _, err := s.W.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A transaction that failed, at an insert or at the commit, stores
+// nothing and leaves the write connection outside any transaction: the
+// next writer's work is its own.
+func TestFailedEventTxStoresNothing(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	failOn(t, s)
+	w, err := s.EventWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ev := func(id, hook string) EventRow {
+		return EventRow{ID: id, SessionID: "s", SurfaceID: "sf", RunID: "r", Provider: "claude", Kind: "running",
+			HookName: hook, OccurredAt: time.Unix(1, 0), ReceivedAt: time.Unix(1, 0), Source: "hook", Effect: "applied"}
+	}
+
+	tx, err := w.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.InsertEvent(ctx, ev("a", "")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.InsertEvent(ctx, ev("b", "fail-insert")); err == nil || !strings.Contains(err.Error(), "refused by the test") {
+		t.Fatalf("insert: %v, want the trigger's refusal", err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+
+	tx, err = w.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.InsertEvent(ctx, ev("c", "fail-commit")); err != nil {
+		t.Fatal(err)
+	}
+	err = tx.Commit()
+	if err == nil || !strings.Contains(err.Error(), "commit events") || !strings.Contains(err.Error(), "FOREIGN KEY") {
+		t.Fatalf("commit: %v, want a foreign key failure", err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatalf("rollback after a failed commit: %v", err)
+	}
+
+	// Autocommit on the same connection: it would be lost with a
+	// transaction left open.
+	if _, err := s.W.Exec(`INSERT INTO agent_state(key, value) VALUES ('test', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.R.QueryRow(`SELECT count(*) FROM agent_state WHERE key = 'test'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("a later autocommit write: %d rows, %v", n, err)
+	}
+	evs, err := s.Events(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 0 {
+		t.Fatalf("stored %d events of failed transactions: %+v", len(evs), evs)
+	}
+
+	tx, err = w.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ins, err := tx.InsertEvent(ctx, ev("a", "")); err != nil || !ins {
+		t.Fatalf("insert after the failures: %v %v", ins, err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := s.Events(ctx); len(evs) != 1 || evs[0].ID != "a" {
+		t.Fatalf("stored %+v, want event a alone", evs)
 	}
 }
