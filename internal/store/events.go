@@ -66,7 +66,8 @@ type AttentionRow struct {
 // transaction anew, which made a one-event commit cost half as much again
 // as its inserts and WAL writes (BenchmarkEventCommit).
 type EventWriter struct {
-	db *sql.DB
+	db    *sql.DB
+	store *Store
 
 	mu    sync.Mutex    // dc and stmts; a transaction holds the connection, not mu
 	dc    any           // the driver connection stmts were prepared on
@@ -86,6 +87,7 @@ const (
 	stmtPutItem
 	stmtDelItem
 	stmtSetSeq
+	stmtPutID
 	numEventStmts
 )
 
@@ -93,8 +95,10 @@ var eventSQL = [numEventStmts]string{
 	stmtBegin:    `BEGIN`,
 	stmtCommit:   `COMMIT`,
 	stmtRollback: `ROLLBACK`,
-	stmtInsert: `INSERT INTO agent_events(id, session_id, surface_id, run_id, native_session_id, provider, kind, hook_name, message, occurred_at, received_at, source, effect) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(surface_id, id) DO NOTHING`,
+	// The ids stored after the snapshot are checked in memory first.
+	stmtInsert: `INSERT INTO agent_events(id, session_id, surface_id, run_id, native_session_id, provider, kind, hook_name, message, occurred_at, received_at, source, effect)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+			WHERE NOT EXISTS (SELECT 1 FROM agent_event_ids WHERE surface_id = ? AND id = ?)`,
 	stmtPutRun: `INSERT INTO agent_runs(session_id, run_id, state, updated_at, data) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT(session_id, run_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at, data = excluded.data`,
 	stmtDelRun: `DELETE FROM agent_runs WHERE session_id = ? AND run_id = ?`,
@@ -103,13 +107,75 @@ var eventSQL = [numEventStmts]string{
 	stmtDelItem: `DELETE FROM attention_items WHERE id = ?`,
 	stmtSetSeq: `INSERT INTO agent_state(key, value) VALUES ('snapshot_seq', (SELECT coalesce(max(seq), 0) FROM agent_events))
 			ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+	stmtPutID: `INSERT INTO agent_event_ids(surface_id, id, seq) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+}
+
+// eventKey is what makes an event a duplicate: its id within its surface.
+type eventKey struct{ surface, id string }
+
+// recentIDs are the ids of the events stored after the runs snapshot,
+// which agent_event_ids does not hold yet (migration 013). Every
+// EventWriter of the store shares them; they are read back from
+// agent_events at the first transaction.
+type recentIDs struct {
+	mu     sync.Mutex
+	loaded bool
+	seq    map[eventKey]int64
+}
+
+// load reads the ids stored after the snapshot, once. The caller holds the
+// write connection, so nothing is stored meanwhile.
+func (s *Store) loadRecentIDs(ctx context.Context) error {
+	r := &s.recent
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.loaded {
+		return nil
+	}
+	rows, err := s.R.QueryContext(ctx, `SELECT surface_id, id, seq FROM agent_events
+		WHERE seq > (SELECT coalesce(max(value), 0) FROM agent_state WHERE key = 'snapshot_seq')`)
+	if err != nil {
+		return fmt.Errorf("read the ids of recent events: %w", err)
+	}
+	defer rows.Close()
+	m := map[eventKey]int64{}
+	for rows.Next() {
+		var k eventKey
+		var seq int64
+		if err := rows.Scan(&k.surface, &k.id, &seq); err != nil {
+			return fmt.Errorf("read the ids of recent events: %w", err)
+		}
+		m[k] = seq
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the ids of recent events: %w", err)
+	}
+	r.seq, r.loaded = m, true
+	return nil
+}
+
+func (r *recentIDs) has(k eventKey) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.seq[k]
+	return ok
+}
+
+// Unflushed returns how many stored events have ids that only the next
+// snapshot (MarkSnapshot) writes to agent_event_ids; the engine snapshots
+// before they grow without bound.
+func (w *EventWriter) Unflushed() int {
+	r := &w.store.recent
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.seq)
 }
 
 // EventWriter returns the writer of the event tables. It checks that every
 // statement compiles against the schema, so that a bad one fails at start
 // rather than at the first event.
 func (s *Store) EventWriter(ctx context.Context) (*EventWriter, error) {
-	w := &EventWriter{db: s.W}
+	w := &EventWriter{db: s.W, store: s}
 	c, err := s.W.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("prepare event statements: %w", err)
@@ -197,6 +263,10 @@ type EventTx struct {
 	w    *EventWriter
 	args []driver.NamedValue
 	done bool
+	// added are the events this transaction inserted (since its
+	// snapshot, when flushed), by their seq.
+	added   map[eventKey]int64
+	flushed bool
 }
 
 // Begin starts a transaction.
@@ -205,18 +275,23 @@ func (w *EventWriter) Begin(ctx context.Context) (*EventTx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("begin event transaction: %w", err)
 	}
-	t := &EventTx{ctx: ctx, c: c, w: w, args: make([]driver.NamedValue, 0, 13)}
-	if _, err := t.exec(stmtBegin); err != nil {
+	if err := w.store.loadRecentIDs(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("begin event transaction: %w", err)
+	}
+	t := &EventTx{ctx: ctx, c: c, w: w, args: make([]driver.NamedValue, 0, 15), added: map[eventKey]int64{}}
+	if _, _, err := t.exec(stmtBegin); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("begin event transaction: %w", err)
 	}
 	return t, nil
 }
 
-// exec runs statement st with args (reused: each call overwrites them).
-func (t *EventTx) exec(st eventStmt, args ...any) (n int64, err error) {
+// exec runs statement st with args (reused: each call overwrites them) and
+// returns, for an insert, the rows it inserted and the last rowid.
+func (t *EventTx) exec(st eventStmt, args ...any) (n, rowid int64, err error) {
 	if t.done {
-		return 0, sql.ErrTxDone
+		return 0, 0, sql.ErrTxDone
 	}
 	t.args = t.args[:0]
 	for i, a := range args {
@@ -232,41 +307,74 @@ func (t *EventTx) exec(st eventStmt, args ...any) (n int64, err error) {
 			return err
 		}
 		if st == stmtInsert {
-			n, err = res.RowsAffected()
+			if n, err = res.RowsAffected(); err != nil || n == 0 {
+				return err
+			}
+			rowid, err = res.LastInsertId()
 		}
 		return err
 	})
-	return n, err
+	return n, rowid, err
 }
 
 // MarkSnapshot records that agent_runs and attention_items now reflect
 // every stored event (run it in the transaction that writes them, before
 // any event is inserted in it).
+// The ids of the events stored since the last snapshot go to
+// agent_event_ids with it.
 func (t *EventTx) MarkSnapshot(ctx context.Context) error {
-	if _, err := t.exec(stmtSetSeq); err != nil {
+	r := &t.w.store.recent
+	r.mu.Lock()
+	pending := make(map[eventKey]int64, len(r.seq)+len(t.added))
+	for k, seq := range r.seq {
+		pending[k] = seq
+	}
+	r.mu.Unlock()
+	for k, seq := range t.added {
+		pending[k] = seq
+	}
+	for k, seq := range pending {
+		if _, _, err := t.exec(stmtPutID, k.surface, k.id, seq); err != nil {
+			return fmt.Errorf("mark snapshot: store event ids: %w", err)
+		}
+	}
+	if _, _, err := t.exec(stmtSetSeq); err != nil {
 		return fmt.Errorf("mark snapshot: %w", err)
 	}
+	clear(t.added)
+	t.flushed = true
 	return nil
 }
 
 // InsertEvent appends an event unless its surface already has one with that
-// id (the unique index of migration 004), and reports whether it did.
+// id, and reports whether it did. The ids of the events stored since the
+// runs snapshot are checked in memory, the others in agent_event_ids
+// (migration 013).
 func (t *EventTx) InsertEvent(ctx context.Context, e EventRow) (inserted bool, err error) {
+	k := eventKey{e.SurfaceID, e.ID}
+	if _, dup := t.added[k]; dup || t.w.store.recent.has(k) {
+		return false, nil
+	}
 	var native any
 	if e.NativeSessionID != "" {
 		native = e.NativeSessionID
 	}
-	n, err := t.exec(stmtInsert, e.ID, e.SessionID, e.SurfaceID, e.RunID, native,
-		e.Provider, e.Kind, e.HookName, e.Message, e.OccurredAt.UnixNano(), e.ReceivedAt.UnixNano(), e.Source, e.Effect)
+	n, seq, err := t.exec(stmtInsert, e.ID, e.SessionID, e.SurfaceID, e.RunID, native,
+		e.Provider, e.Kind, e.HookName, e.Message, e.OccurredAt.UnixNano(), e.ReceivedAt.UnixNano(), e.Source, e.Effect,
+		e.SurfaceID, e.ID)
 	if err != nil {
 		return false, fmt.Errorf("insert event: %w", err)
 	}
-	return n == 1, nil
+	if n != 1 {
+		return false, nil
+	}
+	t.added[k] = seq
+	return true, nil
 }
 
 // PutRun creates or replaces a run.
 func (t *EventTx) PutRun(ctx context.Context, r RunRow) error {
-	if _, err := t.exec(stmtPutRun, r.SessionID, r.RunID, r.State, r.UpdatedAt.UnixNano(), string(r.Data)); err != nil {
+	if _, _, err := t.exec(stmtPutRun, r.SessionID, r.RunID, r.State, r.UpdatedAt.UnixNano(), string(r.Data)); err != nil {
 		return fmt.Errorf("store run: %w", err)
 	}
 	return nil
@@ -274,7 +382,7 @@ func (t *EventTx) PutRun(ctx context.Context, r RunRow) error {
 
 // DeleteRun forgets a run.
 func (t *EventTx) DeleteRun(ctx context.Context, sessionID, runID string) error {
-	if _, err := t.exec(stmtDelRun, sessionID, runID); err != nil {
+	if _, _, err := t.exec(stmtDelRun, sessionID, runID); err != nil {
 		return fmt.Errorf("delete run: %w", err)
 	}
 	return nil
@@ -286,7 +394,7 @@ func (t *EventTx) PutItem(ctx context.Context, it AttentionRow) error {
 	if !it.ResolvedAt.IsZero() {
 		resolved = it.ResolvedAt.UnixNano()
 	}
-	_, err := t.exec(stmtPutItem, it.ID, it.SessionID, it.SurfaceID, it.RunID, it.Provider, it.Reason,
+	_, _, err := t.exec(stmtPutItem, it.ID, it.SessionID, it.SurfaceID, it.RunID, it.Provider, it.Reason,
 		it.Message, it.EventID, it.OpenedAt.UnixNano(), resolved, it.Resolution)
 	if err != nil {
 		return fmt.Errorf("store attention item: %w", err)
@@ -296,7 +404,7 @@ func (t *EventTx) PutItem(ctx context.Context, it AttentionRow) error {
 
 // DeleteItem forgets an attention item.
 func (t *EventTx) DeleteItem(ctx context.Context, id int64) error {
-	if _, err := t.exec(stmtDelItem, id); err != nil {
+	if _, _, err := t.exec(stmtDelItem, id); err != nil {
 		return fmt.Errorf("delete attention item: %w", err)
 	}
 	return nil
@@ -310,12 +418,21 @@ func (t *EventTx) Commit() error {
 	if t.done {
 		return fmt.Errorf("commit events: %w", sql.ErrTxDone)
 	}
-	_, err := t.exec(stmtCommit)
+	_, _, err := t.exec(stmtCommit)
 	if err != nil {
 		// A COMMIT that failed may leave the transaction open.
-		_, rerr := t.exec(stmtRollback)
+		_, _, rerr := t.exec(stmtRollback)
 		t.release(rerr)
 	} else {
+		r := &t.w.store.recent
+		r.mu.Lock()
+		if t.flushed {
+			clear(r.seq)
+		}
+		for k, seq := range t.added {
+			r.seq[k] = seq
+		}
+		r.mu.Unlock()
 		t.release(nil)
 	}
 	if err != nil {
@@ -329,7 +446,7 @@ func (t *EventTx) Rollback() error {
 	if t.done {
 		return nil
 	}
-	_, err := t.exec(stmtRollback)
+	_, _, err := t.exec(stmtRollback)
 	t.release(err)
 	return err
 }
@@ -495,5 +612,15 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error
 	if err != nil {
 		return 0, fmt.Errorf("prune events: %w", err)
 	}
+	if _, err := s.W.ExecContext(ctx, `DELETE FROM agent_event_ids WHERE seq < ?`, keep); err != nil {
+		return 0, fmt.Errorf("prune event ids: %w", err)
+	}
+	s.recent.mu.Lock()
+	for k, seq := range s.recent.seq {
+		if seq < keep {
+			delete(s.recent.seq, k)
+		}
+	}
+	s.recent.mu.Unlock()
 	return res.RowsAffected()
 }
