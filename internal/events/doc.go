@@ -69,9 +69,11 @@
 //     already recorded answers inserted:false and changes nothing, whatever
 //     the rest of the event. The same id from another surface is another
 //     event, so a pane cannot claim (and so suppress) an id another pane
-//     will send. A unique index on (surface_id, id) enforces it. Events
-//     older than Config.EventRetention (30 days) are pruned at Start, and
-//     their ids with them.
+//     will send. The store checks it (store.EventWriter): the ids of events
+//     stored since the runs snapshot in memory, the older ones in a table
+//     written with the snapshot, so that a commit writes no index page per
+//     event. Events older than Config.EventRetention (30 days) are pruned
+//     at Start, and their ids with them.
 //   - "Durably committed before ok": the event is in an SQLite transaction
 //     that has committed (WAL, synchronous=NORMAL: it survives a crash or
 //     kill -9 of the daemon; the last transactions may be lost on power

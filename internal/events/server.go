@@ -313,8 +313,9 @@ func (e *Engine) authorize(ev *proto.Event, capToken string) (*Surface, string) 
 	return s, ""
 }
 
-// maintain writes the runs snapshot every second while runs have changed,
-// and prunes expired items and old runs every hour.
+// maintain writes the runs snapshot every second while runs have changed
+// or events were stored (their ids go with it), and prunes expired items
+// and old runs every hour.
 func (e *Engine) maintain(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
@@ -323,7 +324,7 @@ func (e *Engine) maintain(ctx context.Context) {
 	for {
 		select {
 		case <-snap.C:
-			if e.dirtyN.Load() > 0 {
+			if e.dirtyN.Load() > 0 || e.writer.Unflushed() > 0 {
 				e.post(&pending{op: func(*runstate.Board) ([]runstate.Event, any, error) { return nil, nil, nil }})
 			}
 		case <-t.C:

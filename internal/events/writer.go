@@ -39,6 +39,9 @@ const (
 	queueSize = 1024 // work waiting for the writer
 	maxBatch  = 1024 // events in one transaction
 	maxDirty  = 512  // changed runs and items that force a snapshot
+	// maxUnflushed stored events whose ids only memory holds force a
+	// snapshot, which writes them to the store (store.EventWriter).
+	maxUnflushed = 4096
 )
 
 // ErrClosed is returned for work submitted after Close.
@@ -148,7 +151,8 @@ func (e *Engine) commitEvents(ps []*pending) {
 		}
 		evs = append(evs, p.ev)
 	}
-	ins, _, err := e.persist(context.Background(), evs, e.board.Dirty() >= maxDirty)
+	snap := e.board.Dirty() >= maxDirty || e.writer.Unflushed() >= maxUnflushed
+	ins, _, err := e.persist(context.Background(), evs, snap)
 	if err != nil {
 		if len(ps) > 1 {
 			for _, p := range ps {

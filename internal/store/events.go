@@ -3,8 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -55,111 +58,323 @@ type AttentionRow struct {
 	Resolution string
 }
 
-// EventWriter holds the prepared statements of the event tables.
+// EventWriter writes the event tables, one transaction at a time.
+//
+// It runs its statements on the driver connection itself, prepared once,
+// BEGIN and COMMIT included: through database/sql's Tx, every transaction
+// parsed its BEGIN and COMMIT again and bound each statement to the
+// transaction anew, which made a one-event commit cost half as much again
+// as its inserts and WAL writes (BenchmarkEventCommit).
 type EventWriter struct {
-	db                                               *sql.DB
-	stmts                                            []*sql.Stmt
-	insert, putRun, delRun, putItem, delItem, setSeq *sql.Stmt
+	db    *sql.DB
+	store *Store
+
+	mu    sync.Mutex    // dc and stmts; a transaction holds the connection, not mu
+	dc    any           // the driver connection stmts were prepared on
+	stmts []driver.Stmt // by eventStmt, prepared on first use
 }
 
-// EventWriter prepares the statements the event engine writes with.
-func (s *Store) EventWriter(ctx context.Context) (*EventWriter, error) {
-	w := &EventWriter{db: s.W}
-	for _, p := range []struct {
-		dst **sql.Stmt
-		sql string
-	}{
-		{&w.insert, `INSERT INTO agent_events(id, session_id, surface_id, run_id, native_session_id, provider, kind, hook_name, message, occurred_at, received_at, source, effect) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(surface_id, id) DO NOTHING`},
-		{&w.putRun, `INSERT INTO agent_runs(session_id, run_id, state, updated_at, data) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT(session_id, run_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at, data = excluded.data`},
-		{&w.delRun, `DELETE FROM agent_runs WHERE session_id = ? AND run_id = ?`},
-		{&w.putItem, `INSERT INTO attention_items(id, session_id, surface_id, run_id, provider, reason, message, event_id, opened_at, resolved_at, resolution) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT(id) DO UPDATE SET resolved_at = excluded.resolved_at, resolution = excluded.resolution`},
-		{&w.delItem, `DELETE FROM attention_items WHERE id = ?`},
-		{&w.setSeq, `INSERT INTO agent_state(key, value) VALUES ('snapshot_seq', (SELECT coalesce(max(seq), 0) FROM agent_events))
-			ON CONFLICT(key) DO UPDATE SET value = excluded.value`},
-	} {
-		st, err := s.W.PrepareContext(ctx, p.sql)
-		if err != nil {
-			w.Close()
-			return nil, fmt.Errorf("prepare event statements: %w", err)
+// eventStmt names one statement of the event writer.
+type eventStmt int
+
+const (
+	stmtBegin eventStmt = iota
+	stmtCommit
+	stmtRollback
+	stmtInsert
+	stmtPutRun
+	stmtDelRun
+	stmtPutItem
+	stmtDelItem
+	stmtSetSeq
+	stmtPutID
+	numEventStmts
+)
+
+var eventSQL = [numEventStmts]string{
+	stmtBegin:    `BEGIN`,
+	stmtCommit:   `COMMIT`,
+	stmtRollback: `ROLLBACK`,
+	// The ids stored after the snapshot are checked in memory first.
+	stmtInsert: `INSERT INTO agent_events(id, session_id, surface_id, run_id, native_session_id, provider, kind, hook_name, message, occurred_at, received_at, source, effect)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+			WHERE NOT EXISTS (SELECT 1 FROM agent_event_ids WHERE surface_id = ? AND id = ?)`,
+	stmtPutRun: `INSERT INTO agent_runs(session_id, run_id, state, updated_at, data) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT(session_id, run_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at, data = excluded.data`,
+	stmtDelRun: `DELETE FROM agent_runs WHERE session_id = ? AND run_id = ?`,
+	stmtPutItem: `INSERT INTO attention_items(id, session_id, surface_id, run_id, provider, reason, message, event_id, opened_at, resolved_at, resolution) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(id) DO UPDATE SET resolved_at = excluded.resolved_at, resolution = excluded.resolution`,
+	stmtDelItem: `DELETE FROM attention_items WHERE id = ?`,
+	stmtSetSeq: `INSERT INTO agent_state(key, value) VALUES ('snapshot_seq', (SELECT coalesce(max(seq), 0) FROM agent_events))
+			ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+	stmtPutID: `INSERT INTO agent_event_ids(surface_id, id, seq) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+}
+
+// eventKey is what makes an event a duplicate: its id within its surface.
+type eventKey struct{ surface, id string }
+
+// recentIDs are the ids of the events stored after the runs snapshot,
+// which agent_event_ids does not hold yet (migration 013). Every
+// EventWriter of the store shares them; they are read back from
+// agent_events at the first transaction.
+type recentIDs struct {
+	mu     sync.Mutex
+	loaded bool
+	seq    map[eventKey]int64
+}
+
+// load reads the ids stored after the snapshot, once. The caller holds the
+// write connection, so nothing is stored meanwhile.
+func (s *Store) loadRecentIDs(ctx context.Context) error {
+	r := &s.recent
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.loaded {
+		return nil
+	}
+	rows, err := s.R.QueryContext(ctx, `SELECT surface_id, id, seq FROM agent_events
+		WHERE seq > (SELECT coalesce(max(value), 0) FROM agent_state WHERE key = 'snapshot_seq')`)
+	if err != nil {
+		return fmt.Errorf("read the ids of recent events: %w", err)
+	}
+	defer rows.Close()
+	m := map[eventKey]int64{}
+	for rows.Next() {
+		var k eventKey
+		var seq int64
+		if err := rows.Scan(&k.surface, &k.id, &seq); err != nil {
+			return fmt.Errorf("read the ids of recent events: %w", err)
 		}
-		*p.dst = st
-		w.stmts = append(w.stmts, st)
+		m[k] = seq
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the ids of recent events: %w", err)
+	}
+	r.seq, r.loaded = m, true
+	return nil
+}
+
+func (r *recentIDs) has(k eventKey) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.seq[k]
+	return ok
+}
+
+// Unflushed returns how many stored events have ids that only the next
+// snapshot (MarkSnapshot) writes to agent_event_ids; the engine snapshots
+// before they grow without bound.
+func (w *EventWriter) Unflushed() int {
+	r := &w.store.recent
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.seq)
+}
+
+// EventWriter returns the writer of the event tables. It checks that every
+// statement compiles against the schema, so that a bad one fails at start
+// rather than at the first event.
+func (s *Store) EventWriter(ctx context.Context) (*EventWriter, error) {
+	w := &EventWriter{db: s.W, store: s}
+	c, err := s.W.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("prepare event statements: %w", err)
+	}
+	defer c.Close()
+	err = c.Raw(func(dc any) error {
+		for st := range numEventStmts {
+			if _, err := w.stmt(ctx, dc, st); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("prepare event statements: %w", err)
 	}
 	return w, nil
 }
 
-// Close releases the statements.
+// stmt returns statement st prepared on dc, the driver connection the
+// caller holds. The pool may have replaced the connection since the
+// statements were prepared (after a broken one); they are prepared again.
+func (w *EventWriter) stmt(ctx context.Context, dc any, st eventStmt) (driver.Stmt, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dc != dc {
+		// The statements of a connection the pool closed are dropped with
+		// it: SQLite's close_v2 keeps it until they are finalized, which
+		// is no longer possible from here, and this happens only after a
+		// connection broke.
+		w.dc, w.stmts = dc, make([]driver.Stmt, numEventStmts)
+	}
+	if s := w.stmts[st]; s != nil {
+		return s, nil
+	}
+	pc, ok := dc.(driver.ConnPrepareContext)
+	if !ok {
+		return nil, fmt.Errorf("the SQLite driver's connection (%T) cannot prepare statements", dc)
+	}
+	s, err := pc.PrepareContext(ctx, eventSQL[st])
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := s.(driver.StmtExecContext); !ok {
+		s.Close()
+		return nil, fmt.Errorf("the SQLite driver's statement (%T) cannot execute with a context", s)
+	}
+	w.stmts[st] = s
+	return s, nil
+}
+
+// Close finalizes the statements.
 func (w *EventWriter) Close() error {
-	var errs []error
-	for _, st := range w.stmts {
-		errs = append(errs, st.Close())
+	w.mu.Lock()
+	stmts := w.stmts
+	w.stmts, w.dc = nil, nil
+	w.mu.Unlock()
+	if stmts == nil {
+		return nil
 	}
-	w.stmts = nil
-	return errors.Join(errs...)
+	c, err := w.db.Conn(context.Background())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	// On the connection, held: the driver's connection is not safe for
+	// concurrent use.
+	return c.Raw(func(any) error {
+		var errs []error
+		for _, s := range stmts {
+			if s != nil {
+				errs = append(errs, s.Close())
+			}
+		}
+		return errors.Join(errs...)
+	})
 }
 
-// EventTx is one write transaction on the event tables. Its statements
-// are bound to the transaction on first use.
+// EventTx is one write transaction on the event tables. It holds the
+// store's write connection from Begin to Commit or Rollback.
 type EventTx struct {
-	ctx   context.Context
-	tx    *sql.Tx
-	w     *EventWriter
-	bound map[*sql.Stmt]*sql.Stmt
-}
-
-func (t *EventTx) stmt(s *sql.Stmt) *sql.Stmt {
-	if b, ok := t.bound[s]; ok {
-		return b
-	}
-	b := t.tx.StmtContext(t.ctx, s)
-	t.bound[s] = b
-	return b
+	ctx  context.Context
+	c    *sql.Conn
+	w    *EventWriter
+	args []driver.NamedValue
+	done bool
+	// added are the events this transaction inserted (since its
+	// snapshot, when flushed), by their seq.
+	added   map[eventKey]int64
+	flushed bool
 }
 
 // Begin starts a transaction.
 func (w *EventWriter) Begin(ctx context.Context) (*EventTx, error) {
-	tx, err := w.db.BeginTx(ctx, nil)
+	c, err := w.db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("begin event transaction: %w", err)
 	}
-	return &EventTx{ctx: ctx, tx: tx, w: w, bound: make(map[*sql.Stmt]*sql.Stmt, 4)}, nil
+	if err := w.store.loadRecentIDs(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("begin event transaction: %w", err)
+	}
+	t := &EventTx{ctx: ctx, c: c, w: w, args: make([]driver.NamedValue, 0, 15), added: map[eventKey]int64{}}
+	if _, _, err := t.exec(stmtBegin); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("begin event transaction: %w", err)
+	}
+	return t, nil
+}
+
+// exec runs statement st with args (reused: each call overwrites them) and
+// returns, for an insert, the rows it inserted and the last rowid.
+func (t *EventTx) exec(st eventStmt, args ...any) (n, rowid int64, err error) {
+	if t.done {
+		return 0, 0, sql.ErrTxDone
+	}
+	t.args = t.args[:0]
+	for i, a := range args {
+		t.args = append(t.args, driver.NamedValue{Ordinal: i + 1, Value: a})
+	}
+	err = t.c.Raw(func(dc any) error {
+		s, err := t.w.stmt(t.ctx, dc, st)
+		if err != nil {
+			return err
+		}
+		res, err := s.(driver.StmtExecContext).ExecContext(t.ctx, t.args)
+		if err != nil {
+			return err
+		}
+		if st == stmtInsert {
+			if n, err = res.RowsAffected(); err != nil || n == 0 {
+				return err
+			}
+			rowid, err = res.LastInsertId()
+		}
+		return err
+	})
+	return n, rowid, err
 }
 
 // MarkSnapshot records that agent_runs and attention_items now reflect
 // every stored event (run it in the transaction that writes them, before
 // any event is inserted in it).
+// The ids of the events stored since the last snapshot go to
+// agent_event_ids with it.
 func (t *EventTx) MarkSnapshot(ctx context.Context) error {
-	if _, err := t.stmt(t.w.setSeq).ExecContext(ctx); err != nil {
+	r := &t.w.store.recent
+	r.mu.Lock()
+	pending := make(map[eventKey]int64, len(r.seq)+len(t.added))
+	for k, seq := range r.seq {
+		pending[k] = seq
+	}
+	r.mu.Unlock()
+	for k, seq := range t.added {
+		pending[k] = seq
+	}
+	for k, seq := range pending {
+		if _, _, err := t.exec(stmtPutID, k.surface, k.id, seq); err != nil {
+			return fmt.Errorf("mark snapshot: store event ids: %w", err)
+		}
+	}
+	if _, _, err := t.exec(stmtSetSeq); err != nil {
 		return fmt.Errorf("mark snapshot: %w", err)
 	}
+	clear(t.added)
+	t.flushed = true
 	return nil
 }
 
 // InsertEvent appends an event unless its surface already has one with that
-// id (the unique index of migration 004), and reports whether it did.
+// id, and reports whether it did. The ids of the events stored since the
+// runs snapshot are checked in memory, the others in agent_event_ids
+// (migration 013).
 func (t *EventTx) InsertEvent(ctx context.Context, e EventRow) (inserted bool, err error) {
+	k := eventKey{e.SurfaceID, e.ID}
+	if _, dup := t.added[k]; dup || t.w.store.recent.has(k) {
+		return false, nil
+	}
 	var native any
 	if e.NativeSessionID != "" {
 		native = e.NativeSessionID
 	}
-	res, err := t.stmt(t.w.insert).ExecContext(ctx, e.ID, e.SessionID, e.SurfaceID, e.RunID, native,
-		e.Provider, e.Kind, e.HookName, e.Message, e.OccurredAt.UnixNano(), e.ReceivedAt.UnixNano(), e.Source, e.Effect)
+	n, seq, err := t.exec(stmtInsert, e.ID, e.SessionID, e.SurfaceID, e.RunID, native,
+		e.Provider, e.Kind, e.HookName, e.Message, e.OccurredAt.UnixNano(), e.ReceivedAt.UnixNano(), e.Source, e.Effect,
+		e.SurfaceID, e.ID)
 	if err != nil {
 		return false, fmt.Errorf("insert event: %w", err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("insert event: %w", err)
+	if n != 1 {
+		return false, nil
 	}
-	return n == 1, nil
+	t.added[k] = seq
+	return true, nil
 }
 
 // PutRun creates or replaces a run.
 func (t *EventTx) PutRun(ctx context.Context, r RunRow) error {
-	if _, err := t.stmt(t.w.putRun).ExecContext(ctx, r.SessionID, r.RunID, r.State, r.UpdatedAt.UnixNano(), string(r.Data)); err != nil {
+	if _, _, err := t.exec(stmtPutRun, r.SessionID, r.RunID, r.State, r.UpdatedAt.UnixNano(), string(r.Data)); err != nil {
 		return fmt.Errorf("store run: %w", err)
 	}
 	return nil
@@ -167,7 +382,7 @@ func (t *EventTx) PutRun(ctx context.Context, r RunRow) error {
 
 // DeleteRun forgets a run.
 func (t *EventTx) DeleteRun(ctx context.Context, sessionID, runID string) error {
-	if _, err := t.stmt(t.w.delRun).ExecContext(ctx, sessionID, runID); err != nil {
+	if _, _, err := t.exec(stmtDelRun, sessionID, runID); err != nil {
 		return fmt.Errorf("delete run: %w", err)
 	}
 	return nil
@@ -179,7 +394,7 @@ func (t *EventTx) PutItem(ctx context.Context, it AttentionRow) error {
 	if !it.ResolvedAt.IsZero() {
 		resolved = it.ResolvedAt.UnixNano()
 	}
-	_, err := t.stmt(t.w.putItem).ExecContext(ctx, it.ID, it.SessionID, it.SurfaceID, it.RunID, it.Provider, it.Reason,
+	_, _, err := t.exec(stmtPutItem, it.ID, it.SessionID, it.SurfaceID, it.RunID, it.Provider, it.Reason,
 		it.Message, it.EventID, it.OpenedAt.UnixNano(), resolved, it.Resolution)
 	if err != nil {
 		return fmt.Errorf("store attention item: %w", err)
@@ -189,7 +404,7 @@ func (t *EventTx) PutItem(ctx context.Context, it AttentionRow) error {
 
 // DeleteItem forgets an attention item.
 func (t *EventTx) DeleteItem(ctx context.Context, id int64) error {
-	if _, err := t.stmt(t.w.delItem).ExecContext(ctx, id); err != nil {
+	if _, _, err := t.exec(stmtDelItem, id); err != nil {
 		return fmt.Errorf("delete attention item: %w", err)
 	}
 	return nil
@@ -197,16 +412,61 @@ func (t *EventTx) DeleteItem(ctx context.Context, id int64) error {
 
 // Commit makes the transaction durable (as durable as the store's
 // synchronous setting: WAL with synchronous=NORMAL survives a crash of the
-// process, not necessarily a power loss).
+// process, not necessarily a power loss) and releases the connection. A
+// failed commit is rolled back: nothing of the transaction is stored.
 func (t *EventTx) Commit() error {
-	if err := t.tx.Commit(); err != nil {
+	if t.done {
+		return fmt.Errorf("commit events: %w", sql.ErrTxDone)
+	}
+	_, _, err := t.exec(stmtCommit)
+	if err != nil {
+		// A COMMIT that failed may leave the transaction open.
+		_, _, rerr := t.exec(stmtRollback)
+		t.release(rerr)
+	} else {
+		r := &t.w.store.recent
+		r.mu.Lock()
+		if t.flushed {
+			clear(r.seq)
+		}
+		for k, seq := range t.added {
+			r.seq[k] = seq
+		}
+		r.mu.Unlock()
+		t.release(nil)
+	}
+	if err != nil {
 		return fmt.Errorf("commit events: %w", err)
 	}
 	return nil
 }
 
-// Rollback abandons the transaction.
-func (t *EventTx) Rollback() error { return t.tx.Rollback() }
+// Rollback abandons the transaction; after Commit it does nothing.
+func (t *EventTx) Rollback() error {
+	if t.done {
+		return nil
+	}
+	_, _, err := t.exec(stmtRollback)
+	t.release(err)
+	return err
+}
+
+// release returns the connection to the pool, or, when rolling back
+// failed (rollbackErr), closes it: a connection that may still be inside
+// the transaction must never serve another writer.
+func (t *EventTx) release(rollbackErr error) {
+	t.done = true
+	if rollbackErr != nil && !isNoTransaction(rollbackErr) {
+		t.c.Raw(func(any) error { return driver.ErrBadConn })
+	}
+	t.c.Close()
+}
+
+// isNoTransaction reports whether a ROLLBACK failed only because the
+// failed statement had already ended the transaction.
+func isNoTransaction(err error) bool {
+	return strings.Contains(err.Error(), "no transaction is active")
+}
 
 // SnapshotSeq returns the event seq that agent_runs and attention_items
 // reflect (0: none).
@@ -352,5 +612,15 @@ func (s *Store) PruneEvents(ctx context.Context, before time.Time) (int64, error
 	if err != nil {
 		return 0, fmt.Errorf("prune events: %w", err)
 	}
+	if _, err := s.W.ExecContext(ctx, `DELETE FROM agent_event_ids WHERE seq < ?`, keep); err != nil {
+		return 0, fmt.Errorf("prune event ids: %w", err)
+	}
+	s.recent.mu.Lock()
+	for k, seq := range s.recent.seq {
+		if seq < keep {
+			delete(s.recent.seq, k)
+		}
+	}
+	s.recent.mu.Unlock()
 	return res.RowsAffected()
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -232,13 +233,13 @@ func TestMigrationFromFingerprints(t *testing.T) {
 	}
 	// Back to the schema of migration 003, with two events after the snapshot.
 	for _, q := range []string{
-		`DROP INDEX agent_events_surface_id`,
+		`DROP TABLE agent_event_ids`,
 		`ALTER TABLE agent_events ADD COLUMN fp INTEGER NOT NULL DEFAULT 0`,
 		`CREATE TABLE agent_event_fps (day INTEGER NOT NULL, data BLOB NOT NULL)`,
 		`INSERT INTO agent_events(id, fp, session_id, surface_id, run_id, provider, kind, occurred_at, received_at, source, effect) VALUES
 			('a', 1, 's', 'f', 'r', 'p', 'started', 1, 1, 'hook', 'applied'), ('b', 2, 's', 'f', 'r', 'p', 'running', 2, 2, 'hook', 'confirmed')`,
 		`UPDATE agent_state SET value = 0 WHERE key = 'snapshot_seq'`,
-		`DELETE FROM schema_migrations WHERE version = 4`,
+		`DELETE FROM schema_migrations WHERE version IN (4, 13)`,
 	} {
 		if _, err := s.W.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -260,4 +261,246 @@ func TestMigrationFromFingerprints(t *testing.T) {
 	if err := s.R.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'agent_event_fps'`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("agent_event_fps still there: %d, %v", n, err)
 	}
+}
+
+// failOn makes SQLite fail the commit of a transaction that inserted an
+// event with hook name "fail-commit" (a deferred foreign key the row
+// violates) and fail the insert of one named "fail-insert".
+func failOn(t *testing.T, s *Store) {
+	t.Helper()
+	for _, q := range []string{
+		`CREATE TABLE test_parent (id INTEGER PRIMARY KEY)`,
+		`CREATE TABLE test_child (parent INTEGER REFERENCES test_parent(id) DEFERRABLE INITIALLY DEFERRED)`,
+		`CREATE TRIGGER test_fail_commit AFTER INSERT ON agent_events WHEN NEW.hook_name = 'fail-commit'
+			BEGIN INSERT INTO test_child(parent) VALUES (42); END`,
+		`CREATE TRIGGER test_fail_insert BEFORE INSERT ON agent_events WHEN NEW.hook_name = 'fail-insert'
+			BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+	} {
+		if _, err := s.W.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A transaction that failed, at an insert or at the commit, stores
+// nothing and leaves the write connection outside any transaction: the
+// next writer's work is its own.
+func TestFailedEventTxStoresNothing(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	failOn(t, s)
+	w, err := s.EventWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ev := func(id, hook string) EventRow {
+		return EventRow{ID: id, SessionID: "s", SurfaceID: "sf", RunID: "r", Provider: "claude", Kind: "running",
+			HookName: hook, OccurredAt: time.Unix(1, 0), ReceivedAt: time.Unix(1, 0), Source: "hook", Effect: "applied"}
+	}
+
+	tx, err := w.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.InsertEvent(ctx, ev("a", "")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.InsertEvent(ctx, ev("b", "fail-insert")); err == nil || !strings.Contains(err.Error(), "refused by the test") {
+		t.Fatalf("insert: %v, want the trigger's refusal", err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+
+	tx, err = w.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.InsertEvent(ctx, ev("c", "fail-commit")); err != nil {
+		t.Fatal(err)
+	}
+	err = tx.Commit()
+	if err == nil || !strings.Contains(err.Error(), "commit events") || !strings.Contains(err.Error(), "FOREIGN KEY") {
+		t.Fatalf("commit: %v, want a foreign key failure", err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatalf("rollback after a failed commit: %v", err)
+	}
+
+	// Autocommit on the same connection: it would be lost with a
+	// transaction left open.
+	if _, err := s.W.Exec(`INSERT INTO agent_state(key, value) VALUES ('test', 1)`); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.R.QueryRow(`SELECT count(*) FROM agent_state WHERE key = 'test'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("a later autocommit write: %d rows, %v", n, err)
+	}
+	evs, err := s.Events(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 0 {
+		t.Fatalf("stored %d events of failed transactions: %+v", len(evs), evs)
+	}
+
+	tx, err = w.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ins, err := tx.InsertEvent(ctx, ev("a", "")); err != nil || !ins {
+		t.Fatalf("insert after the failures: %v %v", ins, err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := s.Events(ctx); len(evs) != 1 || evs[0].ID != "a" {
+		t.Fatalf("stored %+v, want event a alone", evs)
+	}
+}
+
+// TestMigrationToEventIDTable: a database of migration 012 (idempotency by
+// a unique index) keeps refusing the ids it stored, those before its runs
+// snapshot through agent_event_ids and those after through the writer's
+// memory; and no event commit writes the index any more.
+func TestMigrationToEventIDTable(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`DROP TABLE agent_event_ids`,
+		`CREATE UNIQUE INDEX agent_events_surface_id ON agent_events(surface_id, id)`,
+		`INSERT INTO agent_events(id, session_id, surface_id, run_id, provider, kind, occurred_at, received_at, source, effect) VALUES
+			('a', 's', 'f', 'r', 'p', 'started', 1, 1, 'hook', 'applied'), ('b', 's', 'f', 'r', 'p', 'running', 2, 2, 'hook', 'applied')`,
+		`INSERT INTO agent_state(key, value) VALUES ('snapshot_seq', 1) ON CONFLICT(key) DO UPDATE SET value = 1`,
+		`DELETE FROM schema_migrations WHERE version = 13`,
+	} {
+		if _, err := s.W.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s.Close()
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var n int
+	if err := s.R.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'agent_events'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("agent_events still has %d indexes (%v)", n, err)
+	}
+	w, err := s.EventWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	tx, err := w.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []bool
+	for _, id := range []string{"a", "b", "c"} {
+		ins, err := tx.InsertEvent(ctx, EventRow{ID: id, SessionID: "s", SurfaceID: "f", RunID: "r", Provider: "p", Kind: "running",
+			OccurredAt: time.Unix(3, 0), ReceivedAt: time.Unix(3, 0), Source: "hook", Effect: "applied"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ins)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]bool{false, false, true}, got); diff != "" {
+		t.Errorf("inserted a, b, c (-want +got):\n%s", diff)
+	}
+}
+
+// TestEventIDsSurviveSnapshotsAndRestarts: an id is refused whether its
+// event was stored before the last snapshot (agent_event_ids) or after it
+// (memory, read back from agent_events by the next store), and a failed
+// snapshot loses none.
+func TestEventIDsSurviveSnapshotsAndRestarts(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "m.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.EventWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := func(id string) EventRow {
+		return EventRow{ID: id, SessionID: "s", SurfaceID: "f", RunID: "r", Provider: "p", Kind: "running",
+			OccurredAt: time.Unix(3, 0), ReceivedAt: time.Unix(3, 0), Source: "hook", Effect: "applied"}
+	}
+	// insert stores ids in one transaction, after a snapshot when snap,
+	// and reports which were new.
+	insert := func(w *EventWriter, snap, rollback bool, ids ...string) []bool {
+		t.Helper()
+		tx, err := w.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap {
+			if err := tx.MarkSnapshot(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []bool
+		for _, id := range ids {
+			ins, err := tx.InsertEvent(ctx, ev(id))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, ins)
+		}
+		if rollback {
+			err = tx.Rollback()
+		} else {
+			err = tx.Commit()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	check := func(what string, got []bool, want ...bool) {
+		t.Helper()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", what, diff)
+		}
+	}
+	check("before any snapshot", insert(w, false, false, "a", "b"), true, true)
+	check("a snapshot rolled back", insert(w, true, true, "c"), true)
+	check("after the rolled-back snapshot", insert(w, false, false, "a", "c"), false, true)
+	check("with a snapshot", insert(w, true, false, "d", "a", "d"), true, false, false)
+	check("after the snapshot", insert(w, false, false, "a", "b", "c", "d", "e"), false, false, false, false, true)
+	var stored int
+	if err := s.R.QueryRowContext(ctx, `SELECT count(*) FROM agent_event_ids`).Scan(&stored); err != nil || stored != 3 {
+		t.Errorf("agent_event_ids holds %d ids (%v), want a, b and c", stored, err)
+	}
+	w.Close()
+	s.Close()
+
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w, err = s.EventWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	check("after a restart", insert(w, false, false, "a", "d", "e", "f"), false, false, false, true)
+	check("after a restart and a snapshot", insert(w, true, false, "a", "d", "e", "f", "g"), false, false, false, false, true)
 }

@@ -38,6 +38,8 @@ type Store struct {
 	Recovered *Recovery
 	// ReadOnly is set by OpenReadOnly: nothing may be written.
 	ReadOnly bool
+
+	recent recentIDs // of the event writers (events.go)
 }
 
 // Recovery is a corrupt database Open moved aside.

@@ -1,0 +1,52 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// BenchmarkEventCommit is the event engine's commit: a transaction of a
+// few new events (random ids, as the hook helper's) over eight surfaces.
+func BenchmarkEventCommit(b *testing.B) {
+	for _, batch := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("events=%d", batch), func(b *testing.B) {
+			ctx := context.Background()
+			s, err := Open(ctx, filepath.Join(b.TempDir(), "m.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			w, err := s.EventWriter(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			now := time.Now()
+			i := 0
+			for b.Loop() {
+				tx, err := w.Begin(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for range batch {
+					i++
+					ev := EventRow{ID: uuid.NewString(), SessionID: "s", SurfaceID: fmt.Sprintf("sf%d", i%8), RunID: "r",
+						Provider: "claude", Kind: "running", HookName: "PostToolUse", OccurredAt: now, ReceivedAt: now,
+						Source: "hook", Effect: "applied"}
+					if _, err := tx.InsertEvent(ctx, ev); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := tx.Commit(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i), "ns/event")
+		})
+	}
+}
