@@ -1,0 +1,432 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/muesli/cancelreader"
+
+	"github.com/musterhq/muster/internal/attachterm"
+	"github.com/musterhq/muster/internal/client"
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/rawio"
+	"github.com/musterhq/muster/internal/termtext"
+)
+
+// attachOutcome is how an attachment ended.
+type attachOutcome struct {
+	detached  bool
+	restarted bool
+	exitCode  *int
+	err       error
+}
+
+// attachment is one attach from the daemon's answer to its end. Its
+// goroutines each own one concern: the output pump (frames from the
+// daemon to the user's terminal, and the daemon's handbacks), the input
+// pump (the user's keys, while this client reads them, and copy mode),
+// and the resize pump (SIGWINCH); wait ends it on the first outcome.
+type attachment struct {
+	ctx  context.Context
+	f    *Factory
+	res  proto.AttachResult
+	term *attachTerminal
+	// paneExit makes a pane's exit code the command's (attachOptions).
+	paneExit bool
+
+	// keys is the key scan (attachterm.Keys): its Mouse is the client's
+	// own when it relays, else handed, the mouse as the daemon handed it
+	// back.
+	keys   attachterm.Keys
+	mouse  *attachterm.Mouse
+	handed *attachterm.Mouse
+	escape time.Duration
+	notice proto.AttachNotice
+	// hint is shown over the first snapshot (output pump only).
+	hint string
+
+	// Frames go both ways with raw system calls (rawio), which wake no
+	// sysmon on a keystroke or its echo.
+	conn   io.Writer
+	frames *bufio.Reader
+	wmu    sync.Mutex
+
+	// direct: the daemon holds the terminal; detaching: this client told
+	// the daemon it leaves; copying: copy mode has the screen.
+	direct, detaching, copying atomic.Bool
+	done                       chan attachOutcome
+	// handback carries the terminal from the daemon to the input pump.
+	handback chan proto.Handback
+	// reader is a cancelable reader, so that no goroutine is left blocked
+	// on stdin (swallowing the next key) after the pane exits under us.
+	// While the daemon holds the terminal, none is open (passTerminal).
+	reader keyReader
+	// cm is copy mode while it runs (input pump only).
+	cm *copyMode
+}
+
+func newAttachment(ctx context.Context, f *Factory, c *client.Client, t *attachTerminal, k attachKeys, res proto.AttachResult, hint string, paneExit bool) *attachment {
+	a := &attachment{
+		ctx: ctx, f: f, res: res, term: t, paneExit: paneExit,
+		mouse: k.mouse, handed: attachterm.NewMouse(false), escape: proto.EscapeTime(k.escapeMS), notice: k.notice, hint: hint,
+		conn: c.Conn(), frames: c.Reader(),
+		done: make(chan attachOutcome, 3), handback: make(chan proto.Handback, 1),
+	}
+	a.keys = attachterm.Keys{Detach: k.detach, Copy: k.copy, Mouse: a.mouse}
+	if res.Direct {
+		a.keys.Mouse = a.handed
+	}
+	a.direct.Store(res.Direct)
+	if rc, ok := c.Conn().(rawio.Conn); ok {
+		if raw, err := rc.SyscallConn(); err == nil {
+			a.conn = rawio.Writer{RC: raw}
+			br := a.frames
+			if rest, err := br.Peek(br.Buffered()); err == nil {
+				a.frames = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(rest), rawio.Reader{RC: raw}), 64<<10)
+			}
+		}
+	}
+	return a
+}
+
+// run pumps until the attach ends, gives the user back their terminal
+// and says how it ended; restarted is set when a daemon restart ended it.
+func (a *attachment) run(winch <-chan os.Signal) (restarted bool, err error) {
+	go a.pumpOutput()
+	defer a.reader.stop()
+	if a.res.Direct {
+		go a.awaitHandbacks()
+	} else {
+		if _, err := a.reader.open(); err != nil {
+			return false, fmt.Errorf("read the terminal: %w", err)
+		}
+		go a.pumpInput(nil)
+	}
+	go a.pumpResize(winch)
+
+	oc := a.wait()
+	if oc.restarted {
+		// The user's screen stays away: the next attach repaints the
+		// pane over it.
+		a.term.entered = false
+	}
+	a.term.restore()
+	return a.report(oc)
+}
+
+// wait returns the first outcome, or detaches when ctx ends.
+func (a *attachment) wait() attachOutcome {
+	select {
+	case oc := <-a.done:
+		return oc
+	case <-a.ctx.Done():
+		a.detaching.Store(true)
+		a.send(proto.FrameDetach, nil)
+		if a.direct.Load() {
+			// The daemon lets go of the terminal before it closes the
+			// connection; the user's screen is restored after that.
+			select {
+			case <-a.done:
+			case <-time.After(2 * time.Second):
+			}
+		}
+		return attachOutcome{detached: true}
+	}
+}
+
+// report tells the user how the attach ended, once their screen is back.
+func (a *attachment) report(oc attachOutcome) (restarted bool, err error) {
+	name := termtext.Line(a.res.Name)
+	switch {
+	case oc.restarted:
+		return true, nil
+	case oc.err != nil:
+		return false, oc.err
+	case oc.exitCode != nil:
+		// The alternate screen is gone with the final screen on it: print
+		// that screen's text on the user's own screen, where it stays.
+		printFinalScreen(a.ctx, a.f, a.res.Name, a.term.out)
+		fmt.Fprintf(a.f.IO.ErrOut, "[%s exited with code %d]\n", name, *oc.exitCode)
+		if a.paneExit && *oc.exitCode != 0 {
+			return false, &paneExitError{code: *oc.exitCode}
+		}
+	default:
+		fmt.Fprintf(a.f.IO.ErrOut, "[detached from %s]\n", name)
+	}
+	return false, nil
+}
+
+// send writes one frame to the daemon; the pumps share the connection.
+func (a *attachment) send(typ byte, p []byte) error {
+	a.wmu.Lock()
+	defer a.wmu.Unlock()
+	return proto.WriteFrame(a.conn, typ, p)
+}
+
+// typed sends keys for the pane, unless the client only watches.
+func (a *attachment) typed(p []byte) error {
+	if len(p) == 0 || a.res.ReadOnly {
+		return nil
+	}
+	return a.send(proto.FrameInput, p)
+}
+
+// leave tells the daemon this client detaches and ends the attach with oc.
+func (a *attachment) leave(oc attachOutcome) {
+	a.detaching.Store(true)
+	a.send(proto.FrameDetach, nil)
+	a.done <- oc
+}
+
+// pumpOutput reads the daemon's frames: the pane's output and notices,
+// which it writes to the user's terminal while this client has it, the
+// handbacks of a daemon that holds the terminal, and the pane's exit.
+func (a *attachment) pumpOutput() {
+	filter := attachterm.Filter{Mouse: a.mouse}
+	buf := make([]byte, 0, 256<<10)
+	for {
+		typ, payload, err := proto.ReadFrame(a.frames, buf)
+		if err != nil {
+			if a.detaching.Load() {
+				a.done <- attachOutcome{detached: true}
+			} else {
+				a.done <- attachOutcome{err: errors.New("lost the connection to the daemon")}
+			}
+			return
+		}
+		switch typ {
+		case proto.FrameHandback:
+			var hb proto.Handback
+			json.Unmarshal(payload, &hb)
+			a.direct.Store(false)
+			a.handed.Handed(hb.MouseOwned)
+			switch hb.Reason {
+			case proto.HandbackRestart:
+				a.done <- attachOutcome{restarted: true}
+				return
+			case proto.HandbackDetach:
+				a.leave(attachOutcome{detached: true})
+				return
+			}
+			a.handback <- hb
+		case proto.FrameOutput, proto.FrameSnapshot:
+			if a.direct.Load() {
+				// Written before the daemon took the terminal back
+				// from copy mode: the daemon repaints it.
+				continue
+			}
+			if a.copying.Load() {
+				// Copy mode has the screen; leaving it asks for a
+				// snapshot that repaints the pane.
+				continue
+			}
+			if _, err := a.term.pane.Write(filter.Filter(payload)); err != nil {
+				a.done <- attachOutcome{err: err}
+				return
+			}
+			if typ == proto.FrameSnapshot && a.hint != "" && !a.res.ReadOnly {
+				showHint(a.term.pane, a.hint)
+				a.hint = ""
+			}
+		case proto.FrameNotice:
+			var n proto.Notice
+			if a.direct.Load() || json.Unmarshal(payload, &n) != nil {
+				continue
+			}
+			style := a.notice
+			if a.copying.Load() {
+				// Copy mode has the screen: no line over it.
+				style.Line = false
+			}
+			w, h := termSize()
+			io.WriteString(a.term.pane, attachterm.Notice(style, n, w, h))
+		case proto.FrameExit:
+			var e struct {
+				ExitCode int `json:"exit_code"`
+			}
+			json.Unmarshal(payload, &e)
+			a.done <- attachOutcome{exitCode: &e.ExitCode}
+			return
+		}
+	}
+}
+
+// pumpResize tells the daemon every new size of the user's terminal.
+func (a *attachment) pumpResize(winch <-chan os.Signal) {
+	for range winch {
+		w, h := termSize()
+		a.send(proto.FrameResize, proto.ResizePayload(w, h))
+	}
+}
+
+// awaitHandbacks reads the user's keys each time a daemon that holds the
+// terminal hands it back (copy mode, the wheel), until it takes it again.
+func (a *attachment) awaitHandbacks() {
+	for {
+		select {
+		case hb := <-a.handback:
+			a.pumpInput(&hb)
+			a.reader.park()
+		case <-a.ctx.Done():
+			return
+		}
+	}
+}
+
+// pumpInput reads the user's keys while this client has the terminal:
+// from the start, or, when the daemon holds it, from a handback (hb) to
+// the end of copy mode. Keys go to the pane, to copy mode, or end the
+// attach, as the key scan (attachterm.Keys) finds them.
+func (a *attachment) pumpInput(hb *proto.Handback) {
+	if hb != nil {
+		var ws []attachterm.Wheel
+		for _, w := range hb.Wheels {
+			ws = append(ws, attachterm.Wheel(w))
+		}
+		if hb.Reason == proto.HandbackCopy {
+			a.startCopy()
+		}
+		if a.turnWheels(ws) {
+			return
+		}
+		if a.cm != nil {
+			if over, rest := a.cm.feed(hb.Rest); over && a.leaveCopy(rest) {
+				return
+			}
+		}
+	}
+	stdin, err := a.reader.open()
+	if errors.Is(err, cancelreader.ErrCanceled) {
+		return
+	}
+	if err != nil {
+		a.leave(attachOutcome{err: fmt.Errorf("read the terminal: %w", err)})
+		return
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := stdin.Read(buf)
+		data := buf[:n]
+		if n > 0 {
+			var ws []attachterm.Wheel
+			data, ws = a.keys.Split(data)
+			if a.turnWheels(ws) {
+				return
+			}
+			if a.keys.Pending() && !rawio.Readable(os.Stdin.Fd(), a.escape) {
+				// Nothing completed the sequence: a lone Esc.
+				data = append(data, a.keys.Flush()...)
+			}
+		}
+		if len(data) > 0 {
+			before, act, rest := a.keys.Find(data, a.cm != nil)
+			if a.cm != nil {
+				over, after := a.cm.feed(before)
+				if act == attachterm.Detach {
+					a.leave(attachOutcome{detached: true})
+					return
+				}
+				if over && a.leaveCopy(after) {
+					return
+				}
+				continue
+			}
+			switch act {
+			case attachterm.Copy:
+				a.typed(before)
+				a.startCopy()
+				if over, after := a.cm.feed(rest); over && a.leaveCopy(after) {
+					return
+				}
+				continue
+			case attachterm.Detach:
+				a.typed(before)
+				a.leave(attachOutcome{detached: true})
+				return
+			}
+			if err := a.typed(before); err != nil {
+				return
+			}
+		}
+		if err != nil {
+			if errors.Is(err, cancelreader.ErrCanceled) {
+				return
+			}
+			a.leave(attachOutcome{detached: true})
+			return
+		}
+	}
+}
+
+// copyModeLines is the most history copy mode asks the daemon for.
+const copyModeLines = 100000
+
+// startCopy opens copy mode on the pane's history, read over a
+// connection of its own.
+func (a *attachment) startCopy() {
+	a.copying.Store(true)
+	text := ""
+	if cc, err := a.f.Client(a.ctx); err == nil {
+		var cr proto.CaptureResult
+		if err := cc.Call(a.ctx, proto.OpCapture, proto.CaptureArgs{Name: a.res.Name, Scrollback: copyModeLines}, &cr); err == nil {
+			text = termtext.Strip(cr.Text)
+		}
+		cc.Close()
+	}
+	w, h := termSize()
+	a.cm = newCopyMode(a.term.pane, text, w, h)
+	a.cm.external = runExternal(a.term.suspend, a.term.resume)
+}
+
+// leaveCopy gives the screen back to the pane; rest is input typed after
+// the key that left. It reports whether the daemon took the terminal
+// back, when this client no longer reads it.
+func (a *attachment) leaveCopy(rest []byte) bool {
+	a.cm = nil
+	io.WriteString(a.term.pane, "\x1b[0m\x1b[H\x1b[2J")
+	a.copying.Store(false)
+	a.typed(rest)
+	if a.res.Direct {
+		// The daemon repaints the pane when it takes the terminal.
+		a.direct.Store(true)
+		a.send(proto.FrameResume, nil)
+		return true
+	}
+	// A resize frame, even of the same size, makes the daemon repaint
+	// this client.
+	w, h := termSize()
+	a.send(proto.FrameResize, proto.ResizePayload(w, h))
+	return false
+}
+
+// turnWheels turns the wheel in copy mode (opening it on the first turn
+// up) and reports whether the daemon took the terminal back.
+func (a *attachment) turnWheels(ws []attachterm.Wheel) bool {
+	for _, wh := range ws {
+		if a.cm == nil {
+			if wh != attachterm.WheelUp {
+				continue
+			}
+			a.startCopy()
+			a.cm.fromWheel = true
+		}
+		a.cm.wheel(wh)
+		if a.cm.done {
+			if a.leaveCopy(nil) {
+				return true
+			}
+		} else {
+			a.cm.draw()
+		}
+	}
+	return false
+}
