@@ -71,7 +71,7 @@ type attachment struct {
 	// While the daemon holds the terminal, none is open (passTerminal).
 	reader keyReader
 	// cm is copy mode while it runs (input pump only).
-	cm *copyMode
+	cm *attachterm.CopyMode
 }
 
 func newAttachment(ctx context.Context, f *Factory, c *client.Client, t *attachTerminal, k attachKeys, res proto.AttachResult, hint string, paneExit bool) *attachment {
@@ -299,7 +299,7 @@ func (a *attachment) pumpInput(hb *proto.Handback) {
 			return
 		}
 		if a.cm != nil {
-			if over, rest := a.cm.feed(hb.Rest); over && a.leaveCopy(rest) {
+			if over, rest := a.cm.Feed(hb.Rest); over && a.leaveCopy(rest) {
 				return
 			}
 		}
@@ -330,7 +330,7 @@ func (a *attachment) pumpInput(hb *proto.Handback) {
 		if len(data) > 0 {
 			before, act, rest := a.keys.Find(data, a.cm != nil)
 			if a.cm != nil {
-				over, after := a.cm.feed(before)
+				over, after := a.cm.Feed(before)
 				if act == attachterm.Detach {
 					a.leave(attachOutcome{detached: true})
 					return
@@ -344,7 +344,7 @@ func (a *attachment) pumpInput(hb *proto.Handback) {
 			case attachterm.Copy:
 				a.typed(before)
 				a.startCopy()
-				if over, after := a.cm.feed(rest); over && a.leaveCopy(after) {
+				if over, after := a.cm.Feed(rest); over && a.leaveCopy(after) {
 					return
 				}
 				continue
@@ -383,8 +383,8 @@ func (a *attachment) startCopy() {
 		cc.Close()
 	}
 	w, h := termSize()
-	a.cm = newCopyMode(a.term.pane, text, w, h)
-	a.cm.external = runExternal(a.term.suspend, a.term.resume)
+	a.cm = attachterm.NewCopyMode(a.term.pane, text, w, h)
+	a.cm.Open = a.term.openInProgram
 }
 
 // leaveCopy gives the screen back to the pane; rest is input typed after
@@ -417,15 +417,15 @@ func (a *attachment) turnWheels(ws []attachterm.Wheel) bool {
 				continue
 			}
 			a.startCopy()
-			a.cm.fromWheel = true
+			a.cm.FromWheel = true
 		}
-		a.cm.wheel(wh)
-		if a.cm.done {
+		a.cm.Wheel(wh)
+		if a.cm.Over() {
 			if a.leaveCopy(nil) {
 				return true
 			}
 		} else {
-			a.cm.draw()
+			a.cm.Draw()
 		}
 	}
 	return false

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"strings"
 	"sync"
 
 	"github.com/muesli/cancelreader"
@@ -84,6 +87,28 @@ func (t *attachTerminal) suspend() { term.Restore(t.fd, t.old) }
 func (t *attachTerminal) resume() {
 	term.MakeRaw(t.fd)
 	io.WriteString(t.pane, "\x1b[?1049h")
+}
+
+// openInProgram shows file in the user's $PAGER (less) or, with editor,
+// $EDITOR (vi), with the terminal in its normal mode meanwhile: copy
+// mode's o and e.
+func (t *attachTerminal) openInProgram(file string, editor bool) error {
+	prog, fallback := os.Getenv("PAGER"), "less"
+	if editor {
+		prog, fallback = os.Getenv("EDITOR"), "vi"
+	}
+	if prog == "" {
+		prog = fallback
+	}
+	argv := append(strings.Fields(prog), file)
+	t.suspend()
+	defer t.resume()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w", prog, err)
+	}
+	return nil
 }
 
 // gatedWriter writes pane output to the user's terminal until it is shut:
