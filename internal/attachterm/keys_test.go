@@ -18,7 +18,9 @@ func testKeys(t *testing.T, mouseOwned bool) *Keys {
 		t.Fatal(err)
 	}
 	m := NewMouse(true)
-	m.Handed(mouseOwned)
+	if mouseOwned {
+		m.Start() // the attached side takes the mouse at attach
+	}
 	return &Keys{Detach: detach, Copy: cp, Mouse: m}
 }
 

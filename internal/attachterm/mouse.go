@@ -62,12 +62,6 @@ func (m *Mouse) Start() string {
 // program's.
 func (m *Mouse) Owned() bool { return m.owned.Load() }
 
-// Handed records whether the attached side owns the mouse as the side
-// that held the terminal handed it over (proto.Handback.MouseOwned): the
-// attach client reading keys after a handback followed none of the
-// program's modes itself.
-func (m *Mouse) Handed(owned bool) { m.owned.Store(owned) }
-
 // set records a private mode set (final 'h') or reset ('l') of the
 // program's.
 func (m *Mouse) set(params string, final byte) {

@@ -31,10 +31,12 @@ type attachOutcome struct {
 }
 
 // attachment is one attach from the daemon's answer to its end. Its
-// goroutines each own one concern: the output pump (frames from the
-// daemon to the user's terminal, and the daemon's handbacks), the input
-// pump (the user's keys, while this client reads them, and copy mode),
-// and the resize pump (SIGWINCH); wait ends it on the first outcome.
+// goroutines each own one concern: the output pump (the daemon's frames
+// and handbacks), the resize pump (SIGWINCH) and, when this client
+// relays the pane, the input pump (the user's keys and copy mode); wait
+// ends it on the first outcome. When the daemon holds the terminal
+// (res.Direct) it runs the keys and copy mode itself, and this client
+// only runs copy mode's pager when asked (runOpens) and ends the attach.
 type attachment struct {
 	ctx  context.Context
 	f    *Factory
@@ -43,12 +45,10 @@ type attachment struct {
 	// paneExit makes a pane's exit code the command's (attachOptions).
 	paneExit bool
 
-	// keys is the key scan (attachterm.Keys): its Mouse is the client's
-	// own when it relays, else handed, the mouse as the daemon handed it
-	// back.
+	// keys is the key scan (attachterm.Keys) of a relaying client; mouse
+	// follows the pane program's modes on the way to the terminal.
 	keys   attachterm.Keys
 	mouse  *attachterm.Mouse
-	handed *attachterm.Mouse
 	escape time.Duration
 	notice proto.AttachNotice
 	// hint is shown over the first snapshot (output pump only).
@@ -60,12 +60,13 @@ type attachment struct {
 	frames *bufio.Reader
 	wmu    sync.Mutex
 
-	// direct: the daemon holds the terminal; detaching: this client told
-	// the daemon it leaves; copying: copy mode has the screen.
-	direct, detaching, copying atomic.Bool
-	done                       chan attachOutcome
-	// handback carries the terminal from the daemon to the input pump.
-	handback chan proto.Handback
+	// detaching: this client told the daemon it leaves; copying: copy
+	// mode has the screen.
+	detaching, copying atomic.Bool
+	done               chan attachOutcome
+	// opens carries copy mode's pager requests (HandbackOpen) from the
+	// output pump to runOpens.
+	opens chan proto.Handback
 	// reader is a cancelable reader, so that no goroutine is left blocked
 	// on stdin (swallowing the next key) after the pane exits under us.
 	// While the daemon holds the terminal, none is open (passTerminal).
@@ -77,15 +78,11 @@ type attachment struct {
 func newAttachment(ctx context.Context, f *Factory, c *client.Client, t *attachTerminal, k attachKeys, res proto.AttachResult, hint string, paneExit bool) *attachment {
 	a := &attachment{
 		ctx: ctx, f: f, res: res, term: t, paneExit: paneExit,
-		mouse: k.mouse, handed: attachterm.NewMouse(false), escape: proto.EscapeTime(k.escapeMS), notice: k.notice, hint: hint,
+		mouse: k.mouse, escape: proto.EscapeTime(k.escapeMS), notice: k.notice, hint: hint,
+		keys: attachterm.Keys{Detach: k.detach, Copy: k.copy, Mouse: k.mouse},
 		conn: c.Conn(), frames: c.Reader(),
-		done: make(chan attachOutcome, 3), handback: make(chan proto.Handback, 1),
+		done: make(chan attachOutcome, 3), opens: make(chan proto.Handback, 1),
 	}
-	a.keys = attachterm.Keys{Detach: k.detach, Copy: k.copy, Mouse: a.mouse}
-	if res.Direct {
-		a.keys.Mouse = a.handed
-	}
-	a.direct.Store(res.Direct)
 	if rc, ok := c.Conn().(rawio.Conn); ok {
 		if raw, err := rc.SyscallConn(); err == nil {
 			a.conn = rawio.Writer{RC: raw}
@@ -104,12 +101,13 @@ func (a *attachment) run(winch <-chan os.Signal) (restarted bool, err error) {
 	go a.pumpOutput()
 	defer a.reader.stop()
 	if a.res.Direct {
-		go a.awaitHandbacks()
+		go a.runOpens()
 	} else {
-		if _, err := a.reader.open(); err != nil {
+		stdin, err := a.reader.open()
+		if err != nil {
 			return false, fmt.Errorf("read the terminal: %w", err)
 		}
-		go a.pumpInput(nil)
+		go a.pumpInput(stdin)
 	}
 	go a.pumpResize(winch)
 
@@ -131,7 +129,7 @@ func (a *attachment) wait() attachOutcome {
 	case <-a.ctx.Done():
 		a.detaching.Store(true)
 		a.send(proto.FrameDetach, nil)
-		if a.direct.Load() {
+		if a.res.Direct {
 			// The daemon lets go of the terminal before it closes the
 			// connection; the user's screen is restored after that.
 			select {
@@ -207,8 +205,6 @@ func (a *attachment) pumpOutput() {
 		case proto.FrameHandback:
 			var hb proto.Handback
 			json.Unmarshal(payload, &hb)
-			a.direct.Store(false)
-			a.handed.Handed(hb.MouseOwned)
 			switch hb.Reason {
 			case proto.HandbackRestart:
 				a.done <- attachOutcome{restarted: true}
@@ -216,12 +212,13 @@ func (a *attachment) pumpOutput() {
 			case proto.HandbackDetach:
 				a.leave(attachOutcome{detached: true})
 				return
+			case proto.HandbackOpen:
+				a.opens <- hb
 			}
-			a.handback <- hb
 		case proto.FrameOutput, proto.FrameSnapshot:
-			if a.direct.Load() {
-				// Written before the daemon took the terminal back
-				// from copy mode: the daemon repaints it.
+			if a.res.Direct {
+				// The daemon writes the pane to the terminal itself;
+				// what comes here came while copy mode had it.
 				continue
 			}
 			if a.copying.Load() {
@@ -239,7 +236,7 @@ func (a *attachment) pumpOutput() {
 			}
 		case proto.FrameNotice:
 			var n proto.Notice
-			if a.direct.Load() || json.Unmarshal(payload, &n) != nil {
+			if a.res.Direct || json.Unmarshal(payload, &n) != nil {
 				continue
 			}
 			style := a.notice
@@ -268,50 +265,28 @@ func (a *attachment) pumpResize(winch <-chan os.Signal) {
 	}
 }
 
-// awaitHandbacks reads the user's keys each time a daemon that holds the
-// terminal hands it back (copy mode, the wheel), until it takes it again.
-func (a *attachment) awaitHandbacks() {
+// runOpens runs copy mode's pager or editor each time a daemon that
+// holds the terminal asks (HandbackOpen), then gives the terminal back
+// with what went wrong, if anything, for copy mode's status line.
+func (a *attachment) runOpens() {
 	for {
 		select {
-		case hb := <-a.handback:
-			a.pumpInput(&hb)
-			a.reader.park()
+		case hb := <-a.opens:
+			var msg []byte
+			if err := a.term.openInProgram(hb.File, hb.Editor); err != nil {
+				msg = []byte(err.Error())
+			}
+			a.send(proto.FrameResume, msg)
 		case <-a.ctx.Done():
 			return
 		}
 	}
 }
 
-// pumpInput reads the user's keys while this client has the terminal:
-// from the start, or, when the daemon holds it, from a handback (hb) to
-// the end of copy mode. Keys go to the pane, to copy mode, or end the
-// attach, as the key scan (attachterm.Keys) finds them.
-func (a *attachment) pumpInput(hb *proto.Handback) {
-	if hb != nil {
-		var ws []attachterm.Wheel
-		for _, w := range hb.Wheels {
-			ws = append(ws, attachterm.Wheel(w))
-		}
-		if hb.Reason == proto.HandbackCopy {
-			a.startCopy()
-		}
-		if a.turnWheels(ws) {
-			return
-		}
-		if a.cm != nil {
-			if over, rest := a.cm.Feed(hb.Rest); over && a.leaveCopy(rest) {
-				return
-			}
-		}
-	}
-	stdin, err := a.reader.open()
-	if errors.Is(err, cancelreader.ErrCanceled) {
-		return
-	}
-	if err != nil {
-		a.leave(attachOutcome{err: fmt.Errorf("read the terminal: %w", err)})
-		return
-	}
+// pumpInput reads the user's keys from stdin while this client relays
+// the pane: keys go to the pane, to copy mode, or end the attach, as the
+// key scan (attachterm.Keys) finds them.
+func (a *attachment) pumpInput(stdin io.Reader) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := stdin.Read(buf)
@@ -319,9 +294,7 @@ func (a *attachment) pumpInput(hb *proto.Handback) {
 		if n > 0 {
 			var ws []attachterm.Wheel
 			data, ws = a.keys.Split(data)
-			if a.turnWheels(ws) {
-				return
-			}
+			a.turnWheels(ws)
 			if a.keys.Pending() && !rawio.Readable(os.Stdin.Fd(), a.escape) {
 				// Nothing completed the sequence: a lone Esc.
 				data = append(data, a.keys.Flush()...)
@@ -335,8 +308,8 @@ func (a *attachment) pumpInput(hb *proto.Handback) {
 					a.leave(attachOutcome{detached: true})
 					return
 				}
-				if over && a.leaveCopy(after) {
-					return
+				if over {
+					a.leaveCopy(after)
 				}
 				continue
 			}
@@ -344,8 +317,8 @@ func (a *attachment) pumpInput(hb *proto.Handback) {
 			case attachterm.Copy:
 				a.typed(before)
 				a.startCopy()
-				if over, after := a.cm.Feed(rest); over && a.leaveCopy(after) {
-					return
+				if over, after := a.cm.Feed(rest); over {
+					a.leaveCopy(after)
 				}
 				continue
 			case attachterm.Detach:
@@ -388,29 +361,21 @@ func (a *attachment) startCopy() {
 }
 
 // leaveCopy gives the screen back to the pane; rest is input typed after
-// the key that left. It reports whether the daemon took the terminal
-// back, when this client no longer reads it.
-func (a *attachment) leaveCopy(rest []byte) bool {
+// the key that left.
+func (a *attachment) leaveCopy(rest []byte) {
 	a.cm = nil
 	io.WriteString(a.term.pane, "\x1b[0m\x1b[H\x1b[2J")
 	a.copying.Store(false)
 	a.typed(rest)
-	if a.res.Direct {
-		// The daemon repaints the pane when it takes the terminal.
-		a.direct.Store(true)
-		a.send(proto.FrameResume, nil)
-		return true
-	}
 	// A resize frame, even of the same size, makes the daemon repaint
 	// this client.
 	w, h := termSize()
 	a.send(proto.FrameResize, proto.ResizePayload(w, h))
-	return false
 }
 
-// turnWheels turns the wheel in copy mode (opening it on the first turn
-// up) and reports whether the daemon took the terminal back.
-func (a *attachment) turnWheels(ws []attachterm.Wheel) bool {
+// turnWheels turns the wheel in copy mode, opening it on the first turn
+// up.
+func (a *attachment) turnWheels(ws []attachterm.Wheel) {
 	for _, wh := range ws {
 		if a.cm == nil {
 			if wh != attachterm.WheelUp {
@@ -421,12 +386,9 @@ func (a *attachment) turnWheels(ws []attachterm.Wheel) bool {
 		}
 		a.cm.Wheel(wh)
 		if a.cm.Over() {
-			if a.leaveCopy(nil) {
-				return true
-			}
+			a.leaveCopy(nil)
 		} else {
 			a.cm.Draw()
 		}
 	}
-	return false
 }

@@ -149,8 +149,8 @@ func termSize() (int, int) {
 	return proto.DefaultCols, proto.DefaultRows
 }
 
-// keyReader is the attach client's reader of the user's keys, open only
-// while the client has the terminal.
+// keyReader is a relaying attach client's reader of the user's keys; a
+// daemon that holds the terminal reads them itself.
 type keyReader struct {
 	mu      sync.Mutex
 	r       cancelreader.CancelReader
@@ -172,17 +172,6 @@ func (k *keyReader) open() (cancelreader.CancelReader, error) {
 		k.r = r
 	}
 	return k.r, nil
-}
-
-// park closes the reader when the daemon takes the terminal back; its
-// reader has returned.
-func (k *keyReader) park() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.r != nil {
-		k.r.Close()
-		k.r = nil
-	}
 }
 
 // stop ends a read in progress and every later open.
