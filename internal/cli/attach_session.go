@@ -65,8 +65,9 @@ type attachment struct {
 	detaching, copying atomic.Bool
 	done               chan attachOutcome
 	// opens carries copy mode's pager requests (HandbackOpen) from the
-	// output pump to runOpens.
+	// output pump to runOpens; ended is closed when the attach ends.
 	opens chan proto.Handback
+	ended chan struct{}
 	// reader is a cancelable reader, so that no goroutine is left blocked
 	// on stdin (swallowing the next key) after the pane exits under us.
 	// While the daemon holds the terminal, none is open (passTerminal).
@@ -81,7 +82,7 @@ func newAttachment(ctx context.Context, f *Factory, c *client.Client, t *attachT
 		mouse: k.mouse, escape: proto.EscapeTime(k.escapeMS), notice: k.notice, hint: hint,
 		keys: attachterm.Keys{Detach: k.detach, Copy: k.copy, Mouse: k.mouse},
 		conn: c.Conn(), frames: c.Reader(),
-		done: make(chan attachOutcome, 3), opens: make(chan proto.Handback, 1),
+		done: make(chan attachOutcome, 3), opens: make(chan proto.Handback, 1), ended: make(chan struct{}),
 	}
 	if rc, ok := c.Conn().(rawio.Conn); ok {
 		if raw, err := rc.SyscallConn(); err == nil {
@@ -99,6 +100,7 @@ func newAttachment(ctx context.Context, f *Factory, c *client.Client, t *attachT
 // and says how it ended; restarted is set when a daemon restart ended it.
 func (a *attachment) run(winch <-chan os.Signal) (restarted bool, err error) {
 	go a.pumpOutput()
+	defer close(a.ended)
 	defer a.reader.stop()
 	if a.res.Direct {
 		go a.runOpens()
@@ -213,7 +215,10 @@ func (a *attachment) pumpOutput() {
 				a.leave(attachOutcome{detached: true})
 				return
 			case proto.HandbackOpen:
-				a.opens <- hb
+				select {
+				case a.opens <- hb:
+				case <-a.ended:
+				}
 			}
 		case proto.FrameOutput, proto.FrameSnapshot:
 			if a.res.Direct {
@@ -277,7 +282,7 @@ func (a *attachment) runOpens() {
 				msg = []byte(err.Error())
 			}
 			a.send(proto.FrameResume, msg)
-		case <-a.ctx.Done():
+		case <-a.ended:
 			return
 		}
 	}

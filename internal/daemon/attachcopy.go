@@ -118,6 +118,12 @@ func (t *heldTerminal) openInClient(file string, editor bool) error {
 	t.hand(proto.Handback{Reason: proto.HandbackOpen, File: file, Editor: editor})
 	select {
 	case msg := <-t.opened:
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.quit != quit {
+			// Released meanwhile: nothing more may reach the terminal.
+			return errors.New("the client left")
+		}
 		// hand cut short a write blocked on the terminal; copy mode
 		// writes again now.
 		t.f.SetWriteDeadline(time.Time{})

@@ -157,6 +157,9 @@ func (t *heldTerminal) release() {
 	if t.quit != nil {
 		close(t.quit)
 		t.quit = nil
+		// Copy mode may have lifted the deadline above, back from its
+		// pager, before this took the lock.
+		t.f.SetWriteDeadline(time.Now())
 	}
 	t.mu.Unlock()
 	if reading != nil {
