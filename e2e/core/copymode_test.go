@@ -20,7 +20,9 @@ func testCopyMode(t *testing.T, e *env) {
 	e.vars = append(e.vars, "PAGER="+pager)
 	e.must("new", "--name", "cm", "--detach", "--cmd", "bash --norc --noprofile")
 	e.waitScreen("cm", "bash-") // typed before its prompt, the line is shown twice (echo, then readline)
-	e.must("send", "cm", "for i in $(seq 1 300); do echo hist-$i; done; echo all-printed", "--enter")
+	// The quotes keep the command line's echo from matching all-printed:
+	// copy mode must open on the output, not on the echo.
+	e.must("send", "cm", "for i in $(seq 1 300); do echo hist-$i; done; echo all-print''ed", "--enter")
 	e.waitScreen("cm", "all-printed")
 	c := e.attach("cm", 80, 24, true)
 	c.waitScreen("all-printed")
@@ -97,7 +99,7 @@ func TestCopyModeMouseWheel(t *testing.T) { bothAttachModes(t, testCopyModeMouse
 func testCopyModeMouseWheel(t *testing.T, e *env) {
 	e.must("new", "--name", "wh", "--detach", "--cmd", "bash --norc --noprofile")
 	e.waitScreen("wh", "bash-") // typed before its prompt, the line is shown twice (echo, then readline)
-	e.must("send", "wh", "for i in $(seq 1 300); do echo hist-$i; done; echo all-printed", "--enter")
+	e.must("send", "wh", "for i in $(seq 1 300); do echo hist-$i; done; echo all-print''ed", "--enter")
 	e.waitScreen("wh", "all-printed")
 	c := e.attach("wh", 80, 24, true)
 	c.waitScreen("all-printed")

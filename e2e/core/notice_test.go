@@ -221,3 +221,42 @@ func TestNotifyCommandEnvironment(t *testing.T) {
 		t.Fatalf("notify log = %q, want %q", got, want)
 	}
 }
+
+// While copy mode has the screen, another session's new attention item
+// rings and reaches the outer terminal but draws no line over copy mode;
+// leaving copy mode shows the pane again. The daemon runs copy mode on a
+// terminal it holds; the relaying client runs it itself.
+func TestNoticeDuringCopyModeOnlyRings(t *testing.T) {
+	bothAttachModes(t, func(t *testing.T, e *env) {
+		e.installHookLoop()
+		e.writeConfig("[notify]\ncommand = \"none\"\nterminal = \"osc9\"\n")
+		e.must("new", "--name", "cl", "--detach", "--cmd", e.hookShell("cl"))
+		e.must("new", "--name", "sh", "--detach", "--cmd", "bash --norc --noprofile")
+		c := e.attach("sh", 100, 30, true)
+		c.typeText("echo attached-$((6*7))\r")
+		c.waitScreen("attached-42")
+		c.typeText("\x1e")
+		c.waitScreen("copy mode: vi/emacs keys")
+
+		e.askApproval("cl", "p-1", "make deploy")
+		osc9 := "\x1b]9;Muster: cl needs approval: Bash: make deploy\a"
+		if !eventually(func() bool { c.mu.Lock(); defer c.mu.Unlock(); return strings.Contains(c.raw.String(), osc9) }) {
+			t.Fatal("no OSC 9 notification reached the outer terminal during copy mode")
+		}
+		c.mu.Lock()
+		raw := c.raw.String()
+		c.mu.Unlock()
+		if !strings.Contains(raw, "\a"+osc9) {
+			t.Errorf("no bell rang with the notice during copy mode")
+		}
+		if strings.Contains(raw, "muster: cl needs approval") {
+			t.Errorf("a notice line was drawn over copy mode")
+		}
+		if screen := c.screen(); !strings.Contains(screen, "copy mode") {
+			t.Errorf("copy mode's screen is gone after the notice:\n%s", screen)
+		}
+		c.typeText("q")
+		c.waitScreen("attached-42")
+		c.detach()
+	})
+}

@@ -108,16 +108,19 @@ func TestAttachCannotGrowPastTheEmulatorBudget(t *testing.T) {
 	writeConfig(t, e, "[limits]\nemulator_cells = 200000\n")
 	e.must("new", "--name", "sz", "--detach", "--cmd", "bash --norc --noprofile")
 	e.waitScreen("sz", "bash-")
+	// Each call's answer carries its own mark: the previous answer, still
+	// on the screen until the clear, must not pass for this one.
+	calls := 0
 	size := func() string {
-		e.must("send", "sz", "clear; stty size", "--enter")
-		var out string
+		calls++
+		mark := fmt.Sprintf(" size-%d", calls)
+		e.must("send", "sz", fmt.Sprintf(`clear; echo "$(stty size) size-$((%d+0))"`, calls), "--enter")
+		var first string
 		eventually(func() bool {
-			out = strings.TrimSpace(e.must("capture", "sz"))
-			first, _, _ := strings.Cut(out, "\n")
-			return strings.Count(first, " ") == 1 && !strings.Contains(first, "bash")
+			first, _, _ = strings.Cut(strings.TrimSpace(e.must("capture", "sz")), "\n")
+			return strings.HasSuffix(first, mark)
 		})
-		first, _, _ := strings.Cut(out, "\n")
-		return first
+		return strings.TrimSuffix(first, mark)
 	}
 	big := e.attach("sz", 1000, 1000, true) // 1,000,000 cells > 200,000
 	big.waitScreen("bash-")

@@ -16,10 +16,11 @@ const (
 	Scroll               // the wheel turned up, while the mouse is the attached side's
 )
 
-// Keys finds the attached side's own keys in the user's input, as the
-// attach client does while it reads the terminal itself: the copy key
-// (unless the detach key comes first), the detach key, and, while Mouse
-// says the attached side owns the mouse, the wheel.
+// Keys finds the attached side's own keys in the user's input, for
+// whichever side reads the terminal (the daemon holding it, or the attach
+// client): the copy key (unless the detach key comes first), the detach
+// key, and, while Mouse says the attached side owns the mouse, the wheel.
+// It is the one key scan of an attach.
 type Keys struct {
 	Detach config.Key
 	Copy   config.Key // none when it has no sequences
@@ -32,37 +33,54 @@ type Keys struct {
 // rest is what was typed after it, and wheels, for Scroll, the turns from
 // the one that opened copy mode on.
 func (k *Keys) Scan(p []byte) (pane []byte, act Action, rest []byte, wheels []Wheel) {
-	data := p
-	if k.Mouse != nil && k.Mouse.Owned() {
-		var ws []Wheel
-		data, ws = k.in.Split(p)
-		for i, w := range ws {
-			if w == WheelUp {
-				// Copy mode takes the keys typed with the wheel, as the
-				// client does.
-				return nil, Scroll, data, ws[i:]
-			}
+	data, ws := k.Split(p)
+	for i, w := range ws {
+		if w == WheelUp {
+			// Copy mode takes the keys typed with the wheel, as the
+			// client does.
+			return nil, Scroll, data, ws[i:]
 		}
 	}
-	if len(k.Copy.Sequences) > 0 {
-		if j, l := k.Copy.Find(data); j >= 0 {
-			if i, _ := k.Detach.Find(data[:j]); i < 0 {
-				return data[:j], Copy, data[j+l:], nil
-			}
-		}
-	}
-	if i, l := k.Detach.Find(data); i >= 0 {
-		return data[:i], Detach, data[i+l:], nil
-	}
-	return data, Type, nil, nil
+	pane, act, rest = k.Find(data, false)
+	return pane, act, rest, nil
 }
 
-// Pending reports whether Scan holds the start of a sequence: when the
+// Split takes the attached side's own mouse reports out of one read of
+// input while it owns the mouse, and returns the keys left and the wheel
+// turns among the reports, in order.
+func (k *Keys) Split(p []byte) (keys []byte, wheels []Wheel) {
+	if k.Mouse == nil || !k.Mouse.Owned() {
+		return p, nil
+	}
+	return k.in.Split(p)
+}
+
+// Find finds the attached side's first key in keys (Split's result).
+// While copy mode has the screen (copying), only the detach key is the
+// attached side's: copy mode reads every other key, its own included.
+// before is what was typed before that key (for the pane, or for copy
+// mode), act which key it was, and rest what was typed after it; with no
+// key, before is all of keys and act is Type.
+func (k *Keys) Find(keys []byte, copying bool) (before []byte, act Action, rest []byte) {
+	if !copying && len(k.Copy.Sequences) > 0 {
+		if j, l := k.Copy.Find(keys); j >= 0 {
+			if i, _ := k.Detach.Find(keys[:j]); i < 0 {
+				return keys[:j], Copy, keys[j+l:]
+			}
+		}
+	}
+	if i, l := k.Detach.Find(keys); i >= 0 {
+		return keys[:i], Detach, keys[i+l:]
+	}
+	return keys, Type, nil
+}
+
+// Pending reports whether Split holds the start of a sequence: when the
 // terminal has nothing more to read within the escape time, the reader
 // sends Flush to the pane.
 func (k *Keys) Pending() bool { return k.in.Pending() }
 
-// Flush returns what Scan held, as keys for the pane.
+// Flush returns what Split held, as keys typed.
 func (k *Keys) Flush() []byte { return k.in.Flush() }
 
 // Hint is the sequence that shows one line of text, already safe to

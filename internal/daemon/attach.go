@@ -16,15 +16,17 @@ import (
 	"github.com/musterhq/muster/internal/pane"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/rawio"
+	"github.com/musterhq/muster/internal/termtext"
 )
 
 // attach switches conn to frames: a snapshot, then live output; input and
 // resize frames flow back until the client detaches or the pane exits.
 //
 // A client that passed the user's terminal with the request (take gives
-// its descriptor) has the daemon write the pane to that terminal and read
-// its keys itself (heldTerminal); the socket then carries handbacks, the
-// exit, and the frames of the client's own: resize, detach, resume.
+// its descriptor) has the daemon write the pane to that terminal, read
+// its keys and run copy mode itself (heldTerminal); the socket then
+// carries handbacks, the exit, and the frames of the client's own:
+// resize, detach, and the resume after copy mode's pager.
 func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reader, raw json.RawMessage, take func() int) {
 	rep := replier{w: conn}
 	var a proto.AttachArgs
@@ -47,6 +49,8 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 		rep.fail(err)
 		return
 	}
+	// Copy mode shows the history only to a client that may capture it.
+	mayCapture := d.mayDriveLocked(p0, s) == nil
 	p, final, code := s.pane, s.surface.FinalScreen, s.surface.ExitCode
 	name, surfaceID, sessionID := s.rec.Name, s.surface.ID, s.rec.ID
 	d.mu.Unlock()
@@ -124,6 +128,18 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 				input(b)
 			}
 		}
+		if mayCapture {
+			held.history = func() string {
+				ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				defer cancel()
+				text, err := p.Capture(ctx, copyModeLines, false)
+				if err != nil {
+					return ""
+				}
+				return termtext.Strip(text)
+			}
+		}
+		held.tempDir = d.dirs.Runtime
 		if held.socketDirect == nil {
 			held.socketDirect = func(b []byte) []byte { return b }
 		}
@@ -191,9 +207,7 @@ func (d *Daemon) attach(ctx context.Context, conn *net.UnixConn, br *bufio.Reade
 			input(payload)
 		case proto.FrameResume:
 			if held != nil {
-				held.release() // a resume the client sent twice
-				held.take()
-				client.Repaint()
+				held.resumeOpen(payload)
 			}
 		case proto.FrameResize:
 			// A frame has no reply: one out of range is ignored (the

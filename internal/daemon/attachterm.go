@@ -23,9 +23,11 @@ import (
 // its keys itself. That takes the client process out of the path of every
 // keystroke and its echo, as tmux's server writes to the terminal its
 // client passed it: two process wake-ups fewer per echo (bench/corebench,
-// issue 11). The daemon hands the terminal back to the client, over the
-// socket, for what only the client does: detaching (it restores the
-// user's screen), copy mode, and the pane's exit.
+// issue 11). Copy mode runs here too (attachcopy.go), so the daemon is the
+// one owner of the terminal, as tmux's server is. It hands the terminal
+// back to the client, over the socket, only for what must run in the
+// client's process: detaching and the pane's exit (the client restores
+// the user's screen) and copy mode's pager or editor (HandbackOpen).
 type heldTerminal struct {
 	f  *os.File
 	rc syscall.RawConn
@@ -56,6 +58,22 @@ type heldTerminal struct {
 	reading chan struct{}
 	// socketDirect is the pane client's direct writer for the socket.
 	socketDirect pane.DirectWriter
+	// quit is closed by release: a reader waiting for the client (copy
+	// mode's pager) stops waiting.
+	quit chan struct{}
+
+	// Copy mode (attachcopy.go). cm is read and written by the reader
+	// only; copying, under mu, says it has the terminal: the pane's
+	// output goes to the socket (the client drops it) and notices only
+	// ring. history is the pane's text for it (nil: none may be read);
+	// tempDir is where its pager's file is written; opening, under mu,
+	// says the reader waits for the client's FrameResume on opened.
+	cm      *attachterm.CopyMode
+	copying bool
+	history func() string
+	tempDir string
+	opening bool
+	opened  chan string
 }
 
 // holdTerminal makes fd, the passed descriptor, the attach's terminal: it
@@ -87,7 +105,7 @@ func holdTerminal(fd int, a proto.AttachArgs) (*heldTerminal, error) {
 		pf.Close()
 		return nil, err
 	}
-	t := &heldTerminal{f: pf, rc: rc, hint: a.Hint, notice: a.Notice, socket: map[uint64]bool{}, escape: a.EscapeTime()}
+	t := &heldTerminal{f: pf, rc: rc, hint: a.Hint, notice: a.Notice, socket: map[uint64]bool{}, escape: a.EscapeTime(), opened: make(chan string, 1)}
 	mouse := attachterm.NewMouse(a.Mouse)
 	t.filter.Mouse = mouse
 	t.keys = attachterm.Keys{Detach: detach, Copy: cp, Mouse: mouse}
@@ -121,6 +139,8 @@ func (t *heldTerminal) take() {
 	t.on = true
 	t.sink = t.c.SetDirect(t.direct, false)
 	t.reading = make(chan struct{})
+	t.quit = make(chan struct{})
+	t.cm, t.copying, t.opening = nil, false, false
 	t.mu.Unlock()
 	go t.read()
 }
@@ -134,6 +154,13 @@ func (t *heldTerminal) release() {
 	t.mu.Lock()
 	reading := t.reading
 	t.toSocketLocked()
+	if t.quit != nil {
+		close(t.quit)
+		t.quit = nil
+		// Copy mode may have lifted the deadline above, back from its
+		// pager, before this took the lock.
+		t.f.SetWriteDeadline(time.Now())
+	}
 	t.mu.Unlock()
 	if reading != nil {
 		<-reading
@@ -149,53 +176,30 @@ func (t *heldTerminal) toSocketLocked() {
 	}
 }
 
-// hand releases the terminal and tells the client it has it, why, and
-// what was typed after the key.
-func (t *heldTerminal) hand(reason string, rest []byte, wheels []attachterm.Wheel) {
+// hand releases the terminal and tells the client it has it, and why.
+func (t *heldTerminal) hand(hb proto.Handback) {
 	t.f.SetWriteDeadline(time.Now())
 	t.mu.Lock()
 	t.toSocketLocked()
 	t.mu.Unlock()
-	hb := proto.Handback{Reason: reason, Rest: rest, MouseOwned: t.keys.Mouse.Owned()}
-	for _, w := range wheels {
-		hb.Wheels = append(hb.Wheels, int(w))
-	}
 	payload, _ := json.Marshal(hb)
 	t.c.Notify(proto.FrameHandback, payload)
 }
 
-// read reads the user's keys until the daemon stops reading or a key of
-// the client's hands the terminal back.
+// read reads the user's keys until the daemon stops reading or the
+// detach key hands the terminal back.
 func (t *heldTerminal) read() {
 	defer close(t.reading)
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := rawio.Read(t.rc, buf)
-		if n > 0 {
-			keys, act, rest, wheels := t.keys.Scan(buf[:n])
-			if len(keys) > 0 {
-				t.input(keys)
-			}
-			if act == attachterm.Type && t.keys.Pending() && !t.readable() {
-				// Nothing completed the sequence: a lone Esc.
-				t.input(t.keys.Flush())
-			}
-			switch act {
-			case attachterm.Detach:
-				t.hand(proto.HandbackDetach, nil, nil)
-				return
-			case attachterm.Copy:
-				t.hand(proto.HandbackCopy, rest, nil)
-				return
-			case attachterm.Scroll:
-				t.hand(proto.HandbackWheel, rest, wheels)
-				return
-			}
+		if n > 0 && t.keysIn(buf[:n]) {
+			return
 		}
 		if err != nil {
 			if !errors.Is(err, os.ErrDeadlineExceeded) {
 				// The terminal is gone (its client died with it).
-				t.hand(proto.HandbackDetach, nil, nil)
+				t.hand(proto.Handback{Reason: proto.HandbackDetach})
 			}
 			return
 		}

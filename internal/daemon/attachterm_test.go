@@ -107,8 +107,9 @@ func nextFrame(t *testing.T, c *conn, typ byte) []byte {
 }
 
 // TestAttachHoldsThePassedTerminal: an attach that passes the user's
-// terminal has the daemon write the pane to it and read its keys, hand it
-// back for copy mode and detach, and take it again on resume.
+// terminal has the daemon write the pane to it, read its keys and run
+// copy mode on it, hand it back only for copy mode's pager (taking it
+// again on resume) and for detach.
 func TestAttachHoldsThePassedTerminal(t *testing.T) {
 	d := startDaemon(t)
 	c := d.dial()
@@ -121,48 +122,62 @@ func TestAttachHoldsThePassedTerminal(t *testing.T) {
 		t.Fatalf("attach = %+v; want the daemon to hold the terminal", res)
 	}
 	screen := ""
-	poll.Wait(t, 20*time.Second, func() bool {
-		screen += u.seen()
-		return strings.Contains(screen, "the hint")
-	}, func() string { return "the first repaint and its hint on the terminal, not " + screen })
+	waitFor := func(want, what string) {
+		t.Helper()
+		screen = ""
+		poll.Wait(t, 20*time.Second, func() bool {
+			screen += u.seen()
+			return strings.Contains(screen, want)
+		}, func() string { return what + " on the terminal, not " + screen })
+	}
+	waitFor("the hint", "the first repaint and its hint")
 
 	// Keys typed on the terminal reach the pane; its echo, the terminal.
 	u.master.Write([]byte("typed-here\r"))
-	screen = ""
-	poll.Wait(t, 20*time.Second, func() bool {
-		screen += u.seen()
-		return strings.Contains(screen, "typed-here") // the pane's echo
-	}, func() string { return "the echo on the terminal, not " + screen })
+	waitFor("typed-here", "the echo")
 
-	// The copy key hands the terminal back, with what followed it.
-	u.master.Write([]byte("before\x1eafter"))
-	var hb proto.Handback
-	json.Unmarshal(nextFrame(t, a, proto.FrameHandback), &hb)
-	if hb.Reason != proto.HandbackCopy || string(hb.Rest) != "after" {
-		t.Fatalf("handback = %+v; want copy with rest \"after\"", hb)
-	}
-	// While the client has it, the daemon reads none of its keys.
-	u.master.Write([]byte("client-keys"))
-	time.Sleep(200 * time.Millisecond)
+	// The copy key opens copy mode here, on the pane's history, and the
+	// keys typed after it are copy mode's, not the pane's.
+	u.master.Write([]byte("before\x1ekk"))
+	waitFor("[copy mode] line", "copy mode's status line")
+	u.master.Write([]byte("jj"))
+	waitFor("[copy mode] line", "copy mode redrawn after a key")
 	var cap proto.CaptureResult
 	c.must(proto.OpCapture, proto.CaptureArgs{Name: "s"}, &cap)
-	if !strings.Contains(cap.Text, "before") || strings.Contains(cap.Text, "client-keys") || strings.Contains(cap.Text, "after") {
+	if !strings.Contains(cap.Text, "before") || strings.Contains(cap.Text, "kk") || strings.Contains(cap.Text, "jj") {
 		t.Fatalf("the pane shows %q; want the keys before the copy key only", cap.Text)
 	}
+
+	// Its pager runs in the client: the daemon hands the terminal back
+	// with the history in a file, reads none of the keys meanwhile, and
+	// takes it again on resume, showing what went wrong.
+	u.master.Write([]byte("o"))
+	var hb proto.Handback
+	json.Unmarshal(nextFrame(t, a, proto.FrameHandback), &hb)
+	if hb.Reason != proto.HandbackOpen || hb.Editor || hb.File == "" {
+		t.Fatalf("handback = %+v; want open in the pager, with a file", hb)
+	}
+	if text, err := os.ReadFile(hb.File); err != nil || !strings.Contains(string(text), "typed-here") {
+		t.Fatalf("the pager's file holds %q (%v); want the pane's history", text, err)
+	}
+	u.master.Write([]byte("pager-keys"))
 	buf := make([]byte, 64)
 	u.slave.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if n, _ := u.slave.Read(buf); string(buf[:n]) != "client-keys" {
-		t.Fatalf("the client read %q from its terminal; want the keys typed in copy mode", buf[:n])
+	if n, _ := u.slave.Read(buf); string(buf[:n]) != "pager-keys" {
+		t.Fatalf("the client read %q from its terminal; want the keys typed to its pager", buf[:n])
+	}
+	u.seen()
+	proto.WriteFrame(a.c, proto.FrameResume, []byte("less: not found"))
+	waitFor("less: not found", "copy mode again, with the pager's error,")
+	if _, err := os.Stat(hb.File); !os.IsNotExist(err) {
+		t.Errorf("the pager's file is still there after resume (%v)", err)
 	}
 
-	// Resume: the daemon takes it again and repaints.
-	u.seen()
-	proto.WriteFrame(a.c, proto.FrameResume, nil)
-	screen = ""
-	poll.Wait(t, 20*time.Second, func() bool {
-		screen += u.seen()
-		return strings.Contains(screen, "typed-here")
-	}, func() string { return "the repaint after resume, not " + screen })
+	// q leaves copy mode: the pane is repainted and takes keys again.
+	u.master.Write([]byte("q"))
+	waitFor("typed-here", "the repaint after copy mode")
+	u.master.Write([]byte("after-copy\r"))
+	waitFor("after-copy", "the echo after copy mode")
 
 	// The detach key hands it back for good; nothing more reaches it.
 	u.master.Write([]byte("\x1c"))

@@ -13,10 +13,11 @@ import (
 // completion) rather than a request for attention: the user is looking.
 const bellAfterInput = time.Second
 
-// onAttention turns a pane's request for attention (a notification or a
-// bell, already rate-limited by the estimator) into an attention item. It
-// runs on the pane's reader goroutine and never waits.
-func (d *Daemon) onAttention(surfaceID string, r native.AttentionRequest) {
+// AttentionRequested turns a pane's request for attention (a notification
+// or a bell, already rate-limited by the estimator) into an attention item
+// (native.Listener). It runs on the pane's reader goroutine and never
+// waits.
+func (d *Daemon) AttentionRequested(surfaceID string, r native.AttentionRequest) {
 	if r.Evidence == "BEL" {
 		if p := d.paneOf(surfaceID); p != nil && r.At.Sub(p.LastInput()) < bellAfterInput {
 			return
@@ -27,8 +28,9 @@ func (d *Daemon) onAttention(surfaceID string, r native.AttentionRequest) {
 	}
 }
 
-// activityOf is the activity of a session's live pane, for explain.
-func (d *Daemon) activityOf(sessionID string) (proto.Activity, bool) {
+// PaneActivity is the activity of a session's live pane, for explain
+// (events.PaneReporter).
+func (d *Daemon) PaneActivity(sessionID string) (proto.Activity, bool) {
 	d.mu.Lock()
 	s, ok := d.sessions[sessionID]
 	live := ok && s.pane != nil

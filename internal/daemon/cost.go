@@ -154,8 +154,9 @@ func (d *Daemon) sampleCostsOnce(s *proccost.Sampler, now time.Time) error {
 	return nil
 }
 
-// costOf is what a session's live pane costs, for explain.
-func (d *Daemon) costOf(sessionID string) (proto.ProcessCost, bool) {
+// PaneCost is what a session's live pane costs, for explain
+// (events.PaneReporter).
+func (d *Daemon) PaneCost(sessionID string) (proto.ProcessCost, bool) {
 	d.mu.Lock()
 	s, ok := d.sessions[sessionID]
 	if !ok || s.pane == nil {

@@ -274,16 +274,7 @@ func run(ctx context.Context, opts Options, h *handoff) (*restartPlan, error) {
 	eng, err := events.New(events.Config{
 		Store: st, Logger: d.logger.With("component", "events"), Resolver: d, Quota: quota,
 		Routers: sessionRouters(tenv), NotifyCommand: opts.NotifyCommand, Adopted: h.surfaces(),
-		MayRecord: d.eventsMayRecord(),
-		OnHookEvent: func(surfaceID, provider, model string) {
-			if d.native != nil {
-				d.native.HookEventSeen(surfaceID, provider)
-			}
-			d.onHookModel(surfaceID, model)
-		},
-		Activity: d.activityOf,
-		Cost:     d.costOf,
-		Limit:    d.sessionLimit,
+		Senders: d.eventSenders(), Hooks: d, Panes: d,
 	})
 	if err != nil {
 		return nil, err
@@ -292,24 +283,11 @@ func run(ctx context.Context, opts Options, h *handoff) (*restartPlan, error) {
 	if d.mux, err = d.routes(); err != nil {
 		return nil, err
 	}
+	runs := engineRuns{eng}
 	d.native = native.New(native.Config{
-		Emit: func(ctx context.Context, ev proto.Event) error {
-			_, err := eng.Emit(ctx, ev)
-			return err
-		},
+		Events: runs, Runs: runs, Listener: d,
 		Logger: d.logger.With("component", "native"),
 		Env:    tenv,
-		CurrentRun: func(surfaceID string) native.CurrentRun {
-			r, ok := eng.SurfaceCurrentRun(surfaceID)
-			if !ok {
-				return native.CurrentRun{}
-			}
-			return native.CurrentRun{RunID: r.RunID, State: r.State, Provider: r.Provider, StartedAt: r.StartedAt, Because: r.Because, Last: r.Last}
-		},
-		OnNativeID:  d.onNativeID,
-		OnAttention: d.onAttention,
-		OnActivity:  func(string, native.Activity) { d.stateChanged() },
-		OnUsage:     d.onUsage,
 	})
 	// The startup sweep runs before anything can read run state.
 	if err := eng.Start(ctx); err != nil {
@@ -355,6 +333,46 @@ func run(ctx context.Context, opts Options, h *handoff) (*restartPlan, error) {
 	}
 	d.logger.Info("daemon stopped")
 	return nil, nil
+}
+
+// eventSenders returns events.Config.Senders: nil (everyone may) where
+// processes cannot be read.
+func (d *Daemon) eventSenders() events.SenderGate {
+	if d.peers == nil {
+		return nil
+	}
+	return d
+}
+
+// HookEventSeen learns of an authorized hook event (events.HookListener):
+// the estimator stands down for its surface, and the model it named is
+// shown.
+func (d *Daemon) HookEventSeen(surfaceID, provider, model string) {
+	if d.native != nil {
+		d.native.HookEventSeen(surfaceID, provider)
+	}
+	d.onHookModel(surfaceID, model)
+}
+
+// ActivityChanged tells the watchers that a pane's activity changed
+// (native.Listener).
+func (d *Daemon) ActivityChanged(string, native.Activity) { d.stateChanged() }
+
+// engineRuns is the event engine as the estimator records into and reads
+// it (native.EventSink, native.RunBoard).
+type engineRuns struct{ eng *events.Engine }
+
+func (r engineRuns) Emit(ctx context.Context, ev proto.Event) error {
+	_, err := r.eng.Emit(ctx, ev)
+	return err
+}
+
+func (r engineRuns) CurrentRun(surfaceID string) native.CurrentRun {
+	c, ok := r.eng.SurfaceCurrentRun(surfaceID)
+	if !ok {
+		return native.CurrentRun{}
+	}
+	return native.CurrentRun{RunID: c.RunID, State: c.State, Provider: c.Provider, StartedAt: c.StartedAt, Because: c.Because, Last: c.Last}
 }
 
 // serve runs the daemon's goroutines under one errgroup until ctx ends, a

@@ -437,14 +437,14 @@ func (d *Daemon) transcriptExists(rec store.Session, env map[string]string) erro
 	return fmt.Errorf("the %s transcript of %s is gone; the conversation cannot be resumed", rec.Provider, id)
 }
 
-// onNativeID records the provider session id the native estimator proved
-// for a surface's agent (native.Config.OnNativeID): the session its own
+// NativeIDFound records the provider session id the native estimator
+// proved for a surface's agent (native.Listener): the session its own
 // processes are in, or the id assigned at launch now that its transcript
 // is on disk. Hooks capture the same id where they run; without them this
 // is what lets `muster resume` reopen the conversation (issue 23). Only a
 // session that launched the provider itself takes it: a shell pane's
 // agent is the user's command, which restores by running again.
-func (d *Daemon) onNativeID(surfaceID, prov, nativeID string) {
+func (d *Daemon) NativeIDFound(surfaceID, prov, nativeID string) {
 	if nativeid.ValidSessionID(nativeID) != nil {
 		return
 	}

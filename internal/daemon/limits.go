@@ -68,8 +68,9 @@ func (d *Daemon) fillLimit(surfaceID string, info *proto.SessionInfo) {
 	}
 }
 
-// sessionLimit is explain's view of a session's limit.
-func (d *Daemon) sessionLimit(sessionID string) (proto.Limit, bool) {
+// PaneLimit is explain's view of a session's limit
+// (events.PaneReporter).
+func (d *Daemon) PaneLimit(sessionID string) (proto.Limit, bool) {
 	d.mu.Lock()
 	s, ok := d.sessions[sessionID]
 	surfaceID := ""

@@ -141,18 +141,23 @@ func noticeSender(c *pane.Client, style proto.AttachNotice) (send func(proto.Not
 	return send, stop
 }
 
-// drawNotice draws a notice frame on the held terminal; it reports false
-// when the terminal is the client's (copy mode), which then draws it.
+// drawNotice draws a notice frame on the held terminal, only its bell
+// while copy mode has the screen; it reports false when the terminal is
+// the client's, which then draws it.
 func (t *heldTerminal) drawNotice(data []byte) bool {
-	if !t.on {
+	if !t.on && !t.copying {
 		return false
 	}
 	var n proto.Notice
 	if json.Unmarshal(data, &n) != nil || t.notice == nil {
 		return true
 	}
+	style := *t.notice
+	if t.copying {
+		style.Line = false
+	}
 	cols, rows := t.size()
-	rawio.Write(t.rc, []byte(attachterm.Notice(*t.notice, n, cols, rows)))
+	rawio.Write(t.rc, []byte(attachterm.Notice(style, n, cols, rows)))
 	return true
 }
 

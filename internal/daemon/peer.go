@@ -107,19 +107,10 @@ func (d *Daemon) whereIs(ctx context.Context, pid int) panepeer.Where {
 	return w
 }
 
-// eventsMayRecord returns events.Config.MayRecord: nil (everyone may)
-// where processes cannot be read.
-func (d *Daemon) eventsMayRecord() func(pid int, sessionID string) error {
-	if d.peers == nil {
-		return nil
-	}
-	return d.mayRecord
-}
-
-// mayRecord is the events.sock rule (events.Config.MayRecord): an event
-// for a surface of session sessionID may come from a process outside every
-// pane or inside that session's pane.
-func (d *Daemon) mayRecord(pid int, sessionID string) error {
+// MayRecord is the events.sock rule (events.SenderGate): an event for a
+// surface of session sessionID may come from a process outside every pane
+// or inside that session's pane.
+func (d *Daemon) MayRecord(pid int, sessionID string) error {
 	return d.mayRecordFrom(d.whereIs(context.Background(), pid), sessionID)
 }
 

@@ -144,7 +144,7 @@ func TestMayRecord(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			err := d.mayRecordFrom(tc.peer, tc.session)
 			if tc.ok != (err == nil) {
-				t.Fatalf("mayRecord(%+v, %q) = %v, want ok=%v", tc.peer, tc.session, err, tc.ok)
+				t.Fatalf("MayRecord(%+v, %q) = %v, want ok=%v", tc.peer, tc.session, err, tc.ok)
 			}
 		})
 	}

@@ -63,11 +63,12 @@ func (d *Daemon) onHookModel(surfaceID, model string) {
 	if !proto.ValidModel(model) {
 		return
 	}
-	d.onUsage(surfaceID, provider.Usage{Model: model})
+	d.UsageReported(surfaceID, provider.Usage{Model: model})
 }
 
-// onUsage is native.Config.OnUsage.
-func (d *Daemon) onUsage(surfaceID string, u provider.Usage) {
+// UsageReported records what a surface's agent reports of its model and
+// context (native.Listener).
+func (d *Daemon) UsageReported(surfaceID string, u provider.Usage) {
 	if d.usage.update(surfaceID, u) {
 		d.stateChanged()
 	}

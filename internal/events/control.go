@@ -300,18 +300,14 @@ func (e *Engine) Explain(ctx context.Context, name string) (proto.Explanation, e
 	for _, it := range items {
 		x.Attention = append(x.Attention, wireItem(it, name))
 	}
-	if e.cfg.Activity != nil {
-		if a, ok := e.cfg.Activity(id); ok {
+	if p := e.cfg.Panes; p != nil {
+		if a, ok := p.PaneActivity(id); ok {
 			x.Activity = &a
 		}
-	}
-	if e.cfg.Cost != nil {
-		if c, ok := e.cfg.Cost(id); ok {
+		if c, ok := p.PaneCost(id); ok {
 			x.Cost = &c
 		}
-	}
-	if e.cfg.Limit != nil {
-		if l, ok := e.cfg.Limit(id); ok {
+		if l, ok := p.PaneLimit(id); ok {
 			x.Limit = &l
 		}
 	}

@@ -32,7 +32,7 @@
 //   - Sender: the capability proves what a process inside the pane knows,
 //     but any process of the user can read it from /proc/PID/environ. So
 //     an authorized event is also refused `forbidden` when
-//     Config.MayRecord says its sender (the SO_PEERCRED pid) may not
+//     Config.Senders says its sender (the SO_PEERCRED pid) may not
 //     record for that surface's session: the daemon allows a process
 //     outside every pane (a user running a hook by hand) or inside that
 //     session's own pane (internal/panepeer). Events of a provider with a

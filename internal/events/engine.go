@@ -93,27 +93,42 @@ type Config struct {
 	EventRetention time.Duration      // stored events older than this are pruned at start (30 days)
 	PeerAllowed    func(uid int) bool // default: the daemon's own uid only
 
-	// MayRecord, when set, decides whether the process pid (SO_PEERCRED; 0
-	// when unknown) may send events for a surface of session sessionID; an
-	// error refuses the event with ErrForbidden. It runs after the
-	// capability check, for every provider without a router. The daemon
-	// allows a process outside every pane or inside that session's pane
-	// (internal/panepeer).
-	MayRecord func(pid int, sessionID string) error
+	// Senders, when set, decides which processes may send events for a
+	// session's surfaces (SenderGate). Nil: every process the capability
+	// admits.
+	Senders SenderGate
+	// Hooks, when set, learns of every authorized provider hook event.
+	Hooks HookListener
+	// Panes, when set, tells explain what a session's live pane does.
+	Panes PaneReporter
+}
 
-	// OnHookEvent, when set, learns of every authorized provider hook event
-	// (after Codex routing) before it is committed; it must not block. The
-	// native run estimator stands down for a surface once hooks report;
-	// model is what the event's payload named ("" for none).
-	OnHookEvent func(surfaceID, provider, model string)
+// SenderGate decides whether the process pid (SO_PEERCRED; 0 when
+// unknown) may send events for a surface of session sessionID; an error
+// refuses the event with ErrForbidden. It runs after the capability
+// check, for every provider without a router. The daemon allows a process
+// outside every pane or inside that session's pane (internal/panepeer).
+type SenderGate interface {
+	MayRecord(pid int, sessionID string) error
+}
 
-	// Activity, when set, gives explain the activity of a session's live
-	// pane (internal/native); ok is false when it has none.
-	Activity func(sessionID string) (a proto.Activity, ok bool)
-	// Cost is what the session's live pane costs, for explain.
-	Cost func(sessionID string) (c proto.ProcessCost, ok bool)
-	// Limit says whether the session's run stopped at its limit.
-	Limit func(sessionID string) (l proto.Limit, ok bool)
+// HookListener learns of every authorized provider hook event (after
+// Codex routing) before it is committed, and must not block: the native
+// run estimator stands down for a surface once hooks report. model is
+// what the event's payload named ("" for none).
+type HookListener interface {
+	HookEventSeen(surfaceID, provider, model string)
+}
+
+// PaneReporter is what explain shows of a session's live pane; each ok is
+// false when the session has no live pane or nothing to say.
+type PaneReporter interface {
+	// PaneActivity is the pane's activity (internal/native).
+	PaneActivity(sessionID string) (a proto.Activity, ok bool)
+	// PaneCost is what the pane's process tree costs.
+	PaneCost(sessionID string) (c proto.ProcessCost, ok bool)
+	// PaneLimit says whether the session's run stopped at its limit.
+	PaneLimit(sessionID string) (l proto.Limit, ok bool)
 }
 
 // Surface is a live pane as the engine knows it.

@@ -278,7 +278,7 @@ func TestHostileClients(t *testing.T) {
 		var inEvil atomic.Bool // the sender runs in pane evil from now on
 		h := startHarness(t, "", func(c *Config) {
 			c.Quota = Quota{Events: 1, EventBurst: 2, Bytes: 1 << 20, ByteBurst: 1 << 20}
-			c.MayRecord = func(pid int, session string) error {
+			c.Senders = senderRule(func(pid int, session string) error {
 				mu.Lock()
 				asked = append(asked, ask{pid, session})
 				mu.Unlock()
@@ -286,7 +286,7 @@ func TestHostileClients(t *testing.T) {
 					return errors.New(`muster pane "evil": it may not send events for pane "victim"`)
 				}
 				return nil
-			}
+			})
 		})
 		h.surface("sfVictim", "sVictim", "victim", "claude")
 		h.surface("sfEvil", "sEvil", "evil", "claude")
@@ -407,3 +407,8 @@ func TestHostileClients(t *testing.T) {
 		}
 	})
 }
+
+// senderRule is a SenderGate written as a function.
+type senderRule func(pid int, sessionID string) error
+
+func (r senderRule) MayRecord(pid int, sessionID string) error { return r(pid, sessionID) }

@@ -252,10 +252,10 @@ func (e *Engine) ingest(ctx context.Context, line []byte, size, pid int) []byte 
 		e.log.Debug("unauthorized event", "provider", req.Event.Provider, "why", why)
 		return respErr[proto.ErrUnauthorized]
 	}
-	if e.cfg.MayRecord != nil && e.routers[req.Event.Provider] == nil {
+	if e.cfg.Senders != nil && e.routers[req.Event.Provider] == nil {
 		// After the capability, so that only a sender holding one pays
 		// for reading /proc.
-		if err := e.cfg.MayRecord(pid, surf.SessionID); err != nil {
+		if err := e.cfg.Senders.MayRecord(pid, surf.SessionID); err != nil {
 			e.logEvery(&e.forbiddenLog, "refused an event from inside another pane", "surface_id", surf.ID, "pid", pid, "why", err)
 			return respErr[proto.ErrForbidden]
 		}
@@ -265,8 +265,8 @@ func (e *Engine) ingest(ctx context.Context, line []byte, size, pid int) []byte 
 		return respErr[proto.ErrRateLimited]
 	}
 	rev := e.reducerEvent(req.Event, surf, now, runstate.SourceHook)
-	if e.cfg.OnHookEvent != nil {
-		e.cfg.OnHookEvent(surf.ID, req.Event.Provider, req.Event.Model)
+	if e.cfg.Hooks != nil {
+		e.cfg.Hooks.HookEventSeen(surf.ID, req.Event.Provider, req.Event.Model)
 	}
 	o := e.submit(&pending{ev: &rev})
 	switch {

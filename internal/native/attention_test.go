@@ -76,12 +76,12 @@ func TestOnAttention(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := &clock{t: t0}
 			var got []string
-			e := New(Config{Now: clk.Now, OnAttention: func(surface string, r AttentionRequest) {
+			e := New(Config{Now: clk.Now, Listener: listenerFuncs{attention: func(surface string, r AttentionRequest) {
 				if surface != "sf" {
 					t.Errorf("surface %q", surface)
 				}
 				got = append(got, "+"+r.At.Sub(t0).String()+" "+r.Text+" | "+r.Evidence)
-			}})
+			}}})
 			e.SurfaceStarted(Surface{ID: "sf", SessionID: "S", Provider: "shell", PID: 1})
 			sc := termsignal.New()
 			var out []byte

@@ -39,7 +39,7 @@ func reportCore(b *testing.B) {
 // BenchmarkPollIdleShells is one poll of 50 panes whose foreground is an
 // ordinary process (this test binary, read from /proc like any other).
 func BenchmarkPollIdleShells(b *testing.B) {
-	e := New(Config{Emit: func(context.Context, proto.Event) error { return nil }})
+	e := New(Config{Events: emitFunc(func(context.Context, proto.Event) error { return nil })})
 	fg := benchFG(b, os.Getpid())
 	for i := range benchPanes {
 		e.SurfaceStarted(Surface{ID: strconv.Itoa(i), Provider: "shell", PID: os.Getpid(), ForegroundPGID: fg})
@@ -63,7 +63,7 @@ func BenchmarkPollHookedAgents(b *testing.B) { benchIdleAgents(b, 20, true) }
 func benchIdleAgents(b *testing.B, panes int, hooked bool) {
 	home := b.TempDir()
 	env := transcript.Env{Home: home, Getenv: func(string) string { return "" }}
-	e := New(Config{Emit: func(context.Context, proto.Event) error { return nil }, Env: env})
+	e := New(Config{Events: emitFunc(func(context.Context, proto.Event) error { return nil }), Env: env})
 	e.inspect = func(int) (procInfo, error) { return procInfo{Comm: "claude", Argv: []string{"claude"}}, nil }
 	e.alive = func(int) bool { return true }
 	e.cwdOf = func(int) string { return testCWD }

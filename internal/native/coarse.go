@@ -49,10 +49,10 @@ func (e *Estimator) endCoarse(ctx context.Context, s *surface, a *agentRun, hook
 // (fused evidence did it: the user's key, the agent's status, the daemon's
 // reading of a failed turn), and then forgets it.
 func (e *Estimator) boardEnded(s *surface, a *agentRun) bool {
-	if a.coarse == "" || e.cfg.CurrentRun == nil {
+	if a.coarse == "" || e.cfg.Runs == nil {
 		return false
 	}
-	cur := e.cfg.CurrentRun(s.ID)
+	cur := e.cfg.Runs.CurrentRun(s.ID)
 	if cur.RunID != a.coarse || cur.State == "" || openState(cur.State) {
 		return false
 	}
@@ -197,8 +197,8 @@ func (e *Estimator) finish(ctx context.Context, s *surface, a *agentRun, hook st
 		s.log.Info("agent left the foreground", "provider", a.provider, "pgid", a.pgid, "exit_code", code, "exit_known", known)
 	}
 	e.release(s, a)
-	if e.cfg.OnUsage != nil {
-		e.cfg.OnUsage(s.ID, provider.Usage{})
+	if e.cfg.Listener != nil {
+		e.cfg.Listener.UsageReported(s.ID, provider.Usage{})
 	}
 	s.agent = nil
 	s.sig.Lock()
@@ -207,8 +207,8 @@ func (e *Estimator) finish(ctx context.Context, s *surface, a *agentRun, hook st
 	changed := s.act.reset("agent exited", now)
 	act := s.act.cur
 	s.sig.Unlock()
-	if changed && e.cfg.OnActivity != nil {
-		e.cfg.OnActivity(s.ID, act)
+	if changed && e.cfg.Listener != nil {
+		e.cfg.Listener.ActivityChanged(s.ID, act)
 	}
 }
 

@@ -107,7 +107,7 @@ func TestHooklessFastTurn(t *testing.T) {
 // blocked is the run's approval (issue 23).
 func TestHooklessCodexCoarse(t *testing.T) {
 	h := newHarness(t)
-	h.e.cfg.CurrentRun = h.rec.current
+	h.e.cfg.Runs = h.rec
 	for i, id := range []string{"a", "b"} {
 		h.procs.set(shellPID+i, "bash", "bash")
 		h.procs.set(agentPGID+i, "codex", "codex")

@@ -8,7 +8,7 @@
 // (provider.TitleReader) and where its transcript is and what its lines
 // say about turns (provider.TurnReader, Claude Code and Codex) are the
 // provider packages'. It does not own the scanner (internal/termsignal),
-// the run states (internal/runstate, reached through Config.Emit), or the
+// the run states (internal/runstate, reached through Config.Events), or the
 // panes.
 //
 // # Activity
@@ -26,7 +26,7 @@
 //	                                          "[ ! ] Action Required" / plain
 //
 // A notification or a bell (past the bell limiter) is also a request for
-// the user's attention: Config.OnAttention gets it, at most once per
+// the user's attention: Config.Listener.AttentionRequested gets it, at most once per
 // Config.AttentionInterval (2 s) per pane, and the daemon opens an
 // attention item with its text (events.Engine.Notify), except for a bell
 // within a second of the user's own keystroke (a shell's failed
@@ -121,7 +121,7 @@
 //
 // A transcript followed by a session id (one the agent's processes prove,
 // or the id assigned at launch, now on disk) gives that id to
-// Config.OnNativeID: the daemon records it, so that a session whose hooks
+// Config.Listener.NativeIDFound: the daemon records it, so that a session whose hooks
 // never ran resumes its conversation (issue 23). Without hooks the proof
 // of the processes is asked for even when an id is known: nothing else
 // would see a /clear.
@@ -185,7 +185,7 @@
 //     other terminal evidence goes through Observe.
 //
 // Fuse decides against the surface's current run as the board has it
-// (Config.CurrentRun): evidence about the current run acts only while it
+// (Config.Runs): evidence about the current run acts only while it
 // is running or waiting, and `running` only answers a waiting run.
 // Evidence older than the event that put the run in its state (a key
 // typed, a status sent, before the hook reporting the dialog was fired)
@@ -237,17 +237,17 @@
 // The transcript a turn reader follows also says which model answered
 // and how full its context is (provider.TurnUsage records: Claude Code's
 // message.model and usage, Codex's turn_context and token_count, Gemini
-// CLI's gemini messages). They go to Config.OnUsage as read, history
-// included (the latest figure is the current context), and the zero
-// Usage when the agent leaves the foreground: the daemon shows them in
-// `muster ls --json` and the dashboard. Nothing is estimated.
+// CLI's gemini messages). They go to Config.Listener.UsageReported as
+// read, history included (the latest figure is the current context), and
+// the zero Usage when the agent leaves the foreground: the daemon shows
+// them in `muster ls --json` and the dashboard. Nothing is estimated.
 //
 // # Wiring (daemon)
 //
 //	est := native.New(native.Config{
-//		Emit: func(ctx context.Context, ev proto.Event) error { _, err := engine.Emit(ctx, ev); return err },
+//		Events: d, Runs: d, // engine.Emit and engine.SurfaceCurrentRun
+//		Listener: d,        // records a proven id, attention, usage
 //		Logger: logger, Env: transcriptEnv,
-//		OnNativeID: d.onNativeID, // records a proven id on the session
 //	})
 //	g.Go(func() error { return est.Run(ctx) })
 //	// after pane.Start and engine.RegisterSurface; injected: the launch got
@@ -261,7 +261,6 @@
 //	est.HookEventSeen(surfaceID, ev.Provider)
 //	// for every write to the pane on the user's behalf (attach, send):
 //	est.Input(surfaceID, data)
-//	// with Config.CurrentRun: func(id string) native.CurrentRun { … engine.SurfaceCurrentRun(id) … }
 //	// in OnExit, before engine.CloseSurface:
 //	est.SurfaceExited(ctx, surfaceID, code)
 //

@@ -45,7 +45,7 @@ const (
 const (
 	DefaultPoll         = time.Second
 	DefaultBellInterval = time.Second
-	// DefaultAttentionInterval rate-limits OnAttention per pane: programs
+	// DefaultAttentionInterval rate-limits AttentionRequested per pane: programs
 	// that loop on notifications must not flood the attention drawer or the
 	// notification command.
 	DefaultAttentionInterval = 2 * time.Second
@@ -75,21 +75,19 @@ var nativeNS = uuid.MustParse("6b0f3c2e-5d1a-4e8b-9c47-2a9e1f6d8b35")
 
 // Config is what the daemon gives the estimator.
 type Config struct {
-	// Emit records a synthesized event (events.Engine.Emit, dropping its
-	// inserted result). It is called from Run's goroutine and from
-	// SurfaceExited, never from Signals. Nil: only activity is tracked.
-	Emit func(ctx context.Context, ev proto.Event) error
+	// Events records the events the estimator synthesizes. Nil: only
+	// activity is tracked.
+	Events EventSink
+	// Runs is the run-state board the synthesized events feed. Nil: keys
+	// are not read.
+	Runs RunBoard
+	// Listener, when set, learns what the estimator finds out about each
+	// surface.
+	Listener Listener
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Logger; discards when nil.
 	Logger *slog.Logger
-	// OnNativeID, when set, gets the provider session id of a surface's
-	// agent once the estimator follows that session's transcript by its
-	// id: the id its own processes prove (provider.ProcessSessionReader) or
-	// the one assigned at launch, now on disk. The daemon records it, so
-	// that a session whose hooks never ran is resumed in its conversation.
-	// It is called from Run's goroutine, once per id: it must not block.
-	OnNativeID func(surfaceID, provider, nativeID string)
 	// Env locates the providers' homes (transcripts).
 	Env transcript.Env
 	// Poll is the interval of Run's loop; DefaultPoll when zero.
@@ -97,28 +95,52 @@ type Config struct {
 	// BellInterval debounces bells: a bell within it of the last one that
 	// counted is ignored. DefaultBellInterval when zero.
 	BellInterval time.Duration
-	// OnActivity, when set, is called after a surface's Activity changed,
-	// on the goroutine that changed it (often the pane's reader): it must
-	// not block.
-	OnActivity func(surfaceID string, a Activity)
-	// CurrentRun returns a surface's current run as the run-state board
-	// has it (the zero CurrentRun when none), for the fusion rule and for
-	// the end of a coarse run that fused evidence already ended. It is
-	// called from Run's goroutines. Nil: keys are not read.
-	CurrentRun func(surfaceID string) CurrentRun
-	// OnAttention, when set, is called for a notification or a bell (past
+	// AttentionInterval is the least time between two attention requests
+	// of one pane (Listener.AttentionRequested): DefaultAttentionInterval
+	// when zero.
+	AttentionInterval time.Duration
+}
+
+// EventSink records a synthesized event (the daemon: events.Engine.Emit,
+// dropping its inserted result). It is called from Run's goroutine and
+// from SurfaceExited, never from Signals.
+type EventSink interface {
+	Emit(ctx context.Context, ev proto.Event) error
+}
+
+// RunBoard is the run-state board as the estimator reads it.
+type RunBoard interface {
+	// CurrentRun returns a surface's current run (the zero CurrentRun
+	// when none), for the fusion rule and for the end of a coarse run
+	// that fused evidence already ended. It is called from Run's
+	// goroutines.
+	CurrentRun(surfaceID string) CurrentRun
+}
+
+// Listener learns what the estimator finds out about a surface. None of
+// its methods may block.
+type Listener interface {
+	// NativeIDFound gets the provider session id of a surface's agent
+	// once the estimator follows that session's transcript by its id: the
+	// id its own processes prove (provider.ProcessSessionReader) or the
+	// one assigned at launch, now on disk. The daemon records it, so that
+	// a session whose hooks never ran is resumed in its conversation.
+	// It is called from Run's goroutine, once per id.
+	NativeIDFound(surfaceID, provider, nativeID string)
+	// ActivityChanged is called after a surface's Activity changed, on
+	// the goroutine that changed it (often the pane's reader).
+	ActivityChanged(surfaceID string, a Activity)
+	// AttentionRequested is called for a notification or a bell (past
 	// the bell limiter) of a pane, at most once per AttentionInterval per
 	// pane (later ones within it are dropped; the activity still shows
-	// them), on the pane's reader goroutine: it must not block.
-	OnAttention func(surfaceID string, r AttentionRequest)
-	// AttentionInterval: DefaultAttentionInterval when zero.
-	AttentionInterval time.Duration
-	// OnUsage, when set, gets what the tracked agent's transcript reports
-	// of its model and context (provider.TurnUsage records, history
+	// them), on the pane's reader goroutine.
+	AttentionRequested(surfaceID string, r AttentionRequest)
+	// UsageReported gets what the tracked agent's transcript reports of
+	// its model and context (provider.TurnUsage records, history
 	// included: the latest is the current context), and the zero Usage
 	// when the agent leaves the foreground. It is called from Run's
-	// goroutine and from SurfaceExited: it must not block.
-	OnUsage func(surfaceID string, u provider.Usage)
+	// goroutine and from SurfaceExited.
+	UsageReported(surfaceID string, u provider.Usage)
 }
 
 // Surface is one live pane as the estimator needs it.
@@ -206,7 +228,7 @@ type surface struct {
 	dCode     int    // the exit code of the last one (-1: none given)
 	oscCwd    string // the last OSC 7 directory
 	hooked    map[string]bool
-	lastAsk   time.Time // the last request passed to OnAttention
+	lastAsk   time.Time // the last request passed to AttentionRequested
 	asked     bool
 	// askedBell: that request was a bell. A notification right after
 	// one passes the rate limit once: its text is what the item should
@@ -279,7 +301,7 @@ type agentRun struct {
 
 	proved    string    // the session the agent's processes said they are in (prove.go)
 	nextProve time.Time // when to ask them again
-	reported  string    // the native id last given to Config.OnNativeID
+	reported  string    // the native id last given to NativeIDFound
 
 	// reqRun and reqAt: the run the terminal's request (surface.reqAt)
 	// was made on, so that each request is recorded once per run.
@@ -367,7 +389,7 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 	rr, reads := all.As[provider.RequestReader](s.agentProv)
 	for _, sig := range sigs {
 		prev := s.act.cur.State
-		if (sig.Kind == termsignal.KindAgentStatus || sig.Kind == termsignal.KindProgress) && e.cfg.CurrentRun != nil {
+		if (sig.Kind == termsignal.KindAgentStatus || sig.Kind == termsignal.KindProgress) && e.cfg.Runs != nil {
 			statuses = append(statuses, sig)
 		}
 		if reads {
@@ -391,7 +413,7 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 		}
 		ch, ask := s.act.apply(s.agentProv, sig, now)
 		changed = changed || ch
-		if ch && s.act.cur.State == Working && sig.Kind == termsignal.KindTitle && e.cfg.CurrentRun != nil {
+		if ch && s.act.cur.State == Working && sig.Kind == termsignal.KindTitle && e.cfg.Runs != nil {
 			titled = true
 		}
 		if ch && s.act.cur.State == Waiting && (prev == Working || prev == Attention) {
@@ -414,12 +436,12 @@ func (e *Estimator) Signals(surfaceID string, sigs []termsignal.Signal) {
 	if wake {
 		e.nudge()
 	}
-	if changed && e.cfg.OnActivity != nil {
-		e.cfg.OnActivity(surfaceID, act)
-	}
-	if e.cfg.OnAttention != nil {
+	if l := e.cfg.Listener; l != nil {
+		if changed {
+			l.ActivityChanged(surfaceID, act)
+		}
 		for _, r := range asks {
-			e.cfg.OnAttention(surfaceID, r)
+			l.AttentionRequested(surfaceID, r)
 		}
 	}
 }
@@ -522,7 +544,7 @@ func (e *Estimator) Run(ctx context.Context) error {
 // emit records one synthesized event. Failures are logged: the estimate
 // is best effort and the next state change corrects it.
 func (e *Estimator) emit(ctx context.Context, s *surface, a *agentRun, run, hook string, kind proto.EventKind, at time.Time, msg string) {
-	if e.cfg.Emit == nil {
+	if e.cfg.Events == nil {
 		return
 	}
 	ev := proto.Event{
@@ -538,7 +560,7 @@ func (e *Estimator) emit(ctx context.Context, s *surface, a *agentRun, run, hook
 	}
 	ctx, cancel := context.WithTimeout(ctx, emitTimeout)
 	defer cancel()
-	if err := e.cfg.Emit(ctx, ev); err != nil {
+	if err := e.cfg.Events.Emit(ctx, ev); err != nil {
 		s.log.Warn("record native event", "provider", a.provider, "hook", hook, "kind", string(kind), "run_id", run, "err", err)
 		return
 	}

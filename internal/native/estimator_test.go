@@ -213,7 +213,7 @@ func TestNoEstimationWithHooks(t *testing.T) {
 func TestActivityThroughEstimator(t *testing.T) {
 	h := newHarness(t)
 	var got []string
-	h.e.cfg.OnActivity = func(id string, a Activity) { got = append(got, id+" "+a.State+" "+a.Evidence) }
+	h.e.cfg.Listener = listenerFuncs{activity: func(id string, a Activity) { got = append(got, id+" "+a.State+" "+a.Evidence) }}
 	p := startClaudeInShell(h, "s1")
 	h.e.Signals("s1", []termsignal.Signal{progress(termsignal.ProgressIndeterminate)})
 	h.e.Signals("s1", []termsignal.Signal{notify(777, "Claude Code", "Claude needs your permission")})

@@ -187,9 +187,9 @@ func (e *Estimator) claim(s *surface, a *agentRun, path, id string) {
 		delete(e.dirs, s.ID) // settled: see crowded
 	}
 	e.mu.Unlock()
-	if id != "" && id != a.reported && e.cfg.OnNativeID != nil {
+	if id != "" && id != a.reported && e.cfg.Listener != nil {
 		a.reported = id
-		e.cfg.OnNativeID(s.ID, a.provider, id)
+		e.cfg.Listener.NativeIDFound(s.ID, a.provider, id)
 	}
 	if path == t.path {
 		t.byID = id
@@ -236,8 +236,8 @@ func (e *Estimator) applyTurns(ctx context.Context, s *surface, a *agentRun, now
 	cutoff := e.cutoff(s, a, first, recs)
 	for _, r := range recs {
 		if r.Op == provider.TurnUsage {
-			if e.cfg.OnUsage != nil {
-				e.cfg.OnUsage(s.ID, r.Usage)
+			if e.cfg.Listener != nil {
+				e.cfg.Listener.UsageReported(s.ID, r.Usage)
 			}
 			continue
 		}

@@ -63,7 +63,7 @@ const (
 const fuseQueue = 256
 
 // CurrentRun is a surface's current run as the board has it
-// (Config.CurrentRun).
+// (Config.Runs).
 type CurrentRun struct {
 	RunID    string
 	State    proto.RunState // the stored state: running, waiting…, or terminal
@@ -187,7 +187,7 @@ func (e *Estimator) Input(surfaceID string, data []byte) {
 			s.recheck.Store(true) // the key may start a program in place
 		}
 	}
-	if len(data) == 0 || len(data) > maxKeyInput || e.cfg.CurrentRun == nil || !e.readsKeys(surfaceID) {
+	if len(data) == 0 || len(data) > maxKeyInput || e.cfg.Runs == nil || !e.readsKeys(surfaceID) {
 		return
 	}
 	e.enqueue(fused{surface: surfaceID, keys: append([]byte(nil), data...), ev: Evidence{Source: runstate.SourceKeystroke, At: e.now()}})
@@ -200,7 +200,7 @@ func (e *Estimator) Input(surfaceID string, data []byte) {
 // runtime served by waking a second thread beside the echo (perf trace of
 // corebench's latency phase).
 func (e *Estimator) readsKeys(surfaceID string) bool {
-	prov := e.cfg.CurrentRun(surfaceID).Provider
+	prov := e.cfg.Runs.CurrentRun(surfaceID).Provider
 	if prov == "" {
 		prov = e.agentProvider(surfaceID)
 	}
@@ -260,7 +260,7 @@ func (e *Estimator) fuseLoop(ctx context.Context) {
 func (e *Estimator) recheck(ctx context.Context) {
 	now := e.now()
 	for id, f := range e.held {
-		cur := e.cfg.CurrentRun(id)
+		cur := e.cfg.Runs.CurrentRun(id)
 		if cur.RunID != f.heldRun || cur.State != f.heldState {
 			delete(e.held, id)
 			f.retry = true
@@ -274,7 +274,7 @@ func (e *Estimator) recheck(ctx context.Context) {
 			continue
 		}
 		delete(e.answers, id)
-		cur := e.cfg.CurrentRun(id)
+		cur := e.cfg.Runs.CurrentRun(id)
 		if cur.RunID != p.run || cur.State != proto.StateRunning || cur.Last.HookName != HookKeyAnswered || !cur.Last.OccurredAt.Equal(p.at) {
 			continue // a hook, a record or a status came after the answer
 		}
@@ -291,8 +291,8 @@ func (e *Estimator) recheck(ctx context.Context) {
 // run it is typed into, then the rule decides, then the event is recorded.
 func (e *Estimator) apply(ctx context.Context, f fused) {
 	var cur CurrentRun
-	if e.cfg.CurrentRun != nil {
-		cur = e.cfg.CurrentRun(f.surface)
+	if e.cfg.Runs != nil {
+		cur = e.cfg.Runs.CurrentRun(f.surface)
 	}
 	ev := f.ev
 	if f.working {
@@ -453,7 +453,7 @@ func requestName(s proto.RunState) string {
 // emitEvidence records one event of the fusion rule. Its id depends on the
 // evidence's time too: a run may be answered more than once.
 func (e *Estimator) emitEvidence(ctx context.Context, surfaceID, prov, run, hook string, kind proto.EventKind, at time.Time, signal string) {
-	if e.cfg.Emit == nil || prov == "" {
+	if e.cfg.Events == nil || prov == "" {
 		return
 	}
 	ev := proto.Event{
@@ -469,7 +469,7 @@ func (e *Estimator) emitEvidence(ctx context.Context, surfaceID, prov, run, hook
 	}
 	ctx, cancel := context.WithTimeout(ctx, emitTimeout)
 	defer cancel()
-	if err := e.cfg.Emit(ctx, ev); err != nil {
+	if err := e.cfg.Events.Emit(ctx, ev); err != nil {
 		e.log.Warn("record fused evidence", "surface_id", surfaceID, "hook", hook, "kind", string(kind), "run_id", run, "err", err)
 		return
 	}

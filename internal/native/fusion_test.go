@@ -74,8 +74,8 @@ func (r *recorder) hookOf(prov, surface, run string, kind proto.EventKind, hook,
 	})
 }
 
-// current is Config.CurrentRun over the recorder's board.
-func (r *recorder) current(surface string) CurrentRun {
+// CurrentRun makes the recorder the estimator's RunBoard.
+func (r *recorder) CurrentRun(surface string) CurrentRun {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	v := r.board.Surface(surface, time.Now())
@@ -170,7 +170,7 @@ func prefixed(lines []string, run string) []string {
 // hooks never report.
 func TestTranscriptWithHooksInjected(t *testing.T) {
 	h := newHarness(t)
-	h.e.cfg.CurrentRun = h.rec.current
+	h.e.cfg.Runs = h.rec
 	h.procs.set(300, "claude", "claude")
 	p := &pane{pgid: 300}
 	p.setNativeID("22222222-2222-4333-8444-555555555555")
@@ -183,7 +183,7 @@ func TestTranscriptWithHooksInjected(t *testing.T) {
 		h.poll()
 		if n := h.rec.count(); n == 0 {
 			// The hooks report the turn and its dialog, as they did.
-			if r := h.rec.current("s1"); r.RunID != denied {
+			if r := h.rec.CurrentRun("s1"); r.RunID != denied {
 				h.rec.hook("s1", denied, proto.KindStarted, "UserPromptSubmit", "make a file", h.clk.Now())
 				h.rec.hook("s1", denied, proto.KindApprovalRequested, "PermissionRequest", "Bash: touch x", h.clk.Now())
 			}
@@ -291,7 +291,7 @@ func TestFusionNeverLeavesWaiting(t *testing.T) {
 // ends exactly the turns no hook ended, and no other.
 func TestRecordedClaudeStates(t *testing.T) {
 	h := newHarness(t)
-	h.e.cfg.CurrentRun = h.rec.current
+	h.e.cfg.Runs = h.rec
 	h.procs.set(300, "claude", "claude")
 	p := &pane{pgid: 300}
 	const id = "6e7e0371-4d85-4fed-9024-3baf51348e7b"
@@ -377,7 +377,7 @@ func TestSplitKeys(t *testing.T) {
 // CLI keeps it.
 func geminiPane(t *testing.T, hookless bool, argv ...string) (*harness, *growing) {
 	h := newHarness(t)
-	h.e.cfg.CurrentRun = h.rec.current
+	h.e.cfg.Runs = h.rec
 	h.procs.set(300, "gemini", argv...)
 	p := &pane{pgid: 300}
 	p.setNativeID("aa3ac65c-1884-452c-956b-62539224443c")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/runstate"
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -220,7 +221,7 @@ func newHarness(t *testing.T) *harness {
 		"CODEX_HOME":        filepath.Join(home, ".codex"),
 	}
 	h.e = New(Config{
-		Emit:   h.rec.Emit,
+		Events: h.rec,
 		Now:    h.clk.Now,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Env:    transcript.Env{Home: home, Getenv: func(k string) string { return env[k] }},
@@ -474,4 +475,47 @@ func setJSON(line []byte, path, val string) ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// emitFunc is an EventSink written as a function.
+type emitFunc func(context.Context, proto.Event) error
+
+func (f emitFunc) Emit(ctx context.Context, ev proto.Event) error { return f(ctx, ev) }
+
+// runsFunc is a RunBoard written as a function.
+type runsFunc func(surfaceID string) CurrentRun
+
+func (f runsFunc) CurrentRun(surfaceID string) CurrentRun { return f(surfaceID) }
+
+// listenerFuncs is a Listener of the functions a test sets; the others
+// hear nothing.
+type listenerFuncs struct {
+	nativeID  func(surfaceID, provider, nativeID string)
+	activity  func(surfaceID string, a Activity)
+	attention func(surfaceID string, r AttentionRequest)
+	usage     func(surfaceID string, u provider.Usage)
+}
+
+func (l listenerFuncs) NativeIDFound(surfaceID, provider, nativeID string) {
+	if l.nativeID != nil {
+		l.nativeID(surfaceID, provider, nativeID)
+	}
+}
+
+func (l listenerFuncs) ActivityChanged(surfaceID string, a Activity) {
+	if l.activity != nil {
+		l.activity(surfaceID, a)
+	}
+}
+
+func (l listenerFuncs) AttentionRequested(surfaceID string, r AttentionRequest) {
+	if l.attention != nil {
+		l.attention(surfaceID, r)
+	}
+}
+
+func (l listenerFuncs) UsageReported(surfaceID string, u provider.Usage) {
+	if l.usage != nil {
+		l.usage(surfaceID, u)
+	}
 }

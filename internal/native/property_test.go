@@ -108,7 +108,7 @@ func newSim(t *testing.T, seed uint64, prov string, hooked bool) *sim {
 	s := &sim{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), prov: prov, hooked: hooked}
 	h := newHarness(t)
 	h.e.log = slog.New(slog.DiscardHandler) // thousands of deliveries: the log is s.log
-	h.e.cfg.CurrentRun = h.rec.current
+	h.e.cfg.Runs = h.rec
 	s.h = h
 	h.setHooks(prov, hooked)
 	exe := prov

@@ -65,7 +65,7 @@ func TestRealPane(t *testing.T) {
 
 	rec := newRecorder(t)
 	e := New(Config{
-		Emit:   rec.Emit,
+		Events: rec,
 		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Env:    transcript.Env{Home: dir, Getenv: func(string) string { return "" }},
 		Poll:   50 * time.Millisecond,

@@ -16,7 +16,7 @@ import (
 // hooks were never heard from, at its prompt.
 func hooklessCodex(t *testing.T) (*harness, *pane) {
 	h := newHarness(t)
-	h.e.cfg.CurrentRun = h.rec.current
+	h.e.cfg.Runs = h.rec
 	h.procs.set(300, "codex", "codex", "--no-daemon")
 	p := h.surface("s1", "codex", 300)
 	h.poll()
@@ -152,7 +152,7 @@ func TestHooksHeardNotInstalled(t *testing.T) {
 func TestNativeIDReported(t *testing.T) {
 	h, g := geminiPane(t, true, "gemini")
 	var got []string
-	h.e.cfg.OnNativeID = func(surface, prov, id string) { got = append(got, surface+" "+prov+" "+id) }
+	h.e.cfg.Listener = listenerFuncs{nativeID: func(surface, prov, id string) { got = append(got, surface+" "+prov+" "+id) }}
 	g.write(0, isLine(`a turn to interrupt`))
 	for range 3 {
 		h.clk.Advance(locateEvery)
@@ -189,7 +189,7 @@ func TestResumedTranscriptHistory(t *testing.T) {
 // right after a turn).
 func TestResumedLaunchHistory(t *testing.T) {
 	h := newHarness(t)
-	h.e.cfg.CurrentRun = h.rec.current
+	h.e.cfg.Runs = h.rec
 	h.procs.set(300, "gemini", "gemini")
 	p := &pane{pgid: 300}
 	p.setNativeID("aa3ac65c-1884-452c-956b-62539224443c")

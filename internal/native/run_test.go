@@ -15,7 +15,7 @@ import (
 func TestRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := newRecorder(t)
-		e := New(Config{Emit: rec.Emit})
+		e := New(Config{Events: rec})
 		table := map[int]procInfo{100: {Comm: "bash"}, 200: {Comm: "opencode", Argv: []string{"opencode"}}}
 		alive := map[int]bool{100: true, 200: true}
 		e.inspect = func(pid int) (procInfo, error) {
@@ -66,9 +66,9 @@ func TestRun(t *testing.T) {
 func TestFastPollAfterAnAnswer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := newRecorder(t)
-		e := New(Config{Emit: rec.Emit, CurrentRun: func(string) CurrentRun {
+		e := New(Config{Events: rec, Runs: runsFunc(func(string) CurrentRun {
 			return CurrentRun{RunID: "R", State: proto.StateWaitingApproval, Provider: "claude"}
-		}})
+		})})
 		e.inspect = func(int) (procInfo, error) { return procInfo{Comm: "bash"}, nil }
 		var polls atomic.Int64
 		e.SurfaceStarted(Surface{ID: "s1", Provider: "shell", PID: 100, ForegroundPGID: func() (int, error) {

@@ -30,7 +30,7 @@ func claudePane(t *testing.T, hooks ...proto.EventKind) *harness {
 // installed.
 func agentPane(t *testing.T, prov string, hooks ...proto.EventKind) *harness {
 	h := newHarness(t)
-	h.e.cfg.CurrentRun = h.rec.current
+	h.e.cfg.Runs = h.rec
 	h.setHooks(prov, true)
 	h.procs.set(300, prov, prov)
 	p := &pane{pgid: 300}

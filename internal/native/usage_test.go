@@ -35,7 +35,7 @@ func (l *usageLog) last() (provider.Usage, int) {
 func TestUsageFromTranscript(t *testing.T) {
 	h := newHarness(t)
 	var log usageLog
-	h.e.cfg.OnUsage = log.add
+	h.e.cfg.Listener = listenerFuncs{usage: log.add}
 	p := startClaudeInShell(h, "s1")
 	p.setNativeID("22222222-2222-4333-8444-555555555555")
 	g := newGrowing(t, h.clk, "claude-22222222.jsonl", h.claudePath("22222222-2222-4333-8444-555555555555"), h.clk.Now(), nil)

@@ -631,23 +631,22 @@ type AttachResult struct {
 	Direct bool `json:"direct,omitempty"`
 }
 
-// Handback is the payload of FrameHandback: the daemon stopped writing to
-// and reading from the user's terminal, for the reason given, and the
-// client has it. Rest is what was typed after the key; Wheels the wheel
-// turns that opened copy mode (attachterm.Wheel values); MouseOwned whether
-// the mouse reports in the input are the attached side's own.
+// Handback is the payload of FrameHandback: the daemon that held the
+// user's terminal stopped writing to and reading from it, for the reason
+// given, and the client has it. For HandbackOpen the client runs the
+// user's pager (or, with Editor, their editor) on File, copy mode's text,
+// then sends FrameResume: the daemon takes the terminal back into copy
+// mode.
 type Handback struct {
-	Reason     string `json:"reason"` // HandbackDetach, HandbackCopy or HandbackWheel
-	Rest       []byte `json:"rest,omitempty"`
-	Wheels     []int  `json:"wheels,omitempty"`
-	MouseOwned bool   `json:"mouse_owned,omitempty"`
+	Reason string `json:"reason"` // HandbackDetach, HandbackOpen or HandbackRestart
+	File   string `json:"file,omitempty"`
+	Editor bool   `json:"editor,omitempty"`
 }
 
 // The reasons of a Handback.
 const (
 	HandbackDetach = "detach" // the detach key, or the terminal ended
-	HandbackCopy   = "copy"   // the copy-mode key
-	HandbackWheel  = "wheel"  // the mouse wheel, up
+	HandbackOpen   = "open"   // copy mode's o (pager) or e (editor)
 	// HandbackRestart: the daemon is restarting (op "restart"); the pane
 	// runs on, and the client attaches again once the new image answers.
 	HandbackRestart = "restart"

@@ -13,7 +13,7 @@ const (
 	FrameInput    byte = 1 // client → daemon: keystrokes
 	FrameResize   byte = 2 // client → daemon: uint16 cols, uint16 rows
 	FrameDetach   byte = 3 // client → daemon: leaving
-	FrameResume   byte = 4 // client → daemon: take the passed terminal back (after copy mode)
+	FrameResume   byte = 4 // client → daemon: take the passed terminal back after HandbackOpen; payload: what went wrong, if anything
 	FrameOutput   byte = 16
 	FrameSnapshot byte = 17 // daemon → client: full repaint; replaces the screen
 	FrameExit     byte = 18 // daemon → client: JSON {"exit_code":N}; pane closed

@@ -225,12 +225,12 @@ func TestNativeTurns(t *testing.T) {
 	var mu sync.Mutex
 	var events []proto.Event
 	e := native.New(native.Config{
-		Emit: func(_ context.Context, ev proto.Event) error {
+		Events: eventSink(func(_ context.Context, ev proto.Event) error {
 			mu.Lock()
 			defer mu.Unlock()
 			events = append(events, ev)
 			return nil
-		},
+		}),
 		Env: env, Poll: 20 * time.Millisecond,
 	})
 	e.SurfaceStarted(native.Surface{ID: "sf1", SessionID: "ms1", Provider: "testagent", PID: pid, CWD: cmd.Dir,
@@ -293,3 +293,8 @@ func FuzzTurnLines(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { providertest.FuzzTurnLines(t, testprovider.Provider{}, data) })
 }
+
+// eventSink is a native.EventSink written as a function.
+type eventSink func(context.Context, proto.Event) error
+
+func (f eventSink) Emit(ctx context.Context, ev proto.Event) error { return f(ctx, ev) }

@@ -1,24 +1,21 @@
-package cli
+package attachterm
 
 import (
 	"encoding/base64"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/musterhq/muster/internal/attachterm"
 )
 
-// copyMode is the attached client's view of a pane's history and screen:
+// CopyMode is the attached side's view of a pane's history and screen:
 // the text `muster capture --scrollback` gives, shown on the user's
 // terminal instead of the pane, with vi and emacs movement, search with
 // highlight, a selection copied to the user's clipboard with OSC 52, and
 // the whole text opened in $PAGER or $EDITOR. It runs on the goroutine
 // that reads the user's keys; the pane's output is not drawn meanwhile.
-type copyMode struct {
+type CopyMode struct {
 	w          io.Writer
 	lines      [][]rune
 	cols, rows int
@@ -32,26 +29,30 @@ type copyMode struct {
 	inPrompt   bool
 	promptBack bool
 	message    string
-	// external runs a program on the user's terminal (the pager).
-	external func(argv []string) error
-	done     bool
-	copied   string // what the last copy sent, for the caller
-	// fromWheel is set when the wheel opened copy mode: scrolling back
+	// Open shows file, the whole text, in the user's pager (or, with
+	// editor, their editor) on the user's terminal and returns once it
+	// is done; nil: o and e do nothing.
+	Open func(file string, editor bool) error
+	// TempDir is where the file Open shows is written ("": os.TempDir).
+	TempDir string
+	done    bool
+	copied  string // what the last copy sent, for the caller
+	// FromWheel is set when the wheel opened copy mode: scrolling back
 	// down to the bottom then leaves it, as tmux's wheel binding does.
-	fromWheel bool
+	FromWheel bool
 }
 
 // wheelLines is how far one wheel notch scrolls.
 const wheelLines = 3
 
-// wheel scrolls the view (and the cursor with it) by one notch.
-func (m *copyMode) wheel(w attachterm.Wheel) {
+// Wheel scrolls the view (and the cursor with it) by one notch.
+func (m *CopyMode) Wheel(w Wheel) {
 	m.message = ""
 	switch w {
-	case attachterm.WheelUp:
+	case WheelUp:
 		m.moveTo(m.cx, m.cy-wheelLines)
-	case attachterm.WheelDown:
-		if m.fromWheel && !m.selecting && m.cy >= len(m.lines)-1 {
+	case WheelDown:
+		if m.FromWheel && !m.selecting && m.cy >= len(m.lines)-1 {
 			m.done = true
 			return
 		}
@@ -59,9 +60,11 @@ func (m *copyMode) wheel(w attachterm.Wheel) {
 	}
 }
 
-func newCopyMode(w io.Writer, text string, cols, rows int) *copyMode {
+// NewCopyMode shows text, the pane's history and screen, on w, a terminal
+// of cols by rows.
+func NewCopyMode(w io.Writer, text string, cols, rows int) *CopyMode {
 	text = strings.TrimRight(text, "\n")
-	m := &copyMode{w: w, cols: cols, rows: max(rows, 2)}
+	m := &CopyMode{w: w, cols: cols, rows: max(rows, 2)}
 	for _, l := range strings.Split(text, "\n") {
 		m.lines = append(m.lines, []rune(strings.TrimRight(l, " ")))
 	}
@@ -72,18 +75,21 @@ func newCopyMode(w io.Writer, text string, cols, rows int) *copyMode {
 	return m
 }
 
-func (m *copyMode) view() int { return m.rows - 1 }
+func (m *CopyMode) view() int { return m.rows - 1 }
 
-// feed handles a chunk of the user's input. Once copy mode is over it
+// Over reports whether copy mode has ended.
+func (m *CopyMode) Over() bool { return m.done }
+
+// Feed handles a chunk of the user's input. Once copy mode is over it
 // returns true and the input it did not read, which is for the pane.
-func (m *copyMode) feed(p []byte) (over bool, rest []byte) {
+func (m *CopyMode) Feed(p []byte) (over bool, rest []byte) {
 	for len(p) > 0 && !m.done {
 		k, n := nextKey(p)
 		p = p[n:]
 		m.key(k)
 	}
 	if !m.done {
-		m.draw()
+		m.Draw()
 	}
 	return m.done, p
 }
@@ -136,7 +142,7 @@ func nextKey(p []byte) (string, int) {
 	return string(r), size
 }
 
-func (m *copyMode) key(k string) {
+func (m *CopyMode) key(k string) {
 	m.message = ""
 	if m.inPrompt {
 		switch k {
@@ -202,13 +208,13 @@ func (m *copyMode) key(k string) {
 		m.copy()
 		m.done = true
 	case "o":
-		m.open(os.Getenv("PAGER"), "less")
+		m.open(false)
 	case "e":
-		m.open(os.Getenv("EDITOR"), "vi")
+		m.open(true)
 	}
 }
 
-func (m *copyMode) line(y int) []rune {
+func (m *CopyMode) line(y int) []rune {
 	if y < 0 || y >= len(m.lines) {
 		return nil
 	}
@@ -216,7 +222,7 @@ func (m *copyMode) line(y int) []rune {
 }
 
 // moveTo puts the cursor at x, y within the text and scrolls to show it.
-func (m *copyMode) moveTo(x, y int) {
+func (m *CopyMode) moveTo(x, y int) {
 	m.cy = max(0, min(y, len(m.lines)-1))
 	m.cx = max(0, min(x, len(m.line(m.cy))-1))
 	if m.cy < m.top {
@@ -229,7 +235,7 @@ func (m *copyMode) moveTo(x, y int) {
 
 // search moves to the next match of the query after (or before) the
 // cursor, wrapping around the text.
-func (m *copyMode) search(backward bool) {
+func (m *CopyMode) search(backward bool) {
 	if m.query == "" {
 		return
 	}
@@ -273,7 +279,7 @@ func runeIndexes(line, q []rune) []int {
 }
 
 // selection returns the ordered ends of the selection, inclusive.
-func (m *copyMode) selection() (x0, y0, x1, y1 int) {
+func (m *CopyMode) selection() (x0, y0, x1, y1 int) {
 	x0, y0, x1, y1 = m.ax, m.ay, m.cx, m.cy
 	if y1 < y0 || y1 == y0 && x1 < x0 {
 		x0, y0, x1, y1 = x1, y1, x0, y0
@@ -281,7 +287,7 @@ func (m *copyMode) selection() (x0, y0, x1, y1 int) {
 	return
 }
 
-func (m *copyMode) selected(x, y int) bool {
+func (m *CopyMode) selected(x, y int) bool {
 	if !m.selecting {
 		return false
 	}
@@ -294,7 +300,7 @@ func (m *copyMode) selected(x, y int) bool {
 
 // copy sends the selection (or the cursor's line) to the user's clipboard
 // with OSC 52, which the user's terminal (or the tmux around it) applies.
-func (m *copyMode) copy() {
+func (m *CopyMode) copy() {
 	var text string
 	if m.selecting {
 		x0, y0, x1, y1 := m.selection()
@@ -321,15 +327,16 @@ func (m *copyMode) copy() {
 	fmt.Fprintf(m.w, "\x1b]52;c;%s\x07", base64.StdEncoding.EncodeToString([]byte(text)))
 }
 
-// open shows the whole text in a program (the pager or editor) on the
-// user's terminal, then comes back to copy mode.
-func (m *copyMode) open(prog, fallback string) {
-	if prog == "" {
-		prog = fallback
+// open shows the whole text in the pager or the editor on the user's
+// terminal, then comes back to copy mode.
+func (m *CopyMode) open(editor bool) {
+	what := "the pager"
+	if editor {
+		what = "the editor"
 	}
-	f, err := os.CreateTemp("", "muster-scrollback-*.txt")
+	f, err := os.CreateTemp(m.TempDir, "muster-scrollback-*.txt")
 	if err != nil {
-		m.message = fmt.Sprintf("open %s: %v", prog, err)
+		m.message = fmt.Sprintf("open %s: %v", what, err)
 		return
 	}
 	defer os.Remove(f.Name())
@@ -337,18 +344,17 @@ func (m *copyMode) open(prog, fallback string) {
 		f.WriteString(string(l) + "\n")
 	}
 	f.Close()
-	argv := append(strings.Fields(prog), f.Name())
-	if m.external == nil {
+	if m.Open == nil {
 		return
 	}
-	if err := m.external(argv); err != nil {
-		m.message = fmt.Sprintf("%s: %v", prog, err)
+	if err := m.Open(f.Name(), editor); err != nil {
+		m.message = err.Error()
 	}
 }
 
-// draw paints the visible lines, the highlights and a status line, inside
+// Draw paints the visible lines, the highlights and a status line, inside
 // synchronized output.
-func (m *copyMode) draw() {
+func (m *CopyMode) Draw() {
 	var b strings.Builder
 	b.WriteString("\x1b[?2026h\x1b[?25l\x1b[0m")
 	q := []rune(m.query)
@@ -406,16 +412,4 @@ func (m *copyMode) draw() {
 	fmt.Fprintf(&b, "\x1b[%d;1H\x1b[2K\x1b[7m%s\x1b[0m", m.rows, status)
 	fmt.Fprintf(&b, "\x1b[%d;%dH\x1b[?25h\x1b[?2026l", m.cy-m.top+1, min(m.cx, m.cols-1)+1)
 	io.WriteString(m.w, b.String())
-}
-
-// runExternal runs argv on the user's terminal with the terminal restored
-// to its normal mode, for copy mode's pager and editor.
-func runExternal(suspend, resume func()) func(argv []string) error {
-	return func(argv []string) error {
-		suspend()
-		defer resume()
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-		return cmd.Run()
-	}
 }

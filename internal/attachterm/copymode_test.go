@@ -1,40 +1,36 @@
-package cli
+package attachterm
 
-import (
-	"testing"
-
-	"github.com/musterhq/muster/internal/attachterm"
-)
+import "testing"
 
 func TestCopyModeWheel(t *testing.T) {
 	var text string
 	for i := range 50 {
 		text += "line " + string(rune('a'+i%26)) + "\n"
 	}
-	m := newCopyMode(discard{}, text, 80, 10)
-	m.fromWheel = true
-	m.wheel(attachterm.WheelUp)
-	m.wheel(attachterm.WheelUp)
+	m := NewCopyMode(discard{}, text, 80, 10)
+	m.FromWheel = true
+	m.Wheel(WheelUp)
+	m.Wheel(WheelUp)
 	if m.cy != 43 {
 		t.Fatalf("after two notches up the cursor is on line %d, want 43", m.cy)
 	}
-	m.wheel(attachterm.WheelDown)
-	m.wheel(attachterm.WheelDown)
+	m.Wheel(WheelDown)
+	m.Wheel(WheelDown)
 	if m.done || m.cy != 49 {
 		t.Fatalf("back at the bottom: done=%v line %d", m.done, m.cy)
 	}
-	m.wheel(attachterm.WheelDown)
+	m.Wheel(WheelDown)
 	if !m.done {
 		t.Error("scrolling past the bottom did not leave copy mode")
 	}
 	// Opened by the copy key, the wheel does not leave it.
-	k := newCopyMode(discard{}, text, 80, 10)
-	k.wheel(attachterm.WheelDown)
+	k := NewCopyMode(discard{}, text, 80, 10)
+	k.Wheel(WheelDown)
 	if k.done {
 		t.Error("the wheel left copy mode the key opened")
 	}
 	// A mouse report of the program's is no key in copy mode.
-	if over, _ := k.feed([]byte("\x1b[<0;3;4Mq")); !over {
+	if over, _ := k.Feed([]byte("\x1b[<0;3;4Mq")); !over {
 		t.Error("q after a mouse report did not leave copy mode")
 	}
 }
