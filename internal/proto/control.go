@@ -27,8 +27,10 @@ import (
 // ControlVersion is the control protocol this binary speaks; it is bumped
 // when control.sock changes incompatibly. Version 1 had no hello; 3 added
 // op watch (the dashboard needs it) and attach from a pane to the sessions
-// it started.
-const ControlVersion = 3
+// it started; 4 moved copy mode into the daemon that holds an attached
+// terminal (a client of 3 would be handed copy mode back, or meet
+// HandbackOpen it cannot serve).
+const ControlVersion = 4
 
 // MaxControlRequest bounds one JSON request line on control.sock.
 const MaxControlRequest = 1 << 20
