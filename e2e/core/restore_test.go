@@ -93,9 +93,10 @@ func TestClaudeConfirmedSessionResumesAfterRestart(t *testing.T) {
 	if s := e.session("cl"); s.State != "running" || s.CWD != work {
 		t.Errorf("after resume: %+v", s)
 	}
-	// The conversation continues: the transcript file grows.
-	e.must("send", "cl", "reply second turn", "--enter")
-	e.must("wait", "cl", "--until", "done", "--timeout", "30s")
+	// The conversation continues: the transcript file grows. The resumed
+	// pane is already "done" (its last turn), so `wait --until done` could
+	// return before this turn started; --wait-done waits for this turn.
+	e.must("send", "cl", "reply second turn", "--enter", "--confirm", "--wait-done", "--timeout", "30s")
 	matches, _ := filepath.Glob(filepath.Join(e.userHome(), ".claude", "projects", "*", id+".jsonl"))
 	if len(matches) != 1 {
 		t.Fatalf("transcript for %s: %v", id, matches)
