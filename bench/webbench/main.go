@@ -2,10 +2,12 @@
 // `muster attach` in one run on one machine (issue 26):
 //
 //   - echo: keystroke-to-echo into `cat` through the page (headless
-//     Chromium on loopback; from the keydown event's timestamp to the
-//     frame after xterm.js rendered the echo, both on the page's clock,
-//     performance.now()) and through `muster attach` in a PTY (from the
-//     write of the key to its echo read back), alternating rounds.
+//     Chromium on loopback; from the keydown event to the display of the
+//     frame that carried the echo, both read from a CDP trace, so on the
+//     browser's trace clock) and through `muster attach` in a PTY (from
+//     the write of the key to its echo read back), alternating rounds.
+//   - steps: where the page's time goes, key by key (keydown, xterm.js
+//     onData, WebSocket send, echo message, parsed, rendered, next frame).
 //   - views: N busy panes, each with one terminal view (a WebSocket client
 //     reading what the page reads: /term/NAME/ws with the page's cookie
 //     and Origin) or one `muster attach` client in a PTY; CPU and memory
@@ -20,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -39,14 +42,15 @@ import (
 )
 
 var (
-	muster   = flag.String("muster", "muster", "muster binary")
-	chromium = flag.String("chromium", "/usr/bin/chromium", "headless Chromium")
-	keys     = flag.Int("keys", 200, "keystrokes timed per kind")
-	rounds   = flag.Int("rounds", 4, "alternating rounds of the echo test")
-	views    = flag.Int("views", 20, "busy panes, each with one view or one attached client")
-	window   = flag.Duration("window", 20*time.Second, "how long CPU is measured")
-	phases   = flag.String("phases", "echo,views", "which measurements to run")
-	perServe = flag.Int("per-serve", 16, "terminal views one muster serve holds (its maxTerms)")
+	muster      = flag.String("muster", "muster", "muster binary")
+	chromium    = flag.String("chromium", "/usr/bin/chromium", "headless Chromium")
+	keys        = flag.Int("keys", 200, "keystrokes timed per kind")
+	rounds      = flag.Int("rounds", 4, "alternating rounds of the echo test")
+	views       = flag.Int("views", 20, "busy panes, each with one view or one attached client")
+	window      = flag.Duration("window", 20*time.Second, "how long CPU is measured")
+	phases      = flag.String("phases", "echo,views", "which measurements to run")
+	perServe    = flag.Int("per-serve", 16, "terminal views one muster serve holds (its maxTerms)")
+	chromeFlags = flag.String("chromium-flags", "", "extra Chromium switches, comma-separated (name or name=value)")
 )
 
 func phase(name string) bool { return strings.Contains(","+*phases+",", ","+name+",") }
@@ -61,6 +65,9 @@ func main() {
 	fmt.Printf("webbench: %s, %d CPUs visible\n", run("--version"), nprocs())
 	if phase("echo") {
 		echoPhase()
+	}
+	if phase("steps") {
+		stepsPhase()
 	}
 	if phase("views") {
 		viewsPhase()
@@ -120,19 +127,21 @@ func (s *serve) stop() {
 
 // ---- echo ----
 
-// pageProbe records, per key, the time from the keydown event to the
-// frame after xterm.js rendered its echo (a message posted from that
-// frame's requestAnimationFrame runs once the frame is painted), and to
-// the moment xterm.js parsed it.
+// pageProbe marks, in the trace, the moment xterm.js rendered each key's
+// echo (performance.mark "echo-rendered"), and counts the echoes rendered
+// so that the benchmark types the next key once the last one is on screen.
+// It also keeps the time from the key event to the echo parsed, on the
+// page's clock.
 const pageProbe = `(function(){
-  var t = window.musterTerm; window.__lat = []; window.__parsed = []; var pending = null;
+  var t = window.musterTerm; window.__done = 0; window.__parsed = []; var pending = null;
   function lineLen(){ var b = t.buffer.active; var l = b.getLine(b.cursorY + b.baseY); return l ? l.translateToString(true).length : 0; }
   document.addEventListener("keydown", function(e){ if (e.key.length === 1) { pending = {t0: e.timeStamp, len: lineLen(), parsed: false}; } }, true);
   t.onWriteParsed(function(){ if (pending && !pending.parsed && lineLen() > pending.len) { pending.parsed = true; window.__parsed.push(performance.now() - pending.t0); } });
   t.onRender(function(){
     if (!pending || !pending.parsed) { return; }
-    var p = pending; pending = null;
-    requestAnimationFrame(function(){ var ch = new MessageChannel(); ch.port1.onmessage = function(){ window.__lat.push(performance.now() - p.t0); }; ch.port2.postMessage(0); });
+    pending = null;
+    performance.mark("echo-rendered");
+    setTimeout(function(){ window.__done++; }, 40);
   });
   return true;
 })()`
@@ -156,12 +165,13 @@ func echoPhase() {
 
 	var page, parsed, attach, wsc []time.Duration
 	per := max(*keys / *rounds, 1)
+	tr := startTrace(ctx)
 	for range *rounds {
-		p, q := pageEcho(ctx, per)
-		page, parsed = append(page, p...), append(parsed, q...)
+		parsed = append(parsed, pageEcho(ctx, per)...)
 		attach = append(attach, attachEcho("lata", per)...)
 		wsc = append(wsc, wsEcho(srv, "latw", per)...)
 	}
+	drawn, page, frame := echoPresented(tr.stop(ctx))
 	run("kill", "lat")
 	run("kill", "lata")
 	run("kill", "latw")
@@ -173,8 +183,10 @@ func echoPhase() {
 	show("muster attach (PTY)", attach)
 	show("WebSocket client, no browser", wsc)
 	show("page: key event to echo parsed", parsed)
-	show("page: key event to echo painted", page)
-	fmt.Printf("  page painted / attach p50: %.1fx; p50 difference %+.2f ms (goal ≤ +5 ms)\n",
+	show("page: key event to echo drawn", drawn)
+	show("page: key event to echo displayed", page)
+	fmt.Printf("  (of %d page keys, %d drawn and %d displayed found in the trace; the browser's frame interval %.2f ms)\n", len(parsed), len(drawn), len(page), ms(frame))
+	fmt.Printf("  page displayed / attach p50: %.1fx; p50 difference %+.2f ms (goal ≤ +5 ms)\n",
 		float64(pct(page, 50))/float64(pct(attach, 50)), ms(pct(page, 50)-pct(attach, 50)))
 }
 
@@ -188,36 +200,80 @@ func pct(d []time.Duration, p int) time.Duration {
 }
 
 // pageEcho types keys into the page one at a time, each once the last
-// one's echo was painted, and returns the page's own timings.
-func pageEcho(ctx context.Context, n int) (painted, parsed []time.Duration) {
-	start := evalJS[int](ctx, `window.__lat.length`)
+// one's echo was rendered and a frame or two later, at a random phase of
+// the browser's frames as a typist's keys are (a key sent right after a
+// frame would always wait the longest for the next), and returns the
+// page's key-to-parsed times.
+func pageEcho(ctx context.Context, n int) (parsed []time.Duration) {
+	start := evalJS[int](ctx, `window.__done`)
 	for i := range n {
 		// A new line before the terminal's width: the probe reads the
 		// cursor's line.
 		if i%60 == 0 {
 			key(ctx, '\r')
 			time.Sleep(50 * time.Millisecond)
-			evalJS[bool](ctx, `(function(){window.__lat.length=0;window.__parsed.length=0;return true})()`)
-			start = 0
+			start = evalJS[int](ctx, `window.__done`)
 		}
+		time.Sleep(time.Duration(rand.Int64N(int64(17 * time.Millisecond))))
 		key(ctx, rune('a'+i%26))
 		deadline := time.Now().Add(5 * time.Second)
-		for evalJS[int](ctx, `window.__lat.length`) <= start {
+		for evalJS[int](ctx, `window.__done`) <= start {
 			if time.Now().After(deadline) {
-				must(fmt.Errorf("no echo painted within 5 s: %s", evalJS[string](ctx, `JSON.stringify({lat: window.__lat, parsed: window.__parsed, stream: document.body.getAttribute("data-stream"), control: document.body.getAttribute("data-control"), active: document.activeElement && document.activeElement.className, line: (function(){var b=window.musterTerm.buffer.active;var l=b.getLine(b.cursorY+b.baseY);return l?l.translateToString(true):""})()})`)))
+				must(fmt.Errorf("no echo rendered within 5 s: %s", evalJS[string](ctx, `JSON.stringify({stream: document.body.getAttribute("data-stream"), control: document.body.getAttribute("data-control"), active: document.activeElement && document.activeElement.className, line: (function(){var b=window.musterTerm.buffer.active;var l=b.getLine(b.cursorY+b.baseY);return l?l.translateToString(true):""})()})`)))
 			}
 			time.Sleep(time.Millisecond)
 		}
-		var got struct{ Lat, Parsed []float64 }
-		b := evalJS[string](ctx, `JSON.stringify({Lat: window.__lat, Parsed: window.__parsed})`)
-		must(json.Unmarshal([]byte(b), &got))
-		painted = append(painted, time.Duration(got.Lat[len(got.Lat)-1]*float64(time.Millisecond)))
-		if len(got.Parsed) > 0 {
-			parsed = append(parsed, time.Duration(got.Parsed[len(got.Parsed)-1]*float64(time.Millisecond)))
-		}
 		start++
 	}
-	return painted, parsed
+	var got []float64
+	must(json.Unmarshal([]byte(evalJS[string](ctx, `JSON.stringify(window.__parsed.splice(0))`)), &got))
+	for _, v := range got {
+		parsed = append(parsed, time.Duration(v*float64(time.Millisecond)))
+	}
+	return parsed
+}
+
+// echoPresented reads, from the trace, each key's time from its keydown
+// event (EventDispatch on the page's main thread) to the frame that
+// carried its echo: the main thread's first Commit after the
+// "echo-rendered" mark, then that frame's DrawFrame on the page's
+// compositor (drawn), then its display (Display::FrameDisplayed of the
+// display compositor, or the presentation feedback the page's compositor
+// got, the end of SubmitCompositorFrameToPresentationCompositorFrame;
+// Chromium leaves some frames without either, so displayed may be
+// shorter). It also returns the interval of the browser's begin-frames.
+func echoPresented(evs []traceEvent) (drawn, displayed []time.Duration, frame time.Duration) {
+	keyTs, markTs, commitSeq, drawTs := -1.0, -1.0, -1.0, -1.0
+	since := func(ts float64) time.Duration { return time.Duration((ts - keyTs) * float64(time.Microsecond)) }
+	for _, e := range evs {
+		switch {
+		case e.Name == "ExternalBeginFrameSource::OnBeginFrame" && frame == 0:
+			if a, _ := e.Args["begin_frame_args"].(map[string]any); a != nil {
+				if d, ok := a["interval_delta_us"].(float64); ok {
+					frame = time.Duration(d * float64(time.Microsecond))
+				}
+			}
+		case e.Name == "EventDispatch":
+			if d, _ := e.Args["data"].(map[string]any); d != nil && d["type"] == "keydown" {
+				keyTs, markTs, commitSeq, drawTs = e.Ts, -1, -1, -1
+			}
+		case e.Name == "echo-rendered" && keyTs >= 0:
+			markTs = e.Ts
+		case e.Name == "Commit" && e.Ph == "X" && markTs >= 0 && commitSeq < 0:
+			if seq, ok := e.Args["frameSeqId"].(float64); ok {
+				commitSeq = seq
+			}
+		case e.Name == "DrawFrame" && commitSeq >= 0 && drawTs < 0:
+			if seq, _ := e.Args["frameSeqId"].(float64); seq >= commitSeq {
+				drawTs = e.Ts
+				drawn = append(drawn, since(drawTs))
+			}
+		case drawTs >= 0 && (e.Name == "Display::FrameDisplayed" || e.Name == "SubmitCompositorFrameToPresentationCompositorFrame" && e.Ph == "e"):
+			displayed = append(displayed, since(e.Ts))
+			keyTs, markTs, commitSeq, drawTs = -1, -1, -1, -1
+		}
+	}
+	return drawn, displayed, frame
 }
 
 // key presses r as a keyboard does: one keyDown carrying the text, then
@@ -347,6 +403,17 @@ func attachEcho(name string, n int) []time.Duration {
 func browser() (context.Context, func()) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(*chromium), chromedp.NoSandbox,
 		chromedp.Flag("disable-gpu", true))
+	for _, f := range strings.Split(*chromeFlags, ",") {
+		if f == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(strings.TrimLeft(f, "-"), "=")
+		if !ok {
+			opts = append(opts, chromedp.Flag(name, true))
+		} else {
+			opts = append(opts, chromedp.Flag(name, val))
+		}
+	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	must(chromedp.Do(ctx))

@@ -155,3 +155,49 @@ func TestDrawerAnswersClaude(t *testing.T) {
 	// Let the last dialog go.
 	e.must("send", "cl", "\x1b")
 }
+
+// askColor is the fake model's AskUserQuestion call: one question, two
+// options.
+var askColor = map[string]any{"questions": []any{map[string]any{
+	"question": "Which color do you want?", "header": "Color", "multiSelect": false,
+	"options": []any{map[string]any{"label": "Red", "description": "warm"}, map[string]any{"label": "Blue", "description": "cold"}},
+}}}
+
+// TestDrawerAnswersClaudeQuestion: the real Claude Code's question
+// (AskUserQuestion) shows in the drawer with a button per option, and the
+// second option's button answers it: the model gets Blue.
+func TestDrawerAnswersClaudeQuestion(t *testing.T) {
+	e, s := claudeEnv(t)
+	e.must("new", "claude", "--name", "cq", "--dir", s.Dir, "--detach")
+	pane := claudePane{e, "cq"}
+	poll.Wait(t, 90*time.Second, func() bool {
+		screen, _ := pane.Screen()
+		if s.AnswerDialog(t, screen, pane) {
+			return false
+		}
+		return strings.Contains(screen, "manual mode on")
+	}, func() string { sc, _ := pane.Screen(); return "Claude Code's prompt; screen:\n" + sc })
+	if err := s.Server.Enqueue(fakemodel.Tool("AskUserQuestion", askColor), fakemodel.Text("you picked a color")); err != nil {
+		t.Fatal(err)
+	}
+	srv := e.serve("--interactive")
+	ctx := browser(t)
+	do(t, ctx, chromedp.Navigate(srv.base+"/?token="+srv.token), chromedp.Navigate(srv.base+"/live"))
+	waitStream(t, ctx, "open")
+
+	e.must("send", "cq", "ask me a question", "--enter")
+	e.waitScreen("cq", "Which color do you want?")
+	time.Sleep(500 * time.Millisecond) // the dialog takes keys once drawn
+	waitPage(t, ctx, "the drawer to offer the question's options",
+		`Array.from(document.querySelectorAll("#drawer .answers button")).map(function(b){return b.textContent}).join("|")`,
+		func(s string) bool { return strings.HasPrefix(s, "Red|Blue") })
+	do(t, ctx, chromedp.Click(chromedp.CSS(`#drawer .answers button:nth-child(2)`)))
+	e.waitScreen("cq", "you picked a color")
+	turns := s.Server.Turns()
+	if len(turns) == 0 {
+		t.Fatal("no model turn")
+	}
+	if out, ok := turns[len(turns)-1].ToolOutput(); !ok || !strings.Contains(out, "Blue") || strings.Contains(out, "Red") {
+		t.Errorf("the model got the tool output %q, want the answer Blue", out)
+	}
+}
