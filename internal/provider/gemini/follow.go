@@ -19,6 +19,10 @@ import (
 // each Transcripts and their items returned there, not streamed.
 var openTail = 4
 
+// settleBatch is how many more messages than openTail a Feed holds before
+// it builds the oldest. A variable for tests.
+var settleBatch = 256
+
 // Follow implements transcript.Follower for a JSONL chat file, a log that
 // grows by appends although its records rewrite earlier messages (see the
 // package doc). The log's state is kept between feeds; every message but
@@ -56,6 +60,8 @@ type follow struct {
 	first, document bool
 	doc             *transcript.Transcript
 	roots           map[string]projectNotes // projectRoot by project hash
+	// hold: lines up to this one are not settled while they are fed.
+	hold int
 	// rebuilds counts the reads of the file from its start after the
 	// first (a test reads it).
 	rebuilds int
@@ -92,7 +98,11 @@ func (f *follow) Feed(ctx context.Context, r io.Reader) (int64, error) {
 		if f.opts.Inherit != nil {
 			f.opts.Inherit()
 		}
+		// Up to the record that changed a settled message, nothing is
+		// settled this time: that record applies as in a whole parse.
+		hold := f.lines
 		f.reset()
+		f.hold = hold
 		if _, err := f.feed(ctx, io.NewSectionReader(ra, 0, fed)); err != nil {
 			return n, err
 		}
@@ -113,6 +123,11 @@ func (f *follow) feed(ctx context.Context, r io.Reader) (int64, error) {
 		}
 		if !f.document {
 			f.c.line(n, raw, tooLong)
+			// A first read of a long log builds as it goes, so that its
+			// messages are never held at once.
+			if len(f.c.msgs)-f.c.settled > openTail+settleBatch && n > f.hold {
+				f.settle()
+			}
 		}
 	})
 	f.fed += n

@@ -14,7 +14,7 @@ import (
 // TestFollowMatchesParse: following a recorded chat log as it grows in
 // random pieces gives, after each piece, what a whole parse of the same
 // bytes gives (items and usage log included), whatever the number of
-// messages kept open: rewrites, rewinds and "$set"s of settled messages
+// messages kept open or built while a Feed reads: rewrites, rewinds and "$set"s of settled messages
 // are read again from the start.
 func TestFollowMatchesParse(t *testing.T) {
 	roots := []string{"testdata", filepath.Join(providertest.Shared, "research", "real-cli", "gemini")}
@@ -31,8 +31,8 @@ func TestFollowMatchesParse(t *testing.T) {
 			rel, _ := filepath.Rel(root, file)
 			for _, tail := range []int{0, 1, 4} {
 				t.Run(fmt.Sprintf("%s/%s/open%d", filepath.Base(root), rel, tail), func(t *testing.T) {
-					defer func(old int) { openTail = old }(openTail)
-					openTail = tail
+					defer func(tail, batch int) { openTail, settleBatch = tail, batch }(openTail, settleBatch)
+					openTail, settleBatch = tail, tail // settling mid-Feed too
 					tmp := t.TempDir()
 					providertest.CopyTree(t, root, tmp)
 					providertest.GrowLines(t, New(), transcript.Env{Home: t.TempDir()}, filepath.Join(tmp, rel), 3)
