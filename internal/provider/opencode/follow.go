@@ -164,6 +164,9 @@ func (f *follow) Feed(ctx context.Context, r io.Reader) (int64, error) {
 		f.scan(ctx)
 	}
 	f.settle()
+	for _, m := range f.open {
+		f.readParts(m)
+	}
 	return 0, ctx.Err()
 }
 
@@ -228,7 +231,6 @@ func (f *follow) scan(ctx context.Context) bool {
 				return false
 			}
 		}
-		f.readParts(m)
 	}
 	return true
 }
@@ -297,12 +299,20 @@ func (f *follow) readFile(path string, prev *jsonFile) *jsonFile {
 // settle builds every open message but the last openTail, streaming their
 // items, and drops them.
 func (f *follow) settle() {
-	for len(f.open) > openTail {
-		m := f.open[0]
-		f.open = f.open[1:]
+	k := len(f.open) - openTail
+	if k <= 0 {
+		return
+	}
+	for i, m := range f.open[:k] {
+		// Parts are read here, one message's at a time, so that a first
+		// Feed of a long session never holds them all.
+		f.readParts(m)
 		f.build(f.b, m)
 		f.settled, f.last = true, m.key
+		f.open[i] = nil // built: its files' contents go
 	}
+	// A new array: the old one would keep every settled message's.
+	f.open = slices.Clone(f.open[k:])
 }
 
 // build adds m with its parts, as parseTree does.
