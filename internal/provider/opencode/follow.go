@@ -176,23 +176,36 @@ func (f *follow) Feed(ctx context.Context, r io.Reader) (int64, error) {
 func (f *follow) scan(ctx context.Context) bool {
 	dir := filepath.Join(f.storage, "message", f.id)
 	if fi, err := os.Stat(dir); err == nil && stampOf(fi) != f.dir {
-		names := sortedJSON(dir)
 		f.dir = stampOf(fi)
-		known, present := len(f.known), 0
-		for _, p := range names {
-			if f.known[filepath.Base(p)] {
+		// Names only, unsorted: a long session's directory is listed on
+		// every new message, and only the new names are looked at.
+		var names []string
+		if d, err := os.Open(dir); err == nil {
+			names, _ = d.Readdirnames(-1)
+			d.Close()
+		}
+		present := 0
+		var fresh []string
+		for _, name := range names {
+			switch {
+			case filepath.Ext(name) != ".json":
+			case f.known[name]:
 				present++
+			default:
+				fresh = append(fresh, name)
 			}
 		}
-		if present < known {
+		if present < len(f.known) {
 			return false // a message file is gone
 		}
-		for _, p := range names {
-			name := filepath.Base(p)
-			if f.known[name] {
-				continue
+		slices.Sort(fresh)
+		for _, name := range fresh {
+			p := filepath.Join(dir, name)
+			if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+				continue // sortedJSON skips directories
 			}
 			if err := ctx.Err(); err != nil {
+				f.dir = stamp{} // list it again next time
 				return true
 			}
 			f.known[name] = true
