@@ -26,7 +26,9 @@ func newExplainCmdWith(f *Factory, runF func(*explainOptions) error) *cobra.Comm
 		Short: "Say why a session is in its run state",
 		Long: "Show the evidence behind a session's run state: the run, the event that put it there (hook,\n" +
 			"provider, source, times), the newest event, open attention items, and the recent events with\n" +
-			"what each one did (applied, confirmed, late, final).",
+			"what each one did (applied, confirmed, late, final). With a live pane, what its terminal says,\n" +
+			"what its processes cost, and the transcript files skipped as hostile while following its agent\n" +
+			"(a FIFO, a socket, a symbolic link or its loop, a line over 16 MiB).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Name = args[0]
@@ -161,6 +163,13 @@ func printActivity(w io.Writer, a *proto.Activity) {
 	}
 	for _, r := range a.Recent {
 		fmt.Fprintf(w, "  \tsaw %s at %s\n", termtext.Clip(r.Evidence, 100), termtext.Line(r.At))
+	}
+	for i, s := range a.Skipped {
+		head := ""
+		if i == 0 {
+			head = "transcript"
+		}
+		fmt.Fprintf(w, "  %s\tskipped %s\n", head, termtext.Clip(s, 200))
 	}
 }
 

@@ -46,7 +46,7 @@ func (d *Daemon) PaneActivity(sessionID string) (proto.Activity, bool) {
 		return proto.Activity{}, false
 	}
 	a := d.native.Activity(surfaceID)
-	out := proto.Activity{State: a.State, Evidence: a.Evidence, Notification: a.Notification}
+	out := proto.Activity{State: a.State, Evidence: a.Evidence, Notification: a.Notification, Skipped: a.Skipped}
 	if !a.Since.IsZero() {
 		out.Since = a.Since.UTC().Format(time.RFC3339Nano)
 	}

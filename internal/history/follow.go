@@ -113,7 +113,14 @@ func (c *followCache) follow(ctx context.Context, src transcript.Follower, env t
 	}
 	ts := e.f.Transcripts()
 	c.put(path, e)
-	return ts, e.doc, n, nil
+	doc := e.doc
+	if len(ts) == 1 && len(ts[0].Items) > 0 {
+		// Items a Follow returns rather than streams are not settled (a
+		// record the agent may still rewrite): they join a copy of the
+		// row, never the row the next Feed adds to.
+		doc = e.doc.clone()
+	}
+	return ts, doc, n, nil
 }
 
 // tailMatches reports whether the bytes before the offset are still those

@@ -71,6 +71,14 @@ func (d *docBuilder) reset() {
 	d.tools.Reset()
 }
 
+// clone is a copy of d that adds without changing d.
+func (d *docBuilder) clone() *docBuilder {
+	c := &docBuilder{}
+	c.said.WriteString(d.said.String())
+	c.tools.WriteString(d.tools.String())
+	return c
+}
+
 func (d *docBuilder) doc(s transcript.Session) doc {
 	return doc{
 		meta:  ftsClean(strings.Join([]string{s.Title, s.FirstPrompt, s.CWD, s.ID, s.Model}, "\n")),

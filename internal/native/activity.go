@@ -31,6 +31,11 @@ type Activity struct {
 	// Notification is the text of the request for attention (title: body
 	// of a notification, "bell", "blocked (permission)", the title).
 	Notification string `json:"notification,omitempty"`
+	// Skipped notes the transcript files skipped as hostile while
+	// following the pane's agent (a FIFO, a socket, a symbolic link or
+	// its loop, a line over the size limit), newest last, for `muster
+	// explain`.
+	Skipped []string `json:"skipped,omitempty"`
 	// Percent is the value (0..100) of the OSC 9;4 progress bar that says
 	// working; nil when there is none (an indeterminate bar, any other
 	// signal).

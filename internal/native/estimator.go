@@ -220,8 +220,11 @@ type surface struct {
 	firstClass string // Provider when it is a built-in launchable provider
 
 	// sig guards what the pane's reader goroutine touches (Signals).
-	sig       sync.Mutex
-	act       activityTracker
+	sig sync.Mutex
+	act activityTracker
+	// skipped notes the transcript files skipped as hostile while
+	// following the pane's agent (Activity.Skipped), newest last.
+	skipped   []string
 	agentProv string // the provider whose title fallbacks apply
 	tracking  bool   // an agent is in the foreground: a D mark wakes the loop
 	dSeq      uint64 // OSC 133/633 D marks seen
@@ -496,6 +499,7 @@ func (e *Estimator) Activity(surfaceID string) Activity {
 	defer s.sig.Unlock()
 	a := s.act.cur
 	a.Recent = slices.Clone(s.act.recent)
+	a.Skipped = slices.Clone(s.skipped)
 	return a
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -732,4 +733,58 @@ func TestIdleAgentHasNoRun(t *testing.T) {
 	h2.e.Signals("s1", []termsignal.Signal{promptD(0)})
 	h2.poll()
 	h2.want()
+}
+
+// TestHostileTranscriptNotedForExplain: a transcript the agent's pane
+// follows that is swapped for a FIFO (or a symbolic link loop) is
+// skipped, never waited on, and its note is in the pane's Activity, which
+// `muster explain` prints; so is a line over maxLine. (A hostile file is
+// never located in the first place: locators list regular files only.)
+func TestHostileTranscriptNotedForExplain(t *testing.T) {
+	for _, kind := range []string{"fifo", "loop", "long line"} {
+		t.Run(kind, func(t *testing.T) {
+			h := newHarness(t)
+			p := startClaudeInShell(h, "s1")
+			const id = "22222222-2222-4333-8444-555555555555"
+			p.setNativeID(id)
+			path := h.claudePath(id)
+			os.MkdirAll(filepath.Dir(path), 0o755)
+			want := "not a regular file"
+			if kind != "long line" {
+				// Followed first, then swapped.
+				os.WriteFile(path, []byte(`{"type":"user","sessionId":"`+id+`","cwd":"/work/repo","uuid":"u1","timestamp":"2026-03-01T10:00:00Z","message":{"role":"user","content":"hi"}}`+"\n"), 0o644)
+				for range 4 {
+					h.poll()
+				}
+				os.Remove(path)
+			}
+			switch kind {
+			case "fifo":
+				if err := syscall.Mkfifo(path, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			case "loop":
+				if err := os.Symlink(filepath.Base(path), path); err != nil {
+					t.Fatal(err)
+				}
+				want = "symbolic link"
+			case "long line":
+				f, err := os.Create(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Write(bytes.Repeat([]byte("x"), maxLine+1))
+				f.WriteString("\n")
+				f.Close()
+				want = "1 lines over 16 MiB skipped"
+			}
+			for range 8 {
+				h.poll()
+			}
+			got := h.e.Activity("s1").Skipped
+			if len(got) != 1 || !strings.Contains(got[0], want) || !strings.Contains(got[0], path) {
+				t.Fatalf("skipped notes %q, want one naming %s: %q", got, path, want)
+			}
+		})
+	}
 }

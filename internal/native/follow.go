@@ -3,6 +3,9 @@ package native
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -226,12 +229,19 @@ func (e *Estimator) applyTurns(ctx context.Context, s *surface, a *agentRun, now
 	recs, err := a.tr.read()
 	switch {
 	case err == nil:
-	case (errors.Is(err, transcript.ErrNotRegular) || errors.Is(err, transcript.ErrSymlink)) && a.tr.skipped != a.tr.path:
+	case (errors.Is(err, transcript.ErrNotRegular) || errors.Is(err, transcript.ErrSymlink) || errors.Is(err, syscall.ELOOP)) && a.tr.skipped != a.tr.path:
 		// Once per path: it is skipped, never waited on, on every poll.
 		a.tr.skipped = a.tr.path
 		s.log.Warn("transcript skipped", "path", a.tr.path, "err", err)
+		e.noteSkipped(s, err.Error())
+	case a.tr.skipped == a.tr.path:
 	default:
 		s.log.Debug("read transcript", "path", a.tr.path, "err", err)
+	}
+	if a.tr.long > a.tr.longNoted {
+		a.tr.longNoted = a.tr.long
+		s.log.Warn("transcript line skipped", "path", a.tr.path, "lines", a.tr.long)
+		e.noteSkipped(s, fmt.Sprintf("%s: %d lines over %d MiB skipped", a.tr.path, a.tr.long, maxLine>>20))
 	}
 	cutoff := e.cutoff(s, a, first, recs)
 	for _, r := range recs {
@@ -243,6 +253,21 @@ func (e *Estimator) applyTurns(ctx context.Context, s *surface, a *agentRun, now
 		}
 		e.applyTurn(ctx, s, a, r, cutoff, now)
 	}
+}
+
+// maxSkipped bounds the notes of skipped transcript files a pane keeps.
+const maxSkipped = 8
+
+// noteSkipped records why a transcript file was skipped, for explain; a
+// note already there moves to the end.
+func (e *Estimator) noteSkipped(s *surface, note string) {
+	s.sig.Lock()
+	defer s.sig.Unlock()
+	s.skipped = slices.DeleteFunc(s.skipped, func(n string) bool { return n == note })
+	if len(s.skipped) >= maxSkipped {
+		s.skipped = s.skipped[1:]
+	}
+	s.skipped = append(s.skipped, note)
 }
 
 // cutoff is the time before which a transcript record is history: a

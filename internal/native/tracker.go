@@ -40,7 +40,10 @@ type tracker struct {
 	modTime time.Time   // of path when last read
 	file    os.FileInfo // path's file when last read, to see it replaced
 	skipped string      // the path last logged as not a regular file
-	recs    []provider.Turn
+	// long counts the lines dropped for their length, longNoted those
+	// noted (Estimator.noteSkipped).
+	long, longNoted int
+	recs            []provider.Turn
 	// resumed: the transcript's first record predates the agent's launch
 	// (Estimator.cutoff).
 	resumed bool
@@ -78,7 +81,9 @@ func (t *tracker) read() ([]provider.Turn, error) {
 		return nil, nil
 	}
 	// Most polls find nothing new: one stat, no open.
-	if fi, err := os.Stat(t.path); err != nil {
+	// Lstat: a symbolic link (or its loop) is refused by OpenFile, and
+	// must say so rather than fail to stat.
+	if fi, err := os.Lstat(t.path); err != nil {
 		return nil, err
 	} else if fi.Size() == t.off && fi.ModTime().Equal(t.modTime) {
 		return nil, nil
@@ -130,6 +135,7 @@ func (t *tracker) consume(data []byte) {
 			case t.skip:
 			case len(t.partial)+len(data) > maxLine:
 				t.partial, t.skip = nil, true
+				t.long++
 			default:
 				t.partial = append(t.partial, data...)
 			}
@@ -144,6 +150,7 @@ func (t *tracker) consume(data []byte) {
 		if len(t.partial) > 0 {
 			if len(t.partial)+len(line) > maxLine {
 				t.partial = nil
+				t.long++
 				continue
 			}
 			t.partial = append(t.partial, line...)

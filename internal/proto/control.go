@@ -834,6 +834,10 @@ type Activity struct {
 	// Recent lists the pane's last activity signals, oldest first, whether
 	// or not they changed State.
 	Recent []ActivitySignal `json:"recent,omitempty"`
+	// Skipped notes the transcript files skipped as hostile while
+	// following the pane's agent (a FIFO, a socket, a symbolic link or
+	// its loop, a line over the size limit), newest last.
+	Skipped []string `json:"skipped,omitempty"`
 }
 
 // ActivitySignal is one activity signal a pane's terminal sent.

@@ -268,8 +268,8 @@ type Source interface {
 	Parse(ctx context.Context, env Env, path string, opts ParseOptions) ([]*Transcript, error)
 }
 
-// Follower is implemented by Sources whose transcripts are append-only
-// logs (JSONL): a file is parsed in steps, each from where the last one
+// Follower is implemented by Sources whose transcripts grow by appends
+// (JSONL logs, OpenCode's trees of files): a file is parsed in steps, each from where the last one
 // stopped, so that a watcher following an agent's transcript reads only
 // what was appended.
 type Follower interface {
@@ -280,13 +280,25 @@ type Follower interface {
 }
 
 // Follow is one file's parse in progress.
+//
+// With ParseOptions.Item set, the items of one transcript are split in
+// two: the settled ones, streamed to Item by Feed, and the ones a later
+// record may still rewrite (Gemini CLI's latest messages, OpenCode's
+// latest message files), returned in the Items of Transcripts every time
+// until they settle. A Follow that must take back what it streamed calls
+// Inherit (forget every item streamed) and streams them all again.
 type Follow interface {
 	// Feed parses the complete lines of r, the file read from the offset
 	// where the previous Feed stopped (0 at first), and returns the bytes
 	// it consumed: an unterminated last line is left for the next Feed.
+	// A Follow that reads other files than r (OpenCode's message and part
+	// files) consumes nothing of r, which is then the file from its
+	// start each time. r may be an io.ReaderAt, for a Follow that must
+	// read the file again from its start.
 	Feed(ctx context.Context, r io.Reader) (int64, error)
 	// Transcripts is the parse of every line fed so far, as Parse would
-	// return it; Feed may be called again afterwards.
+	// return it (the streamed items aside); Feed may be called again
+	// afterwards.
 	Transcripts() []*Transcript
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -640,22 +641,25 @@ func readTokens(raw []byte) (tokens, bool) {
 
 var uuidSuffixRE = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
-func (p *parser) finish() *transcript.Transcript {
-	t := p.t
-	// Prompts from the best source present.
-	promptTag := tagOther
+// keepSet says which tags' items a parse keeps: of copies of the same
+// content from different record kinds, the best source present. It is
+// decided late, from every record read; Follow re-reads a file when a
+// record changes it after items were handed over.
+type keepSet struct {
+	keep   [numTags]bool
+	prompt tag // the prompt source, tagOther when none
+}
+
+func (p *parser) keepSet() keepSet {
+	var k keepSet
+	k.prompt = tagOther
 	for _, g := range promptTags {
 		if p.prompts[g].count > 0 {
-			promptTag = g
+			k.prompt = g
 			break
 		}
 	}
-	if promptTag != tagOther {
-		t.PromptCount = p.prompts[promptTag].count
-		t.FirstPrompt = p.prompts[promptTag].first
-	}
-	var keep [numTags]bool
-	keep[tagOther], keep[promptTag] = true, true
+	k.keep[tagOther], k.keep[k.prompt] = true, true
 	for _, group := range [][]tag{
 		{tagAsstResponse, tagAsstEvent, tagAsstItem},
 		{tagThinkResponse, tagThinkEvent},
@@ -663,33 +667,52 @@ func (p *parser) finish() *transcript.Transcript {
 	} {
 		for _, g := range group {
 			if p.have[g] {
-				keep[g] = true
+				k.keep[g] = true
 				break
 			}
 		}
 	}
+	return k
+}
+
+// kept is the items of p.items that k keeps, in order.
+func (p *parser) kept(k keepSet) []transcript.Item {
+	var out []transcript.Item
+	for i, it := range p.items {
+		if k.keep[p.tags[i]] {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// finish is the parse so far, with the items kept, what the inherited
+// history (a fork's) first. It leaves p as it was, so that more lines
+// can be parsed after it (Follow).
+func (p *parser) finish() *transcript.Transcript { return p.result(true) }
+
+// result is finish; withItems false leaves the transcript's Items (and
+// its inherited history) out.
+func (p *parser) result(withItems bool) *transcript.Transcript {
+	t := &transcript.Transcript{Session: p.t.Session}
+	t.Warnings = slices.Clone(p.t.Warnings)
+	k := p.keepSet()
+	if k.prompt != tagOther {
+		t.PromptCount = p.prompts[k.prompt].count
+		t.FirstPrompt = p.prompts[k.prompt].first
+	}
 	for _, g := range []tag{tagCompactRecord, tagCompactEvent} {
-		if keep[g] {
-			t.Compactions = p.marks[g]
+		if k.keep[g] {
+			t.Compactions = slices.Clone(p.marks[g])
 		}
 	}
 	assistant := p.have[tagAsstResponse] || p.have[tagAsstEvent] || p.have[tagAsstItem]
-	var used *series
-	for i := range p.usage {
-		if p.usage[i].seen {
-			used = &p.usage[i]
-			break
-		}
-	}
+	used := p.usedSeries()
 	if t.PromptCount == 0 && t.ToolCallCount == 0 && !assistant && used == nil {
 		return nil
 	}
-	if !p.opts.SummaryOnly {
-		for i, it := range p.items {
-			if keep[p.tags[i]] {
-				t.Items = append(t.Items, it)
-			}
-		}
+	if withItems && !p.opts.SummaryOnly {
+		t.Items = p.kept(k)
 	}
 	if used != nil {
 		u := used.last.sub(used.base).usage()
@@ -698,7 +721,7 @@ func (p *parser) finish() *transcript.Transcript {
 		for m, tok := range used.byModel {
 			t.UsageByModel[m] = tok.usage()
 		}
-		t.UsageLog = used.log
+		t.UsageLog = slices.Clone(used.log)
 	}
 	t.ID = p.meta.ID
 	if t.ID == "" {
@@ -715,17 +738,40 @@ func (p *parser) finish() *transcript.Transcript {
 	}
 	t.ParentID = p.meta.ParentID
 	t.ForkedFrom = p.forkedFrom
-	if p.inherit != nil {
-		if it := p.inherit.finish(); it != nil {
-			for i := range it.Items {
-				it.Items[i].Inherited = true
-			}
-			t.Items = append(it.Items, t.Items...)
+	if withItems {
+		if inh := p.inheritedItems(); len(inh) > 0 {
+			t.Items = append(inh, t.Items...)
 		}
 	}
 	t.Model = p.lastModel
 	t.Title = transcript.Headline(t.FirstPrompt)
 	return t
+}
+
+// usedSeries is the token counter the parse reports, nil when none.
+func (p *parser) usedSeries() *series {
+	for i := range p.usage {
+		if p.usage[i].seen {
+			return &p.usage[i]
+		}
+	}
+	return nil
+}
+
+// inheritedItems is the items of what a fork starts from, marked
+// inherited.
+func (p *parser) inheritedItems() []transcript.Item {
+	if p.inherit == nil {
+		return nil
+	}
+	it := p.inherit.finish()
+	if it == nil {
+		return nil
+	}
+	for i := range it.Items {
+		it.Items[i].Inherited = true
+	}
+	return it.Items
 }
 
 // shells whose "-c"/"-lc" argv carries a script.

@@ -22,6 +22,12 @@ type conversation struct {
 	msgs                         []transcript.Value
 	index                        map[string]int // message id → position in msgs
 	warnings                     []string
+	// settled is how many of the first messages a Follow has built and
+	// dropped (their msgs entries are empty); touched says a record
+	// changed one of them since, so that the Follow must read the file
+	// again. A whole parse settles nothing.
+	settled int
+	touched bool
 }
 
 // maxRecord bounds one record (a JSONL line, a message of a single-document
@@ -87,25 +93,7 @@ func read(f io.ReadSeeker, path string, legacyExt bool, opts transcript.ParseOpt
 	}
 	sc := transcript.NewLineScanner(f, maxRecord)
 	for sc.Scan() {
-		if sc.TooLong() {
-			c.warnf("line %d: over %d bytes; skipped", sc.Line(), maxRecord)
-			continue
-		}
-		l := bytes.TrimSpace(sc.Bytes())
-		if len(l) == 0 {
-			continue
-		}
-		if !transcript.ValidJSON(l) {
-			c.warnf("line %d: malformed JSON", sc.Line())
-			continue
-		}
-		// The scanner reuses its buffer; a kept message needs its own copy.
-		v := transcript.Parse(string(l))
-		if !v.IsObject() {
-			c.warnf("line %d: not a JSON object", sc.Line())
-			continue
-		}
-		c.apply(v)
+		c.line(sc.Line(), sc.Bytes(), sc.TooLong())
 	}
 	if err := sc.Err(); err != nil {
 		c.warnf("read: %v", err)
@@ -116,6 +104,29 @@ func read(f io.ReadSeeker, path string, legacyExt bool, opts transcript.ParseOpt
 		b.message(raw)
 	}
 	return c.finish(b), ""
+}
+
+// line applies line n of a JSONL log; tooLong: it was over maxRecord.
+func (c *conversation) line(n int, raw []byte, tooLong bool) {
+	if tooLong || len(raw) > maxRecord {
+		c.warnf("line %d: over %d bytes; skipped", n, maxRecord)
+		return
+	}
+	l := bytes.TrimSpace(raw)
+	if len(l) == 0 {
+		return
+	}
+	if !transcript.ValidJSON(l) {
+		c.warnf("line %d: malformed JSON", n)
+		return
+	}
+	// The scanner reuses its buffer; a kept message needs its own copy.
+	v := transcript.Parse(string(l))
+	if !v.IsObject() {
+		c.warnf("line %d: not a JSON object", n)
+		return
+	}
+	c.apply(v)
 }
 
 func (c *conversation) warnf(format string, args ...any) {
@@ -206,6 +217,7 @@ func (c *conversation) metaMember(k string, val transcript.Value) {
 
 func (c *conversation) upsert(id string, v transcript.Value) {
 	if i, ok := c.index[id]; ok {
+		c.touched = c.touched || i < c.settled
 		c.msgs[i] = v
 		return
 	}
@@ -214,6 +226,7 @@ func (c *conversation) upsert(id string, v transcript.Value) {
 }
 
 func (c *conversation) replace(arr transcript.Value) {
+	c.touched = c.touched || c.settled > 0
 	c.msgs = c.msgs[:0]
 	clear(c.index)
 	arr.ForEach(func(_ string, m transcript.Value) bool {
@@ -233,6 +246,10 @@ func (c *conversation) rewind(id string) {
 	i, ok := c.index[id]
 	if !ok {
 		i = 0
+	}
+	if i < c.settled {
+		c.touched = true
+		i = c.settled // the Follow reads the file again
 	}
 	for _, m := range c.msgs[i:] {
 		if mid := m.Get("id"); mid.IsString() {

@@ -1,0 +1,187 @@
+package providertest
+
+import (
+	"encoding/json"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/musterhq/muster/internal/transcript"
+)
+
+// Following is one file's transcript.Follow, fed the way the history
+// watcher feeds it (internal/history's followCache): from the offset the
+// last Feed stopped at, through the open file, with the items streamed to
+// a ParseOptions.Item that Inherit empties. Read counts the bytes the
+// follow read through that file.
+type Following struct {
+	Src   transcript.Source
+	Env   transcript.Env
+	Path  string
+	F     transcript.Follow
+	Off   int64
+	Read  int64
+	items []transcript.Item
+}
+
+// Follow starts following path, failing the test when src does not
+// follow it.
+func Follow(t testing.TB, src transcript.Source, env transcript.Env, path string) *Following {
+	t.Helper()
+	fw, ok := src.(transcript.Follower)
+	if !ok {
+		t.Fatalf("%s does not follow its transcripts (transcript.Follower)", src.Provider())
+	}
+	w := &Following{Src: src, Env: env, Path: path}
+	w.F = fw.Follow(env, path, transcript.ParseOptions{
+		Item:    func(it transcript.Item) { w.items = append(w.items, it) },
+		Inherit: func() { w.items = nil },
+	})
+	if w.F == nil {
+		t.Fatalf("%s does not follow %s", src.Provider(), path)
+	}
+	return w
+}
+
+// countingFile counts what is read of a file through it.
+type countingFile struct {
+	f *os.File
+	n *int64
+}
+
+func (c countingFile) Read(p []byte) (int, error) {
+	n, err := c.f.Read(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+func (c countingFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.f.ReadAt(p, off)
+	*c.n += int64(n)
+	return n, err
+}
+
+// Step feeds what was written since the last step and returns the
+// transcripts with every item streamed so far (and those the follow
+// returns itself, not yet settled) in Items.
+func (w *Following) Step(t testing.TB) []*transcript.Transcript {
+	t.Helper()
+	fd, err := os.Open(w.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	if _, err := fd.Seek(w.Off, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	n, err := w.F.Feed(t.Context(), countingFile{fd, &w.Read})
+	if err != nil {
+		t.Fatalf("feed %s: %v", w.Path, err)
+	}
+	w.Off += n
+	ts := w.F.Transcripts()
+	if len(ts) == 1 {
+		c := *ts[0]
+		c.Items = append(append([]transcript.Item(nil), w.items...), ts[0].Items...)
+		ts = []*transcript.Transcript{&c}
+	}
+	return ts
+}
+
+// SameAsParse fails the test when got differs from a whole parse of the
+// file as it is now (items and the usage log included).
+func (w *Following) SameAsParse(t testing.TB, step string, got []*transcript.Transcript) {
+	t.Helper()
+	want, err := w.Src.Parse(t.Context(), w.Env, w.Path, transcript.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := json.Marshal(got)
+	wj, _ := json.Marshal(want)
+	if string(g) != string(wj) {
+		t.Fatalf("%s: follow and parse differ (-parse +follow):\n%s", step, cmp.Diff(string(wj), string(g)))
+	}
+	for i := range want {
+		if diff := cmp.Diff(want[i].UsageLog, got[i].UsageLog); diff != "" {
+			t.Fatalf("%s: usage logs differ (-parse +follow):\n%s", step, diff)
+		}
+	}
+}
+
+// CopyTree copies the regular files under src to dst.
+func CopyTree(t testing.TB, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(to, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// GrowLines checks a follower of a log that grows by appends (JSONL):
+// file, a copy of a real transcript at path (inside a copy of the tree it
+// was found in), is written again from nothing in rounds of random pieces
+// cut anywhere, mid-line too; after each round its complete lines are
+// followed and compared with a whole parse of them (SameAsParse), and the
+// file ends whole. rounds sets of cuts are tried, seeded for repeatability.
+func GrowLines(t *testing.T, src transcript.Source, env transcript.Env, path string, rounds int) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range rounds {
+		rng := rand.New(rand.NewPCG(uint64(round), 22))
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		w := Follow(t, src, env, path)
+		var cuts []int
+		for c := 0; c < len(data); {
+			c = min(len(data), c+1+rng.IntN(max(1, len(data)/4)))
+			cuts = append(cuts, c)
+		}
+		for _, cut := range cuts {
+			// What an agent has written so far, its unfinished line
+			// aside: a whole parse would call that line malformed.
+			whole := cut
+			for whole > 0 && data[whole-1] != '\n' {
+				whole--
+			}
+			if err := os.WriteFile(path, data[:cut], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got := w.Step(t)
+			if err := os.WriteFile(path, data[:whole], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w.SameAsParse(t, filepath.Base(path)+": after "+itoa(whole)+" of "+itoa(len(data))+" bytes", got)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
