@@ -41,6 +41,9 @@ func (f *Factory) config() (config.Config, error) {
 
 // hostError turns a host that could not be used into what the user does next.
 func hostError(err error) error {
+	if se, ok := errors.AsType[*host.SkewError](err); ok {
+		return &UserError{Err: se, Hint: se.Advice(), Code: ExitError}
+	}
 	if he, ok := errors.AsType[*host.Error](err); ok {
 		ue := &UserError{Err: fmt.Errorf("host %s: %s: %s", he.Host, he.State, he.Reason), Code: ExitUnreachable}
 		if he.Command != "" {

@@ -241,7 +241,8 @@ func (e *RemoteExit) Error() string {
 
 // Run connects, runs argv on the host with stdin (may be nil) and returns
 // its output. An ssh failure is an *Error; the command's own, a
-// *RemoteExit.
+// *RemoteExit, or a *SkewError when the host's daemon refused its muster
+// for another control protocol.
 func (l Link) Run(ctx context.Context, stdin *os.File, argv ...string) ([]byte, error) {
 	if err := l.Connect(ctx); err != nil {
 		return nil, err
@@ -257,12 +258,21 @@ func (l Link) Run(ctx context.Context, stdin *os.File, argv ...string) ([]byte, 
 		return out.Bytes(), nil
 	}
 	if ee, ok := errors.AsType[*exec.ExitError](err); ok && ee.ExitCode() != 255 && ctx.Err() == nil {
-		return out.Bytes(), &RemoteExit{Code: ee.ExitCode(), Stderr: errb.String()}
+		return out.Bytes(), remoteFailure(l, ee.ExitCode(), errb.String())
 	}
 	if ctx.Err() != nil {
 		l.dropMaster()
 	}
 	return nil, l.classify(ctx, errb.String(), err)
+}
+
+// remoteFailure is a remote command's failure: its daemon's refusal of
+// another protocol, said for this host, or the command's own.
+func remoteFailure(l Link, code int, stderr string) error {
+	if se := ParseSkew(l.Host.Name, stderr); se != nil {
+		return se
+	}
+	return &RemoteExit{Code: code, Stderr: stderr}
 }
 
 // needsPerson are ssh's words for what BatchMode would not ask.

@@ -27,8 +27,9 @@ import (
 // ControlVersion is the control protocol this binary speaks; it is bumped
 // when control.sock changes incompatibly. Version 1 had no hello; 3 added
 // op watch (the dashboard needs it) and attach from a pane to the sessions
-// it started.
-const ControlVersion = 3
+// it started. A build with the tag muster_previous_protocol speaks the one
+// before (previous_protocol.go), for the version-skew tests.
+const ControlVersion = 3 - previousProtocol
 
 // MaxControlRequest bounds one JSON request line on control.sock.
 const MaxControlRequest = 1 << 20
