@@ -1,6 +1,7 @@
 package hosts_test
 
 import (
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -8,9 +9,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 
+	"github.com/musterhq/muster/internal/testing/poll"
 	"github.com/musterhq/muster/internal/testing/testbin"
 )
 
@@ -130,5 +133,60 @@ func TestHostDaemonOfAnotherProtocol(t *testing.T) {
 	r = e.run("wait", "h1:keep", "--until", "idle", "--timeout", "30s")
 	if r.code == 0 || !strings.Contains(r.stderr, "host h1: its daemon is version "+previousVersion) {
 		t.Fatalf("wait h1:keep: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestHostUpgradeKeepsAgents: host upgrade refuses to restart a host's
+// daemon without a terminal to ask at unless --yes; with it, it installs
+// this muster there and restarts the host's daemon (the previous
+// protocol's build) into it with the live handoff: the session's program
+// keeps its pid, the host answers again, and host ls shows this version.
+func TestHostUpgradeKeepsAgents(t *testing.T) {
+	srv := newServer(t)
+	e := newEnv(t, srv)
+	old := srv.installPrevious(t)
+	e.remoteAs(old, "new", "--name", "keep", "-d", "--cmd", "cat")
+	var before []struct {
+		Name string
+		PID  int
+	}
+	if err := json.Unmarshal([]byte(e.remoteAs(old, "ls", "--json")), &before); err != nil || len(before) != 1 || before[0].PID == 0 {
+		t.Fatalf("the previous build's ls: %v %+v", err, before)
+	}
+	if r := e.run("host", "add", "h1", "h1"); r.code == 0 {
+		t.Fatalf("host add over the previous protocol's daemon succeeded:\n%s", r.stdout)
+	}
+
+	r := e.run("host", "upgrade", "h1")
+	if r.code != 2 || !strings.Contains(r.stderr, "--yes") {
+		t.Fatalf("host upgrade without a terminal: exit %d\n%s", r.code, r.stderr)
+	}
+	if h := e.hosts()["h1"]; h.State != "needs-attention" || h.Version != previousVersion {
+		t.Fatalf("host upgrade without a terminal changed the host: %+v", h)
+	}
+
+	r = e.run("host", "upgrade", "h1", "--yes")
+	if r.code != 0 || !strings.Contains(r.stderr, "1 pane kept") {
+		t.Fatalf("host upgrade --yes: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var after []struct {
+		Host, Name string
+		PID        int
+	}
+	if err := json.Unmarshal([]byte(e.must("ls", "--json", "--host", "h1")), &after); err != nil || len(after) != 1 {
+		t.Fatalf("ls --host h1 after the upgrade: %v %+v", err, after)
+	}
+	if after[0].Name != "keep" || after[0].PID != before[0].PID {
+		t.Fatalf("h1:keep after the upgrade: %+v, want pid %d", after[0], before[0].PID)
+	}
+	if h := e.hosts()["h1"]; h.State != "connected" || h.Version != version(e) || h.Sessions != 1 {
+		t.Fatalf("host ls after the upgrade: %+v", h)
+	}
+	e.must("send", "h1:keep", "still here", "--enter")
+	poll.Wait(t, 20*time.Second, func() bool {
+		return strings.Count(e.run("capture", "h1:keep").stdout, "still here") == 2
+	}, func() string { return "capture h1:keep: " + e.run("capture", "h1:keep").stdout })
+	if out := e.must("host", "upgrade", "h1", "--yes"); !strings.Contains(out, "already runs muster "+version(e)) {
+		t.Fatalf("a second host upgrade said:\n%s", out)
 	}
 }
