@@ -226,6 +226,29 @@ func (l Link) Command(ctx context.Context, tty bool, argv ...string) *exec.Cmd {
 	return cmd
 }
 
+// Probe runs a round trip through the host's master connection (a
+// command that does nothing, there) and reports whether it came back
+// before ctx ended. `ssh -O check` asks only the local master process,
+// which answers while the link under it is silent; ssh's own keepalive
+// notices that only after ServerAliveInterval × ServerAliveCountMax.
+func (l Link) Probe(ctx context.Context) error {
+	cmd := l.Command(ctx, false, "true")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return fmt.Errorf("host %s: no answer through the connection: %w", l.Host.Name, context.Cause(ctx))
+	}
+	if err != nil {
+		return l.classify(ctx, errb.String(), err)
+	}
+	return nil
+}
+
+// Drop forgets the host's master connection, as after a link that went
+// silent: the next command starts a new one.
+func (l Link) Drop() { l.dropMaster() }
+
 // RemoteExit is a remote command that ran and failed.
 type RemoteExit struct {
 	Code   int
