@@ -100,6 +100,10 @@ func attachWatched(ctx context.Context, link host.Link, argv []string) (silent b
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		if !link.Shared() {
+			// Only ssh's keepalive watches a link without a master.
+			return
+		}
 		t := time.NewTicker(linkHeartbeat)
 		defer t.Stop()
 		for {

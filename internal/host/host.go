@@ -245,6 +245,11 @@ func (l Link) Probe(ctx context.Context) error {
 	return nil
 }
 
+// Shared reports whether the link's commands share one master
+// connection; without one (a runtime path too long for a socket) each
+// command connects anew and a probe would time a whole handshake.
+func (l Link) Shared() bool { return l.socket != "" }
+
 // Drop forgets the host's master connection, as after a link that went
 // silent: the next command starts a new one.
 func (l Link) Drop() { l.dropMaster() }
