@@ -1,9 +1,11 @@
 // Command hostsbench measures muster on a host against plain ssh, on a
-// loopback sshd it starts (its own host key, a Unix user it creates; run as
-// root): keystroke-to-echo p50/p99 through `muster attach h1:x` vs
-// `ssh -tt h1 cat` (the same program, cat, on the same sshd), and `muster
-// ls` across one host vs a local `muster ls` with no hosts. bench/hosts.sh
-// builds and runs it.
+// loopback sshd it starts (its own host key, three Unix users it creates as
+// hosts h1, h2, h3; run as root): keystroke-to-echo p50/p99 through
+// `muster attach h1:x` vs `ssh -tt h1 cat` (the same program, cat, on the
+// same sshd), warm `muster ls` across one and across three hosts vs a local
+// `muster ls` with no hosts, output throughput through `muster attach` vs
+// `ssh -tt h1 cat` of the same flood, and the reconnect of an attach whose
+// connection is killed. bench/hosts.sh builds and runs it.
 package main
 
 import (
@@ -30,6 +32,8 @@ var (
 	keys      = flag.Int("keys", 300, "keystrokes per echo kind")
 	lsRuns    = flag.Int("ls", 30, "muster ls runs per kind")
 	drops     = flag.Int("drops", 10, "connections killed under an attach")
+	floodMB   = flag.Int("flood", 32, "MB of output for the throughput runs")
+	floods    = flag.Int("floods", 3, "throughput runs per kind")
 )
 
 func must(name string, args ...string) string {
@@ -44,10 +48,13 @@ func main() {
 	flag.Parse()
 	dir, _ := os.MkdirTemp("/tmp", "hb")
 	os.Chmod(dir, 0o755)
-	b := make([]byte, 4)
-	rand.Read(b)
-	user := "hb" + hex.EncodeToString(b)
-	must("useradd", "-m", "-s", "/bin/sh", "-p", "*", user)
+	var users []string
+	for range 3 {
+		b := make([]byte, 4)
+		rand.Read(b)
+		users = append(users, "hb"+hex.EncodeToString(b))
+		must("useradd", "-m", "-s", "/bin/sh", "-p", "*", users[len(users)-1])
+	}
 	var sshd *exec.Cmd
 	var homes []string
 	cleanup := func() {
@@ -55,26 +62,30 @@ func main() {
 			c := exec.Command(*musterBin, "daemon", "stop", "--force")
 			c.Env = append(os.Environ(), "MUSTER_HOME="+h)
 			c.Run()
-			c = exec.Command(*musterBin, "host", "rm", "h1")
-			c.Env = append(os.Environ(), "MUSTER_HOME="+h)
-			c.Run()
+			for _, name := range []string{"h1", "h2", "h3"} {
+				c = exec.Command(*musterBin, "host", "rm", name)
+				c.Env = append(os.Environ(), "MUSTER_HOME="+h)
+				c.Run()
+			}
 		}
 		if sshd != nil {
 			syscall.Kill(-sshd.Process.Pid, syscall.SIGKILL)
 			sshd.Wait()
 		}
-		// The user exists for this run only: its processes (the host's
-		// daemon and panes) are this run's.
-		for range 50 {
-			if exec.Command("userdel", "-r", user).Run() == nil {
-				break
-			}
-			if out, _ := exec.Command("pgrep", "-u", user).Output(); len(out) > 0 {
-				for _, p := range strings.Fields(string(out)) {
-					exec.Command("kill", "-9", p).Run()
+		// The users exist for this run only: their processes (the hosts'
+		// daemons and panes) are this run's.
+		for _, user := range users {
+			for range 50 {
+				if exec.Command("userdel", "-r", user).Run() == nil {
+					break
 				}
+				if out, _ := exec.Command("pgrep", "-u", user).Output(); len(out) > 0 {
+					for _, p := range strings.Fields(string(out)) {
+						exec.Command("kill", "-9", p).Run()
+					}
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
-			time.Sleep(100 * time.Millisecond)
 		}
 		os.RemoveAll(dir)
 		for _, h := range homes {
@@ -89,7 +100,7 @@ func main() {
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	os.WriteFile(dir+"/sshd_config", fmt.Appendf(nil, "Port %d\nListenAddress 127.0.0.1\nHostKey %s/hostkey\nAuthorizedKeysFile %s/authorized_keys\nPidFile %s/sshd.pid\nStrictModes no\nUsePAM no\nPasswordAuthentication no\nAllowUsers %s\n", port, dir, dir, dir, user), 0o644)
+	os.WriteFile(dir+"/sshd_config", fmt.Appendf(nil, "Port %d\nListenAddress 127.0.0.1\nHostKey %s/hostkey\nAuthorizedKeysFile %s/authorized_keys\nPidFile %s/sshd.pid\nStrictModes no\nUsePAM no\nPasswordAuthentication no\nAllowUsers %s\n", port, dir, dir, dir, strings.Join(users, " ")), 0o644)
 	os.MkdirAll("/run/sshd", 0o755)
 	sshd = exec.Command("/usr/sbin/sshd", "-D", "-e", "-f", dir+"/sshd_config")
 	sshd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -106,21 +117,30 @@ func main() {
 	hostPub, _ := os.ReadFile(dir + "/hostkey.pub")
 	os.WriteFile(dir+"/known_hosts", fmt.Appendf(nil, "[127.0.0.1]:%d %s", port, hostPub), 0o644)
 	sshConfig := dir + "/ssh_config"
-	os.WriteFile(sshConfig, fmt.Appendf(nil, "Host h1\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s/id\n  IdentitiesOnly yes\n  UserKnownHostsFile %s/known_hosts\n  GlobalKnownHostsFile /dev/null\n", port, user, dir, dir), 0o644)
+	var conf []byte
+	for i, u := range users {
+		conf = fmt.Appendf(conf, "Host h%d\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s/id\n  IdentitiesOnly yes\n  UserKnownHostsFile %s/known_hosts\n  GlobalKnownHostsFile /dev/null\n", i+1, port, u, dir, dir)
+	}
+	os.WriteFile(sshConfig, conf, 0o644)
 
-	newHome := func(withHost bool) []string {
+	newHome := func(hosts int) []string {
 		h, _ := os.MkdirTemp("/tmp", "hm")
 		homes = append(homes, h)
 		os.MkdirAll(h+"/config", 0o700)
 		os.WriteFile(h+"/config/config.toml", fmt.Appendf(nil, "[ssh]\nconfig = %q\n", sshConfig), 0o600)
 		env := append(os.Environ(), "MUSTER_HOME="+h, "XDG_RUNTIME_DIR=")
-		if withHost {
-			run(env, "host", "add", "h1", "h1")
+		for i := range hosts {
+			name := fmt.Sprintf("h%d", i+1)
+			run(env, "host", "add", name, name)
 		}
 		return env
 	}
-	remote := newHome(true)
-	local := newHome(false)
+	remote := newHome(1)
+	local := newHome(0)
+	three := newHome(3)
+	for i := range 3 {
+		run(three, "new", "--host", fmt.Sprintf("h%d", i+1), "--name", "of3", "-d", "--cmd", "cat")
+	}
 	run(remote, "new", "--host", "h1", "--name", "x", "-d", "--cmd", "cat")
 	run(local, "new", "--name", "x", "-d", "--cmd", "cat")
 
@@ -134,7 +154,30 @@ func main() {
 
 	lsHost := timeLs(remote)
 	lsLocal := timeLs(local)
-	fmt.Printf("muster ls p50: across 1 host %v, local only %v, ratio %.2f\n", lsHost, lsLocal, float64(lsHost)/float64(lsLocal))
+	lsThree := timeLs(three)
+	fmt.Printf("muster ls p50 (warm): across 1 host %v, across 3 hosts %v, local only %v\n", lsHost, lsThree, lsLocal)
+
+	// The flood: printable lines on the host, the same file for both.
+	must("ssh", "-F", sshConfig, "h1", fmt.Sprintf("head -c %d /dev/urandom | base64 > flood.txt", *floodMB*3/4<<20))
+	floodCmd := "echo READY; read x; cat flood.txt; echo FLOOD-END"
+	run(remote, "new", "--host", "h1", "--name", "flood", "-d", "--cmd", floodCmd+"; exec sleep 100000")
+	var viaMuster, viaSSH []time.Duration
+	for i := range *floods {
+		if i > 0 {
+			run(remote, "kill", "h1:flood")
+			run(remote, "new", "--host", "h1", "--name", "flood", "-d", "--cmd", floodCmd+"; exec sleep 100000")
+		}
+		a := exec.Command(*musterBin, "attach", "h1:flood")
+		a.Env = remote
+		viaMuster = append(viaMuster, flood(a))
+		viaSSH = append(viaSSH, flood(exec.Command("ssh", "-F", sshConfig, "-tt", "h1", floodCmd)))
+	}
+	slices.Sort(viaMuster)
+	slices.Sort(viaSSH)
+	mb := float64(*floodMB)
+	m, p := viaMuster[len(viaMuster)/2], viaSSH[len(viaSSH)/2]
+	fmt.Printf("throughput (%d MB flood, median of %d): muster attach h1:flood %.0f MB/s (%v), ssh -tt h1 cat %.0f MB/s (%v), ratio %.2f\n",
+		*floodMB, *floods, mb/m.Seconds(), m.Round(time.Millisecond), mb/p.Seconds(), p.Round(time.Millisecond), p.Seconds()/m.Seconds())
 
 	run(remote, "new", "--host", "h1", "--name", "ticker", "-d", "--cmd", `i=0; while :; do i=$((i+1)); echo "tick-$i"; sleep 0.05; done`)
 	p50, worst := reconnect(remote, sshConfig, homes[0]+"/run/ssh/h1")
@@ -202,6 +245,41 @@ func reconnect(env []string, sshConfig, socket string) (time.Duration, time.Dura
 	}
 	slices.Sort(d)
 	return d[len(d)/2], d[len(d)-1]
+}
+
+// flood runs cmd in a terminal, waits for it to say READY, presses
+// enter and returns the time until the end of its flood is on the
+// terminal: every byte read, for ssh; for an attach, the pane's output as
+// the attach draws it.
+func flood(cmd *exec.Cmd) time.Duration {
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 160, Rows: 50})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait(); ptmx.Close() }()
+	buf := make([]byte, 256<<10)
+	var tail []byte
+	seen := func(want string) bool {
+		n, err := ptmx.Read(buf)
+		if err != nil {
+			log.Fatalf("%v ended before %q", cmd.Args, want)
+		}
+		tail = append(tail, buf[:n]...)
+		found := bytes.Contains(tail, []byte(want))
+		if len(tail) > 64 {
+			tail = append(tail[:0], tail[len(tail)-64:]...)
+		}
+		return found
+	}
+	for !seen("READY") {
+	}
+	time.Sleep(200 * time.Millisecond) // the read is waiting
+	tail = tail[:0]
+	start := time.Now()
+	ptmx.Write([]byte("\r"))
+	for !seen("FLOOD-END") {
+	}
+	return time.Since(start)
 }
 
 func run(env []string, args ...string) {

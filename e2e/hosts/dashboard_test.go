@@ -68,3 +68,64 @@ func TestDashboardShowsHosts(t *testing.T) {
 	poll.Wait(t, 30*time.Second, func() bool { return strings.Contains(since(at), "latecomer") },
 		func() string { return "the dashboard never showed h1:latecomer:\n" + since(at) })
 }
+
+// TestDashboardCreatesOnAHost: in the dashboard's new-session dialog the
+// host field picks h1; enter starts the session there (not here) and
+// attaches to it as h1:NAME.
+func TestDashboardCreatesOnAHost(t *testing.T) {
+	srv := newServer(t)
+	e := newEnv(t, srv)
+	e.must("host", "add", "h1", "h1")
+
+	cmd := exec.Command(musterBin)
+	cmd.Env = append(e.vars, "TERM=xterm-256color")
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 160, Rows: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait(); ptmx.Close() }()
+	var mu sync.Mutex
+	var screen bytes.Buffer
+	go func() {
+		buf := make([]byte, 8192)
+		for {
+			n, err := ptmx.Read(buf)
+			mu.Lock()
+			screen.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	mark := func() int { mu.Lock(); defer mu.Unlock(); return screen.Len() }
+	since := func(at int) string { mu.Lock(); defer mu.Unlock(); return ansi.Strip(screen.String()[at:]) }
+	poll.Wait(t, 30*time.Second, func() bool { return strings.Contains(since(0), "c new") },
+		func() string { return "the dashboard never drew:\n" + since(0) })
+	at := mark()
+	ptmx.Write([]byte("c"))
+	poll.Wait(t, 20*time.Second, func() bool { return strings.Contains(since(at), "[this machine]  h1") },
+		func() string { return "no host field in the dialog:\n" + since(at) })
+	at = mark()
+	ptmx.Write([]byte("\x1b[Z")) // shift+tab: to the host field
+	ptmx.Write([]byte("\x1b[C")) // right: h1
+	poll.Wait(t, 20*time.Second, func() bool { return strings.Contains(since(at), "this machine  [h1]") },
+		func() string { return "h1 never chosen:\n" + since(at) })
+	ptmx.Write([]byte("\t\t\tfromdash"))
+	poll.Wait(t, 20*time.Second, func() bool { return strings.Contains(since(at), "fromdash") },
+		func() string { return "the name never typed:\n" + since(at) })
+	ptmx.Write([]byte("\r"))
+	poll.Wait(t, 30*time.Second, func() bool {
+		_, ok := find(e.ls("--host", "h1"), "h1", "fromdash")
+		return ok
+	}, func() string { return "h1:fromdash never listed:\n" + since(at) })
+	if _, ok := find(e.ls(), "", "fromdash"); ok {
+		t.Fatal("fromdash was started on this machine too")
+	}
+	// The dashboard attached to it on h1: a key typed reaches its shell.
+	poll.Wait(t, 20*time.Second, func() bool { return strings.Contains(since(at), "\x1b[?1049h") || strings.Contains(since(at), "$") },
+		func() string { return "no attach to h1:fromdash:\n" + since(at) })
+	ptmx.Write([]byte("echo made-$((6*7))\r"))
+	poll.Wait(t, 20*time.Second, func() bool { return strings.Contains(e.run("capture", "h1:fromdash").stdout, "made-42") },
+		func() string { return "the attach never reached h1:fromdash:\n" + since(at) })
+}

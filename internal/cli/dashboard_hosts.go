@@ -354,3 +354,62 @@ func (b *dashboardBackend) hostAction(ctx context.Context, name string, args ...
 	full := append(append([]string{}, args[0], "--", n), args[1:]...)
 	return true, runOn(ctx, l, nil, full...)
 }
+
+// NewOn starts a session on a host (tui.HostCreator), as `muster new
+// --host` does, detached: the dashboard attaches to it as HOST:NAME. The
+// host's muster runs in its user's home, so a directory relative to it
+// (or under ~, which no shell expands there) is given relative.
+func (b *dashboardBackend) NewOn(ctx context.Context, hostName string, a proto.NewArgs) (proto.SessionInfo, error) {
+	if b.feed == nil {
+		return proto.SessionInfo{}, Userf("no host %q", hostName)
+	}
+	c, ok := b.feed.cfg.Host(hostName)
+	if !ok {
+		return proto.SessionInfo{}, Userf("no host %q", hostName)
+	}
+	if c.Muster == "" {
+		return proto.SessionInfo{}, Userf("host %s: muster is not installed there yet; run `muster host add %s %s`", c.Name, c.Name, c.Dest)
+	}
+	argv := []string{c.Muster, "new", "--detach"}
+	if a.Name != "" {
+		argv = append(argv, "--name="+a.Name)
+	}
+	if dir := hostDir(a.Dir); dir != "" {
+		argv = append(argv, "--dir="+dir)
+	}
+	if a.Cmd != "" {
+		argv = append(argv, "--cmd="+a.Cmd)
+		if a.ResumeCmd != "" {
+			argv = append(argv, "--resume-cmd="+a.ResumeCmd)
+		}
+	}
+	if a.Provider != "" {
+		argv = append(argv, a.Provider)
+	}
+	argv = append(append(argv, "--"), a.Args...)
+	l := host.NewLink(b.feed.dirs, b.feed.cfg.SSH, c)
+	out, err := l.Run(ctx, nil, argv...)
+	if err != nil {
+		if re, ok := errors.AsType[*host.RemoteExit](err); ok {
+			return proto.SessionInfo{}, fmt.Errorf("host %s: %s", c.Name, strings.TrimPrefix(termtext.Line(re.Error()), "muster: "))
+		}
+		return proto.SessionInfo{}, hostError(err)
+	}
+	name := strings.TrimSpace(string(out))
+	if name == "" || strings.ContainsAny(name, "\n\r") {
+		return proto.SessionInfo{}, fmt.Errorf("host %s: bad answer to new: %q", c.Name, out)
+	}
+	return proto.SessionInfo{Name: qualified(c.Name, name), Provider: a.Provider}, nil
+}
+
+// hostDir is a directory as typed for a host, relative to the host
+// user's home where it was under ~; "" for the home itself.
+func hostDir(dir string) string {
+	switch {
+	case dir == "~" || dir == "~/":
+		return ""
+	case strings.HasPrefix(dir, "~/"):
+		return strings.TrimPrefix(dir, "~/")
+	}
+	return dir
+}

@@ -22,12 +22,13 @@ func newHostCmd(f *Factory) *cobra.Command {
 		Long: "Hosts are other machines reached with the system ssh and your ~/.ssh/config. Each runs\n" +
 			"its own muster daemon (its hooks stay there); name a session on one as HOST:NAME in\n" +
 			"attach, send, capture, kill, rename, wait, explain, show and ack, start one with\n" +
-			"`muster new --host HOST`, and `muster ls` lists every host's sessions. A host may not be\n" +
+			"`muster new --host HOST`, and `muster ls` lists every host's sessions; `muster host upgrade`\n" +
+			"brings a host to this muster without stopping its agents. A host may not be\n" +
 			"named like a provider: `muster show PROVIDER:ID` always means this machine's conversation\n" +
 			"(a host's is `muster show HOST:PROVIDER:ID`).",
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newHostAddCmd(f), newHostLsCmd(f), newHostRmCmd(f))
+	cmd.AddCommand(newHostAddCmd(f), newHostLsCmd(f), newHostRmCmd(f), newHostUpgradeCmd(f))
 	return cmd
 }
 
@@ -41,6 +42,9 @@ func (f *Factory) config() (config.Config, error) {
 
 // hostError turns a host that could not be used into what the user does next.
 func hostError(err error) error {
+	if se, ok := errors.AsType[*host.SkewError](err); ok {
+		return &UserError{Err: se, Hint: se.Advice(), Code: ExitError}
+	}
 	if he, ok := errors.AsType[*host.Error](err); ok {
 		ue := &UserError{Err: fmt.Errorf("host %s: %s: %s", he.Host, he.State, he.Reason), Code: ExitUnreachable}
 		if he.Command != "" {

@@ -78,6 +78,9 @@ func listAcrossHosts(ctx context.Context, f *Factory, cfg config.Config, onHost 
 		}
 		for _, s := range down {
 			fmt.Fprintf(f.IO.ErrOut, "muster: host %s %s: %s\n", s.Name, s.State, line(s.Reason))
+			if s.Command != "" {
+				fmt.Fprintf(f.IO.ErrOut, "  run: %s\n", line(s.Command))
+			}
 		}
 		return writeJSON(f.IO.Out, rows)
 	}
@@ -132,6 +135,9 @@ func listAcrossHosts(ctx context.Context, f *Factory, cfg config.Config, onHost 
 			stale = "; its sessions as it last listed them, marked ?"
 		}
 		fmt.Fprintf(f.IO.Out, "host %s: %s (%s; %s%s)\n", s.Name, s.State, line(s.Reason), seen, stale)
+		if s.Command != "" {
+			fmt.Fprintf(f.IO.Out, "  run: %s\n", line(s.Command))
+		}
 	}
 	return nil
 }

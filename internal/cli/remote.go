@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -131,15 +133,75 @@ func runOnHost(ctx context.Context, f *Factory, link host.Link, attach, again bo
 		return hostError(err)
 	}
 	if attach && again {
-		return reattach(ctx, link, argv)
+		return skewAfter(ctx, link, reattach(ctx, link, argv))
 	}
 	run := link.Command(ctx, attach, argv...)
 	if attach {
 		run.Stdin, run.Stdout, run.Stderr = os.Stdin, os.Stdout, os.Stderr
-	} else {
-		run.Stdout, run.Stderr = f.IO.Out, f.IO.ErrOut
+		return skewAfter(ctx, link, remoteStatus(link, run.Run()))
 	}
-	return remoteStatus(link, run.Run())
+	errs := &skewFilter{w: f.IO.ErrOut, host: link.Host.Name}
+	run.Stdout, run.Stderr = f.IO.Out, errs
+	err := remoteStatus(link, run.Run())
+	errs.flush()
+	if errs.skew != nil {
+		return hostError(errs.skew)
+	}
+	return err
+}
+
+// skewAfter checks, when an attach on a host failed as a daemon of
+// another protocol makes it fail, whether that is why: the host's muster
+// printed its refusal on the terminal, in words meant for a machine of
+// its own, and the user needs to hear it is the host's daemon.
+func skewAfter(ctx context.Context, link host.Link, err error) error {
+	re, ok := errors.AsType[*remoteExit](err)
+	if !ok || re.code != ExitError {
+		return err
+	}
+	if cerr := host.CheckSkew(ctx, link); cerr != nil {
+		if _, ok := errors.AsType[*host.SkewError](cerr); ok {
+			return hostError(cerr)
+		}
+	}
+	return err
+}
+
+// skewFilter passes a host muster's stderr through line by line, but
+// keeps back its daemon's refusal of another protocol: that line tells
+// the user to restart "the daemon", which read here means this machine's.
+type skewFilter struct {
+	w    io.Writer
+	line []byte
+	skew *host.SkewError
+	host string
+}
+
+func (s *skewFilter) Write(p []byte) (int, error) {
+	s.line = append(s.line, p...)
+	for {
+		i := bytes.IndexByte(s.line, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		s.pass(s.line[:i+1])
+		s.line = s.line[i+1:]
+	}
+}
+
+func (s *skewFilter) pass(line []byte) {
+	if se := host.ParseSkew(s.host, string(line)); se != nil {
+		s.skew = se
+		return
+	}
+	s.w.Write(line)
+}
+
+func (s *skewFilter) flush() {
+	if len(s.line) > 0 {
+		s.pass(s.line)
+		s.line = nil
+	}
 }
 
 // remoteStatus turns ssh's outcome into the command's.

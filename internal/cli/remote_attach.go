@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sync/atomic"
+	"syscall"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/musterhq/muster/internal/host"
 )
@@ -14,6 +18,19 @@ import (
 // reattachFor bounds how long an attach keeps trying to get its host
 // back after the connection dropped, before it gives up and says so.
 const reattachFor = 2 * time.Minute
+
+// While attached, a round trip goes through the host's connection every
+// linkHeartbeat; one without an answer within linkHeartbeatTimeout means
+// the link went silent (a cable pulled, a laptop suspended, a stopped
+// sshd), which ssh's own keepalive would notice only after 45 s. The
+// attach stream itself is the host muster's and carries no heartbeat.
+var (
+	linkHeartbeat        = 2 * time.Second
+	linkHeartbeatTimeout = 3 * time.Second
+)
+
+// errLinkSilent is an attach ended because its link stopped answering.
+var errLinkSilent = errors.New("the connection stopped answering")
 
 // reattach runs the host's `muster attach` in this terminal, and when
 // the connection drops under it (ssh's 255: the master was killed, the
@@ -27,18 +44,20 @@ func reattach(ctx context.Context, link host.Link, argv []string) error {
 	for try := 0; ; try++ {
 		err := link.Connect(ctx)
 		if err == nil {
-			run := link.Command(ctx, true, argv...)
-			run.Stdin, run.Stdout, run.Stderr = os.Stdin, os.Stdout, os.Stderr
 			started := time.Now()
-			err = run.Run()
-			if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 255 || ctx.Err() != nil {
+			var silent bool
+			silent, err = attachWatched(ctx, link, argv)
+			if silent {
+				err = errLinkSilent
+			} else if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 255 || ctx.Err() != nil {
 				return remoteStatus(link, err)
+			} else {
+				err = fmt.Errorf("the connection was lost")
 			}
 			if time.Since(started) > time.Second {
 				// It was attached: a fresh drop, a fresh budget.
 				try, lostAt = 0, time.Time{}
 			}
-			err = fmt.Errorf("the connection was lost")
 		} else if he, ok := errors.AsType[*host.Error](err); ok && he.State == host.NeedsAttention {
 			return hostError(err)
 		}
@@ -47,6 +66,10 @@ func reattach(ctx context.Context, link host.Link, argv []string) error {
 			// ssh has left the terminal as it found it: the message is
 			// on the main screen, under what the attach showed.
 			fmt.Fprintf(os.Stderr, "\r\nmuster: host %s: %v; attaching again…\r\n", link.Host.Name, err)
+		}
+		if errors.Is(err, errLinkSilent) {
+			// Its master hangs on to the silent connection: start anew.
+			link.Drop()
 		}
 		if time.Since(lostAt) > reattachFor {
 			return &UserError{Err: fmt.Errorf("host %s: gave up attaching again after %s: %v", link.Host.Name, reattachFor, err), Code: ExitUnreachable}
@@ -57,6 +80,59 @@ func reattach(ctx context.Context, link host.Link, argv []string) error {
 		case <-time.After(host.DefaultBackoff.Delay(try)):
 		}
 	}
+}
+
+// attachWatched runs the host's attach in this terminal while a
+// heartbeat checks its link; silent reports that the heartbeat ended it.
+// ssh is stopped with SIGTERM, on which it puts the terminal back; in
+// case it could not, the terminal's mode from before is restored.
+func attachWatched(ctx context.Context, link host.Link, argv []string) (silent bool, err error) {
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	run := link.Command(runCtx, true, argv...)
+	run.Stdin, run.Stdout, run.Stderr = os.Stdin, os.Stdout, os.Stderr
+	run.Cancel = func() error { return run.Process.Signal(syscall.SIGTERM) }
+	saved, _ := term.GetState(int(os.Stdin.Fd()))
+	if err := run.Start(); err != nil {
+		return false, err
+	}
+	var lost atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if !link.Shared() {
+			// Only ssh's keepalive watches a link without a master.
+			return
+		}
+		t := time.NewTicker(linkHeartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+			}
+			pctx, cancel := context.WithTimeout(runCtx, linkHeartbeatTimeout)
+			perr := link.Probe(pctx)
+			timedOut := pctx.Err() == context.DeadlineExceeded
+			cancel()
+			if perr != nil && timedOut && runCtx.Err() == nil {
+				lost.Store(true)
+				stop()
+				return
+			}
+		}
+	}()
+	err = run.Wait()
+	stop()
+	<-done
+	if lost.Load() {
+		if saved != nil {
+			term.Restore(int(os.Stdin.Fd()), saved)
+		}
+		return true, err
+	}
+	return false, err
 }
 
 // attachFromDashboard attaches to a host's session chosen in the

@@ -226,6 +226,34 @@ func (l Link) Command(ctx context.Context, tty bool, argv ...string) *exec.Cmd {
 	return cmd
 }
 
+// Probe runs a round trip through the host's master connection (a
+// command that does nothing, there) and reports whether it came back
+// before ctx ended. `ssh -O check` asks only the local master process,
+// which answers while the link under it is silent; ssh's own keepalive
+// notices that only after ServerAliveInterval × ServerAliveCountMax.
+func (l Link) Probe(ctx context.Context) error {
+	cmd := l.Command(ctx, false, "true")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return fmt.Errorf("host %s: no answer through the connection: %w", l.Host.Name, context.Cause(ctx))
+	}
+	if err != nil {
+		return l.classify(ctx, errb.String(), err)
+	}
+	return nil
+}
+
+// Shared reports whether the link's commands share one master
+// connection; without one (a runtime path too long for a socket) each
+// command connects anew and a probe would time a whole handshake.
+func (l Link) Shared() bool { return l.socket != "" }
+
+// Drop forgets the host's master connection, as after a link that went
+// silent: the next command starts a new one.
+func (l Link) Drop() { l.dropMaster() }
+
 // RemoteExit is a remote command that ran and failed.
 type RemoteExit struct {
 	Code   int
@@ -241,7 +269,8 @@ func (e *RemoteExit) Error() string {
 
 // Run connects, runs argv on the host with stdin (may be nil) and returns
 // its output. An ssh failure is an *Error; the command's own, a
-// *RemoteExit.
+// *RemoteExit, or a *SkewError when the host's daemon refused its muster
+// for another control protocol.
 func (l Link) Run(ctx context.Context, stdin *os.File, argv ...string) ([]byte, error) {
 	if err := l.Connect(ctx); err != nil {
 		return nil, err
@@ -257,12 +286,21 @@ func (l Link) Run(ctx context.Context, stdin *os.File, argv ...string) ([]byte, 
 		return out.Bytes(), nil
 	}
 	if ee, ok := errors.AsType[*exec.ExitError](err); ok && ee.ExitCode() != 255 && ctx.Err() == nil {
-		return out.Bytes(), &RemoteExit{Code: ee.ExitCode(), Stderr: errb.String()}
+		return out.Bytes(), remoteFailure(l, ee.ExitCode(), errb.String())
 	}
 	if ctx.Err() != nil {
 		l.dropMaster()
 	}
 	return nil, l.classify(ctx, errb.String(), err)
+}
+
+// remoteFailure is a remote command's failure: its daemon's refusal of
+// another protocol, said for this host, or the command's own.
+func remoteFailure(l Link, code int, stderr string) error {
+	if se := ParseSkew(l.Host.Name, stderr); se != nil {
+		return se
+	}
+	return &RemoteExit{Code: code, Stderr: stderr}
 }
 
 // needsPerson are ssh's words for what BatchMode would not ask.

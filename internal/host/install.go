@@ -1,15 +1,20 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/musterhq/muster/internal/proto"
 )
 
 // Installed is the muster a host runs, as Install found or put it.
@@ -173,4 +178,34 @@ func sameMachine(uname string) bool {
 		}
 	}
 	return false
+}
+
+// DaemonStatus is the host's daemon as its muster reports it (a frozen
+// op, answered by a daemon of any version); Running is false when none
+// runs there.
+func DaemonStatus(ctx context.Context, l Link) (st proto.DaemonStatus, running bool, err error) {
+	st, err = frozenStatus(ctx, l)
+	if re, ok := errors.AsType[*RemoteExit](err); ok && re.Code == 4 && strings.Contains(re.Stderr, "not running") {
+		return st, false, nil
+	}
+	return st, err == nil, err
+}
+
+// RestartDaemon restarts the host's daemon into the muster at path with
+// the live handoff (`muster daemon restart --binary`): the new image
+// adopts every pane, so the agents there keep running with their pids.
+// It returns what the host's muster said of it.
+func RestartDaemon(ctx context.Context, l Link, path string) (string, error) {
+	cmd := l.Command(ctx, false, path, "daemon", "restart", "--binary", path)
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &errb, &errb
+	err := cmd.Run()
+	said := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(errb.String()), "muster: "))
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok && ee.ExitCode() != 255 {
+		return "", fmt.Errorf("host %s: the daemon restart failed: %s", l.Host.Name, said)
+	}
+	if err != nil {
+		return "", l.classify(ctx, errb.String(), err)
+	}
+	return said, nil
 }

@@ -151,9 +151,14 @@ func ListAll(ctx context.Context, dirs paths.Dirs, cfg config.Config, timeout ti
 			list, err := Sessions(ctx, dirs, l)
 			st := Status{Name: h.Name, Dest: h.Dest, State: Connected, Sessions: len(list)}
 			if err != nil {
-				st.State, st.Reason = Unreachable, err.Error()
-				if he, ok := errors.AsType[*Error](err); ok {
-					st.State, st.Reason, st.Command = he.State, he.Reason, he.Command
+				st.State, st.Reason, st.Command = stateOf(err)
+			}
+			if _, ok := errors.AsType[*SkewError](err); ok {
+				// What both versions speak: the daemon's status, so the
+				// host still shows its version and how many sessions it
+				// holds.
+				if ds, err := frozenStatus(ctx, l); err == nil {
+					markSeen(dirs, h.Name, ds.Version, ds.Sessions, nil)
 				}
 			}
 			res[i] = Listing{Status: st, Sessions: list}
@@ -191,10 +196,8 @@ func AttentionAll(ctx context.Context, dirs paths.Dirs, cfg config.Config, all b
 			defer cancel()
 			l := NewLink(dirs, cfg.SSH, h)
 			fail := func(err error) {
-				st := Status{Name: h.Name, Dest: h.Dest, State: Unreachable, Reason: err.Error()}
-				if he, ok := errors.AsType[*Error](err); ok {
-					st.State, st.Reason, st.Command = he.State, he.Reason, he.Command
-				}
+				st := Status{Name: h.Name, Dest: h.Dest}
+				st.State, st.Reason, st.Command = stateOf(err)
 				res[i].st = &st
 			}
 			if h.Muster == "" {

@@ -144,6 +144,10 @@ func Wait(ctx context.Context, l Link, spec WaitSpec, events func(LinkEvent)) (p
 		if _, ok := errors.AsType[*RemoteExit](err); ok {
 			return proto.WaitResult{}, err
 		}
+		if _, ok := errors.AsType[*SkewError](err); ok {
+			// Waiting longer changes nothing: the daemon refuses it.
+			return proto.WaitResult{}, err
+		}
 		if !down && events != nil {
 			events(LinkEvent{Host: l.Host.Name, Err: err})
 		}
@@ -198,7 +202,7 @@ func waitOnce(ctx context.Context, l Link, spec WaitSpec, reached map[string]pro
 		return res, err
 	}
 	if ee, ok := errors.AsType[*exec.ExitError](err); ok && ee.ExitCode() != 255 {
-		return res, &RemoteExit{Code: ee.ExitCode(), Stderr: errb.String()}
+		return res, remoteFailure(l, ee.ExitCode(), errb.String())
 	}
 	if err == nil {
 		return res, fmt.Errorf("host %s: bad answer to wait: %q", l.Host.Name, out.Bytes())

@@ -29,8 +29,10 @@ import (
 // op watch (the dashboard needs it) and attach from a pane to the sessions
 // it started; 4 moved copy mode into the daemon that holds an attached
 // terminal (a client of 3 would be handed copy mode back, or meet
-// HandbackOpen it cannot serve).
-const ControlVersion = 4
+// HandbackOpen it cannot serve). A build with the tag
+// muster_previous_protocol speaks the one before (previous_protocol.go),
+// for the version-skew tests.
+const ControlVersion = 4 - previousProtocol
 
 // MaxControlRequest bounds one JSON request line on control.sock.
 const MaxControlRequest = 1 << 20

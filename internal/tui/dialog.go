@@ -33,7 +33,8 @@ type Choice struct {
 func (c Choice) available() bool { return c.Kind != "provider" || c.Path != "" }
 
 // newDialog is the new-session dialog: a provider picker, the working
-// directory with path completion, an optional name and extra arguments.
+// directory with path completion, an optional name and extra arguments,
+// and, when the backend has hosts, where the session runs.
 type newDialog struct {
 	choices []Choice
 	loading bool
@@ -49,6 +50,45 @@ type newDialog struct {
 	// from a directory it did not change.
 	dirTyped bool
 	err      string
+	// hosts are the backend's hosts (HostCreator), host the one chosen:
+	// 0 is this machine, i is hosts[i-1].
+	hosts []string
+	host  int
+	// localDir is the directory offered for this machine; a host is
+	// offered its home instead.
+	localDir string
+}
+
+// fields is how many fields the dialog has: the host field only when
+// there are hosts.
+func (d *newDialog) fields() int {
+	if len(d.hosts) > 0 {
+		return dlgFields + 1
+	}
+	return dlgFields
+}
+
+// onHost is the host the session is to run on, "" for this machine.
+func (d *newDialog) onHost() string {
+	if d.host <= 0 || d.host > len(d.hosts) {
+		return ""
+	}
+	return d.hosts[d.host-1]
+}
+
+// chooseHost moves the host choice by step, offering the chosen
+// machine's own directory unless one was typed.
+func (d *newDialog) chooseHost(step int) {
+	n := len(d.hosts) + 1
+	before := d.onHost()
+	d.host = (d.host + step + n) % n
+	switch {
+	case before == "" && d.onHost() != "" && d.dir == d.localDir:
+		d.dir = "~"
+	case before != "" && d.onHost() == "" && d.dir == "~":
+		d.dir = d.localDir
+	}
+	d.completions = nil
 }
 
 const (
@@ -57,6 +97,8 @@ const (
 	dlgName
 	dlgArgs
 	dlgFields
+	// dlgHost follows the others, there only with hosts (fields).
+	dlgHost = dlgFields
 )
 
 type (
@@ -79,6 +121,12 @@ type (
 // openNew opens the dialog and asks the backend for the choices.
 func (m Model) openNew() (tea.Model, tea.Cmd) {
 	m.dlg = &newDialog{loading: true, dir: tilde(m.startDir, m.home)}
+	m.dlg.localDir = m.dlg.dir
+	if _, ok := m.backend.(HostCreator); ok {
+		for _, h := range m.hosts {
+			m.dlg.hosts = append(m.dlg.hosts, h.Name)
+		}
+	}
 	ctx, b := m.ctx, m.backend
 	return m, func() tea.Msg {
 		cs, err := b.Choices(ctx)
@@ -107,21 +155,31 @@ func (m Model) dialogKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case "enter":
 		return m.create()
 	case "shift+tab":
-		d.field = (d.field + dlgFields - 1) % dlgFields
+		d.field = (d.field + d.fields() - 1) % d.fields()
 		d.completions = nil
 		return m, nil
 	case "tab":
-		if d.field == dlgDir {
+		if d.field == dlgDir && d.onHost() == "" {
 			return m, completeCmd(d.dir, m.home, !d.dirTyped)
 		}
-		d.field = (d.field + 1) % dlgFields
+		// A host's directories are not this machine's to complete.
+		d.field = (d.field + 1) % d.fields()
 		return m, nil
 	case "up", "down":
 		if d.field == dlgProvider {
 			d.pick = min(max(d.pick+map[string]int{"up": -1, "down": 1}[k], 0), max(len(d.choices)-1, 0))
 			return m, nil
 		}
-		d.field = (d.field + dlgFields + map[string]int{"up": -1, "down": 1}[k]) % dlgFields
+		d.field = (d.field + d.fields() + map[string]int{"up": -1, "down": 1}[k]) % d.fields()
+		return m, nil
+	}
+	if d.field == dlgHost {
+		switch k {
+		case "left", "h":
+			d.chooseHost(-1)
+		case "right", "l", "space":
+			d.chooseHost(1)
+		}
 		return m, nil
 	}
 	if d.field == dlgProvider {
@@ -169,9 +227,13 @@ func (m Model) create() (tea.Model, tea.Cmd) {
 	case !ok:
 		d.err = "choose what to run"
 		return m, nil
-	case !c.available():
+	case !c.available() && d.onHost() == "":
+		// PATH here says nothing of the host's: its muster answers there.
 		d.err = c.Name + " is not installed: " + c.Install
 		return m, nil
+	}
+	if on := d.onHost(); on != "" {
+		return m.createOn(on, c)
 	}
 	dir := expandHome(strings.TrimSpace(d.dir), m.home)
 	if dir == "" {
@@ -203,6 +265,40 @@ func (m Model) create() (tea.Model, tea.Cmd) {
 	ctx, b := m.ctx, m.backend
 	return m, func() tea.Msg {
 		info, err := b.New(ctx, a)
+		return createdMsg{info, err}
+	}
+}
+
+// createOn asks the backend for the session on a host. The directory is
+// the host's, as typed: relative to its home, where ~ means that home too.
+func (m Model) createOn(on string, c Choice) (tea.Model, tea.Cmd) {
+	d := m.dlg
+	args, err := shell.Fields(d.args, func(string) string { return "" })
+	if err != nil {
+		d.err = "extra arguments: " + err.Error()
+		d.field = dlgArgs
+		return m, nil
+	}
+	a := proto.NewArgs{Name: strings.TrimSpace(d.name), Dir: strings.TrimSpace(d.dir), Args: args}
+	switch c.Kind {
+	case "provider":
+		a.Provider = c.Name
+	case "launcher":
+		a.Cmd, a.ResumeCmd = c.Command, c.Resume
+	}
+	if m.busy != "" {
+		d.err = "busy: " + m.busy
+		return m, nil
+	}
+	hc, ok := m.backend.(HostCreator)
+	if !ok {
+		d.err = "this dashboard cannot start sessions on hosts"
+		return m, nil
+	}
+	m.busy = "starting " + c.Name + " on " + on + "…"
+	ctx := m.ctx
+	return m, func() tea.Msg {
+		info, err := hc.NewOn(ctx, on, a)
 		return createdMsg{info, err}
 	}
 }
@@ -362,7 +458,7 @@ func (d *newDialog) Render(w, h int) []string {
 		lines = append(lines, styleFaint.Styled("    nothing to run"))
 	}
 	// The picker shows a window around the pick when the list is long.
-	rows := max(h-13, 3)
+	rows := max(h-13-(d.fields()-dlgFields), 3)
 	off := window(0, d.pick, rows, len(d.choices))
 	for i := off; i < min(off+rows, len(d.choices)); i++ {
 		c := d.choices[i]
@@ -401,8 +497,26 @@ func (d *newDialog) Render(w, h int) []string {
 	}
 	lines = append(lines,
 		label(dlgName, "Name")+"  "+input(dlgName, d.name, "  generated when empty"),
-		label(dlgArgs, "Arguments")+"  "+input(dlgArgs, d.args, "  passed to the program, shell-quoted"),
-		"")
+		label(dlgArgs, "Arguments")+"  "+input(dlgArgs, d.args, "  passed to the program, shell-quoted"))
+	if len(d.hosts) > 0 {
+		names := append([]string{"this machine"}, d.hosts...)
+		for i, n := range names {
+			n = termtext.Line(n)
+			if i == d.host {
+				n = "[" + n + "]"
+				if d.field == dlgHost {
+					n = styleBold.Styled(n)
+				}
+			}
+			names[i] = n
+		}
+		hint := ""
+		if d.field == dlgHost {
+			hint = styleFaint.Styled("  ←/→ choose")
+		}
+		lines = append(lines, label(dlgHost, "Host")+"  "+strings.Join(names, "  ")+hint)
+	}
+	lines = append(lines, "")
 	if d.err != "" {
 		lines = append(lines, styleError.Styled(termtext.Line(d.err)))
 	}

@@ -1,10 +1,12 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/termtext"
 )
 
@@ -25,6 +27,15 @@ type HostState struct {
 // last known ones.
 type HostSource interface {
 	Hosts() []HostState
+}
+
+// HostCreator is a HostSource that also starts sessions on its hosts
+// (the new-session dialog's host field): Dir is the host's, relative to
+// its home when not absolute, and the session comes back named
+// HOST:NAME.
+type HostCreator interface {
+	HostSource
+	NewOn(ctx context.Context, host string, a proto.NewArgs) (proto.SessionInfo, error)
 }
 
 // hostsNow asks the backend for its hosts, if it has any.

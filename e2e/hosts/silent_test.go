@@ -1,0 +1,116 @@
+package hosts_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/musterhq/muster/internal/testing/poll"
+)
+
+// freeze stops (SIGSTOP) the sshd listener and every sshd process of the
+// host's user, the ones carrying its connections: the TCP connections
+// stay open and say nothing, as over a pulled cable. It returns what
+// thaw continues.
+func (s *server) freeze() []int {
+	pids := []int{s.cmd.Process.Pid}
+	syscall.Kill(s.cmd.Process.Pid, syscall.SIGSTOP)
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := os.Stat("/proc/" + e.Name())
+		if err != nil || int(st.Sys().(*syscall.Stat_t).Uid) != s.uid || !strings.HasPrefix(comm(pid), "sshd") {
+			continue
+		}
+		syscall.Kill(pid, syscall.SIGSTOP)
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+func thaw(pids []int) {
+	for _, p := range pids {
+		syscall.Kill(p, syscall.SIGCONT)
+	}
+}
+
+// TestAttachNoticesASilentLink: the link under `muster attach h1:x` goes
+// silent (sshd stopped, its connections open); the client says so within
+// seconds, not after ssh's 45 s keepalive, and attaches again once sshd
+// answers again, showing live output.
+func TestAttachNoticesASilentLink(t *testing.T) {
+	srv := newServer(t)
+	e := newEnv(t, srv)
+	e.must("host", "add", "h1", "h1")
+	e.must("new", "--host", "h1", "--name", "ticker", "-d", "--cmd", `i=0; while :; do i=$((i+1)); echo "tick-$i"; sleep 0.1; done`)
+
+	cmd := exec.Command(musterBin, "attach", "h1:ticker")
+	cmd.Env = e.vars
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 100, Rows: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait(); ptmx.Close() }()
+	var mu sync.Mutex
+	var screen bytes.Buffer
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(buf)
+			mu.Lock()
+			screen.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	mark := func() int { mu.Lock(); defer mu.Unlock(); return screen.Len() }
+	since := func(at int) string { mu.Lock(); defer mu.Unlock(); return screen.String()[at:] }
+	poll.Wait(t, 20*time.Second, func() bool { return strings.Contains(since(0), "tick-") }, func() string { return "never attached: " + since(0) })
+
+	at := mark()
+	frozen := srv.freeze()
+	defer thaw(frozen)
+	froze := time.Now()
+	// ssh's keepalive would take 45 s; the deadline leaves room for a
+	// loaded machine and still fails without the heartbeat.
+	poll.Wait(t, 25*time.Second, func() bool { return strings.Contains(since(at), "stopped answering; attaching again") },
+		func() string { return "the client never said the link went silent: " + since(at) })
+	t.Logf("silent link noticed %v after the freeze", time.Since(froze).Round(time.Millisecond))
+
+	// sshd answers again (its old connections stay frozen: the attach
+	// comes back over a new one).
+	syscall.Kill(srv.cmd.Process.Pid, syscall.SIGCONT)
+	back := mark()
+	poll.Wait(t, 30*time.Second, func() bool {
+		s := since(back)
+		i := strings.LastIndex(s, "\x1b[?1049h")
+		return i >= 0 && strings.Contains(s[i:], "tick-")
+	}, func() string { return "no live output after sshd answered again: " + since(at) })
+	if cmd.ProcessState != nil {
+		t.Fatal("attach exited")
+	}
+	ptmx.Write([]byte{0x1c})
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("attach after the link came back exited with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("attach did not exit after the detach key")
+	}
+}
