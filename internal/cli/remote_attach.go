@@ -24,13 +24,15 @@ const reattachFor = 2 * time.Minute
 // the link went silent (a cable pulled, a laptop suspended, a stopped
 // sshd), which ssh's own keepalive would notice only after 45 s. The
 // attach stream itself is the host muster's and carries no heartbeat.
-var (
+const (
 	linkHeartbeat        = 2 * time.Second
 	linkHeartbeatTimeout = 3 * time.Second
 )
 
-// errLinkSilent is an attach ended because its link stopped answering.
-var errLinkSilent = errors.New("the connection stopped answering")
+// linkSilentError is an attach ended because its link stopped answering.
+type linkSilentError struct{}
+
+func (linkSilentError) Error() string { return "the connection stopped answering" }
 
 // reattach runs the host's `muster attach` in this terminal, and when
 // the connection drops under it (ssh's 255: the master was killed, the
@@ -48,7 +50,7 @@ func reattach(ctx context.Context, link host.Link, argv []string) error {
 			var silent bool
 			silent, err = attachWatched(ctx, link, argv)
 			if silent {
-				err = errLinkSilent
+				err = linkSilentError{}
 			} else if ee, ok := errors.AsType[*exec.ExitError](err); !ok || ee.ExitCode() != 255 || ctx.Err() != nil {
 				return remoteStatus(link, err)
 			} else {
@@ -67,7 +69,7 @@ func reattach(ctx context.Context, link host.Link, argv []string) error {
 			// on the main screen, under what the attach showed.
 			fmt.Fprintf(os.Stderr, "\r\nmuster: host %s: %v; attaching again…\r\n", link.Host.Name, err)
 		}
-		if errors.Is(err, errLinkSilent) {
+		if errors.As(err, new(linkSilentError)) {
 			// Its master hangs on to the silent connection: start anew.
 			link.Drop()
 		}

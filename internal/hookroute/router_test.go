@@ -17,14 +17,18 @@ import (
 )
 
 // fakeCodex is a shell script named codex: it holds the file named by
-// FAKE_ROLLOUT open (when set), says "ready", and sleeps. Linux names a
-// script's process after the script, so it is a Codex process to the router.
+// FAKE_ROLLOUT open (when set), says "ready", and waits on a FIFO nobody
+// writes. Linux names a script's process after the script, so it is a
+// Codex process to the router. It forks nothing once ready: a fork before
+// its exec (of `sleep`, say) is named codex too, and a walk of the tree
+// that met it would count it as an agent.
 const fakeCodex = `#!/bin/sh
 if [ -n "$FAKE_ROLLOUT" ]; then exec 3<"$FAKE_ROLLOUT"; fi
 if [ -n "$FAKE_ROLLOUT2" ]; then exec 4<"$FAKE_ROLLOUT2"; fi
 if [ -n "$FAKE_PIDFILE" ]; then echo $$ > "$FAKE_PIDFILE.tmp" && mv "$FAKE_PIDFILE.tmp" "$FAKE_PIDFILE"; fi
+p=$(mktemp -u) && mkfifo "$p" && exec 9<>"$p" && rm "$p"
 echo ready
-while :; do sleep 3600; done
+read -r x <&9
 `
 
 type env struct {
