@@ -20,10 +20,16 @@ import (
 // when it resets, and, with autocontinue on, send the provider's continue
 // once after the reset.
 
+// limitRetries is how often a CLI sends a request the fake refused with
+// its limit again before the turn fails: Claude Code's default (10, over
+// about 3 minutes of backoff) would make its scenario last minutes, and 4
+// (about 8 s) still shows its retry line long enough to be read.
+const limitRetries = 4
+
 // limitRun launches cli in a Muster pane for a limit scenario, with the
 // continue's skew cut to 1 s so that the scenario lasts about a minute.
 func limitRun(t *testing.T, cli realcli.CLI) *mscenario {
-	s := realcli.New(t, cli, realcli.Options{})
+	s := realcli.New(t, cli, realcli.Options{APIRetries: limitRetries})
 	sc := &mscenario{t: t, cli: cli, prof: profiles[cli], s: s, m: newMuster(t, s), name: "lim-" + string(cli)}
 	t.Cleanup(func() {
 		t.Logf("%s: %s", cli, strings.Join(sc.times, "; "))
@@ -180,8 +186,9 @@ func TestMusterGeminiLimit(t *testing.T) {
 
 // TestMusterClaudeLimit: Claude Code 2.1.332 with an API key retries a
 // 429 that carries the five-hour limit headers ("5-hour limit reached ·
-// retrying in 16s (4:10am) · attempt 7/10"), then fires StopFailure
-// rate_limit after about 3 minutes: the run is limited from that hook.
+// retrying in 16s (4:10am) · attempt 7/10"), CLAUDE_CODE_MAX_RETRIES
+// times, then fires StopFailure rate_limit: the run is limited from that
+// hook.
 func TestMusterClaudeLimit(t *testing.T) {
 	t.Parallel()
 	sc := limitRun(t, realcli.Claude)
@@ -189,12 +196,16 @@ func TestMusterClaudeLimit(t *testing.T) {
 	resets := time.Now().Add(time.Hour).Truncate(time.Minute)
 	sc.enqueue(fakemodel.Limit(resets))
 	start := time.Now()
+	n := len(sc.s.Server.Turns())
 	run := sc.submit("hit the limit", run1)
 	sc.m.waitScreen(sc.name, "limit reached", turnTimeout)
-	info := sc.limited(6 * time.Minute)
+	info := sc.limited(turnTimeout)
 	sc.took("limited", start)
 	if runID(info) != run {
 		t.Errorf("limited: run %q; want %s", runID(info), run)
+	}
+	if got := len(sc.s.Server.Turns()) - n; got != 1+limitRetries {
+		t.Errorf("the limited prompt reached the model %d times; want 1 + %d retries (CLAUDE_CODE_MAX_RETRIES)", got, limitRetries)
 	}
 	l := sc.explainLimit()
 	t.Logf("claude: limit %+v", l)
