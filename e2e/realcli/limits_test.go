@@ -85,6 +85,19 @@ func (sc *mscenario) limitItem(want string, all bool) proto.AttentionItem {
 	return found
 }
 
+// onlyItem checks that the limited run raised one item, it, and no other:
+// a failure item beside a limit notice would be the same stop told twice.
+// It waits a few watcher ticks first, since the second item, if any, is
+// raised by another reader of the same stop.
+func (sc *mscenario) onlyItem(it proto.AttentionItem) {
+	sc.t.Helper()
+	time.Sleep(3 * time.Second)
+	open := sc.m.attention(sc.name, false)
+	if len(open) != 1 || open[0].ID != it.ID {
+		sc.t.Errorf("open items of the limited session: %+v; want only item %d (%s: %q)", open, it.ID, it.Reason, it.Message)
+	}
+}
+
 func (sc *mscenario) explainLimit() proto.Limit {
 	sc.t.Helper()
 	var x proto.Explanation
@@ -120,6 +133,10 @@ func TestMusterCodexLimit(t *testing.T) {
 	}
 	it := sc.limitItem("usage limit reached: resets at "+resets.UTC().Format(time.RFC3339), false)
 	t.Logf("codex: limit item %q", it.Message)
+	if it.Reason != string(proto.KindFailed) || it.RunID != run {
+		t.Errorf("limit item %+v; want run %s's failure item to say the limit", it, run)
+	}
+	sc.onlyItem(it)
 	sc.m.waitScreen(sc.name, "Approaching rate limits", turnTimeout)
 
 	sc.enqueue(fakemodel.Text("back after the limit"))
@@ -169,7 +186,7 @@ func TestMusterGeminiLimit(t *testing.T) {
 	if l := sc.explainLimit(); !strings.HasPrefix(l.Evidence, "screen: limit dialog") || l.Message != "Usage limit reached for all Pro models." {
 		t.Errorf("explain's limit: %+v; want the screen named", l)
 	}
-	sc.limitItem("usage limit reached (no reset time given), from screen", false)
+	sc.onlyItem(sc.limitItem("usage limit reached (no reset time given), from screen", false))
 
 	// Keep trying (Enter) is Gemini CLI's own retry of the same request:
 	// the fake answers it with the limit again (a Fail answers every

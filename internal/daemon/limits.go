@@ -73,6 +73,10 @@ type foundLimit struct {
 	limit   provider.Limit
 	since   time.Time // when it was first found
 	checked time.Time // when it was last looked for
+	// told is the run state in which an item last said the limit: "" for
+	// none yet, else running (the notification of a run held open at the
+	// limit) or failed (the run's failure item, re-worded).
+	told proto.RunState
 }
 
 // fillLimit turns a failed or idle run that stopped at its limit into the
@@ -151,16 +155,22 @@ func (d *Daemon) watchLimits(ctx context.Context) {
 }
 
 // findLimits asks the LimitFinder of each live pane whose current run may
-// be at a limit, outside d.mu (it reads files and the screen).
+// be at a limit, outside d.mu (it reads files and the screen), and tells
+// the user once per run and state: a run held open at its limit (Gemini
+// CLI's dialog) gets a notification item; a failed one has its failure
+// item say the limit and its reset instead (events.NotifyRun), so that a
+// limited run is one item, not its failure plus a notice.
 func (d *Daemon) findLimits(ctx context.Context, now time.Time) {
 	type look struct {
-		s     *session
-		run   string
-		q     provider.LimitQuery
-		f     provider.LimitFinder
-		prev  foundLimit
-		surf  string
-		title string
+		s      *session
+		run    string
+		failed bool
+		q      provider.LimitQuery
+		f      provider.LimitFinder
+		prev   foundLimit
+		surf   string
+		title  string
+		skip   bool // tell prev only: it is already found for a run that ended
 	}
 	var looks []look
 	d.mu.Lock()
@@ -179,12 +189,24 @@ func (d *Daemon) findLimits(ctx context.Context, now time.Time) {
 		if !ok {
 			continue
 		}
-		open := openRun(run.State)
-		if !open && (run.State != proto.StateFailed || now.Sub(run.Because.ReceivedAt) > limitLookFor && !s.found.ok) {
+		open, failed := openRun(run.State), run.State == proto.StateFailed
+		if !open && !failed {
 			continue
 		}
 		prev := s.found
-		if prev.runID == run.RunID && (prev.ok && !open || now.Sub(prev.checked) < limitRecheck) {
+		if prev.runID != run.RunID {
+			prev = foundLimit{runID: run.RunID}
+		}
+		lk := look{s: s, run: run.RunID, failed: failed, f: f, prev: prev, surf: s.surface.ID, title: s.rec.Name}
+		switch {
+		case prev.ok && failed:
+			if prev.told == proto.StateFailed {
+				continue
+			}
+			lk.skip = true
+		case failed && now.Sub(run.Because.ReceivedAt) > limitLookFor:
+			continue
+		case now.Sub(prev.checked) < limitRecheck:
 			continue
 		}
 		p := s.pane
@@ -193,7 +215,7 @@ func (d *Daemon) findLimits(ctx context.Context, now time.Time) {
 			at = now
 		}
 		env := s.rec.Env
-		q := provider.LimitQuery{
+		lk.q = provider.LimitQuery{
 			Env:      transcript.Env{Home: env["HOME"], Getenv: func(k string) string { return env[k] }},
 			NativeID: s.rec.NativeID, At: at, Open: open,
 			Screen: func() string {
@@ -203,24 +225,42 @@ func (d *Daemon) findLimits(ctx context.Context, now time.Time) {
 				return text
 			},
 		}
-		looks = append(looks, look{s: s, run: run.RunID, q: q, f: f, prev: prev, surf: s.surface.ID, title: s.rec.Name})
+		looks = append(looks, lk)
 	}
 	d.mu.Unlock()
 	for _, lk := range looks {
-		l, ok := lk.f.FindLimit(lk.q)
-		fl := foundLimit{runID: lk.run, ok: ok, limit: l, checked: now}
-		if ok {
-			fl.since = now
-			if lk.prev.runID == lk.run && lk.prev.ok {
-				fl.since = lk.prev.since
+		fl := lk.prev
+		if !lk.skip {
+			l, ok := lk.f.FindLimit(lk.q)
+			fl.checked = now
+			switch {
+			case ok:
+				if !fl.ok {
+					fl.since = now
+				}
+				fl.ok, fl.limit = true, l
+			case fl.ok && fl.limit.Retrying && !lk.failed:
+				// Between two of the CLI's attempts its retry line may
+				// be gone; the failure that ends them keeps the limit.
+			default:
+				fl.ok, fl.limit, fl.since = false, provider.Limit{}, time.Time{}
+			}
+		}
+		tell := fl.ok && (lk.failed && fl.told != proto.StateFailed ||
+			!lk.failed && !fl.limit.Retrying && fl.told == "")
+		if tell {
+			fl.told = proto.StateRunning
+			if lk.failed {
+				fl.told = proto.StateFailed
 			}
 		}
 		d.mu.Lock()
 		lk.s.found = fl
 		d.mu.Unlock()
-		if !ok || lk.prev.runID == lk.run && !lk.prev.since.IsZero() {
+		if !tell {
 			continue
 		}
+		l := fl.limit
 		msg := "usage limit reached"
 		if !l.ResetsAt.IsZero() {
 			msg += ": resets at " + l.ResetsAt.UTC().Format(time.RFC3339)
@@ -228,8 +268,8 @@ func (d *Daemon) findLimits(ctx context.Context, now time.Time) {
 			msg += " (no reset time given)"
 		}
 		msg += ", from " + l.Evidence
-		d.logger.Info("usage limit found", "session", lk.title, "run_id", lk.run, "resets_at", l.ResetsAt, "evidence", l.Evidence)
-		if !d.events.Notify(lk.surf, msg, now) {
+		d.logger.Info("usage limit found", "session", lk.title, "run_id", lk.run, "resets_at", l.ResetsAt, "evidence", l.Evidence, "failed", lk.failed)
+		if !d.events.NotifyRun(lk.surf, lk.run, msg, now) {
 			d.logger.Debug("limit notice dropped: the event queue is full", "surface_id", lk.surf)
 		}
 		d.stateChanged()

@@ -57,4 +57,9 @@ type Limit struct {
 	// "screen: …"), for explain.
 	Evidence string
 	Message  string // the CLI's own words
+	// Retrying says the CLI is still sending the request again by itself
+	// (Claude Code's retry line): its run will end with a failure of its
+	// own, so the daemon raises no item for the limit until then, and
+	// keeps the finding when a later look misses it between two attempts.
+	Retrying bool
 }
