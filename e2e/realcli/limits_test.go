@@ -201,43 +201,48 @@ func TestMusterGeminiLimit(t *testing.T) {
 	}
 }
 
-// TestMusterClaudeLimit: Claude Code 2.1.332 with an API key retries a
-// 429 that carries the five-hour limit headers ("5-hour limit reached ·
-// retrying in 16s (4:10am) · attempt 7/10"), CLAUDE_CODE_MAX_RETRIES
-// times, then fires StopFailure rate_limit: the run is limited from that
-// hook.
+// TestMusterClaudeLimit: Claude Code 2.1.332 with an API key sends a 429
+// that carries the five-hour limit headers again CLAUDE_CODE_MAX_RETRIES
+// times, its spinner line saying when the limit resets ("5-hour limit
+// reached · retrying in 1s (5:25am) · attempt 1/4"), then fires
+// StopFailure rate_limit, whose words name no reset. The run is limited
+// from that hook with the reset read from the retry line while it was on
+// the screen, and its failure item says when it resets.
 func TestMusterClaudeLimit(t *testing.T) {
 	t.Parallel()
 	sc := limitRun(t, realcli.Claude)
 	run1 := sc.textTurn()
 	resets := time.Now().Add(time.Hour).Truncate(time.Minute)
+	want := resets.UTC().Format(time.RFC3339)
 	sc.enqueue(fakemodel.Limit(resets))
 	start := time.Now()
 	n := len(sc.s.Server.Turns())
 	run := sc.submit("hit the limit", run1)
 	sc.m.waitScreen(sc.name, "limit reached", turnTimeout)
+	var l proto.Limit
+	sc.m.waitFor(sc.name, "StopFailure to end the retries", turnTimeout, func() bool {
+		var x proto.Explanation
+		sc.m.mustJSON(&x, "explain", sc.name, "--json")
+		if x.Limit != nil {
+			l = *x.Limit
+		}
+		return strings.Contains(l.Evidence, "StopFailure")
+	})
 	info := sc.limited(turnTimeout)
 	sc.took("limited", start)
-	if runID(info) != run {
-		t.Errorf("limited: run %q; want %s", runID(info), run)
-	}
+	t.Logf("claude: limit %+v", l)
 	if got := len(sc.s.Server.Turns()) - n; got != 1+limitRetries {
 		t.Errorf("the limited prompt reached the model %d times; want 1 + %d retries (CLAUDE_CODE_MAX_RETRIES)", got, limitRetries)
 	}
-	l := sc.explainLimit()
-	t.Logf("claude: limit %+v", l)
-	if !strings.Contains(l.Evidence, "StopFailure") {
-		t.Errorf("explain's limit: %+v; want the StopFailure hook named", l)
+	if runID(info) != run || info.LimitResetsAt == nil || *info.LimitResetsAt != want {
+		t.Errorf("limited: run %q resets %v; want run %s resetting %s", runID(info), info.LimitResetsAt, run, want)
 	}
-	// Measured: the hook's words name no reset ("rate_limit: API Error:
-	// Request rejected (429) · This request would exceed your account's
-	// rate limit. …"); only the retry line showed it ("5-hour limit
-	// reached · retrying in 1s (5:13am)"), so the run is limited without
-	// a reset time.
-	if !strings.Contains(l.Message, "429") {
-		t.Errorf("explain's limit message %q, want the 429", l.Message)
+	if !strings.Contains(l.Message, "429") || !strings.Contains(l.Evidence, "reset from screen: retry line (5-hour limit reached)") {
+		t.Errorf("explain's limit: %+v; want the hook's 429 and the retry line named", l)
 	}
-	if info.LimitResetsAt != nil {
-		t.Logf("claude: a reset was read: %s", *info.LimitResetsAt)
+	it := sc.limitItem("usage limit reached: resets at "+want+", from screen: retry line", false)
+	if it.Reason != string(proto.KindFailed) || it.RunID != run {
+		t.Errorf("limit item %+v; want run %s's failure item to say the limit", it, run)
 	}
+	sc.onlyItem(it)
 }

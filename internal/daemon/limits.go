@@ -45,6 +45,13 @@ func (d *Daemon) limitOf(surfaceID string, found foundLimit, now time.Time) (pro
 		}
 		resets = r
 		l = proto.Limit{Evidence: string(ev.Kind) + " from " + from + " (" + ev.Provider + ")", Message: ev.Message}
+		if resets.IsZero() && found.ok && found.runID == run.RunID && !found.limit.ResetsAt.IsZero() {
+			// The failure said no reset, but the CLI said it before
+			// (Claude Code's retry line): the stop is the hook's, the
+			// reset the finder's.
+			resets = found.limit.ResetsAt
+			l.Evidence += "; reset from " + found.limit.Evidence
+		}
 	} else if found.ok && found.runID == run.RunID && (run.State == proto.StateFailed || openRun(run.State)) {
 		resets = found.limit.ResetsAt
 		l = proto.Limit{Evidence: found.limit.Evidence + " (" + run.Provider + ")", Message: found.limit.Message}
