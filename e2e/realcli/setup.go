@@ -36,6 +36,13 @@ type Options struct {
 	// HookLog installs a hook command on the CLI's main events (HookEvents)
 	// that records each payload under Setup.HookDir; Setup.Hooks reads them.
 	HookLog bool
+	// APIRetries, when above zero, is how many times the CLI sends a
+	// failed model request again before it gives up on the turn. Claude
+	// Code 2.1.332 reads CLAUDE_CODE_MAX_RETRIES for it (default 10, with
+	// a backoff from 0.5 s doubling to 32 s: about 3 minutes for a 429 the
+	// API does not mark x-should-retry: false); the other CLIs are left at
+	// their own defaults.
+	APIRetries int
 }
 
 // Setup is a hermetic world for running one CLI: everything it reads or
@@ -121,6 +128,9 @@ func New(t testing.TB, cli CLI, opts Options) *Setup {
 		}
 	}
 	s.Env = s.baseEnv()
+	if opts.APIRetries > 0 && cli == Claude {
+		s.Env = append(s.Env, fmt.Sprintf("CLAUDE_CODE_MAX_RETRIES=%d", opts.APIRetries))
+	}
 	var seed error
 	switch cli {
 	case Claude:

@@ -383,6 +383,15 @@ func (b *dashboardBackend) NewOn(ctx context.Context, hostName string, a proto.N
 			argv = append(argv, "--resume-cmd="+a.ResumeCmd)
 		}
 	}
+	if a.Worktree != nil {
+		// A value only as --worktree=BRANCH: the flag takes none after a
+		// space (NoOptDefVal), so a bare one means the default branch.
+		if a.Worktree.Branch == "" {
+			argv = append(argv, "--worktree")
+		} else {
+			argv = append(argv, "--worktree="+a.Worktree.Branch)
+		}
+	}
 	if a.Provider != "" {
 		argv = append(argv, a.Provider)
 	}

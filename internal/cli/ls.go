@@ -42,6 +42,7 @@ func newLsCmd(f *Factory) *cobra.Command {
 			if list == nil {
 				list = []proto.SessionInfo{}
 			}
+			list = append(list, externalRows(cmd.Context(), f, list)...)
 			redactSessions(list)
 			if asJSON {
 				return writeJSON(f.IO.Out, list)
@@ -89,8 +90,12 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 			attn = fmt.Sprintf("!%d", s.Attention)
 		}
 		pid := "-"
-		if s.State == proto.PaneRunning {
+		if s.State == proto.PaneRunning || s.External != nil {
 			pid = fmt.Sprint(s.PID)
+		}
+		status := s.StatusLabel()
+		if x := s.External; x != nil {
+			status = "external: " + x.Status + "/" + x.State
 		}
 		created, _ := time.Parse(time.RFC3339, s.CreatedAt)
 		prov := line(s.Provider)
@@ -102,7 +107,7 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 			act = line(s.Activity)
 		}
 		mem, cpu := costColumns(s)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", line(s.Name), short(line(s.ID)), prov, line(s.StatusLabel()), attn, act, pid,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", line(s.Name), short(line(s.ID)), prov, line(status), attn, act, pid,
 			mem, cpu, line(tildePath(s.CWD)), age(now.Sub(created)))
 		if branches {
 			fmt.Fprintf(tw, "\t%s", branchCell(s.Worktree))
@@ -113,6 +118,9 @@ func printSessions(f *Factory, list []proto.SessionInfo, now time.Time) {
 	for _, s := range list {
 		if s.Reason != "" {
 			fmt.Fprintf(f.IO.Out, "%s: %s\n", line(s.Name), line(s.Reason))
+		}
+		if x := s.External; x != nil {
+			fmt.Fprintf(f.IO.Out, "%s: run by %s, not muster; open it in a pane: muster new %s --cmd %s\n", line(s.Name), line(x.Supervisor), line(s.Provider), line(shellQuote(x.Attach)))
 		}
 		if s.LimitResetsAt != nil {
 			then := ""

@@ -58,6 +58,13 @@ func cannedOps(m *proto.Mux) {
 			CWD: "/src/quota", CreatedAt: ago(20 * time.Minute), Command: "claude", SurfaceID: "sf-4",
 			RunState: ptr("limited"), RunID: ptr("run-4"), LimitResetsAt: ptr("2026-03-05T15:00:00Z"), ContinueAfterLimit: true,
 		},
+		{
+			// The row ls adds for an agent Claude Code's supervisor runs
+			// (externalRows); canned here so its fields show in --json.
+			ID: "0b6ecd0a", Name: "bg", Provider: "claude", Pane: proto.PaneExternal, State: proto.PaneExternal, Status: "idle", PID: 6634,
+			CWD: "/src/bg", CreatedAt: ago(5 * time.Minute), Command: "claude attach 0b6ecd0a", NativeSessionID: "0b6ecd0a-e99d-41c7-817c-23c324ac7ffa",
+			External: &proto.ExternalAgent{Supervisor: "claude agents", ID: "0b6ecd0a", Status: "idle", State: "working", Attach: "claude attach 0b6ecd0a"},
+		},
 	})
 	answer[proto.AttentionArgs](m, proto.OpAttention, []proto.AttentionItem{
 		{

@@ -175,6 +175,9 @@ type session struct {
 	// limit resets; continuedRun is the run it was sent for (limits.go).
 	continueAfterLimit bool
 	continuedRun       string
+	// found is the limit a provider's LimitFinder found for the pane's
+	// current run (limits.go), kept by the limit watcher.
+	found foundLimit
 }
 
 // Run starts the daemon and blocks until ctx ends or a client asks it to
@@ -403,7 +406,7 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 	g.Go(func() error { d.announceAttention(ctx); return nil })
 	g.Go(func() error { d.sampleCosts(ctx); return nil })
 	g.Go(func() error { d.watchWorktrees(ctx); return nil })
-	g.Go(func() error { d.continueAtLimits(ctx); return nil })
+	g.Go(func() error { d.watchLimits(ctx); return nil })
 	g.Go(func() error {
 		d.leftovers.Watch(ctx, hookroute.DefaultWatch, d.livePanePIDs, func(pids []int) {
 			d.logger.Info("ended shared agent processes no pane runs an agent for", "pids", pids)

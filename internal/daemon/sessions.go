@@ -130,7 +130,7 @@ func (d *Daemon) infoLocked(s *session) proto.SessionInfo {
 	}
 	d.usage.fill(s.surface.ID, &info)
 	d.worktrees.fill(s.rec.ID, &info)
-	d.fillLimit(s.surface.ID, &info)
+	d.fillLimit(s.surface.ID, s.found, &info)
 	info.ContinueAfterLimit = s.continueAfterLimit
 	if info.State == "running" {
 		d.costs.fill(s.surface.ID, &info)

@@ -14,11 +14,19 @@ import (
 // Notify reports false. Rate limiting per pane is the caller's
 // (internal/native). A new item runs the notification command.
 func (e *Engine) Notify(surfaceID, message string, at time.Time) bool {
+	return e.NotifyRun(surfaceID, "", message, at)
+}
+
+// NotifyRun is Notify for a notice about one run of the surface (a usage
+// limit found after, or instead of, the run's own failure): the run's open
+// failed item takes the message rather than a second item opening
+// (runstate.Notice.RunID).
+func (e *Engine) NotifyRun(surfaceID, runID, message string, at time.Time) bool {
 	surf := e.surface(surfaceID)
 	if surf == nil {
 		return false
 	}
-	n := runstate.Notice{SessionID: surf.SessionID, SurfaceID: surfaceID, Provider: surf.Provider, Message: message, At: at}
+	n := runstate.Notice{SessionID: surf.SessionID, SurfaceID: surfaceID, Provider: surf.Provider, Message: message, At: at, RunID: runID}
 	return e.tryPost(&pending{op: func(b *runstate.Board) ([]runstate.Event, any, error) {
 		if it, eff := b.Notify(n); eff == runstate.NoticeOpened {
 			e.queueNote(it)

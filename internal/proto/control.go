@@ -404,6 +404,28 @@ type SessionInfo struct {
 	// ContinueAfterLimit: Muster sends the provider's continue when the
 	// limit resets (NewArgs.ContinueAfterLimit, op autocontinue).
 	ContinueAfterLimit bool `json:"continue_after_limit,omitempty"`
+
+	// External is set on a row that is no pane of Muster's: an agent a
+	// CLI's own supervisor runs (Claude Code's `claude --bg`), which
+	// `muster ls` lists beside the panes. Such a row has Pane and State
+	// PaneExternal, Status the CLI's word, and no surface.
+	External *ExternalAgent `json:"external,omitempty"`
+}
+
+// PaneExternal is the pane word of a row for an agent Muster does not run
+// (SessionInfo.External).
+const PaneExternal = "external"
+
+// ExternalAgent is what the CLI's supervisor says of an agent it runs.
+type ExternalAgent struct {
+	Supervisor string `json:"supervisor"` // the command that listed it: "claude agents"
+	ID         string `json:"id"`         // the supervisor's id for it
+	Status     string `json:"status"`     // the CLI's word for the process: busy, idle, …
+	State      string `json:"state"`      // the CLI's word for the agent: working, …
+	// Attach is the command that opens it in a terminal, joining the
+	// running agent (never a second one on its conversation); `muster new
+	// --cmd` with it opens it in a pane.
+	Attach string `json:"attach"`
 }
 
 // AutocontinueArgs turn a session's continue after a usage limit on or

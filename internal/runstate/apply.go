@@ -188,6 +188,8 @@ func (b *Board) Apply(ev Event) Result {
 	res.Opened = append(res.Opened, *it)
 	if want == proto.KindApprovalRequested || want == proto.KindInputRequested {
 		res.Resolved = append(res.Resolved, b.resolveNotice(r.SessionID, ev.ReceivedAt, ResolvedByRequest)...)
+	} else {
+		res.Resolved = append(res.Resolved, b.resolveRunNotice(r.SessionID, r.RunID, ev.ReceivedAt)...)
 	}
 	return res
 }
@@ -230,7 +232,7 @@ func (b *Board) resolve(id int64, at time.Time, why string) Item {
 	it.ResolvedAt = at
 	it.Resolution = why
 	b.dirtyItems[id] = struct{}{}
-	k := RunKey{it.SessionID, it.RunID}
+	k := it.openKey()
 	if m := b.open[k]; m[it.Reason] == id {
 		delete(m, it.Reason)
 		if len(m) == 0 {
@@ -339,7 +341,7 @@ func (b *Board) deleteItem(id int64) {
 	if !ok {
 		return
 	}
-	k := RunKey{it.SessionID, it.RunID}
+	k := it.openKey()
 	if m := b.open[k]; m[it.Reason] == id {
 		delete(m, it.Reason)
 		if len(m) == 0 {

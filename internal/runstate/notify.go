@@ -18,6 +18,7 @@ const ReasonNotification proto.EventKind = "notification"
 const (
 	ResolvedByRequest = "superseded by the agent's own request"
 	ResolvedResumed   = "the session was resumed"
+	ResolvedByRun     = "superseded by its run's own item"
 )
 
 // Notice is one request for the user's attention made through a pane's
@@ -29,6 +30,13 @@ type Notice struct {
 	Provider  string
 	Message   string // the notification's text, or "bell"
 	At        time.Time
+	// RunID, when set, is the run the notice is about (a usage limit the
+	// daemon found in a provider's transcript or screen, after or instead
+	// of the run's own failure): the same stop told twice must stay one
+	// item. A run with an open failed item has that item take the notice's
+	// message; otherwise the notification item carries the run, and
+	// resolves when the run's own item opens.
+	RunID string
 }
 
 // NoticeEffect says what a Notice did.
@@ -44,6 +52,16 @@ const (
 // Board.open: a run id no event can have (ids are never empty).
 func noticeKey(sessionID string) RunKey { return RunKey{SessionID: sessionID} }
 
+// openKey is where an open item is kept in Board.open: its run's key, or
+// for a notification the session's one notice key, whichever run the
+// notice is about.
+func (it *Item) openKey() RunKey {
+	if it.Reason == ReasonNotification {
+		return noticeKey(it.SessionID)
+	}
+	return RunKey{it.SessionID, it.RunID}
+}
+
 // Notify records a notice. A session has at most one open notification
 // item: a notice while it is open replaces its message (the newest request
 // is the one to show) instead of opening another, so a burst is one item.
@@ -53,6 +71,14 @@ func noticeKey(sessionID string) RunKey { return RunKey{SessionID: sessionID} }
 // an approval or input item opens for the session, or when a new run
 // becomes the session's current one (the agent moved on).
 func (b *Board) Notify(n Notice) (Item, NoticeEffect) {
+	if n.RunID != "" && n.Message != "" {
+		if id := b.open[RunKey{n.SessionID, n.RunID}][proto.KindFailed]; id != 0 {
+			it := b.items[id]
+			it.Message = n.Message
+			b.dirtyItems[id] = struct{}{}
+			return *it, NoticeMerged
+		}
+	}
 	for k, m := range b.open {
 		if k.SessionID != n.SessionID {
 			continue
@@ -70,13 +96,13 @@ func (b *Board) Notify(n Notice) (Item, NoticeEffect) {
 	}
 	if id := b.open[k][ReasonNotification]; id != 0 {
 		it := b.items[id]
-		it.Message, it.SurfaceID = msg, n.SurfaceID
+		it.Message, it.SurfaceID, it.RunID = msg, n.SurfaceID, n.RunID
 		b.dirtyItems[id] = struct{}{}
 		return *it, NoticeMerged
 	}
 	it := &Item{
 		ID: b.nextItem, SessionID: n.SessionID, SurfaceID: n.SurfaceID, Provider: n.Provider,
-		Reason: ReasonNotification, Message: msg, OpenedAt: n.At,
+		Reason: ReasonNotification, Message: msg, OpenedAt: n.At, RunID: n.RunID,
 	}
 	b.nextItem++
 	b.items[it.ID] = it
@@ -86,6 +112,16 @@ func (b *Board) Notify(n Notice) (Item, NoticeEffect) {
 	}
 	b.open[k][ReasonNotification] = it.ID
 	return *it, NoticeOpened
+}
+
+// resolveRunNotice resolves the session's open notification item if it is
+// about run: the run's own item now tells the user.
+func (b *Board) resolveRunNotice(sessionID, run string, at time.Time) []Item {
+	id := b.open[noticeKey(sessionID)][ReasonNotification]
+	if id == 0 || b.items[id].RunID != run {
+		return nil
+	}
+	return []Item{b.resolve(id, at, ResolvedByRun)}
 }
 
 // resolveNotice resolves the session's open notification item, if any.

@@ -113,3 +113,58 @@ func TestResumedResolvesDisconnected(t *testing.T) {
 		t.Fatalf("second resume resolved %+v", out)
 	}
 }
+
+// A notice about a run (a usage limit the daemon found after the run's own
+// failure, issue 25) is the same stop told again: it re-words the run's
+// failed item instead of opening a second one.
+func TestRunNoticeRewordsTheRunsFailure(t *testing.T) {
+	b := NewBoard(Rules{})
+	res := apply(b, ev("r1", started, 0), ev("r1", failure, time.Second))
+	failed := res[1].Opened[0]
+	n := notice("s1", "usage limit reached: resets at 2026-12-05T05:00:00Z", 2*time.Second)
+	n.RunID = "r1"
+	it, eff := b.Notify(n)
+	if eff != NoticeMerged || it.ID != failed.ID || it.Reason != proto.KindFailed || it.Message != n.Message {
+		t.Fatalf("notice about r1: %v %+v; want the failed item %d re-worded", eff, it, failed.ID)
+	}
+	if got := openReasons(b, t0.Add(3*time.Second)); !slices.Equal(got, []string{"r1:failed"}) {
+		t.Fatalf("open = %v", got)
+	}
+	if c := b.Changes(); len(c.Items) != 1 || c.Items[0].Message != n.Message {
+		t.Fatalf("changes = %+v; want the re-worded item to persist", c.Items)
+	}
+	// A notice about another run of the session is a notification.
+	n.RunID = "r0"
+	if _, eff := b.Notify(n); eff != NoticeOpened {
+		t.Fatalf("notice about r0: %v", eff)
+	}
+}
+
+// A notice about a run still open (Gemini CLI holding the turn at its limit
+// dialog) is a notification item of that run, until the run's own item
+// opens and takes over: one open item either way, also after a reload.
+func TestRunNoticeGivesWayToTheRunsItem(t *testing.T) {
+	b := NewBoard(Rules{})
+	apply(b, ev("r1", started, 0), ev("r1", running, time.Second))
+	n := notice("s1", "usage limit reached (no reset time given)", 2*time.Second)
+	n.RunID = "r1"
+	it, eff := b.Notify(n)
+	if eff != NoticeOpened || it.Reason != ReasonNotification || it.RunID != "r1" {
+		t.Fatalf("notice about open r1: %v %+v", eff, it)
+	}
+	b2 := NewBoard(Rules{})
+	c := b.Changes()
+	b2.Load(c.Runs, c.Items)
+	for _, bb := range []*Board{b, b2} {
+		if again, eff := bb.Notify(n); eff != NoticeMerged || again.ID != it.ID {
+			t.Fatalf("the same notice again: %v %+v; want item %d merged", eff, again, it.ID)
+		}
+		res := apply(bb, ev("r1", failure, 3*time.Second))
+		if len(res[0].Opened) != 1 || len(res[0].Resolved) != 1 || res[0].Resolved[0].ID != it.ID || res[0].Resolved[0].Resolution != ResolvedByRun {
+			t.Fatalf("r1 failed: %+v; want its failed item to resolve the notice", res[0])
+		}
+		if got := openReasons(bb, t0.Add(4*time.Second)); !slices.Equal(got, []string{"r1:failed"}) {
+			t.Fatalf("open = %v", got)
+		}
+	}
+}

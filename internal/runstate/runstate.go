@@ -277,7 +277,7 @@ func (b *Board) Load(runs []Run, items []Item) {
 			b.nextItem = it.ID + 1
 		}
 		if it.Open() {
-			k := RunKey{it.SessionID, it.RunID}
+			k := it.openKey()
 			if b.open[k] == nil {
 				b.open[k] = map[proto.EventKind]int64{}
 			}

@@ -420,3 +420,55 @@ func TestAutocontinueToggle(t *testing.T) {
 		t.Errorf("calls %v, want %v", b.Calls(), want)
 	}
 }
+
+// TestNewSessionDialogWorktree: the dialog's worktree field asks `new` for
+// a git worktree: space turns it on (branch muster/NAME), a typed branch
+// names it, and off sends none.
+func TestNewSessionDialogWorktree(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		keys []string
+		text string
+		want string
+	}{
+		{"off", nil, "", ""},
+		{"space", []string{"space"}, "", ` worktree=""`},
+		{"branch", nil, "fix/login", ` worktree="fix/login"`},
+		{"space twice", []string{"space", "space"}, "", ""},
+		{"branch erased keeps it on", []string{"space"}, "x", ` worktree=""`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := &fakeBackend{sessions: fixtureSessions(), choices: fixtureChoices()}
+			m := loaded(t, b, 100, 30, Options{Dir: dir})
+			m, cmd := apply(t, m, press("c"))
+			for _, msg := range runCmd(cmd) {
+				m = step(t, m, msg)
+			}
+			m = keys(t, m, "shift+tab")
+			if m.dlg.field != dlgWorktree {
+				t.Fatalf("shift+tab from the picker: field %d, want the worktree field", m.dlg.field)
+			}
+			if view := ansi.Strip(m.View().Content); !strings.Contains(view, "Worktree    [ ] space or a branch name") {
+				t.Errorf("the worktree field is not shown off:\n%s", view)
+			}
+			m = keys(t, m, c.keys...)
+			m = typeText(t, m, c.text)
+			if c.name == "branch erased keeps it on" {
+				m = keys(t, m, "backspace")
+			}
+			if c.want != "" && !strings.Contains(ansi.Strip(m.View().Content), "Worktree    [x] branch "+c.text) && c.text != "x" {
+				t.Errorf("the worktree field is not shown on:\n%s", ansi.Strip(m.View().Content))
+			}
+			m, cmd = apply(t, m, press("enter"))
+			for _, msg := range runCmd(cmd) {
+				m = step(t, m, msg)
+			}
+			got := b.Calls()
+			last := got[len(got)-1]
+			if !strings.HasPrefix(last, "new ") || !strings.HasSuffix(last, `args=[]`+c.want) {
+				t.Errorf("backend call %q, want it to end with args=[]%s", last, c.want)
+			}
+		})
+	}
+}

@@ -39,10 +39,14 @@ type newDialog struct {
 	choices []Choice
 	loading bool
 	pick    int
-	field   int // dlgProvider…dlgArgs
+	field   int // dlgProvider…dlgWorktree
 	dir     string
 	name    string
 	args    string
+	// worktree starts the session in a new git worktree of the
+	// directory's repository, on branch (muster/NAME when empty).
+	worktree bool
+	branch   string
 	// completions are the directories the last tab offered.
 	completions []string
 	// dirTyped: the directory was typed into since the dialog opened or
@@ -96,6 +100,7 @@ const (
 	dlgDir
 	dlgName
 	dlgArgs
+	dlgWorktree
 	dlgFields
 	// dlgHost follows the others, there only with hosts (fields).
 	dlgHost = dlgFields
@@ -191,6 +196,9 @@ func (m Model) dialogKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	}
+	if d.field == dlgWorktree {
+		return m, d.worktreeKey(k, msg)
+	}
 	field := map[int]*string{dlgDir: &d.dir, dlgName: &d.name, dlgArgs: &d.args}[d.field]
 	switch k {
 	case "backspace", "ctrl+h":
@@ -214,6 +222,28 @@ func (m Model) dialogKey(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		d.dirTyped = true
 	}
 	return m, nil
+}
+
+// worktreeKey edits the worktree field: space turns the worktree on and
+// off (a branch name has no spaces), typing a branch turns it on.
+func (d *newDialog) worktreeKey(k string, msg tea.KeyPressMsg) tea.Cmd {
+	switch k {
+	case "space":
+		d.worktree = !d.worktree
+	case "backspace", "ctrl+h":
+		r := []rune(d.branch)
+		if len(r) > 0 {
+			d.branch = string(r[:len(r)-1])
+		}
+	case "ctrl+u", "ctrl+w":
+		d.branch = ""
+	default:
+		if msg.Text != "" && msg.Text != " " && msg.Mod&^tea.ModShift == 0 {
+			d.branch += msg.Text
+			d.worktree = true
+		}
+	}
+	return nil
 }
 
 // create checks the dialog and asks the daemon for the session.
@@ -251,6 +281,9 @@ func (m Model) create() (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	a := proto.NewArgs{Name: strings.TrimSpace(d.name), Dir: filepath.Clean(dir), Args: args}
+	if d.worktree {
+		a.Worktree = &proto.WorktreeArgs{Branch: strings.TrimSpace(d.branch)}
+	}
 	switch c.Kind {
 	case "provider":
 		a.Provider = c.Name
@@ -280,6 +313,9 @@ func (m Model) createOn(on string, c Choice) (tea.Model, tea.Cmd) {
 		return m, nil
 	}
 	a := proto.NewArgs{Name: strings.TrimSpace(d.name), Dir: strings.TrimSpace(d.dir), Args: args}
+	if d.worktree {
+		a.Worktree = &proto.WorktreeArgs{Branch: strings.TrimSpace(d.branch)}
+	}
 	switch c.Kind {
 	case "provider":
 		a.Provider = c.Name
@@ -497,7 +533,8 @@ func (d *newDialog) Render(w, h int) []string {
 	}
 	lines = append(lines,
 		label(dlgName, "Name")+"  "+input(dlgName, d.name, "  generated when empty"),
-		label(dlgArgs, "Arguments")+"  "+input(dlgArgs, d.args, "  passed to the program, shell-quoted"))
+		label(dlgArgs, "Arguments")+"  "+input(dlgArgs, d.args, "  passed to the program, shell-quoted"),
+		label(dlgWorktree, "Worktree")+"  "+worktreeInput(d, input))
 	if len(d.hosts) > 0 {
 		names := append([]string{"this machine"}, d.hosts...)
 		for i, n := range names {
@@ -557,4 +594,15 @@ type ProviderLaunch struct {
 	Name        string
 	Executables []string
 	Install     string
+}
+
+// worktreeInput renders the worktree field: off, or on with its branch.
+func worktreeInput(d *newDialog, input func(int, string, string) string) string {
+	if !d.worktree {
+		if d.field == dlgWorktree {
+			return "[ ] " + styleFaint.Styled("space or a branch name: a new git worktree of the directory's repository")
+		}
+		return "[ ] " + styleFaint.Styled("off")
+	}
+	return "[x] branch " + input(dlgWorktree, d.branch, "  muster/NAME when empty")
 }

@@ -149,6 +149,9 @@ func (f *fakeBackend) Choices(context.Context) ([]Choice, error) {
 
 func (f *fakeBackend) New(_ context.Context, a proto.NewArgs) (proto.SessionInfo, error) {
 	call := fmt.Sprintf("new provider=%s cmd=%q dir=%s name=%s args=%q", a.Provider, a.Cmd, a.Dir, a.Name, a.Args)
+	if a.Worktree != nil {
+		call += fmt.Sprintf(" worktree=%q", a.Worktree.Branch)
+	}
 	if a.ResumeID != "" {
 		call += " resume=" + a.ResumeID
 	}

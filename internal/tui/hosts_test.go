@@ -150,7 +150,7 @@ func TestNewSessionDialogHostField(t *testing.T) {
 	m = keys(t, m, "tab")
 	m = typeText(t, m, "far2")
 	// claude is not installed here; the host may have it.
-	m = keys(t, m, "tab", "tab", "tab", "down", "down", "down")
+	m = keys(t, m, "tab", "tab", "tab", "tab", "down", "down", "down")
 	if c, _ := m.dlg.chosen(); c.Name != "claude" {
 		t.Fatalf("picked %q, want the missing claude", c.Name)
 	}
@@ -171,14 +171,14 @@ func TestNewSessionDialogHostField(t *testing.T) {
 		}
 	}
 
-	// Without hosts: four fields, no host line.
+	// Without hosts: five fields, no host line.
 	m = loaded(t, &fakeBackend{sessions: fixtureSessions(), choices: fixtureChoices()}, 120, 30, Options{Home: dir, Dir: dir})
 	m, cmd = apply(t, m, press("c"))
 	for _, msg := range runCmd(cmd) {
 		m = step(t, m, msg)
 	}
 	m = keys(t, m, "shift+tab")
-	if m.dlg.field != dlgArgs || strings.Contains(ansi.Strip(m.View().Content), "Host ") {
+	if m.dlg.field != dlgWorktree || strings.Contains(ansi.Strip(m.View().Content), "Host ") {
 		t.Fatalf("without hosts: shift+tab to field %d\n%s", m.dlg.field, ansi.Strip(m.View().Content))
 	}
 }

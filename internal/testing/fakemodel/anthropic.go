@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -93,6 +94,18 @@ func (s *Server) anthropic(r *http.Request, body []byte) answer {
 	}
 	if reply.kind == KindFail {
 		a := jsonAnswer(true, KindFail, reply.status, anthropicError(reply.status, reply.text))
+		if !reply.limit.IsZero() {
+			a = jsonAnswer(true, KindFail, reply.status, anthropicError(reply.status, "This request would exceed your account's rate limit. Please try again later."))
+			reset := fmt.Sprint(reply.limit.Unix())
+			a.header = map[string]string{
+				"anthropic-ratelimit-unified-status":               "rejected",
+				"anthropic-ratelimit-unified-reset":                reset,
+				"anthropic-ratelimit-unified-representative-claim": "five_hour",
+				"anthropic-ratelimit-unified-5h-status":            "rejected",
+				"anthropic-ratelimit-unified-5h-reset":             reset,
+				"anthropic-ratelimit-unified-5h-utilization":       "1.0",
+			}
+		}
 		a.reply = reply
 		return a
 	}

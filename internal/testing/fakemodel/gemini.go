@@ -2,8 +2,10 @@ package fakemodel
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // geminiRequest is the part of a generateContent request the server reads.
@@ -63,6 +65,9 @@ func (s *Server) gemini(r *http.Request, body []byte) answer {
 	reply := s.take(fingerprint(Gemini, body))
 	if reply.kind == KindFail {
 		a := jsonAnswer(true, KindFail, reply.status, geminiError(reply.status, reply.text))
+		if !reply.limit.IsZero() {
+			a = jsonAnswer(true, KindFail, reply.status, geminiLimit(reply.limit, model))
+		}
 		a.reply = reply
 		return a
 	}
@@ -150,4 +155,35 @@ func geminiPrompt(body []byte) (prompt, toolOutput string, hasTool bool) {
 		}
 	}
 	return prompt, toolOutput, hasTool
+}
+
+// geminiLimit is the Gemini API's answer to a key whose daily request
+// quota is spent, as the API words it: RESOURCE_EXHAUSTED, the quota in
+// the message with "Please retry in …", a per-day QuotaFailure and a
+// RetryInfo with the delay until resets.
+func geminiLimit(resets time.Time, model string) map[string]any {
+	in := max(time.Until(resets).Seconds(), 0)
+	msg := "You exceeded your current quota, please check your plan and billing details. " +
+		"For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. " +
+		"To monitor your current usage, head to: https://ai.dev/usage?tab=rate-limit. \n" +
+		"* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 50, model: " + model + "\n" +
+		fmt.Sprintf("Please retry in %.6fs.", in)
+	return map[string]any{"error": map[string]any{
+		"code": 429, "message": msg, "status": "RESOURCE_EXHAUSTED",
+		"details": []any{
+			map[string]any{
+				"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+				"violations": []any{map[string]any{
+					"quotaMetric":     "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+					"quotaId":         "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+					"quotaDimensions": map[string]any{"location": "global", "model": model},
+					"quotaValue":      "50",
+				}},
+			},
+			map[string]any{"@type": "type.googleapis.com/google.rpc.Help", "links": []any{map[string]any{
+				"description": "Learn more about Gemini API quotas", "url": "https://ai.google.dev/gemini-api/docs/rate-limits",
+			}}},
+			map[string]any{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": fmt.Sprintf("%ds", int64(in))},
+		},
+	}}
 }

@@ -2,8 +2,10 @@ package fakemodel
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // openaiRequest is the part of a Responses API request the server reads.
@@ -57,6 +59,9 @@ func (s *Server) openai(r *http.Request, body []byte) answer {
 	}
 	if reply.kind == KindFail {
 		a := jsonAnswer(true, KindFail, reply.status, openaiError(reply.text))
+		if !reply.limit.IsZero() {
+			a = openaiLimit(reply.limit)
+		}
 		a.reply = reply
 		return a
 	}
@@ -206,4 +211,26 @@ func openaiOutputText(raw json.RawMessage) string {
 		return obj.Content
 	}
 	return openaiContentText(raw)
+}
+
+// openaiLimit is the answer of the ChatGPT backend to an account at its
+// usage limit, as Codex parses it: the error type usage_limit_reached with
+// the reset as Unix seconds, and the rate-limit headers of the primary
+// (five-hour) window at 100 %.
+func openaiLimit(resets time.Time) answer {
+	in := max(int64(time.Until(resets).Seconds()), 0)
+	a := jsonAnswer(true, KindFail, http.StatusTooManyRequests, map[string]any{"error": map[string]any{
+		"type":              "usage_limit_reached",
+		"message":           "The usage limit has been reached",
+		"plan_type":         "plus",
+		"resets_at":         resets.Unix(),
+		"resets_in_seconds": in,
+	}})
+	a.header = map[string]string{
+		"x-codex-primary-used-percent":        "100",
+		"x-codex-primary-window-minutes":      "300",
+		"x-codex-primary-reset-at":            fmt.Sprint(resets.Unix()),
+		"x-codex-primary-reset-after-seconds": fmt.Sprint(in),
+	}
+	return a
 }

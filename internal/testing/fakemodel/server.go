@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // API names the wire format a Server speaks.
@@ -73,7 +74,10 @@ type Reply struct {
 	tool    string         // KindTool: the tool's name
 	input   map[string]any // KindTool: its input
 	status  int            // KindFail
-	gate    <-chan struct{}
+	// limit, when set on a KindFail reply, makes it the API's own answer
+	// to an account at its usage limit, resetting then (Limit).
+	limit time.Time
+	gate  <-chan struct{}
 }
 
 // Text replies with one assistant message holding s.
@@ -101,6 +105,20 @@ func Tool(name string, input map[string]any) Reply {
 // and Gemini CLI give up at once. 429 and 5xx are retried with backoff.
 func Fail(status int, message string) Reply {
 	return Reply{kind: KindFail, status: status, text: message}
+}
+
+// Limit answers with HTTP 429 the way the API tells an account that it
+// reached its usage limit, which resets at resets (whole seconds): the
+// body and headers each CLI reads its limit from. Anthropic: a
+// rate_limit_error with Claude Code's subscription headers
+// (anthropic-ratelimit-unified-status rejected, -reset, the five-hour
+// claim); OpenAI: Codex's usage_limit_reached error with resets_at and its
+// x-codex-primary-* headers at 100 %; Gemini: RESOURCE_EXHAUSTED with a
+// per-day QuotaFailure and a RetryInfo delay until resets, as the Gemini
+// API words a spent daily quota. Like Fail, it answers every retry of the
+// same request.
+func Limit(resets time.Time) Reply {
+	return Reply{kind: KindFail, status: http.StatusTooManyRequests, limit: resets.Truncate(time.Second)}
 }
 
 // After returns r changed to be sent only once gate is closed (or the server
@@ -376,6 +394,7 @@ type answer struct {
 	turn   bool
 	reply  Reply
 	status int
+	header map[string]string
 	ctype  string
 	body   []byte
 	// build, if set, renders the body once the reply is released, so that
@@ -395,6 +414,9 @@ func (a answer) write(w http.ResponseWriter) {
 	status := a.status
 	if status == 0 {
 		status = http.StatusOK
+	}
+	for k, v := range a.header {
+		w.Header().Set(k, v)
 	}
 	w.Header().Set("Content-Type", ctype)
 	if ctype == "text/event-stream" {
