@@ -1,15 +1,11 @@
 package hosts_test
 
 import (
-	"bytes"
-	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
-	"github.com/creack/pty"
 
 	"github.com/musterhq/muster/internal/testing/poll"
 )
@@ -26,31 +22,11 @@ func TestDashboardShowsHosts(t *testing.T) {
 	e.must("new", "--name", "here", "-d", "--cmd", "cat")
 	e.must("new", "--host", "h1", "--name", "faraway", "-d", "--cmd", "cat")
 
-	cmd := exec.Command(musterBin)
-	cmd.Env = append(e.vars, "TERM=xterm-256color")
-	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 160, Rows: 40})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait(); ptmx.Close() }()
-	var mu sync.Mutex
-	var screen bytes.Buffer
-	go func() {
-		buf := make([]byte, 8192)
-		for {
-			n, err := ptmx.Read(buf)
-			mu.Lock()
-			screen.Write(buf[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
+	tm := startTerm(t, append(e.vars, "TERM=xterm-256color"), 160, 40)
 	// Text after mark: what the dashboard drew since.
-	text := func() string { mu.Lock(); defer mu.Unlock(); return ansi.Strip(screen.String()) }
-	mark := func() int { mu.Lock(); defer mu.Unlock(); return screen.Len() }
-	since := func(at int) string { mu.Lock(); defer mu.Unlock(); return ansi.Strip(screen.String()[at:]) }
+	mark := tm.Mark
+	since := func(at int) string { return ansi.Strip(tm.Since(at)) }
+	text := func() string { return since(0) }
 
 	poll.Wait(t, 30*time.Second, func() bool {
 		s := text()
@@ -77,44 +53,24 @@ func TestDashboardCreatesOnAHost(t *testing.T) {
 	e := newEnv(t, srv)
 	e.must("host", "add", "h1", "h1")
 
-	cmd := exec.Command(musterBin)
-	cmd.Env = append(e.vars, "TERM=xterm-256color")
-	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 160, Rows: 40})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait(); ptmx.Close() }()
-	var mu sync.Mutex
-	var screen bytes.Buffer
-	go func() {
-		buf := make([]byte, 8192)
-		for {
-			n, err := ptmx.Read(buf)
-			mu.Lock()
-			screen.Write(buf[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	mark := func() int { mu.Lock(); defer mu.Unlock(); return screen.Len() }
-	since := func(at int) string { mu.Lock(); defer mu.Unlock(); return ansi.Strip(screen.String()[at:]) }
+	tm := startTerm(t, append(e.vars, "TERM=xterm-256color"), 160, 40)
+	mark := tm.Mark
+	since := func(at int) string { return ansi.Strip(tm.Since(at)) }
 	poll.Wait(t, 30*time.Second, func() bool { return strings.Contains(since(0), "c new") },
 		func() string { return "the dashboard never drew:\n" + since(0) })
 	at := mark()
-	ptmx.Write([]byte("c"))
+	tm.Type(string("c"))
 	poll.Wait(t, 20*time.Second, func() bool { return strings.Contains(since(at), "[this machine]  h1") },
 		func() string { return "no host field in the dialog:\n" + since(at) })
 	at = mark()
-	ptmx.Write([]byte("\x1b[Z")) // shift+tab: to the host field
-	ptmx.Write([]byte("\x1b[C")) // right: h1
+	tm.Type(string("\x1b[Z")) // shift+tab: to the host field
+	tm.Type(string("\x1b[C")) // right: h1
 	poll.Wait(t, 20*time.Second, func() bool { return strings.Contains(since(at), "this machine  [h1]") },
 		func() string { return "h1 never chosen:\n" + since(at) })
-	ptmx.Write([]byte("\t\t\tfromdash"))
+	tm.Type(string("\t\t\tfromdash"))
 	poll.Wait(t, 20*time.Second, func() bool { return strings.Contains(since(at), "fromdash") },
 		func() string { return "the name never typed:\n" + since(at) })
-	ptmx.Write([]byte("\r"))
+	tm.Type(string("\r"))
 	poll.Wait(t, 30*time.Second, func() bool {
 		_, ok := find(e.ls("--host", "h1"), "h1", "fromdash")
 		return ok
@@ -125,7 +81,7 @@ func TestDashboardCreatesOnAHost(t *testing.T) {
 	// The dashboard attached to it on h1: a key typed reaches its shell.
 	poll.Wait(t, 20*time.Second, func() bool { return strings.Contains(since(at), "\x1b[?1049h") || strings.Contains(since(at), "$") },
 		func() string { return "no attach to h1:fromdash:\n" + since(at) })
-	ptmx.Write([]byte("echo made-$((6*7))\r"))
+	tm.Type(string("echo made-$((6*7))\r"))
 	poll.Wait(t, 20*time.Second, func() bool { return strings.Contains(e.run("capture", "h1:fromdash").stdout, "made-42") },
 		func() string { return "the attach never reached h1:fromdash:\n" + since(at) })
 }

@@ -1,19 +1,15 @@
 package hosts_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/creack/pty"
 
 	"github.com/musterhq/muster/internal/testing/poll"
 )
@@ -45,29 +41,8 @@ func TestAttachSurvivesAKilledConnection(t *testing.T) {
 	e.must("host", "add", "h1", "h1")
 	e.must("new", "--host", "h1", "--name", "ticker", "-d", "--cmd", `i=0; while :; do i=$((i+1)); echo "tick-$i"; sleep 0.1; done`)
 
-	cmd := exec.Command(musterBin, "attach", "h1:ticker")
-	cmd.Env = e.vars
-	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 100, Rows: 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait(); ptmx.Close() }()
-	var mu sync.Mutex
-	var screen bytes.Buffer
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(buf)
-			mu.Lock()
-			screen.Write(buf[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	mark := func() int { mu.Lock(); defer mu.Unlock(); return screen.Len() }
-	since := func(at int) string { mu.Lock(); defer mu.Unlock(); return screen.String()[at:] }
+	tm := startTerm(t, e.vars, 100, 30, "attach", "h1:ticker")
+	mark, since := tm.Mark, tm.Since
 	poll.Wait(t, 20*time.Second, func() bool { return strings.Contains(since(0), "tick-") }, func() string { return "never attached: " + since(0) })
 
 	pid := e.master("h1")
@@ -86,20 +61,10 @@ func TestAttachSurvivesAKilledConnection(t *testing.T) {
 		return i >= 0 && strings.Contains(s[i:], "tick-")
 	}, func() string { return "no live output after the reconnect: " + since(at) })
 	t.Logf("reconnect: live output again %v after the connection was killed", time.Since(killed).Round(time.Millisecond))
-	if cmd.ProcessState != nil {
+	if !tm.Running() {
 		t.Fatal("attach exited")
 	}
-	ptmx.Write([]byte{0x1c})
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("attach after the reconnect exited with %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("attach did not exit after the detach key")
-	}
+	tm.Detach(t)
 }
 
 // TestHostDownAndBack: with h1's sshd stopped, host ls says unreachable,

@@ -15,10 +15,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/musterhq/muster/internal/testing/poll"
 	"github.com/musterhq/muster/internal/testing/testbin"
 )
@@ -322,4 +324,79 @@ func (e *env) hosts() map[string]hostStatus {
 		m[h.Name] = h
 	}
 	return m
+}
+
+// term is muster running in a PTY the test owns, as in a user's terminal,
+// with everything it drew kept for the test to read.
+type term struct {
+	cmd  *exec.Cmd
+	ptmx *os.File
+	mu   sync.Mutex
+	out  bytes.Buffer
+	// exited is closed once the program has exited and been waited for.
+	exited chan struct{}
+}
+
+// startTerm runs muster with args in a cols×rows terminal; the test's
+// cleanup kills it if it is still running.
+func startTerm(t *testing.T, env []string, cols, rows int, args ...string) *term {
+	t.Helper()
+	cmd := exec.Command(musterBin, args...)
+	cmd.Env = env
+	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := &term{cmd: cmd, ptmx: ptmx}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	go func() {
+		buf := make([]byte, 8192)
+		for {
+			n, err := ptmx.Read(buf)
+			tm.mu.Lock()
+			tm.out.Write(buf[:n])
+			tm.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited; ptmx.Close() })
+	tm.exited = exited
+	return tm
+}
+
+// Type writes s as keys typed.
+func (tm *term) Type(s string) { tm.ptmx.Write([]byte(s)) }
+
+// Mark is where the output ends now, for Since.
+func (tm *term) Mark() int { tm.mu.Lock(); defer tm.mu.Unlock(); return tm.out.Len() }
+
+// Since is what was drawn after mark at, escape sequences and all.
+func (tm *term) Since(at int) string { tm.mu.Lock(); defer tm.mu.Unlock(); return tm.out.String()[at:] }
+
+// Running reports whether the program has not exited.
+func (tm *term) Running() bool {
+	select {
+	case <-tm.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// Detach types the detach key and fails the test unless muster exits 0
+// within 30 s.
+func (tm *term) Detach(t *testing.T) {
+	t.Helper()
+	tm.Type("\x1c")
+	select {
+	case <-tm.exited:
+		if !tm.cmd.ProcessState.Success() {
+			t.Fatalf("muster %v exited with %v after the detach key", tm.cmd.Args[1:], tm.cmd.ProcessState)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("muster %v did not exit after the detach key", tm.cmd.Args[1:])
+	}
 }

@@ -1,16 +1,11 @@
 package hosts_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/creack/pty"
 
 	"github.com/musterhq/muster/internal/testing/poll"
 )
@@ -85,47 +80,14 @@ func TestAttachToAHostSession(t *testing.T) {
 	e.must("host", "add", "h1", "h1")
 	e.must("new", "--host", "h1", "--name", "x", "-d", "--cmd", "cat")
 
-	cmd := exec.Command(musterBin, "attach", "h1:x")
-	cmd.Env = e.vars
-	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 100, Rows: 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ptmx.Close()
-	var mu sync.Mutex
-	var screen bytes.Buffer
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		buf := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(buf)
-			mu.Lock()
-			screen.Write(buf[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	seen := func(s string) bool { mu.Lock(); defer mu.Unlock(); return strings.Contains(screen.String(), s) }
+	tm := startTerm(t, e.vars, 100, 30, "attach", "h1:x")
+	seen := func(s string) bool { return strings.Contains(tm.Since(0), s) }
 	// Keys typed before the pane is up would reach the host's shell
 	// instead; the alternate screen says the attach is in.
-	poll.Wait(t, 20*time.Second, func() bool { return seen("\x1b[?1049h") }, func() string { return "attach never entered: " + screen.String() })
-	ptmx.Write([]byte("typed remotely\r"))
-	poll.Wait(t, 20*time.Second, func() bool { return seen("typed remotely") }, func() string { return "no echo: " + screen.String() })
-	ptmx.Write([]byte{0x1c})
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("attach h1:x exited with %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("attach h1:x did not exit after the detach key")
-	}
+	poll.Wait(t, 20*time.Second, func() bool { return seen("\x1b[?1049h") }, func() string { return "attach never entered: " + tm.Since(0) })
+	tm.Type("typed remotely\r")
+	poll.Wait(t, 20*time.Second, func() bool { return seen("typed remotely") }, func() string { return "no echo: " + tm.Since(0) })
+	tm.Detach(t)
 	if r, ok := find(e.ls(), "h1", "x"); !ok || r.State != "running" {
 		t.Fatalf("h1:x after detach: %+v, %v", r, ok)
 	}
