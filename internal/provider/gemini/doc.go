@@ -1,6 +1,7 @@
 // Package gemini is everything Muster knows of Gemini CLI: how to launch and
 // resume it (provider.go), where its home is, which hooks to install
-// (install.go), and how to read its chat recordings into the common
+// (install.go), how to read its approval dialog off a pane's screen
+// (dialog.go), and how to read its chat recordings into the common
 // transcript model (below).
 //
 // Verified with Gemini CLI 0.61.0 (e2e/realcli, 2026-12-05: still the
