@@ -26,11 +26,14 @@ func TestSendKeys(t *testing.T) {
 		t.Fatalf("unknown key: exit %d, stderr %q", r.code, r.stderr)
 	}
 	e.must("send", "k", "--keys", "C-d")
-	e.must("send", "k", "echo done-$((6*7))", "--enter")
-	screen := e.waitScreen("k", "done-42")
 	// The refused command sent nothing, not even its valid Enter (which
-	// would leave an empty line before the shell's prompt).
-	if !strings.Contains(screen, "^[[15~\nbash") || strings.Contains(screen, "Bogus") {
+	// would leave an empty line before the shell's prompt). Waiting for
+	// that prompt also keeps the next keys from arriving while cat exits:
+	// the terminal would echo them ahead of the prompt.
+	screen := e.waitScreen("k", "^[[15~\nbash")
+	if strings.Contains(screen, "Bogus") {
 		t.Errorf("unexpected screen:\n%s", screen)
 	}
+	e.must("send", "k", "echo done-$((6*7))", "--enter")
+	e.waitScreen("k", "done-42")
 }
