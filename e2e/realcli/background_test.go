@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/musterhq/muster/e2e/realcli"
 	"github.com/musterhq/muster/internal/proto"
@@ -20,7 +21,8 @@ import (
 // beside the panes, marked external, with the CLI's status and state, and
 // `muster new claude --cmd 'claude attach ID'` (what ls prints) opens it in
 // a Muster pane joined to the running agent: the conversation shows, and
-// the supervisor still runs one agent, the same process.
+// the supervisor still runs one agent, the same process, which ls then
+// lists as that pane only.
 func TestMusterClaudeBackground(t *testing.T) {
 	t.Parallel()
 	s := realcli.New(t, realcli.Claude, realcli.Options{})
@@ -34,8 +36,14 @@ func TestMusterClaudeBackground(t *testing.T) {
 		return string(out), err
 	}
 	// The supervisor outlives the command that started it; stopped before
-	// Muster's daemon (cleanups run last first) and the leak check.
+	// Muster's daemon (cleanups run last first) and the leak check. The
+	// pane joined to it goes first: a `claude attach` whose supervisor
+	// stops starts a new one of its own (`claude daemon run --origin
+	// transient`), which nothing would stop.
 	t.Cleanup(func() {
+		if r := m.run(launchTimeout, "kill", "bg"); r.code != 0 {
+			t.Logf("muster kill bg: exit %d: %s", r.code, r.stderr)
+		}
 		if out, err := claude("daemon", "stop", "--any"); err != nil {
 			t.Logf("claude daemon stop --any: %v: %s", err, out)
 		}
@@ -85,6 +93,22 @@ func TestMusterClaudeBackground(t *testing.T) {
 	// Open it in a pane the way ls says.
 	m.must("new", "claude", "--name", "bg", "--dir", s.Dir, "--detach", "--cmd", row.External.Attach)
 	m.waitScreen("bg", "reply in the background", launchTimeout)
+	// The pane has the agent now: ls lists the pane, not the agent a
+	// second time as an external row.
+	start := time.Now()
+	r := m.run(launchTimeout, "ls", "--json")
+	t.Logf("muster ls --json with a background agent (claude agents --json): %s", time.Since(start).Round(time.Millisecond))
+	var list []proto.SessionInfo
+	if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+		t.Fatalf("ls --json: %v: %s%s", err, r.stdout, r.stderr)
+	}
+	var names []string
+	for _, s := range list {
+		names = append(names, s.Name+"/"+s.Pane)
+	}
+	if len(list) != 1 || list[0].Name != "bg" || list[0].External != nil {
+		t.Errorf("ls after attaching: %v; want the pane bg alone, not the agent %s beside it", names, id)
+	}
 	out, err = claude("agents", "--json")
 	if err != nil {
 		t.Fatalf("claude agents --json: %v: %s", err, out)

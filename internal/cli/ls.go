@@ -42,7 +42,11 @@ func newLsCmd(f *Factory) *cobra.Command {
 			if list == nil {
 				list = []proto.SessionInfo{}
 			}
-			list = append(list, externalRows(cmd.Context(), f, list)...)
+			ext, errs := externalRows(cmd.Context(), f, list)
+			for _, err := range errs {
+				fmt.Fprintf(f.IO.ErrOut, "muster: %s\n", err)
+			}
+			list = append(list, ext...)
 			redactSessions(list)
 			if asJSON {
 				return writeJSON(f.IO.Out, list)

@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/musterhq/muster/internal/launcher"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
 	"github.com/musterhq/muster/internal/provider/all"
@@ -18,9 +20,11 @@ import (
 // externalRows lists the agents the CLIs' own supervisors run (Claude
 // Code's `claude --bg`, provider.BackgroundLister) as rows beside the
 // panes in list, marked external; an agent whose conversation a live pane
-// already runs is that pane's. A supervisor that cannot be asked is
-// reported on stderr and left out: the panes are still listed.
-func externalRows(ctx context.Context, f *Factory, list []proto.SessionInfo) []proto.SessionInfo {
+// already runs, or that a live pane has joined with the CLI's attach, is
+// that pane's. A supervisor that cannot be asked is left out, with its
+// error: the panes and the other supervisors' agents are still listed.
+// `muster ls` and the dashboard both list them through this.
+func externalRows(ctx context.Context, f *Factory, list []proto.SessionInfo) ([]proto.SessionInfo, []error) {
 	// The user's environment as this command sees it (tests give their
 	// own): a variable it has not set stays unset, since Claude Code reads
 	// an empty CLAUDE_CONFIG_DIR as a directory ("").
@@ -37,12 +41,18 @@ func externalRows(ctx context.Context, f *Factory, list []proto.SessionInfo) []p
 		}
 	}
 	inPane := map[string]bool{}
+	var live []proto.SessionInfo
 	for _, s := range list {
-		if s.NativeSessionID != "" && proto.PaneWord(s.State) == proto.PaneLive {
+		if proto.PaneWord(s.State) != proto.PaneLive {
+			continue
+		}
+		live = append(live, s)
+		if s.NativeSessionID != "" {
 			inPane[s.Provider+":"+s.NativeSessionID] = true
 		}
 	}
 	var rows []proto.SessionInfo
+	var errs []error
 	for _, p := range all.Providers() {
 		bl, ok := p.(provider.BackgroundLister)
 		if !ok {
@@ -50,11 +60,11 @@ func externalRows(ctx context.Context, f *Factory, list []proto.SessionInfo) []p
 		}
 		agents, err := bl.BackgroundAgents(ctx, env)
 		if err != nil {
-			fmt.Fprintf(f.IO.ErrOut, "muster: %s's background agents: %s\n", p.Name(), termtext.Line(err.Error()))
+			errs = append(errs, fmt.Errorf("%s's background agents: %s", p.Name(), termtext.Line(err.Error())))
 			continue
 		}
 		for _, a := range agents {
-			if inPane[p.Name()+":"+a.SessionID] {
+			if inPane[p.Name()+":"+a.SessionID] || slices.ContainsFunc(live, func(s proto.SessionInfo) bool { return runsAttach(s, a.Attach) }) {
 				continue
 			}
 			row := proto.SessionInfo{
@@ -71,7 +81,35 @@ func externalRows(ctx context.Context, f *Factory, list []proto.SessionInfo) []p
 			rows = append(rows, row)
 		}
 	}
-	return rows
+	return rows, errs
+}
+
+// runsAttach reports whether the pane s runs attach, the command that
+// joins a background agent (`claude attach ID`, as ls advises it with
+// `muster new --cmd`): the agent is then the pane's, whose conversation
+// it shows without a hook having named it yet. The program is compared
+// by its base name, so that a pane started with its full path counts.
+func runsAttach(s proto.SessionInfo, attach []string) bool {
+	if len(attach) == 0 {
+		return false
+	}
+	words, err := launcher.Words(s.Command)
+	if err != nil || len(words) != len(attach) {
+		return false
+	}
+	for i, w := range words {
+		want := attach[i]
+		if i == 0 {
+			if filepath.Base(w.Value) != filepath.Base(want) {
+				return false
+			}
+			continue
+		}
+		if w.Value != want {
+			return false
+		}
+	}
+	return true
 }
 
 // shellQuote quotes s for a POSIX shell.

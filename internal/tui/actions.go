@@ -130,6 +130,10 @@ func (m Model) openExplain() (tea.Model, tea.Cmd) {
 	if !ok {
 		return m, nil
 	}
+	if no := refuseExternal("explain", s); no != "" {
+		m.status = no
+		return m, nil
+	}
 	ctx, b, name := m.ctx, m.backend, s.Name
 	m.explain = &explainView{name: name, loading: true}
 	return m, func() tea.Msg {

@@ -7,7 +7,11 @@
 // (preview.go): the dashboard asks the daemon for neither again and never
 // reads a pane itself. When the watch breaks (the daemon stopped or was
 // killed) it says so and dials again until a daemon answers, whose first
-// push replaces everything shown.
+// push replaces everything shown. Beside the panes it lists the agents the
+// CLIs' own supervisors run (ExternalSource, external.go: Claude Code's
+// `claude --bg`), asked for off the UI loop every few seconds; the
+// actions that work on a pane by name refuse them, and enter joins one
+// in a pane with the CLI's own attach.
 //
 // One top-level Model owns all state and the message switch; the sections
 // are plain structs with a Render(width int) string method. Update does no

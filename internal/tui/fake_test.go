@@ -96,7 +96,10 @@ func (m Model) refresh() (Model, tea.Cmd) {
 	if m.watch == nil {
 		return m, m.openWatchCmd(m.watchSeq + 1)
 	}
-	b := m.backend.(*fakeBackend)
+	b, ok := m.backend.(*fakeBackend)
+	if !ok {
+		b = m.backend.(*extBackend).fakeBackend
+	}
 	seq, now := m.watchSeq, m.nowFn
 	return m, func() tea.Msg {
 		if b.err != nil {

@@ -217,6 +217,12 @@ func (m Model) resumeRow() (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 	}
+	// Nor one a background agent runs: its CLI's attach joins that agent.
+	for _, s := range m.ext {
+		if s.Provider == row.Provider && s.NativeSessionID == row.ID {
+			return m.openExternal(s)
+		}
+	}
 	if m.busy != "" {
 		m.status = "busy: " + m.busy
 		return m, nil

@@ -17,14 +17,15 @@ import (
 const ResolvedFor = 24 * time.Hour
 
 // group orders the session list: what needs the user, then what works,
-// then the other live sessions, then exited and restorable ones at the
-// bottom.
+// then the other live sessions, then the agents other supervisors run
+// (ExternalSource), then exited and restorable ones at the bottom.
 type group int
 
 const (
 	groupNeedsYou group = iota
 	groupWorking
 	groupLive
+	groupExternal
 	groupExited
 	groupRestorable
 )
@@ -33,6 +34,8 @@ func sessionGroup(s proto.SessionInfo) group {
 	switch s.State {
 	case "restorable":
 		return groupRestorable
+	case proto.PaneExternal:
+		return groupExternal
 	case "running":
 	default:
 		return groupExited
@@ -252,7 +255,7 @@ func (m Model) toggleFold() Model {
 // order by state alone.
 func (m Model) toggleByDir() Model {
 	m.byDir = !m.byDir
-	m.all = sortSessions(m.rawSessions, m.byDir)
+	m.all = sortSessions(slices.Concat(m.rawSessions, m.ext), m.byDir)
 	m.sessions = m.filtered()
 	m = m.scroll()
 	if m.byDir {

@@ -11,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/termtext"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -147,6 +148,13 @@ type Model struct {
 	awaySince   time.Time             // when the daemon stopped answering
 	hosts       []HostState           // the backend's hosts (HostSource); nil without
 
+	// The background agents (ExternalSource, external.go), listed beside
+	// the panes.
+	ext     []proto.SessionInfo
+	extBusy bool      // a listing is under way
+	extAt   time.Time // when the last listing came back
+	extErr  string    // what the last listing failed with, said once
+
 	filter     string // the session filter, as typed
 	filtering  bool   // keys go to the filter
 	fold       bool   // exited and restorable sessions are folded away
@@ -282,7 +290,18 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case clockMsg:
 		m.now = m.nowFn()
 		m.hosts = m.hostsNow()
-		return m, tea.Tick(ClockInterval, func(time.Time) tea.Msg { return clockMsg{} })
+		m, ext := m.pollExternal()
+		return m, tea.Batch(ext, tea.Tick(ClockInterval, func(time.Time) tea.Msg { return clockMsg{} }))
+	case externalMsg:
+		return m.applyExternal(msg), nil
+	case externalOpenedMsg:
+		m.busy = ""
+		if msg.err != nil {
+			m.status, m.statusOK = "open "+termtext.Line(msg.agent)+": "+errorText(msg.err), false
+			return m, nil
+		}
+		m.selName, m.attach = msg.name, msg.name
+		return m, tea.Quit
 	case actionMsg:
 		m.busy = ""
 		m.status, m.statusOK = msg.text, msg.err == nil
@@ -430,6 +449,10 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case "enter":
 		return m.enter()
 	case "a":
+		if s, ok := m.selected(); ok && m.focus == focusSessions && s.External != nil {
+			m.status = refuseExternal("acknowledge", s)
+			return m, nil
+		}
 		return m.ack()
 	case "A":
 		if len(m.items) == 0 {
@@ -441,6 +464,10 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case "r":
 		s, ok := m.selected()
 		if !ok {
+			return m, nil
+		}
+		if no := refuseExternal("resume", s); no != "" {
+			m.status = no
 			return m, nil
 		}
 		if s.State == "running" {
@@ -460,10 +487,18 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		if s, ok := m.selected(); ok {
+			if no := refuseExternal("kill", s); no != "" {
+				m.status = no
+				return m, nil
+			}
 			m.confirm = s.Name
 		}
 		return m, nil
 	case "space", " ":
+		if s, ok := m.selected(); ok && m.focus == focusSessions && s.External != nil {
+			m.status = refuseExternal("mark", s)
+			return m, nil
+		}
 		if m.focus == focusSessions {
 			return m.toggleMark(), nil
 		}
@@ -478,11 +513,19 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m.openNew()
 	case "e":
 		if s, ok := m.selected(); ok {
+			if no := refuseExternal("rename", s); no != "" {
+				m.status = no
+				return m, nil
+			}
 			m.renameFrom, m.renameTo = s.Name, s.Name
 		}
 		return m, nil
 	case "L":
 		if s, ok := m.selected(); ok {
+			if no := refuseExternal("autocontinue", s); no != "" {
+				m.status = no
+				return m, nil
+			}
 			return m.run("autocontinue "+s.Name+"…", autocontinueCmd(m.ctx, m.backend, s.Name, !s.ContinueAfterLimit))
 		}
 		return m, nil
@@ -550,6 +593,9 @@ func (m Model) enter() (tea.Model, tea.Cmd) {
 	}
 	if !ok {
 		return m, nil
+	}
+	if s.External != nil {
+		return m.openExternal(s)
 	}
 	switch s.State {
 	case "running":

@@ -60,6 +60,10 @@ func (m Model) syncPreview() (Model, tea.Cmd) {
 	if m.previewWanted() {
 		want, _ = m.target()
 	}
+	if want.External != nil {
+		// No pane of Muster's shows it: previewNote says so.
+		want = proto.SessionInfo{}
+	}
 	cur := m.pv
 	switch {
 	case want.Name == "":
@@ -165,6 +169,17 @@ func (m Model) updatePreview(msg tea.Msg) (Model, tea.Cmd) {
 type previewBox struct {
 	pv   preview
 	w, h int
+	note string // shown instead of a screen when there is none (previewNote)
+}
+
+// previewNote is what the preview box says of a selection it cannot show:
+// an agent another supervisor runs has no pane of Muster's.
+func (m Model) previewNote() string {
+	s, ok := m.target()
+	if !ok || s.External == nil {
+		return ""
+	}
+	return termtext.Line(s.Name) + " is run by " + externalBy(s) + ", not muster; enter opens it in a pane (" + termtext.Line(s.External.Attach) + ")"
 }
 
 func (p previewBox) Render() []string {
@@ -197,7 +212,11 @@ func (p previewBox) Render() []string {
 	}
 	lines := []string{head}
 	rows := p.h - 1
-	if p.pv.name == "" {
+	if p.pv.name == "" && p.note != "" {
+		for _, l := range strings.Split(ansi.Wordwrap(p.note, max(p.w-2, 1), ""), "\n") {
+			lines = append(lines, styleFaint.Styled(fit("  "+l, p.w)))
+		}
+	} else if p.pv.name == "" {
 		lines = append(lines, styleFaint.Styled("  no session selected"))
 	} else if sc != nil {
 		src := sc.Lines

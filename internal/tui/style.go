@@ -66,6 +66,14 @@ func sessionBadge(s proto.SessionInfo) badge {
 		return badge{"⟲", "restorable", styleRestorable}
 	case "exited":
 		return badge{"□", s.StatusLabel(), styleQuiet}
+	case proto.PaneExternal:
+		// Run by the CLI's own supervisor: its word for the process
+		// (busy, idle); ACTIVITY has its word for the agent.
+		word := "external"
+		if x := s.External; x != nil && x.Status != "" {
+			word += " " + termtext.Line(x.Status)
+		}
+		return badge{"↗", word, styleQuiet}
 	}
 	if s.RunState == nil {
 		// A live pane with no run yet: a shell, or an agent that has not

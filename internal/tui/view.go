@@ -171,7 +171,7 @@ func (m Model) render() string {
 		body = m.explain.Render(w, m.bodyHeight())
 	case mode == pvZoom:
 		pw, ph := m.pvSize()
-		body = previewBox{pv: m.pv, w: pw, h: ph}.Render()
+		body = previewBox{pv: m.pv, w: pw, h: ph, note: m.previewNote()}.Render()
 	default:
 		lw, lh := m.listWidth(), m.listHeight()
 		body = m.lists(lw, l)
@@ -181,7 +181,7 @@ func (m Model) render() string {
 		pw, ph := m.pvSize()
 		switch mode {
 		case pvSide:
-			box := previewBox{pv: m.pv, w: pw, h: ph}.Render()
+			box := previewBox{pv: m.pv, w: pw, h: ph, note: m.previewNote()}.Render()
 			for len(body) < len(box) {
 				body = append(body, "")
 			}
@@ -193,7 +193,7 @@ func (m Model) render() string {
 			for len(body) < lh {
 				body = append(body, "")
 			}
-			body = append(append(body, ""), previewBox{pv: m.pv, w: pw, h: ph}.Render()...)
+			body = append(append(body, ""), previewBox{pv: m.pv, w: pw, h: ph, note: m.previewNote()}.Render()...)
 		}
 	}
 	lines := append(head, body...)
@@ -313,9 +313,11 @@ func (t titleBar) Render(w int) string {
 	if !t.loaded {
 		return fit(out, w)
 	}
-	live, waiting, restorable := 0, 0, 0
+	live, waiting, restorable, external := 0, 0, 0, 0
 	for _, s := range t.sessions {
 		switch s.State {
+		case proto.PaneExternal:
+			external++
 		case "running":
 			live++
 			if s.RunState != nil && (*s.RunState == string(proto.StateWaitingInput) || *s.RunState == string(proto.StateWaitingApproval)) {
@@ -325,7 +327,10 @@ func (t titleBar) Render(w int) string {
 			restorable++
 		}
 	}
-	parts := []string{plural(len(t.sessions), "session"), fmt.Sprintf("%d live", live)}
+	parts := []string{plural(len(t.sessions)-external, "session"), fmt.Sprintf("%d live", live)}
+	if external > 0 {
+		parts = append(parts, fmt.Sprintf("%d external", external))
+	}
 	if waiting > 0 {
 		parts = append(parts, styleInput.Styled(fmt.Sprintf("%d waiting", waiting)))
 	}
@@ -478,6 +483,9 @@ func (t sessionTable) Render(w int) string {
 			prov = "-"
 		}
 		act := termtext.Line(s.Activity)
+		if x := s.External; x != nil {
+			act = termtext.Line(x.State)
+		}
 		if act == "" {
 			act = "-"
 		} else if s.ActivityPercent != nil {
@@ -499,7 +507,7 @@ func (t sessionTable) Render(w int) string {
 		}
 		line := row(mark, termtext.Line(host), name, prov, state, attn, act, termtext.Line(s.Model), contextLeft(s), costCell(s), createdAge(s, t.now), dir)
 		line = strings.TrimRight(line, " ")
-		if s.State != "running" || t.stale || hostDown(t.hosts, s.Name) {
+		if s.State != "running" && s.External == nil || t.stale || hostDown(t.hosts, s.Name) {
 			line = styleFaint.Styled(line)
 		}
 		lines = append(lines, line)

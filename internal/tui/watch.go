@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -66,7 +67,8 @@ func (m Model) updateWatch(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.watch = msg.stream
 		m = m.apply(msg.first, msg.at)
-		cmds := []tea.Cmd{nextWatchCmd(m.watchSeq, m.watch, m.nowFn)}
+		m, ext := m.pollExternal()
+		cmds := []tea.Cmd{nextWatchCmd(m.watchSeq, m.watch, m.nowFn), ext}
 		if !m.ticking {
 			m.ticking = true
 			cmds = append(cmds, tea.Tick(ClockInterval, func(time.Time) tea.Msg { return clockMsg{} }))
@@ -139,7 +141,7 @@ func (m Model) apply(u proto.WatchUpdate, at time.Time) Model {
 	m.hosts = m.hostsNow()
 	if u.Sessions != nil {
 		m.rawSessions = u.Sessions
-		m.all = sortSessions(u.Sessions, m.byDir)
+		m.all = sortSessions(slices.Concat(u.Sessions, m.ext), m.byDir)
 	}
 	if u.Attention != nil {
 		m.rawItems = u.Attention

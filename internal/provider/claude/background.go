@@ -127,7 +127,11 @@ func parseAgents(out []byte) ([]provider.BackgroundAgent, error) {
 		if r.Kind != "background" {
 			continue
 		}
-		if r.ID == "" || strings.HasPrefix(r.ID, "-") {
+		// The id ends up in a shell command (`muster new --cmd 'claude
+		// attach ID'`, the dashboard's open): the CLI's are hex.
+		if r.ID == "" || strings.HasPrefix(r.ID, "-") || strings.ContainsFunc(r.ID, func(c rune) bool {
+			return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_')
+		}) {
 			return nil, errors.New("claude agents --json: a background session without a usable id")
 		}
 		a := provider.BackgroundAgent{

@@ -28,7 +28,7 @@ func TestParseAgents(t *testing.T) {
 	if got, err := parseAgents([]byte(`[{"id":"x1","kind":"interactive","pid":1}]`)); err != nil || len(got) != 0 {
 		t.Errorf("interactive: %+v, %v", got, err)
 	}
-	for _, bad := range []string{`{`, `{"id":"x"}`, `[{"kind":"background","id":"-rf"}]`, `[{"kind":"background"}]`} {
+	for _, bad := range []string{`{`, `{"id":"x"}`, `[{"kind":"background","id":"-rf"}]`, `[{"kind":"background","id":"a;rm -rf ~"}]`, `[{"kind":"background","id":"a b"}]`, `[{"kind":"background"}]`} {
 		if _, err := parseAgents([]byte(bad)); err == nil {
 			t.Errorf("parseAgents(%s) succeeded", bad)
 		}
