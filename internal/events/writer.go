@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/runstate"
@@ -106,6 +107,7 @@ func (e *Engine) write() {
 	batch := make([]*pending, 0, 64)
 	for p := range e.queue {
 		batch = append(batch[:0], p)
+		yielded := false
 	fill:
 		for len(batch) < maxBatch {
 			select {
@@ -115,6 +117,18 @@ func (e *Engine) write() {
 				}
 				batch = append(batch, q)
 			default:
+				// Concurrent requests reach the writer while the others
+				// are still being read and decoded, so without a yield
+				// nearly every commit holds one event, and the commit
+				// (its locks and WAL writes) costs more than the rest of
+				// an event. One yield lets the request goroutines that
+				// are ready queue theirs first; when none is ready it
+				// returns at once, so a lone request does not wait.
+				if len(batch) == 1 && batch[0].op == nil && !yielded {
+					yielded = true
+					runtime.Gosched()
+					continue
+				}
 				break fill
 			}
 		}
