@@ -5,8 +5,10 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/runstate"
 )
 
 // TestFailedCommitFailsOnlyItsEvents: events sent at once by several
@@ -131,5 +133,65 @@ func TestLoneEventsCommitAlone(t *testing.T) {
 		if st.Events-before.Events != int64(i+1) || st.Batches-before.Batches != int64(i+1) {
 			t.Fatalf("after event %d acknowledged: %d events in %d commits", i, st.Events-before.Events, st.Batches-before.Batches)
 		}
+	}
+}
+
+// TestWriterWaitsForConcurrentClients: once several clients' events have
+// shared a commit, the writer holds the next batch until as many have
+// joined it (or a short while passes), since clients in other processes
+// need the processor to send theirs. The hold is raised far above its
+// default here so that only the events can end it.
+func TestWriterWaitsForConcurrentClients(t *testing.T) {
+	h := startHarness(t, "", func(c *Config) { c.maxHold = time.Minute })
+	h.surface("sf", "s1", "n1", "claude")
+	emit := func(id string) {
+		ev := proto.Event{SchemaVersion: 1, ID: proto.RawID{RawValue: id}, RunID: proto.RawID{RawValue: "r"},
+			SurfaceID: proto.RawID{RawValue: "sf"}, Provider: "claude", Kind: proto.KindRunning,
+			HookName: "muster.test", OccurredAt: h.clock.Now()}
+		if ins, err := h.e.Emit(t.Context(), ev); err != nil || !ins {
+			t.Errorf("event %s: inserted %v, %v", id, ins, err)
+		}
+	}
+	// Two events in one commit, queued while the writer is busy with an
+	// operation that waits for them.
+	running, queued := make(chan struct{}), make(chan struct{})
+	opDone := make(chan outcome, 1)
+	go func() {
+		opDone <- h.e.submit(&pending{op: func(*runstate.Board) ([]runstate.Event, any, error) {
+			close(running)
+			<-queued
+			return nil, nil, nil
+		}})
+	}()
+	<-running
+	var wg sync.WaitGroup
+	wg.Go(func() { emit("a1") })
+	wg.Go(func() { emit("a2") })
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.e.queue) < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	close(queued)
+	<-opDone
+	wg.Wait()
+	// Nothing left for the periodic snapshot, whose operation would end
+	// the hold below.
+	if err := h.e.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	before := h.e.Stats()
+	// The next event waits for a second one rather than committing alone.
+	wg.Go(func() { emit("b1") })
+	for h.e.Stats().Held == before.Held && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if h.e.Stats().Held == before.Held {
+		t.Fatal("the writer did not hold the batch after a shared commit")
+	}
+	emit("b2")
+	wg.Wait()
+	st := h.e.Stats()
+	if st.Events-before.Events != 2 || st.Batches-before.Batches != 1 {
+		t.Errorf("b1 and b2: %d events in %d commits, want 2 in 1", st.Events-before.Events, st.Batches-before.Batches)
 	}
 }
