@@ -2,10 +2,13 @@ package events
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/runstate"
 )
 
 // TestFailedCommitFailsOnlyItsEvents: events sent at once by several
@@ -78,5 +81,117 @@ func TestFailedCommitFailsOnlyItsEvents(t *testing.T) {
 	}
 	if got := h.post(evt{id: "sf0-e7", run: "r", surface: "sf0", kind: proto.KindRunning, hook: "fail-commit"}); got != okInserted {
 		t.Errorf("resent after the failure: %q", got)
+	}
+}
+
+// TestConcurrentEventsShareACommit: events submitted at once share a
+// commit even when the first reaches the writer before the others are
+// queued; the writer yields once so that they join it. One processor
+// makes the order of the goroutines fixed: the writer takes the first
+// event while the other submitters are ready but have not run yet.
+func TestConcurrentEventsShareACommit(t *testing.T) {
+	h := startHarness(t, "")
+	h.surface("sf", "s1", "n1", "claude")
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const n = 8
+	before := h.e.Stats()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			ev := proto.Event{SchemaVersion: 1, ID: proto.RawID{RawValue: fmt.Sprintf("e%d", i)}, RunID: proto.RawID{RawValue: "r"},
+				SurfaceID: proto.RawID{RawValue: "sf"}, Provider: "claude", Kind: proto.KindRunning,
+				HookName: "muster.test", OccurredAt: h.clock.Now()}
+			if ins, err := h.e.Emit(t.Context(), ev); err != nil || !ins {
+				t.Errorf("event %d: inserted %v, %v", i, ins, err)
+			}
+		})
+	}
+	wg.Wait()
+	st := h.e.Stats()
+	if got := st.Events - before.Events; got != n {
+		t.Fatalf("%d events recorded, want %d", got, n)
+	}
+	// One commit, except under the race detector, which shuffles the
+	// order of ready goroutines; without the yield it is one each.
+	if got := st.Batches - before.Batches; got >= n/2 {
+		t.Errorf("%d events took %d commits, want them to share", n, got)
+	}
+}
+
+// TestLoneEventsCommitAlone: a client that sends one event at a time has
+// each acknowledged after its own commit, which already holds it: the
+// writer never waits for events that are not coming.
+func TestLoneEventsCommitAlone(t *testing.T) {
+	h := startHarness(t, "")
+	h.surface("sf", "s1", "n1", "claude")
+	before := h.e.Stats()
+	const n = 20
+	for i := range n {
+		id := fmt.Sprintf("e%d", i)
+		h.mustPost(evt{id: id, run: "r", surface: "sf", kind: proto.KindRunning, hook: "PostToolUse"})
+		st := h.e.Stats()
+		if st.Events-before.Events != int64(i+1) || st.Batches-before.Batches != int64(i+1) {
+			t.Fatalf("after event %d acknowledged: %d events in %d commits", i, st.Events-before.Events, st.Batches-before.Batches)
+		}
+	}
+}
+
+// TestWriterWaitsForConcurrentClients: once several clients' events have
+// shared a commit, the writer holds the next batch until as many have
+// joined it (or a short while passes), since clients in other processes
+// need the processor to send theirs. The hold is raised far above its
+// default here so that only the events can end it.
+func TestWriterWaitsForConcurrentClients(t *testing.T) {
+	h := startHarness(t, "", func(c *Config) { c.maxHold = time.Minute })
+	h.surface("sf", "s1", "n1", "claude")
+	emit := func(id string) {
+		ev := proto.Event{SchemaVersion: 1, ID: proto.RawID{RawValue: id}, RunID: proto.RawID{RawValue: "r"},
+			SurfaceID: proto.RawID{RawValue: "sf"}, Provider: "claude", Kind: proto.KindRunning,
+			HookName: "muster.test", OccurredAt: h.clock.Now()}
+		if ins, err := h.e.Emit(t.Context(), ev); err != nil || !ins {
+			t.Errorf("event %s: inserted %v, %v", id, ins, err)
+		}
+	}
+	// Two events in one commit, queued while the writer is busy with an
+	// operation that waits for them.
+	running, queued := make(chan struct{}), make(chan struct{})
+	opDone := make(chan outcome, 1)
+	go func() {
+		opDone <- h.e.submit(&pending{op: func(*runstate.Board) ([]runstate.Event, any, error) {
+			close(running)
+			<-queued
+			return nil, nil, nil
+		}})
+	}()
+	<-running
+	var wg sync.WaitGroup
+	wg.Go(func() { emit("a1") })
+	wg.Go(func() { emit("a2") })
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.e.queue) < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	close(queued)
+	<-opDone
+	wg.Wait()
+	// Nothing left for the periodic snapshot, whose operation would end
+	// the hold below.
+	if err := h.e.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	before := h.e.Stats()
+	// The next event waits for a second one rather than committing alone.
+	wg.Go(func() { emit("b1") })
+	for h.e.Stats().Held == before.Held && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if h.e.Stats().Held == before.Held {
+		t.Fatal("the writer did not hold the batch after a shared commit")
+	}
+	emit("b2")
+	wg.Wait()
+	st := h.e.Stats()
+	if st.Events-before.Events != 2 || st.Batches-before.Batches != 1 {
+		t.Errorf("b1 and b2: %d events in %d commits, want 2 in 1", st.Events-before.Events, st.Batches-before.Batches)
 	}
 }

@@ -101,6 +101,10 @@ type Config struct {
 	Hooks HookListener
 	// Panes, when set, tells explain what a session's live pane does.
 	Panes PaneReporter
+
+	// maxHold bounds how long the writer waits for concurrent clients'
+	// events (defaultMaxHold; tests raise it).
+	maxHold time.Duration
 }
 
 // SenderGate decides whether the process pid (SO_PEERCRED; 0 when
@@ -173,6 +177,7 @@ type Engine struct {
 	notifyWarned atomic.Bool
 	batches      atomic.Int64
 	committed    atomic.Int64
+	held         atomic.Int64
 	// dirtyN mirrors how many runs and items changed since the last
 	// snapshot, for the maintenance goroutine.
 	dirtyN atomic.Int64
@@ -186,11 +191,12 @@ type Engine struct {
 type Stats struct {
 	Batches int64 // transactions committed
 	Events  int64 // events recorded (inserted) in them
+	Held    int64 // batches the writer waited on for more events
 }
 
 // Stats returns the engine's counters.
 func (e *Engine) Stats() Stats {
-	return Stats{Batches: e.batches.Load(), Events: e.committed.Load()}
+	return Stats{Batches: e.batches.Load(), Events: e.committed.Load(), Held: e.held.Load()}
 }
 
 // New returns an engine; it starts no goroutines and reads nothing yet.
@@ -215,6 +221,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.Quota == (Quota{}) {
 		cfg.Quota = DefaultQuota
+	}
+	if cfg.maxHold <= 0 {
+		cfg.maxHold = defaultMaxHold
 	}
 	if cfg.MaxFutureSkew <= 0 {
 		cfg.MaxFutureSkew = time.Minute

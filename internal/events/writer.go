@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
+	"time"
 
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/runstate"
@@ -42,6 +44,10 @@ const (
 	// maxUnflushed stored events whose ids only memory holds force a
 	// snapshot, which writes them to the store (store.EventWriter).
 	maxUnflushed = 4096
+	// defaultMaxHold bounds how long the writer waits for the events of
+	// concurrent clients: a fraction of the commit each one that joins
+	// saves.
+	defaultMaxHold = 100 * time.Microsecond
 )
 
 // ErrClosed is returned for work submitted after Close.
@@ -104,8 +110,12 @@ func (e *Engine) Close() error {
 func (e *Engine) write() {
 	defer close(e.writerDone)
 	batch := make([]*pending, 0, 64)
+	hold := time.NewTimer(time.Hour)
+	hold.Stop()
+	lastN := 0
 	for p := range e.queue {
 		batch = append(batch[:0], p)
+		yielded := false
 	fill:
 		for len(batch) < maxBatch {
 			select {
@@ -115,8 +125,50 @@ func (e *Engine) write() {
 				}
 				batch = append(batch, q)
 			default:
+				// Concurrent requests reach the writer while the others
+				// are still being read and decoded, so without a yield
+				// nearly every commit holds one event, and the commit
+				// (its locks and WAL writes) costs more than the rest of
+				// an event. One yield lets the request goroutines that
+				// are ready queue theirs first; when none is ready it
+				// returns at once, so a lone request does not wait.
+				if len(batch) == 1 && batch[0].op == nil && !yielded {
+					yielded = true
+					runtime.Gosched()
+					continue
+				}
 				break fill
 			}
+		}
+		// Requests from other processes need the processor too, and a
+		// yield does not give it to them: after a batch of several
+		// events (concurrent clients, acknowledged together, sending
+		// their next), wait a little for as many before committing. A
+		// client sending alone never waits, since its batches hold one.
+		if lastN > 1 && len(batch) < lastN && batch[len(batch)-1].op == nil {
+			e.held.Add(1)
+			hold.Reset(e.cfg.maxHold)
+		wait:
+			for len(batch) < lastN {
+				select {
+				case q, ok := <-e.queue:
+					if !ok {
+						break wait
+					}
+					batch = append(batch, q)
+					if q.op != nil {
+						break wait
+					}
+				case <-hold.C:
+					break wait
+				}
+			}
+			hold.Stop()
+		}
+		// Operations (snapshots, acks) say nothing of how many clients
+		// send events: a batch of operations alone leaves lastN be.
+		if n := events(batch); n > 0 {
+			lastN = n
 		}
 		for i := 0; i < len(batch); {
 			if batch[i].op != nil {
@@ -138,6 +190,17 @@ func (e *Engine) write() {
 			e.log.Warn("write the last runs snapshot", "err", err)
 		}
 	}
+}
+
+// events counts the events in batch.
+func events(batch []*pending) int {
+	n := 0
+	for _, q := range batch {
+		if q.op == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // commitEvents records events from requests in one transaction. When it
