@@ -274,21 +274,9 @@ func (m Model) create() (tea.Model, tea.Cmd) {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(m.startDir, dir)
 	}
-	args, err := shell.Fields(d.args, func(string) string { return "" })
-	if err != nil {
-		d.err = "extra arguments: " + err.Error()
-		d.field = dlgArgs
+	a, ok := d.newArgs(filepath.Clean(dir), c)
+	if !ok {
 		return m, nil
-	}
-	a := proto.NewArgs{Name: strings.TrimSpace(d.name), Dir: filepath.Clean(dir), Args: args}
-	if d.worktree {
-		a.Worktree = &proto.WorktreeArgs{Branch: strings.TrimSpace(d.branch)}
-	}
-	switch c.Kind {
-	case "provider":
-		a.Provider = c.Name
-	case "launcher":
-		a.Cmd, a.ResumeCmd = c.Command, c.Resume
 	}
 	if m.busy != "" {
 		d.err = "busy: " + m.busy
@@ -302,17 +290,16 @@ func (m Model) create() (tea.Model, tea.Cmd) {
 	}
 }
 
-// createOn asks the backend for the session on a host. The directory is
-// the host's, as typed: relative to its home, where ~ means that home too.
-func (m Model) createOn(on string, c Choice) (tea.Model, tea.Cmd) {
-	d := m.dlg
+// newArgs is the session the dialog describes, in dir, running c. An
+// argument list that does not parse sets the dialog's error instead.
+func (d *newDialog) newArgs(dir string, c Choice) (proto.NewArgs, bool) {
 	args, err := shell.Fields(d.args, func(string) string { return "" })
 	if err != nil {
 		d.err = "extra arguments: " + err.Error()
 		d.field = dlgArgs
-		return m, nil
+		return proto.NewArgs{}, false
 	}
-	a := proto.NewArgs{Name: strings.TrimSpace(d.name), Dir: strings.TrimSpace(d.dir), Args: args}
+	a := proto.NewArgs{Name: strings.TrimSpace(d.name), Dir: dir, Args: args}
 	if d.worktree {
 		a.Worktree = &proto.WorktreeArgs{Branch: strings.TrimSpace(d.branch)}
 	}
@@ -321,6 +308,17 @@ func (m Model) createOn(on string, c Choice) (tea.Model, tea.Cmd) {
 		a.Provider = c.Name
 	case "launcher":
 		a.Cmd, a.ResumeCmd = c.Command, c.Resume
+	}
+	return a, true
+}
+
+// createOn asks the backend for the session on a host. The directory is
+// the host's, as typed: relative to its home, where ~ means that home too.
+func (m Model) createOn(on string, c Choice) (tea.Model, tea.Cmd) {
+	d := m.dlg
+	a, ok := d.newArgs(strings.TrimSpace(d.dir), c)
+	if !ok {
+		return m, nil
 	}
 	if m.busy != "" {
 		d.err = "busy: " + m.busy
