@@ -2,6 +2,8 @@ package hookroute
 
 import (
 	"context"
+	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -32,6 +34,7 @@ type leftover struct {
 	pid   int
 	start string // the process's start time, so a reused pid is not hit
 	prov  AgentMatcher
+	exe   string
 }
 
 // NewLeftovers returns Leftovers for the given providers, reading
@@ -96,7 +99,8 @@ func (l *Leftovers) note(root int) {
 				dup = dup || h.pid == pid && h.start == st
 			}
 			if !dup {
-				l.held = append(l.held, leftover{pid: pid, start: st, prov: p})
+				_, exe, _ := l.procs.Name(pid)
+				l.held = append(l.held, leftover{pid: pid, start: st, prov: p, exe: exe})
 			}
 			l.mu.Unlock()
 		}
@@ -134,10 +138,48 @@ func (l *Leftovers) Reap(roots []int) []int {
 		}
 		l.end(h)
 		ended = append(ended, h.pid)
+		ended = append(ended, l.endCompanions(h, ended)...)
 	}
 	l.mu.Lock()
 	l.held = append(l.held, keep...)
 	l.mu.Unlock()
+	return ended
+}
+
+// endCompanions ends the shared processes run from the same agent
+// executable as h, once h is ended: Codex 0.171's app-server starts its
+// pid-update-loop with PPID 1, out of every pane's tree, so it is never
+// noted, and it outlived its daemon by more than 50 s in 1 of 6 realcli
+// runs (TestMusterCodexDaemonExits). An executable that is not the
+// agent's own (an interpreter running a script) names no family, so it
+// ends nothing here.
+func (l *Leftovers) endCompanions(h leftover, done []int) []int {
+	if h.exe == "" || !h.prov.IsAgentProcess("", h.exe) {
+		return nil
+	}
+	pids, err := procfs.FS{}.PIDs()
+	if err != nil {
+		return nil
+	}
+	var ended []int
+	for _, pid := range pids {
+		if slices.Contains(done, pid) || pid == os.Getpid() {
+			continue
+		}
+		if _, exe, err := l.procs.Name(pid); err != nil || exe != h.exe {
+			continue
+		}
+		argv, err := l.procs.Cmdline(pid)
+		if err != nil || !h.prov.SharedProcess(argv) {
+			continue
+		}
+		st := startTime(pid)
+		if st == "" {
+			continue
+		}
+		l.end(leftover{pid: pid, start: st, prov: h.prov, exe: h.exe})
+		ended = append(ended, pid)
+	}
 	return ended
 }
 
