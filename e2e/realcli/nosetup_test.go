@@ -48,9 +48,6 @@ func TestMusterGeminiNoSetup(t *testing.T) {
 }
 
 func noSetup(t *testing.T, cli realcli.CLI, approve string) {
-	if testing.Short() {
-		t.Skip("drives the real CLIs")
-	}
 	s := realcli.New(t, cli, realcli.Options{})
 	sc := &mscenario{t: t, cli: cli, prof: profiles[cli], s: s, m: newMuster(t, s), name: "ns-" + string(cli)}
 	logOnFailure(t, s)

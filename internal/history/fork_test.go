@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/testing/providertest"
 	"github.com/musterhq/muster/internal/transcript"
 )
 
@@ -25,8 +26,8 @@ func TestForks(t *testing.T) {
 		codexFork  = "01a23607-1fc3-7ba1-98e0-b55e6aed91f9"
 	)
 	home := t.TempDir()
-	copyTree(t, "../provider/claude/testdata/fork/projects", filepath.Join(home, ".claude/projects"))
-	copyTree(t, "../provider/codex/testdata/fork/.codex", filepath.Join(home, ".codex"))
+	providertest.CopyTree(t, "../provider/claude/testdata/fork/projects", filepath.Join(home, ".claude/projects"))
+	providertest.CopyTree(t, "../provider/codex/testdata/fork/.codex", filepath.Join(home, ".codex"))
 	env := transcript.Env{Home: home, Getenv: func(string) string { return "" }}
 	x := openIndex(t, "v1")
 	if _, err := x.Refresh(t.Context(), all.Sources(), env, RefreshOptions{}); err != nil {
@@ -122,7 +123,7 @@ func TestGeminiResumeLater(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			home := t.TempDir()
 			chats := filepath.Join(home, ".gemini/tmp/work/chats")
-			copyTree(t, "../provider/gemini/testdata/resume-later/.gemini", filepath.Join(home, ".gemini"))
+			providertest.CopyTree(t, "../provider/gemini/testdata/resume-later/.gemini", filepath.Join(home, ".gemini"))
 			conv := filepath.Join(chats, "session-2026-12-02T09-39-11111111.jsonl")
 			if c.keep > 0 {
 				b, err := os.ReadFile(conv)

@@ -16,29 +16,6 @@ import (
 
 var realCLI = filepath.Join(providertest.Shared, "research", "real-cli")
 
-// copyTree copies the files under src into dst, writable.
-func copyTree(t testing.TB, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out := filepath.Join(dst, rel)
-		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(out, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func refs(hits []Hit) []string {
 	var out []string
 	for _, h := range hits {
@@ -66,8 +43,8 @@ func TestSearchRealTranscripts(t *testing.T) {
 		}
 	}
 	home := t.TempDir()
-	copyTree(t, filepath.Join(realCLI, "claude/transcripts"), home)
-	copyTree(t, filepath.Join(realCLI, "codex/transcripts"), home)
+	providertest.CopyTree(t, filepath.Join(realCLI, "claude/transcripts"), home)
+	providertest.CopyTree(t, filepath.Join(realCLI, "codex/transcripts"), home)
 	env := transcript.Env{Home: home, Getenv: func(string) string { return "" }}
 	x := openIndex(t, "v1")
 	srcs := all.Sources()

@@ -97,7 +97,7 @@ func TestSubagents(t *testing.T) {
 func TestSubagentsClaudeFixture(t *testing.T) {
 	fixture := sharedPath(t, "fixtures/claude/claude-code-log/minimal_showcase")
 	home := t.TempDir()
-	copyTree(t, fixture, filepath.Join(home, ".claude/projects/-workspace-example-app"))
+	providertest.CopyTree(t, fixture, filepath.Join(home, ".claude/projects/-workspace-example-app"))
 	env := transcript.Env{Home: home, Getenv: func(string) string { return "" }}
 	x := openIndex(t, "v1")
 	if _, err := x.Refresh(t.Context(), all.Sources(), env, RefreshOptions{}); err != nil {
