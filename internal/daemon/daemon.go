@@ -250,7 +250,7 @@ func run(ctx context.Context, opts Options, h *handoff) (*restartPlan, error) {
 	d := &Daemon{
 		opts: opts, dirs: dirs, logger: opts.Logger, store: st,
 		startedAt: time.Now(), sessions: map[string]*session{}, ghosts: map[string]ghost{}, reserved: map[string]bool{},
-		leftovers: newLeftovers(),
+		leftovers: newLeftovers(dirs.EventSocket()),
 		stop:      cancel, shutting: make(chan struct{}), lock: lock,
 		ctl: newConnTable(controlConnLimit(), maxControlConnsPerPID),
 	}

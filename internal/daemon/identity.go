@@ -32,13 +32,17 @@ func sessionRouters(env transcript.Env) []*hookroute.Router {
 }
 
 // newLeftovers watches the shared processes of every provider that has
-// them (Codex's app-server daemon).
-func newLeftovers() *hookroute.Leftovers {
+// them (Codex's app-server daemon). They are known by the events socket
+// every pane of this daemon names in its environment (launch): no other
+// daemon's pane, and no agent the user runs outside Muster, has it.
+func newLeftovers(eventSocket string) *hookroute.Leftovers {
 	var ms []hookroute.AgentMatcher
 	for _, r := range all.Capable[provider.SessionRouter]() {
 		ms = append(ms, r)
 	}
-	return hookroute.NewLeftovers(nil, ms...)
+	l := hookroute.NewLeftovers(nil, ms...)
+	l.Mark = hookroute.EnvVar{Key: envEventSocket, Value: eventSocket}
+	return l
 }
 
 // livePanePIDs returns the processes of the panes still running.

@@ -304,6 +304,11 @@ func (d *Daemon) paneEnv(base map[string]string, s *session, surfaceID string, e
 	return out
 }
 
+// envEventSocket names the daemon's events socket in every pane's
+// environment (internal/hookevent reads it); it also marks the processes
+// our panes started (newLeftovers).
+const envEventSocket = "MUSTER_EVENT_SOCKET"
+
 // launch starts a new surface for s.
 func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[string]string, cols, rows int) error {
 	surfaceID := uuid.NewString()
@@ -314,7 +319,7 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 		return proto.Errorf(proto.CodeInternal, "register surface: %v", err)
 	}
 	extra := map[string]string{
-		"MUSTER_EVENT_SOCKET":     d.dirs.EventSocket(),
+		envEventSocket:            d.dirs.EventSocket(),
 		"MUSTER_EVENT_CAPABILITY": capTok,
 	}
 	cfg := d.paneConfig(s, surfaceID)

@@ -20,6 +20,11 @@ type Procs interface {
 	OpenFiles(pid int) ([]string, error)
 	// Cmdline returns pid's argv.
 	Cmdline(pid int) ([]string, error)
+	// PIDs lists every process.
+	PIDs() ([]int, error)
+	// Environ returns the value of key in pid's initial environment, ""
+	// when unset.
+	Environ(pid int, key string) (string, error)
 }
 
 // ProcFS is Procs over a Linux /proc file system (internal/procfs).
@@ -73,6 +78,24 @@ func (p ProcFS) Cmdline(pid int) ([]string, error) {
 		return nil, fmt.Errorf("read command line of %d: %w", pid, err)
 	}
 	return argv, nil
+}
+
+// PIDs lists every process.
+func (p ProcFS) PIDs() ([]int, error) {
+	pids, err := p.fs().PIDs()
+	if err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	return pids, nil
+}
+
+// Environ reads one variable of pid's initial environment.
+func (p ProcFS) Environ(pid int, key string) (string, error) {
+	v, err := p.fs().Environ(pid, key)
+	if err != nil {
+		return "", fmt.Errorf("read environment of %d: %w", pid, err)
+	}
+	return v, nil
 }
 
 // maxTree bounds the processes examined under one pane.
