@@ -1,8 +1,9 @@
 // Command hostsbench measures muster on a host against plain ssh, on a
 // loopback sshd it starts (its own host key, three Unix users it creates as
 // hosts h1, h2, h3; run as root): keystroke-to-echo p50/p99 through
-// `muster attach h1:x` vs `ssh -tt h1 cat` (the same program, cat, on the
-// same sshd), warm `muster ls` across one and across three hosts vs a local
+// `muster attach h1:x` vs `ssh -tt h1 tmux attach` to a tmux session on the
+// host running the same program, cat (the issue's anchor), and vs `ssh -tt
+// h1 cat` with no multiplexer at all (stricter, for information), warm `muster ls` across one and across three hosts vs a local
 // `muster ls` with no hosts, output throughput through `muster attach` vs
 // `ssh -tt h1 cat` of the same flood, and the reconnect of an attach whose
 // connection is killed. bench/hosts.sh builds and runs it.
@@ -144,13 +145,23 @@ func main() {
 	run(remote, "new", "--host", "h1", "--name", "x", "-d", "--cmd", "cat")
 	run(local, "new", "--name", "x", "-d", "--cmd", "cat")
 
+	// The issue's anchor: tmux on the host running the same program, with
+	// no status line (its clock would put letters on the screen that no
+	// key typed) and no user config.
+	must("ssh", "-F", sshConfig, "h1", "tmux -f /dev/null new-session -d -s S -x 200 -y 50 cat && tmux set -g status off")
+	defer exec.Command("ssh", "-F", sshConfig, "h1", "tmux kill-server").Run()
 	attach := exec.Command(*musterBin, "attach", "h1:x")
 	attach.Env = remote
-	plain := exec.Command("ssh", "-F", sshConfig, "-tt", "h1", "cat")
-	plainP50, plainP99 := echo(plain, "")
+	tmuxAttach := exec.Command("ssh", "-F", sshConfig, "-tt", "h1", "tmux attach -t S")
+	tmuxAttach.Env = append(os.Environ(), "TERM=xterm-256color")
+	tmuxP50, tmuxP99 := echo(tmuxAttach, "\x1b[?1049h")
+	plainP50, plainP99 := echo(exec.Command("ssh", "-F", sshConfig, "-tt", "h1", "cat"), "")
 	musterP50, musterP99 := echo(attach, "\x1b[?1049h")
-	fmt.Printf("echo p50: muster attach h1:x %v, ssh -tt h1 cat %v, ratio %.2f\n", musterP50, plainP50, float64(musterP50)/float64(plainP50))
-	fmt.Printf("echo p99: muster attach h1:x %v, ssh -tt h1 cat %v, ratio %.2f\n", musterP99, plainP99, float64(musterP99)/float64(plainP99))
+	ratio := func(a, b time.Duration) float64 { return float64(a) / float64(b) }
+	fmt.Printf("echo p50: muster attach h1:x %v, ssh -tt h1 tmux attach %v (ratio %.2f), ssh -tt h1 cat %v (ratio %.2f)\n",
+		musterP50, tmuxP50, ratio(musterP50, tmuxP50), plainP50, ratio(musterP50, plainP50))
+	fmt.Printf("echo p99: muster attach h1:x %v, ssh -tt h1 tmux attach %v (ratio %.2f), ssh -tt h1 cat %v (ratio %.2f)\n",
+		musterP99, tmuxP99, ratio(musterP99, tmuxP99), plainP99, ratio(musterP99, plainP99))
 
 	lsHost := timeLs(remote)
 	lsLocal := timeLs(local)
@@ -312,7 +323,18 @@ func echo(cmd *exec.Cmd, ready string) (time.Duration, time.Duration) {
 			}
 		}
 	}()
+	// A key is echoed when it shows up as text: tmux and muster wrap it
+	// in escape sequences whose letters (the h of ESC[?25h) would pass for
+	// a key, and such a sequence can end in the next read.
 	var seen bytes.Buffer
+	var text textOnly
+	read := func(b []byte) {
+		if ready != "" {
+			seen.Write(b)
+			return
+		}
+		text.feed(&seen, b)
+	}
 	wait := func(want string) {
 		deadline := time.After(20 * time.Second)
 		for !strings.Contains(seen.String(), want) {
@@ -321,7 +343,7 @@ func echo(cmd *exec.Cmd, ready string) (time.Duration, time.Duration) {
 				if !ok {
 					log.Fatalf("%v ended before %q: %q", cmd.Args, want, seen.String())
 				}
-				seen.Write(b)
+				read(b)
 			case <-deadline:
 				log.Fatalf("%v never showed %q: %q", cmd.Args, want, seen.String())
 			}
@@ -332,21 +354,25 @@ func echo(cmd *exec.Cmd, ready string) (time.Duration, time.Duration) {
 	// and an echo read in the same chunk as ready would be lost.
 	if ready != "" {
 		wait(ready)
+		ready = ""
 	}
-	ptmx.Write([]byte("warm\r"))
-	wait("warm")
-	time.Sleep(300 * time.Millisecond)
-	drain := func() {
+	// quiet lets the screen settle and reads what it drew, as text, so
+	// that the next key's echo is all the next wait sees.
+	quiet := func() {
+		time.Sleep(300 * time.Millisecond)
 		for {
 			select {
-			case <-got:
+			case b := <-got:
+				read(b)
 			default:
+				seen.Reset()
 				return
 			}
 		}
 	}
-	drain()
-	seen.Reset()
+	ptmx.Write([]byte("warm\r"))
+	wait("warm")
+	quiet()
 	var d []time.Duration
 	for i := range *keys {
 		k := string(rune('a' + i%26))
@@ -356,9 +382,7 @@ func echo(cmd *exec.Cmd, ready string) (time.Duration, time.Duration) {
 		d = append(d, time.Since(start))
 		if i%60 == 59 {
 			ptmx.Write([]byte("\r"))
-			wait("\n")
-			drain()
-			seen.Reset()
+			quiet()
 		}
 	}
 	slices.Sort(d)
@@ -375,4 +399,64 @@ func timeLs(env []string) time.Duration {
 	}
 	slices.Sort(d)
 	return d[len(d)/2]
+}
+
+// textOnly passes on the text of a terminal's output stream, leaving out
+// control characters and escape sequences (CSI, OSC and the other strings,
+// two- and three-byte escapes), across reads.
+type textOnly struct{ state int }
+
+const (
+	ground = iota
+	escape
+	escapeIntermediate
+	csi
+	str    // OSC, DCS, SOS, PM, APC: up to BEL or ST
+	strEsc // ESC inside a string: ST when a backslash follows
+)
+
+func (t *textOnly) feed(out *bytes.Buffer, b []byte) {
+	for _, c := range b {
+		switch t.state {
+		case ground:
+			switch {
+			case c == 0x1b:
+				t.state = escape
+			case c >= 0x20 && c != 0x7f:
+				out.WriteByte(c)
+			}
+		case escape:
+			switch {
+			case c == '[':
+				t.state = csi
+			case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+				t.state = str
+			case c >= 0x20 && c <= 0x2f:
+				t.state = escapeIntermediate
+			default:
+				t.state = ground
+			}
+		case escapeIntermediate:
+			if c < 0x20 || c > 0x2f {
+				t.state = ground
+			}
+		case csi:
+			if c >= 0x40 && c <= 0x7e {
+				t.state = ground
+			}
+		case str:
+			switch c {
+			case 0x07:
+				t.state = ground
+			case 0x1b:
+				t.state = strEsc
+			}
+		case strEsc:
+			if c == '\\' {
+				t.state = ground
+			} else {
+				t.state = str
+			}
+		}
+	}
 }

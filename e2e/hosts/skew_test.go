@@ -2,7 +2,6 @@ package hosts_test
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/creack/pty"
 
 	"github.com/musterhq/muster/internal/testing/poll"
 	"github.com/musterhq/muster/internal/testing/testbin"
@@ -79,11 +76,12 @@ func (e *env) remoteAs(path string, args ...string) string {
 
 // TestHostDaemonOfAnotherProtocol: a host whose daemon runs a build of
 // the previous control protocol (a real one, started by that build with a
-// session in it) is reported for what it is: host ls keeps its version
-// and session count (the frozen status both speak) and says needs-attention
-// with `muster host upgrade h1`; ls, send and attach say which host, what
-// cannot be done there and what to run, never `muster daemon restart`,
-// which here would restart this machine's daemon.
+// session in it) keeps working for everything both protocols speak: host
+// add says, in one line naming the host and both versions, what differs
+// there (attach relays) and what to run (`muster host upgrade h1`, never
+// `muster daemon restart`, which here would restart this machine's
+// daemon); host ls shows it connected with the daemon's version; ls, send,
+// capture and attach work on its session.
 func TestHostDaemonOfAnotherProtocol(t *testing.T) {
 	srv := newServer(t)
 	e := newEnv(t, srv)
@@ -92,47 +90,41 @@ func TestHostDaemonOfAnotherProtocol(t *testing.T) {
 	t.Cleanup(func() { e.remoteAs(old, "daemon", "stop", "--force") })
 
 	r := e.run("host", "add", "h1", "h1")
-	if r.code == 0 || !strings.Contains(r.stderr, "host h1: its daemon is version "+previousVersion) ||
+	if r.code != 0 || strings.Count(r.stderr, "\n") != 1 ||
+		!strings.Contains(r.stderr, "muster: host h1: its daemon is version "+previousVersion+" (control protocol ") ||
+		!strings.Contains(r.stderr, "and its muster "+version(e)+" speaks control protocol ") ||
+		!strings.Contains(r.stderr, "attach relays") ||
 		!strings.Contains(r.stderr, "muster host upgrade h1") || strings.Contains(r.stderr, "daemon restart") {
-		t.Fatalf("host add over a daemon of the previous protocol: exit %d\n%s", r.code, r.stderr)
+		t.Fatalf("host add over a daemon of the previous protocol: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
-	h := e.hosts()["h1"]
-	if h.State != "needs-attention" || h.Version != previousVersion || h.Sessions != 1 ||
-		h.Command != "muster host upgrade h1" || !strings.Contains(h.Reason, "cannot list") {
+	if h := e.hosts()["h1"]; h.State != "connected" || h.Version != previousVersion || h.Sessions != 1 {
 		t.Fatalf("host ls: %+v", h)
 	}
-
-	r = e.run("ls")
-	if r.code != 0 || !strings.Contains(r.stdout, "host h1: needs-attention") || !strings.Contains(r.stdout, "run: muster host upgrade h1") {
-		t.Fatalf("ls: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if row, ok := find(e.ls(), "h1", "keep"); !ok || row.State != "running" {
+		t.Fatalf("ls: h1:keep %+v, %v", row, ok)
 	}
 
-	r = e.run("send", "h1:keep", "hi")
-	if r.code == 0 || !strings.Contains(r.stderr, "muster: host h1: its daemon is version "+previousVersion) ||
-		!strings.Contains(r.stderr, "cannot list, start, attach to, send to") ||
-		!strings.Contains(r.stderr, "muster host upgrade h1") || strings.Contains(r.stderr, "daemon restart") {
-		t.Fatalf("send h1:keep: exit %d\n%s", r.code, r.stderr)
-	}
+	e.must("send", "h1:keep", "sent across versions", "--enter")
+	poll.Wait(t, 20*time.Second, func() bool {
+		return strings.Count(e.run("capture", "h1:keep").stdout, "sent across versions") == 2
+	}, func() string { return "capture h1:keep: " + e.run("capture", "h1:keep").stdout })
 
-	// attach prints the host's refusal on the terminal (the host's muster
-	// holds it), then the host's name and what to run.
-	cmd := exec.Command(musterBin, "attach", "h1:keep")
-	cmd.Env = e.vars
-	ptmx, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 100, Rows: 30})
-	if err != nil {
-		t.Fatal(err)
+	// attach works in the mode both speak: the host's muster relays the
+	// terminal instead of handing it to the older daemon.
+	tm := startTerm(t, e.vars, 100, 30, "attach", "h1:keep")
+	seen := func(s string) bool { return strings.Contains(tm.Since(0), s) }
+	poll.Wait(t, 20*time.Second, func() bool { return seen("\x1b[?1049h") || !tm.Running() },
+		func() string { return "attach never entered: " + tm.Since(0) })
+	tm.Type("typed across versions\r")
+	poll.Wait(t, 20*time.Second, func() bool { return seen("typed across versions") || !tm.Running() },
+		func() string { return "no echo: " + tm.Since(0) })
+	if !tm.Running() {
+		t.Fatalf("attach h1:keep exited: %v\n%s", tm.cmd.ProcessState, tm.Since(0))
 	}
-	defer ptmx.Close()
-	screen, _ := io.ReadAll(ptmx) // EIO once the attach exits
-	if err := cmd.Wait(); err == nil || !strings.Contains(string(screen), "muster: host h1: its daemon is version "+previousVersion) ||
-		!strings.Contains(string(screen), "muster host upgrade h1") {
-		t.Fatalf("attach h1:keep: %v\n%s", err, screen)
-	}
-
-	r = e.run("wait", "h1:keep", "--until", "idle", "--timeout", "30s")
-	if r.code == 0 || !strings.Contains(r.stderr, "host h1: its daemon is version "+previousVersion) {
-		t.Fatalf("wait h1:keep: exit %d\n%s", r.code, r.stderr)
+	tm.Detach(t)
+	if out := e.must("capture", "h1:keep"); strings.Count(out, "typed across versions") != 2 {
+		t.Fatalf("capture h1:keep after attach:\n%s", out)
 	}
 }
 
@@ -153,15 +145,13 @@ func TestHostUpgradeKeepsAgents(t *testing.T) {
 	if err := json.Unmarshal([]byte(e.remoteAs(old, "ls", "--json")), &before); err != nil || len(before) != 1 || before[0].PID == 0 {
 		t.Fatalf("the previous build's ls: %v %+v", err, before)
 	}
-	if r := e.run("host", "add", "h1", "h1"); r.code == 0 {
-		t.Fatalf("host add over the previous protocol's daemon succeeded:\n%s", r.stdout)
-	}
+	e.must("host", "add", "h1", "h1")
 
 	r := e.run("host", "upgrade", "h1")
 	if r.code != 2 || !strings.Contains(r.stderr, "--yes") {
 		t.Fatalf("host upgrade without a terminal: exit %d\n%s", r.code, r.stderr)
 	}
-	if h := e.hosts()["h1"]; h.State != "needs-attention" || h.Version != previousVersion {
+	if h := e.hosts()["h1"]; h.Version != previousVersion {
 		t.Fatalf("host upgrade without a terminal changed the host: %+v", h)
 	}
 

@@ -122,8 +122,13 @@ func attachOnce(ctx context.Context, f *Factory, o attachOptions) (restarted boo
 	defer t.restore()
 	// The daemon writes the pane to the user's terminal and reads its
 	// keys itself when this client passes it (heldTerminal in the daemon):
-	// this process is then out of the way of every key and its echo.
-	tty := passTerminal()
+	// this process is then out of the way of every key and its echo. A
+	// daemon of an older protocol would hand it back in frames this client
+	// no longer reads: with one, this client relays.
+	var tty *os.File
+	if proto.DirectAttach(c.Protocol()) {
+		tty = passTerminal()
+	}
 	// SIGWINCH is caught from before the size is read: the daemon may
 	// draw the pane and take keys (direct mode) before this client is
 	// ready, and a resize meanwhile, ignored by default, was lost.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/host"
+	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/termtext"
 )
@@ -72,9 +73,18 @@ func newHostAddCmd(f *Factory) *cobra.Command {
 				return Userf("%v", err)
 			}
 			host.MarkSeen(d, name, Version, 0)
-			list, err := host.Sessions(ctx, d, host.NewLink(d, cfg.SSH, h))
+			link = host.NewLink(d, cfg.SSH, h)
+			list, err := host.Sessions(ctx, d, link)
 			if err != nil {
 				return hostError(err)
+			}
+			// ls started the host's daemon if none ran; one that ran
+			// already may be older than this muster.
+			if st, running, err := host.DaemonStatus(ctx, link); err == nil && running {
+				host.MarkSeen(d, name, st.Version, len(list))
+				if st.Protocol < proto.ControlVersion {
+					fmt.Fprintln(f.IO.ErrOut, "muster: "+termtext.Line(host.OlderDaemon(name, st, Version)))
+				}
 			}
 			how := "found there"
 			if len(inst.Copied) > 0 {

@@ -144,6 +144,9 @@ type Client struct {
 	// hello is set once the versions matched; before, only the frozen ops
 	// may be called.
 	hello bool
+	// protocol is the control protocol hello settled on: ours, or the
+	// older one of a daemon that does not speak ours (proto.Speaks).
+	protocol int
 	// broken is why the connection cannot carry another call: a call was
 	// cancelled with its response still on the way.
 	broken error
@@ -211,9 +214,13 @@ func connect(ctx context.Context, dirs paths.Dirs) (*Client, error) {
 	return &Client{conn: conn, r: bufio.NewReaderSize(conn, 64<<10), dirs: dirs}, nil
 }
 
-// exchangeVersions sends hello. A daemon from before hello (control
-// protocol 1) answers it as an unknown op (or, to a process inside a
-// pane, as a refused one); its status still says its version.
+// exchangeVersions sends hello with this binary's protocol. A daemon
+// that speaks it answers with it; an older one refuses it, and when this
+// binary speaks that daemon's protocol (its status says which) the
+// connection settles on it with a second hello. A daemon from before
+// hello (control protocol 1) answers it as an unknown op (or, to a
+// process inside a pane, as a refused one); its status still says its
+// version.
 func (c *Client) exchangeVersions(ctx context.Context, version string) error {
 	var res proto.HelloResult
 	ctx, cancel := context.WithTimeoutCause(ctx, handshakeTimeout, c.noAnswer(proto.OpHello, handshakeTimeout))
@@ -222,11 +229,21 @@ func (c *Client) exchangeVersions(ctx context.Context, version string) error {
 	pe, refused := errors.AsType[*proto.Error](err)
 	switch {
 	case err == nil && res.Protocol == proto.ControlVersion:
-		c.hello = true
+		c.hello, c.protocol = true, res.Protocol
 		return nil
 	case err == nil:
 		return proto.VersionMismatch(res.Version, res.Protocol, version, proto.ControlVersion)
-	case !refused || pe.Code == proto.CodeVersion || pe.Code == proto.CodeBusy:
+	case refused && pe.Code == proto.CodeVersion:
+		var st proto.DaemonStatus
+		if c.call(ctx, proto.OpStatus, nil, &st) != nil || st.Protocol >= proto.ControlVersion || !proto.Speaks(st.Protocol) {
+			return err
+		}
+		if c.call(ctx, proto.OpHello, proto.Hello{Protocol: st.Protocol, Version: version}, &res) != nil || res.Protocol != st.Protocol {
+			return err
+		}
+		c.hello, c.protocol = true, res.Protocol
+		return nil
+	case !refused || pe.Code == proto.CodeBusy:
 		return err
 	}
 	var st proto.DaemonStatus
@@ -235,6 +252,12 @@ func (c *Client) exchangeVersions(ctx context.Context, version string) error {
 	}
 	return proto.VersionMismatch(st.Version, max(st.Protocol, 1), version, proto.ControlVersion)
 }
+
+// Protocol is the control protocol the connection speaks: this binary's,
+// or the older one of the daemon (proto.MinControlVersion on), which
+// serves every op but an attach that passes the terminal
+// (proto.DirectAttach).
+func (c *Client) Protocol() int { return c.protocol }
 
 func (c *Client) noAnswer(op string, after time.Duration) *NoAnswerError {
 	return &NoAnswerError{Socket: c.dirs.ControlSocket(), PID: c.dirs.ReadDaemonLock().PID, Op: op, After: after}
@@ -459,7 +482,7 @@ func (c *Client) Call(ctx context.Context, op string, args, out any) error {
 		return fmt.Errorf("%w; then: %w", err, rerr)
 	}
 	c.conn.Close()
-	c.conn, c.r, c.hello, c.broken = nc.conn, nc.r, nc.hello, nil
+	c.conn, c.r, c.hello, c.protocol, c.broken = nc.conn, nc.r, nc.hello, nc.protocol, nil
 	if nc.Notes != "" {
 		c.Notes = nc.Notes
 	}

@@ -187,6 +187,63 @@ func TestDaemonRefusesHello(t *testing.T) {
 	}
 }
 
+// olderDaemon answers as a daemon of control protocol older does: hello
+// of any other protocol refused, its status saying which it speaks.
+func olderDaemon(older int) func(req proto.Request) proto.Response {
+	return func(req proto.Request) proto.Response {
+		switch req.Op {
+		case proto.OpHello:
+			var h proto.Hello
+			json.Unmarshal(req.Args, &h)
+			if h.Protocol != older {
+				return proto.Response{Error: proto.VersionMismatch("0.1.9", older, h.Version, h.Protocol)}
+			}
+			return ok(proto.HelloResult{Protocol: older, Version: "0.1.9"})
+		case proto.OpStatus:
+			return ok(proto.DaemonStatus{Version: "0.1.9", Protocol: older})
+		case proto.OpList:
+			return ok([]proto.SessionInfo{{Name: "a"}})
+		}
+		return proto.Response{Error: proto.Errorf(proto.CodeUnsupported, "unknown op %q", req.Op)}
+	}
+}
+
+// TestClientSettlesOnAnOlderDaemonsProtocol: a daemon of an older
+// protocol this client still speaks refuses its hello, and the connection
+// settles on the daemon's protocol and carries calls; one of a protocol
+// it does not speak gets the refusal as before.
+func TestClientSettlesOnAnOlderDaemonsProtocol(t *testing.T) {
+	older := proto.ControlVersion - 1
+	if !proto.Speaks(older) {
+		t.Skipf("this build speaks no protocol older than %d", proto.ControlVersion)
+	}
+	f := startFake(t, olderDaemon(older))
+	c, err := Dial(t.Context(), f.dirs, "0.2.0")
+	if err != nil {
+		t.Fatalf("Dial to a daemon of protocol %d: %v", older, err)
+	}
+	defer c.Close()
+	if c.Protocol() != older {
+		t.Errorf("Protocol() = %d, want %d", c.Protocol(), older)
+	}
+	var list []proto.SessionInfo
+	if err := c.Call(t.Context(), proto.OpList, nil, &list); err != nil || len(list) != 1 {
+		t.Errorf("ls at protocol %d = %+v, %v", older, list, err)
+	}
+
+	tooOld := proto.MinControlVersion - 1
+	g := startFake(t, olderDaemon(tooOld))
+	want := proto.VersionMismatch("0.1.9", tooOld, "0.2.0", proto.ControlVersion).Message
+	if _, err := Dial(t.Context(), g.dirs, "0.2.0"); err == nil || err.Error() != want {
+		t.Errorf("Dial to a daemon of protocol %d = %v, want %q", tooOld, err, want)
+	}
+	for _, op := range g.sent() {
+		if op != proto.OpHello && op != proto.OpStatus {
+			t.Errorf("the client sent %q to a daemon it cannot talk to", op)
+		}
+	}
+}
+
 func hello(req proto.Request) (proto.Response, bool) {
 	if req.Op != proto.OpHello {
 		return proto.Response{}, false

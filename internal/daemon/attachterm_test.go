@@ -257,3 +257,45 @@ func TestPassedFilesAreNotKept(t *testing.T) {
 			return fmt.Sprintf("the descriptors to be closed with the connection: %d, before %d", count(), before)
 		})
 }
+
+// TestOlderClientKeepsItsTerminal: a client of the older protocol this
+// daemon still speaks is answered in it and served, and its attach
+// relays: the daemon does not take the terminal it passed, whose
+// handbacks that client would misread, and the pane's frames come over
+// the socket.
+func TestOlderClientKeepsItsTerminal(t *testing.T) {
+	older := proto.ControlVersion - 1
+	if !proto.Speaks(older) || proto.DirectAttach(older) {
+		t.Skipf("this build speaks no older protocol without a direct attach (control protocol %d)", proto.ControlVersion)
+	}
+	d := startDaemon(t)
+	c := d.dial()
+	c.must(proto.OpNew, proto.NewArgs{Name: "s", Dir: t.TempDir(), Cmd: "cat", Cols: 80, Rows: 24}, nil)
+	a := d.dialRaw()
+	var res proto.HelloResult
+	a.must(proto.OpHello, proto.Hello{Protocol: older, Version: "older"}, &res)
+	if res.Protocol != older || res.Version != "test" {
+		t.Fatalf("hello of protocol %d = %+v; want it answered in that protocol", older, res)
+	}
+	var list []proto.SessionInfo
+	a.must(proto.OpList, nil, &list)
+	if len(list) != 1 || list[0].Name != "s" {
+		t.Fatalf("ls at protocol %d = %+v", older, list)
+	}
+	u := newUserTerminal(t)
+	got := attachPassing(t, a, proto.AttachArgs{Name: "s", Cols: 80, Rows: 24, Terminal: true, DetachKey: `ctrl-\`}, int(u.slave.Fd()))
+	if got.Direct {
+		t.Fatalf("attach at protocol %d = %+v; want the client to keep its terminal", older, got)
+	}
+	if err := proto.WriteFrame(a.c, proto.FrameInput, []byte("relayed\r")); err != nil {
+		t.Fatal(err)
+	}
+	var frames string
+	poll.Wait(t, 20*time.Second, func() bool {
+		frames += string(nextFrame(t, a, proto.FrameOutput))
+		return strings.Contains(frames, "relayed")
+	}, func() string { return "the echo never came in an output frame: " + frames })
+	if s := u.seen(); s != "" {
+		t.Errorf("the daemon wrote %q to a terminal it should not hold", s)
+	}
+}

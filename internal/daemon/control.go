@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/musterhq/muster/internal/panepeer"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/unixsock"
@@ -166,8 +168,9 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 		return *where
 	}
 	// hello is set once the client's protocol matched ours; before, only
-	// the frozen ops are served.
+	// the frozen ops are served. protocol is the one hello settled on.
 	hello := false
+	protocol := 0
 	for {
 		d.ctl.setIdle(c, true)
 		conn.SetReadDeadline(time.Now().Add(controlIdleTimeout))
@@ -225,13 +228,24 @@ func (d *Daemon) handleConn(ctx context.Context, c *ctlConn) {
 				}
 				continue
 			}
-			hello = true
+			hello, protocol = true, res.Protocol
 			if rep.ok(res) != nil {
 				return
 			}
 			continue
 		case proto.Frames:
-			d.attach(rctx, conn, br, req.Args, passed.take)
+			take := passed.take
+			if !proto.DirectAttach(protocol) {
+				// An older client would misread this daemon's
+				// handbacks: it keeps its terminal and relays.
+				take = func() int {
+					if fd := passed.take(); fd >= 0 {
+						unix.Close(fd)
+					}
+					return -1
+				}
+			}
+			d.attach(rctx, conn, br, req.Args, take)
 			return
 		case proto.Stream:
 			if op.Name == proto.OpWatch {
@@ -287,17 +301,22 @@ func untilHangup(ctx context.Context, conn *net.UnixConn, br *bufio.Reader) (con
 	}
 }
 
-// hello answers the version exchange: the client's protocol must be ours.
+// hello answers the version exchange: the connection speaks the client's
+// protocol when this daemon speaks it too (an older client's, down to
+// proto.MinControlVersion), else the client hears this daemon's.
 func (d *Daemon) hello(raw json.RawMessage, pid int) (proto.HelloResult, error) {
 	var h proto.Hello
 	if err := proto.DecodeArgs(raw, &h); err != nil {
 		return proto.HelloResult{}, err
 	}
-	if h.Protocol != proto.ControlVersion {
+	if !proto.Speaks(h.Protocol) {
 		d.logger.Info("control client of another protocol", "pid", pid, "protocol", h.Protocol, "version", h.Version)
 		return proto.HelloResult{}, proto.VersionMismatch(d.opts.Version, proto.ControlVersion, h.Version, h.Protocol)
 	}
-	return proto.HelloResult{Protocol: proto.ControlVersion, Version: d.opts.Version, PID: os.Getpid()}, nil
+	if h.Protocol != proto.ControlVersion {
+		d.logger.Info("control client of an older protocol", "pid", pid, "protocol", h.Protocol, "version", h.Version)
+	}
+	return proto.HelloResult{Protocol: h.Protocol, Version: d.opts.Version, PID: os.Getpid()}, nil
 }
 
 // peerKey carries a request's peer (func() panepeer.Where) in its context, for

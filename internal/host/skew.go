@@ -12,10 +12,11 @@ import (
 )
 
 // SkewError is a host whose daemon speaks another control protocol than
-// the muster this machine runs there. The control protocol serves only its
-// frozen ops (status, stop, restart) across versions, so the host's status
-// still answers and `muster host upgrade` can restart the daemon into the
-// host's muster; every other op is refused there until then.
+// the muster this machine runs there, and none that both speak
+// (proto.Speaks; OlderDaemon is one they do). The control protocol serves
+// only its frozen ops (status, stop, restart) across those, so the host's
+// status still answers and `muster host upgrade` can restart the daemon
+// into the host's muster; every other op is refused there until then.
 type SkewError struct {
 	Host           string
 	DaemonVersion  string // "" when the daemon did not say
@@ -40,6 +41,17 @@ func (e *SkewError) versions() string {
 	}
 	return fmt.Sprintf("its daemon is %s (control protocol %d) and its muster %s speaks control protocol %d",
 		dv, e.DaemonProtocol, e.MusterVersion, e.MusterProtocol)
+}
+
+// OlderDaemon says what a host whose daemon speaks an older control
+// protocol, one this muster still speaks (proto.Speaks), cannot do from
+// here: every command goes through, and only an attach keeps the user's
+// terminal in the host's muster, which relays it, where a daemon of this
+// protocol would take it (proto.DirectAttach).
+func OlderDaemon(hostName string, st proto.DaemonStatus, musterVersion string) string {
+	e := &SkewError{Host: hostName, DaemonVersion: st.Version, DaemonProtocol: st.Protocol, MusterVersion: musterVersion, MusterProtocol: proto.ControlVersion}
+	return fmt.Sprintf("host %s: %s; every command works there, but attach relays the terminal through its muster instead of handing it to the daemon; %s",
+		hostName, e.versions(), e.Advice())
 }
 
 // Reason is the error without the host's name, as host ls shows it.

@@ -15,8 +15,11 @@ import (
 // serves the table through one Mux (mux.go); the CLI calls only ops in it.
 //
 // A connection carries JSON lines. The client's first request is hello,
-// carrying its protocol version; a daemon of another version refuses it
-// with CodeVersion and a line to show as is. Until hello succeeds, only the
+// carrying its protocol version; a daemon that speaks it answers with it
+// (a newer daemon speaks older protocols down to its MinControlVersion),
+// one that does not refuses it with CodeVersion and a line to show as is,
+// and the client, when it speaks the daemon's protocol (status says which),
+// says hello again with that one. Until hello succeeds, only the
 // frozen ops (hello, status, stop) are served: their shape never changes,
 // so that `muster daemon stop` of any version stops a daemon of any other.
 // After hello, each request gets one Response, and more requests may
@@ -33,6 +36,25 @@ import (
 // muster_previous_protocol speaks the one before (previous_protocol.go),
 // for the version-skew tests.
 const ControlVersion = 4 - previousProtocol
+
+// MinControlVersion is the oldest control protocol this binary still
+// speaks, as a client or a daemon: hello settles each connection on the
+// newer of the two sides' protocols that both speak, so that a host's
+// daemon left at an older version keeps serving what did not change.
+// From 3 to 4 only the attach with a passed terminal changed (its
+// handbacks), so a connection at 3 attaches through the client
+// (DirectAttach) and every other op is the same.
+const MinControlVersion = 3
+
+// DirectAttach reports whether a connection at protocol may pass the
+// user's terminal with an attach (AttachArgs.Terminal): the handbacks of
+// the daemon that holds it are those of protocol 4 on.
+func DirectAttach(protocol int) bool { return protocol >= 4 }
+
+// Speaks reports whether this binary speaks protocol (another side's).
+func Speaks(protocol int) bool {
+	return protocol >= MinControlVersion && protocol <= ControlVersion
+}
 
 // MaxControlRequest bounds one JSON request line on control.sock.
 const MaxControlRequest = 1 << 20
@@ -284,7 +306,7 @@ func describeVersion(v string, protocol, other int) string {
 
 // Hello are the arguments of op "hello".
 type Hello struct {
-	Protocol int    `json:"protocol"` // the client's ControlVersion
+	Protocol int    `json:"protocol"` // the client's ControlVersion, or an older one it speaks (MinControlVersion)
 	Version  string `json:"version"`  // the client's binary version, for the mismatch message
 }
 
