@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/musterhq/muster/internal/host"
+	"github.com/musterhq/muster/internal/procfs"
 )
 
 // reattachFor bounds how long an attach keeps trying to get its host
@@ -24,9 +25,18 @@ const reattachFor = 2 * time.Minute
 // the link went silent (a cable pulled, a laptop suspended, a stopped
 // sshd), which ssh's own keepalive would notice only after 45 s. The
 // attach stream itself is the host muster's and carries no heartbeat.
+//
+// A probe queues behind the output already on its way, so on a slow link
+// under a flood (below about 5 Mbit/s, with ssh's 2 MB channel window) it
+// can take longer than the timeout on a live link: a late probe counts as
+// silence only when the master read less than linkBusyBytes meanwhile.
+// Nobody types that much in a heartbeat, and a paste that does is read
+// once, up to the channel window, so it delays the verdict by a heartbeat
+// at most.
 const (
 	linkHeartbeat        = 2 * time.Second
 	linkHeartbeatTimeout = 3 * time.Second
+	linkBusyBytes        = 4 << 10
 )
 
 // linkSilentError is an attach ended because its link stopped answering.
@@ -106,6 +116,7 @@ func attachWatched(ctx context.Context, link host.Link, argv []string) (silent b
 			// Only ssh's keepalive watches a link without a master.
 			return
 		}
+		w := linkWatch{probe: link.Probe, received: masterReads(link.MasterPID(runCtx))}
 		t := time.NewTicker(linkHeartbeat)
 		defer t.Stop()
 		for {
@@ -114,11 +125,7 @@ func attachWatched(ctx context.Context, link host.Link, argv []string) (silent b
 				return
 			case <-t.C:
 			}
-			pctx, cancel := context.WithTimeout(runCtx, linkHeartbeatTimeout)
-			perr := link.Probe(pctx)
-			timedOut := pctx.Err() == context.DeadlineExceeded
-			cancel()
-			if perr != nil && timedOut && runCtx.Err() == nil {
+			if w.silent(runCtx) {
 				lost.Store(true)
 				stop()
 				return
@@ -135,6 +142,48 @@ func attachWatched(ctx context.Context, link host.Link, argv []string) (silent b
 		return true, err
 	}
 	return false, err
+}
+
+// linkWatch is one attach's heartbeat: probe makes a round trip through
+// the link, received says how much its master has read from it so far
+// (false when that cannot be read).
+type linkWatch struct {
+	probe    func(context.Context) error
+	received func() (uint64, bool)
+	timeout  time.Duration // linkHeartbeatTimeout when 0
+}
+
+// silent makes one round trip and reports whether the link went silent:
+// no answer within the timeout, and less than linkBusyBytes read
+// meanwhile.
+func (w linkWatch) silent(ctx context.Context) bool {
+	timeout := w.timeout
+	if timeout == 0 {
+		timeout = linkHeartbeatTimeout
+	}
+	before, known := w.received()
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	err := w.probe(pctx)
+	late := pctx.Err() == context.DeadlineExceeded
+	cancel()
+	if err == nil || !late || ctx.Err() != nil {
+		return false
+	}
+	if after, ok := w.received(); known && ok && after-before >= linkBusyBytes {
+		return false
+	}
+	return true
+}
+
+// masterReads reads what the master process pid has read (0: unknown).
+func masterReads(pid int) func() (uint64, bool) {
+	return func() (uint64, bool) {
+		if pid <= 0 {
+			return 0, false
+		}
+		n, err := procfs.FS{}.ReadBytes(pid)
+		return n, err == nil
+	}
 }
 
 // attachFromDashboard attaches to a host's session chosen in the

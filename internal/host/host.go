@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -180,12 +181,39 @@ func (l Link) Connect(ctx context.Context) error {
 // check: no network round trip), bounded, since a stuck master would
 // hang every command.
 func (l Link) masterAlive(ctx context.Context) bool {
+	_, alive := l.checkMaster(ctx)
+	return alive
+}
+
+// MasterPID is the process of the host's master connection, 0 when there
+// is none (or it did not say): what the master reads, it reads from the
+// host, so its read count shows whether the link carries anything.
+func (l Link) MasterPID(ctx context.Context) int {
+	if l.socket == "" {
+		return 0
+	}
+	pid, _ := l.checkMaster(ctx)
+	return pid
+}
+
+// checkMaster runs ssh -O check, which says "Master running (pid=N)".
+func (l Link) checkMaster(ctx context.Context) (pid int, alive bool) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	args := append(l.options(), "-O", "check", "--", l.Host.Dest)
 	cmd := exec.CommandContext(ctx, l.sshBinary(), args...)
 	cmd.WaitDelay = time.Second
-	return cmd.Run() == nil
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if cmd.Run() != nil {
+		return 0, false
+	}
+	if _, rest, ok := bytes.Cut(out.Bytes(), []byte("(pid=")); ok {
+		if digits, _, ok := bytes.Cut(rest, []byte(")")); ok {
+			pid, _ = strconv.Atoi(string(digits))
+		}
+	}
+	return pid, true
 }
 
 // Disconnect stops the host's master connection.

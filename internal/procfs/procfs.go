@@ -166,6 +166,26 @@ func (fs FS) PSS(pid int, buf []byte) (int64, bool) {
 	return kb * 1024, true
 }
 
+// ReadBytes is how many bytes the process has read, from any descriptor
+// (/proc/PID/io rchar); only our own user's processes can be read.
+func (fs FS) ReadBytes(pid int) (uint64, error) {
+	var buf [256]byte
+	n, err := ReadSmall(fs.path(pid, "io"), buf[:])
+	if err != nil {
+		return 0, err
+	}
+	b := buf[:n]
+	if !bytes.HasPrefix(b, []byte("rchar:")) {
+		return 0, ErrMalformed
+	}
+	line, _, _ := bytes.Cut(b[len("rchar:"):], []byte{'\n'})
+	v, err := strconv.ParseUint(string(bytes.TrimSpace(line)), 10, 64)
+	if err != nil {
+		return 0, ErrMalformed
+	}
+	return v, nil
+}
+
 // Comm reads the command name.
 func (fs FS) Comm(pid int) (string, error) {
 	var buf [64]byte

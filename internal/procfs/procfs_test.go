@@ -3,6 +3,7 @@ package procfs
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -73,5 +74,35 @@ func TestThisProcess(t *testing.T) {
 	}
 	if _, err := fs.Stat(1 << 30); err == nil {
 		t.Error("Stat of no process succeeded")
+	}
+}
+
+// TestReadBytesGrowsWithReads: rchar counts what the process read, so a
+// read of a known size moves it by at least that.
+func TestReadBytesGrowsWithReads(t *testing.T) {
+	var fs FS
+	if _, err := os.Stat("/proc/self/io"); err != nil {
+		t.Skip("no /proc/PID/io here")
+	}
+	before, err := fs.ReadBytes(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(f, make([]byte, 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.ReadFile(f); err != nil {
+		t.Fatal(err)
+	}
+	after, err := fs.ReadBytes(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after-before < 1<<20 {
+		t.Fatalf("ReadBytes grew by %d after reading 1 MiB", after-before)
+	}
+	if _, err := (FS{Root: t.TempDir()}).ReadBytes(1); err == nil {
+		t.Fatal("ReadBytes of a process that is not there succeeded")
 	}
 }
