@@ -139,12 +139,12 @@ cp "$work/out" "$work/stats.json"
 timed "muster stats (warm)" "$work/muster" stats --json --provider claude
 timed "muster history --limit 1 (warm)" "$work/muster" history --json --provider claude --limit 1
 timed "muster history --search 'tool result' (warm)" "$work/muster" history --json --provider claude --limit 50 --search "tool result"
-db=$(find "$MUSTER_HOME" -name 'muster.db*' -printf '%s\n' | awk '{ s += $1 } END { print s }')
+db=$(find "$MUSTER_HOME" -name 'history.db*' -printf '%s\n' | awk '{ s += $1 } END { print s }')
 # A word one session holds (its prompts' marker), common and rare
 # vocabulary words, two words, a word no session holds.
 marker=$(node -p "'marker' + ($sessions > 4242 ? 4242 : 1).toString(36) + 'x'")
 echo "full-text queries in one process (bench/searchbench):"
-"$work/searchbench" -db "$MUSTER_HOME/state/muster.db" -n 21 \
+"$work/searchbench" -db "$MUSTER_HOME/state/history.db" -n 21 \
 	"the" "file" "tool result" "$marker" term1 term7 term500 term3f2 "term9 term12" nosuchword
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 node -e '

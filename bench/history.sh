@@ -158,7 +158,7 @@ searches=""
 for q in "tests pass" "session 4" "step 17" "build step3" "nosuchword"; do
 	searches="$searches $(best_of /dev/null '' "$work/muster" history --search "$q" --json --provider claude --limit 50 | cut -d' ' -f1)"
 done
-db=$(find "$MUSTER_HOME" -name 'muster.db*' -printf '%s\n' | awk '{ s += $1 } END { print s }')
+db=$(find "$MUSTER_HOME" -name 'history.db*' -printf '%s\n' | awk '{ s += $1 } END { print s }')
 tx=$(find "$CLAUDE_CONFIG_DIR/projects" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
 
 # The price probe: one response per model and token kind, each kind on its

@@ -4,7 +4,7 @@
 // adds. It prints, per query, the hits and the p50 and p90 of -n runs, and
 // the p50 over all queries.
 //
-//	searchbench -db MUSTER_HOME/state/muster.db [-n 21] QUERY...
+//	searchbench -db MUSTER_HOME/state/history.db [-n 21] QUERY...
 package main
 
 import (
@@ -19,7 +19,7 @@ import (
 )
 
 func main() {
-	db := flag.String("db", "", "the history index (muster.db)")
+	db := flag.String("db", "", "the history index (history.db)")
 	n := flag.Int("n", 21, "runs of each query")
 	limit := flag.Int("limit", 50, "hits per query, as `muster history --search --limit`")
 	flag.Parse()

@@ -541,3 +541,35 @@ func TestShowRedactsTitle(t *testing.T) {
 		t.Errorf("title line = %q", first)
 	}
 }
+
+// TestHistoryIndexOwnFile: `muster history` keeps its index in history.db,
+// the file the daemon's watcher keeps fresh, not in muster.db, whose one
+// writer commits agent events; a corrupt index is moved aside with a
+// notice and rebuilt from the transcripts.
+func TestHistoryIndexOwnFile(t *testing.T) {
+	e := newCLIEnv(t)
+	if code, _, errOut := e.run("history", "--provider", "claude"); code != 0 {
+		t.Fatalf("history: %d %s", code, errOut)
+	}
+	state := filepath.Join(e.muster, "state")
+	idx, err := history.OpenReadOnly(t.Context(), filepath.Join(state, "history.db"), Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := idx.List(t.Context(), history.Query{})
+	idx.Close()
+	if err != nil || len(got) != 3 {
+		t.Fatalf("history.db lists %d sessions (%v), want 3", len(got), err)
+	}
+	if _, err := os.Stat(filepath.Join(state, "muster.db")); err == nil {
+		t.Error("history created muster.db")
+	}
+
+	if err := os.WriteFile(filepath.Join(state, "history.db"), []byte("garbage, not a database, and long enough to be read as a header at all, or nearly so: padding padding"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := e.run("history", "--provider", "claude")
+	if code != 0 || !strings.Contains(errOut, "history index was corrupt") || strings.Count(out, "claude:") != 3 {
+		t.Fatalf("history over a corrupt index: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -51,8 +51,8 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is neither a duration (30m, 24h, 7d, 2w) nor a date (2026-01-31)", s)
 }
 
-// openHistory opens the discovery index in the store; the daemon may have
-// the same database open (WAL).
+// openHistory opens the discovery index, the file the daemon's watcher
+// keeps fresh; the daemon may have it open too (WAL).
 func openHistory(ctx context.Context, f *Factory) (*history.Index, error) {
 	dirs, err := f.Dirs()
 	if err != nil {
@@ -61,13 +61,16 @@ func openHistory(ctx context.Context, f *Factory) (*history.Index, error) {
 	err = dirs.EnsureState()
 	if err == nil {
 		var idx *history.Index
-		if idx, err = history.Open(ctx, dirs.Database(), Version); err == nil {
+		if idx, err = history.Open(ctx, dirs.HistoryDatabase(), Version); err == nil {
+			if r := idx.Store().Recovered; r != nil {
+				fmt.Fprintln(f.IO.ErrOut, "muster: "+r.Notice())
+			}
 			return idx, nil
 		}
 	}
 	// A state dir that cannot be written still holds an index to read.
-	if _, serr := os.Stat(dirs.Database()); serr == nil && store.IsReadOnly(err) {
-		idx, rerr := history.OpenReadOnly(ctx, dirs.Database(), Version)
+	if _, serr := os.Stat(dirs.HistoryDatabase()); serr == nil && store.IsReadOnly(err) {
+		idx, rerr := history.OpenReadOnly(ctx, dirs.HistoryDatabase(), Version)
 		if rerr == nil {
 			fmt.Fprintf(f.IO.ErrOut, "muster: %s cannot be written; showing the index as it was last written\n", dirs.State)
 			return idx, nil

@@ -416,10 +416,21 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 	// Keep the transcript history index fresh while the daemon runs. It is
 	// the one goroutine whose failure does not stop the daemon: without it
 	// panes, hooks and run states work on, and only history goes stale.
+	// The index is a database of its own: its writes never hold the
+	// connection that commits agent events.
 	g.Go(func() error {
-		idx := history.New(d.store, d.opts.Version)
-		if err := history.Watch(ctx, idx, all.Sources(), tenv, d.logger.With("component", "history")); err != nil && ctx.Err() == nil {
-			d.logger.Warn("transcript watcher stopped", "err", err)
+		log := d.logger.With("component", "history")
+		idx, err := history.Open(ctx, d.dirs.HistoryDatabase(), d.opts.Version)
+		if err != nil {
+			log.Warn("open the transcript history index; history is not kept fresh", "err", err)
+			return nil
+		}
+		defer idx.Close()
+		if r := idx.Store().Recovered; r != nil {
+			log.Warn("history index moved aside", "why", r.Why, "backup", r.Backup)
+		}
+		if err := history.Watch(ctx, idx, all.Sources(), tenv, log); err != nil && ctx.Err() == nil {
+			log.Warn("transcript watcher stopped", "err", err)
 		}
 		return nil
 	})

@@ -34,7 +34,7 @@ func BenchmarkDiscoveryCold(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		n++
-		st, err := store.Open(ctx, filepath.Join(dir, fmt.Sprintf("cold-%d.db", n)))
+		st, err := store.OpenIndex(ctx, filepath.Join(dir, fmt.Sprintf("cold-%d.db", n)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func BenchmarkDiscoveryCold(b *testing.B) {
 func BenchmarkDiscoveryWarm(b *testing.B) {
 	src := benchTree(b)
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "warm.db"))
+	st, err := store.OpenIndex(ctx, filepath.Join(b.TempDir(), "warm.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

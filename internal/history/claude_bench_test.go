@@ -49,7 +49,7 @@ func BenchmarkClaudeDiscoveryCold(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		n++
-		st, err := store.Open(ctx, filepath.Join(dir, fmt.Sprintf("cold-%d.db", n)))
+		st, err := store.OpenIndex(ctx, filepath.Join(dir, fmt.Sprintf("cold-%d.db", n)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func BenchmarkClaudeDiscoveryWarm(b *testing.B) {
 	env := claudeTree(b, 10000)
 	srcs := []transcript.Source{claude.New()}
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "warm.db"))
+	st, err := store.OpenIndex(ctx, filepath.Join(b.TempDir(), "warm.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,19 +1,22 @@
 // Package history keeps the discovery index of the transcripts agents leave
 // on disk: which files exist, and a summary of each session in them, stored
-// in the SQLite store (tables of migration 003). A refresh lists every
-// provider's files, compares their size and mtime with the index in one
-// query, parses only what changed (in parallel) and drops files that
-// vanished. Each session also gets a full-text row (migrations 006 and 007,
-// Search) with what was said in it, replaced with its file and dropped
-// with it. Sub-agent sessions (Session.ParentID) belong to their parent's
-// conversation: listings and searches report the parent, Subagents lists
-// them for nesting. A fork (Session.ForkedFrom: claude --fork-session,
-// codex fork) is a conversation of its own, listed as its own row, since
-// the user resumes it by its own id and both go on apart; what it
-// inherited from its original (Item.Inherited) is left out of its
-// full-text row, so a search finds that in the original. The daemon
-// keeps the index fresh with Watch; the CLI refreshes it itself, so
-// history works without a daemon.
+// in a SQLite database of its own (store.OpenIndex: history.db beside
+// muster.db), so that its writes, a large session's full-text row above
+// all, never hold the connection that commits agent events; it is derived
+// data, rebuilt from the transcripts when it is missing. A refresh lists
+// every provider's files, compares their size and mtime with the index in
+// one query, parses only what changed (in parallel) and drops files that
+// vanished. Each session also gets a full-text row (Search) with what was
+// said in it, replaced with its file and dropped with it. Sub-agent
+// sessions (Session.ParentID) belong to their parent's conversation:
+// listings and searches report the parent, Subagents lists them for
+// nesting. A fork (Session.ForkedFrom: claude --fork-session, codex fork)
+// is a conversation of its own, listed as its own row, since the user
+// resumes it by its own id and both go on apart; what it inherited from
+// its original (Item.Inherited) is left out of its full-text row, so a
+// search finds that in the original. The daemon keeps the index fresh
+// with Watch; the CLI refreshes it itself, so history works without a
+// daemon.
 //
 // It knows no provider: callers pass the transcript.Sources (internal/provider/all).
 package history
@@ -71,8 +74,9 @@ func (x *Index) Changes() uint64 { return x.changes.Load() }
 // precedes a truncation).
 const parsersRevision = 3
 
-// New uses an open store. version identifies the muster build: files
-// indexed by another build version or parsers revision are parsed again.
+// New uses an open history index (store.OpenIndex). version identifies the
+// muster build: files indexed by another build version or parsers revision
+// are parsed again.
 func New(st *store.Store, version string) *Index {
 	return &Index{st: st, version: indexVersion(version)}
 }
@@ -81,9 +85,10 @@ func indexVersion(version string) string {
 	return version + "+parsers." + strconv.Itoa(parsersRevision)
 }
 
-// Open opens the store at dbPath (creating it) for an index of its own.
+// Open opens the history index at dbPath (creating it). Its Store's
+// Recovered says when a corrupt one was moved aside for a new one.
 func Open(ctx context.Context, dbPath, version string) (*Index, error) {
-	st, err := store.Open(ctx, dbPath)
+	st, err := store.OpenIndex(ctx, dbPath)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +101,7 @@ func Open(ctx context.Context, dbPath, version string) (*Index, error) {
 // read-only state dir): it can be listed and searched as it stands, and
 // Refresh refuses.
 func OpenReadOnly(ctx context.Context, dbPath, version string) (*Index, error) {
-	st, err := store.OpenReadOnly(ctx, dbPath)
+	st, err := store.OpenIndexReadOnly(ctx, dbPath)
 	if err != nil {
 		return nil, err
 	}
@@ -475,12 +480,14 @@ func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer, text
 	return r
 }
 
-// A write transaction holds the store's only write connection, which the
-// daemon's event engine needs for every ack and `new` for every session: so
-// the index never waits for a parse with a transaction open (it takes only
-// results already parsed), and commits once a batch has taken batchBudget
-// or holds writeBatch files or batchBytes of text, whichever comes first.
-// Between batches the connection goes to whoever waits for it.
+// A write transaction holds the index's only write connection, which a
+// refresh in another process (`muster history` beside the daemon) waits
+// for: so the index never waits for a parse with a transaction open (it
+// takes only results already parsed), and commits once a batch has taken
+// batchBudget or holds writeBatch files or batchBytes of text, whichever
+// comes first. Between batches the connection goes to whoever waits for it.
+// (The agent events are in another database, whose writer this never
+// holds.)
 const (
 	writeBatch  = 500
 	batchBudget = time.Millisecond

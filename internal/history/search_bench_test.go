@@ -56,7 +56,7 @@ func textTree(b *testing.B) (*testSource, int64) {
 func coldIndex(b *testing.B, src *testSource, noText bool) (*Index, string) {
 	ctx := context.Background()
 	dbPath := filepath.Join(b.TempDir(), "m.db")
-	st, err := store.Open(ctx, dbPath)
+	st, err := store.OpenIndex(ctx, dbPath)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -163,7 +163,7 @@ func writeSession(t testing.TB, path string, ss ...testSession) {
 
 func openIndex(t testing.TB, version string) *Index {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "muster.db"))
+	st, err := store.OpenIndex(context.Background(), filepath.Join(t.TempDir(), "muster.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

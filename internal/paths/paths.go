@@ -11,7 +11,7 @@ import (
 // Dirs are the three places Muster writes to.
 type Dirs struct {
 	Runtime string // sockets and the daemon pid/lock file; mode 0700
-	State   string // muster.db, daemon.log, blobs; mode 0700
+	State   string // muster.db, history.db, daemon.log, blobs; mode 0700
 	Config  string // config.toml
 }
 
@@ -67,6 +67,10 @@ func (d Dirs) EventSocket() string { return filepath.Join(d.Runtime, "events.soc
 
 // Database is the path of the SQLite store.
 func (d Dirs) Database() string { return filepath.Join(d.State, "muster.db") }
+
+// HistoryDatabase is the path of the transcript history index, a SQLite
+// database apart from the store (internal/history).
+func (d Dirs) HistoryDatabase() string { return filepath.Join(d.State, "history.db") }
 
 // ConfigFile is the path of config.toml.
 func (d Dirs) ConfigFile() string { return filepath.Join(d.Config, "config.toml") }

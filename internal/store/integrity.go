@@ -87,12 +87,12 @@ func isCorrupt(err error) bool {
 	return false
 }
 
-// probe reads what the daemon reads first, every page of the session
-// tables, so that a database corrupt there is found at open rather than
-// when the first command needs it. It is cheap: these tables hold one
-// row per session.
+// probe reads what is read first (every page of the main database's
+// session tables, of the index's file table), so that a database corrupt
+// there is found at open rather than when the first command needs it. It
+// is cheap: these tables hold one row per session or file.
 func (s *Store) probe(ctx context.Context) error {
-	for _, q := range []string{`SELECT count(*) FROM sessions`, `SELECT count(*) FROM surfaces`} {
+	for _, q := range s.schema.probes {
 		var n int
 		if err := s.R.QueryRowContext(ctx, q).Scan(&n); err != nil {
 			return err

@@ -1,6 +1,13 @@
-// Package store owns Muster's durable state: one SQLite database (pure Go,
-// modernc.org/sqlite) in WAL mode with versioned migrations. All writes go
-// through a single connection; reads use a separate pool.
+// Package store owns Muster's durable state: SQLite databases (pure Go,
+// modernc.org/sqlite) in WAL mode with versioned migrations. All writes to
+// one database go through a single connection; reads use a separate pool.
+//
+// There are two databases. The main one (Open: sessions, surfaces, agent
+// events, attention, worktrees) is what the daemon cannot lose. The
+// history index (OpenIndex: transcript summaries, full-text search,
+// analyses; internal/history) is derived from the transcripts on disk and
+// lives in a file of its own, with its own write connection, so that
+// indexing a large transcript never delays an agent event's commit.
 package store
 
 import (
@@ -21,8 +28,29 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql index_migrations/*.sql
 var migrationFS embed.FS
+
+// schema is one kind of database: its migrations and what Open reads to
+// find a corrupt one at once.
+type schema struct {
+	what   string // names it to the user
+	dir    string // its migrations in migrationFS
+	probes []string
+}
+
+var (
+	mainSchema = &schema{
+		what: "database", dir: "migrations",
+		// What the daemon reads first: one row per session.
+		probes: []string{`SELECT count(*) FROM sessions`, `SELECT count(*) FROM surfaces`},
+	}
+	indexSchema = &schema{
+		what: "history index", dir: "index_migrations",
+		// One row per transcript file: cheap, and read by every refresh.
+		probes: []string{`SELECT count(*) FROM history_files`},
+	}
+)
 
 // Store is an open database.
 type Store struct {
@@ -39,6 +67,8 @@ type Store struct {
 	// ReadOnly is set by OpenReadOnly: nothing may be written.
 	ReadOnly bool
 
+	schema *schema
+
 	recent recentIDs // of the event writers (events.go)
 }
 
@@ -46,10 +76,14 @@ type Store struct {
 type Recovery struct {
 	Why    string // what was wrong with it
 	Backup string // where it is now
+	What   string // "database" or "history index"
 }
 
 // Notice is the one line that tells the user.
 func (r *Recovery) Notice() string {
+	if r.What == indexSchema.what {
+		return fmt.Sprintf("the history index was corrupt (%s): moved it to %s; it is rebuilt from the transcripts", r.Why, r.Backup)
+	}
 	return fmt.Sprintf("the database was corrupt (%s): moved it to %s and started a new one", r.Why, r.Backup)
 }
 
@@ -61,6 +95,17 @@ func (r *Recovery) Notice() string {
 // (Store.Recovered names the backup) and a new one created. A path that is
 // not a regular file is an error.
 func Open(ctx context.Context, dbPath string) (*Store, error) {
+	return openSchema(ctx, dbPath, mainSchema)
+}
+
+// OpenIndex opens (creating if needed) the history index at path, as Open
+// does the main database: a corrupt one is moved aside and a new, empty
+// one created, which the next refresh fills from the transcripts.
+func OpenIndex(ctx context.Context, dbPath string) (*Store, error) {
+	return openSchema(ctx, dbPath, indexSchema)
+}
+
+func openSchema(ctx context.Context, dbPath string, sc *schema) (*Store, error) {
 	var rec *Recovery
 	if err := checkFile(dbPath); err != nil {
 		ce, ok := errors.AsType[*CorruptError](err)
@@ -71,16 +116,16 @@ func Open(ctx context.Context, dbPath string) (*Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open store: %s, and %w", ce.Why, err)
 		}
-		rec = &Recovery{Why: ce.Why, Backup: backup}
+		rec = &Recovery{Why: ce.Why, Backup: backup, What: sc.what}
 	}
-	s, err := open(ctx, dbPath)
+	s, err := open(ctx, dbPath, sc)
 	if err != nil && rec == nil && isCorrupt(err) {
 		backup, merr := moveAside(dbPath, time.Now())
 		if merr != nil {
 			return nil, fmt.Errorf("%w, and %w", err, merr)
 		}
-		rec = &Recovery{Why: errors.Unwrap(err).Error(), Backup: backup}
-		s, err = open(ctx, dbPath)
+		rec = &Recovery{Why: errors.Unwrap(err).Error(), Backup: backup, What: sc.what}
+		s, err = open(ctx, dbPath, sc)
 	}
 	if err != nil {
 		return nil, err
@@ -89,7 +134,7 @@ func Open(ctx context.Context, dbPath string) (*Store, error) {
 	return s, nil
 }
 
-func open(ctx context.Context, dbPath string) (*Store, error) {
+func open(ctx context.Context, dbPath string, sc *schema) (*Store, error) {
 	if err := secureFiles(dbPath); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dbPath, err)
 	}
@@ -120,7 +165,7 @@ func open(ctx context.Context, dbPath string) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", dbPath, err)
 	}
 	r.SetMaxOpenConns(4)
-	s := &Store{W: w, R: r, Path: dbPath}
+	s := &Store{W: w, R: r, Path: dbPath, schema: sc}
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open store %s: %w", dbPath, err)
@@ -138,6 +183,16 @@ func open(ctx context.Context, dbPath string) (*Store, error) {
 // writer left in the log but did not checkpoint is not seen. It migrates
 // nothing: a store of another schema version is refused.
 func OpenReadOnly(ctx context.Context, dbPath string) (*Store, error) {
+	return openReadOnly(ctx, dbPath, mainSchema)
+}
+
+// OpenIndexReadOnly opens an existing history index that cannot be
+// written, as OpenReadOnly does the main database.
+func OpenIndexReadOnly(ctx context.Context, dbPath string) (*Store, error) {
+	return openReadOnly(ctx, dbPath, indexSchema)
+}
+
+func openReadOnly(ctx context.Context, dbPath string, sc *schema) (*Store, error) {
 	if err := checkFile(dbPath); err != nil {
 		return nil, fmt.Errorf("open store %s read-only: %w", dbPath, err)
 	}
@@ -153,13 +208,13 @@ func OpenReadOnly(ctx context.Context, dbPath string) (*Store, error) {
 		return nil, fmt.Errorf("open store %s read-only: %w", dbPath, err)
 	}
 	r.SetMaxOpenConns(4)
-	s := &Store{W: w, R: r, Path: dbPath, ReadOnly: true}
+	s := &Store{W: w, R: r, Path: dbPath, ReadOnly: true, schema: sc}
 	var have int
 	if err := r.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open store %s read-only: %w", dbPath, err)
 	}
-	ms, err := loadMigrations()
+	ms, err := loadMigrations(sc)
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -193,8 +248,8 @@ type migration struct {
 	sql     string
 }
 
-func loadMigrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
+func loadMigrations(sc *schema) ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, sc.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +269,7 @@ func loadMigrations() ([]migration, error) {
 			return nil, fmt.Errorf("migrations %s and %s share version %d", prev, name, v)
 		}
 		seen[v] = name
-		body, err := migrationFS.ReadFile(path.Join("migrations", name))
+		body, err := migrationFS.ReadFile(path.Join(sc.dir, name))
 		if err != nil {
 			return nil, err
 		}
@@ -225,7 +280,13 @@ func loadMigrations() ([]migration, error) {
 }
 
 func (s *Store) migrate(ctx context.Context) error {
-	ms, err := loadMigrations()
+	return s.migrateTo(ctx, 0)
+}
+
+// migrateTo applies the pending migrations up to version upTo (0: all of
+// them).
+func (s *Store) migrateTo(ctx context.Context, upTo int) error {
+	ms, err := loadMigrations(s.schema)
 	if err != nil {
 		return err
 	}
@@ -247,10 +308,12 @@ func (s *Store) migrate(ctx context.Context) error {
 		applied[v] = true
 	}
 	rows.Close()
+	ran := false
 	for _, m := range ms {
-		if applied[m.version] {
+		if applied[m.version] || upTo > 0 && m.version > upTo {
 			continue
 		}
+		ran = true
 		tx, err := s.W.BeginTx(ctx, nil)
 		if err != nil {
 			return err
@@ -267,5 +330,23 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("migration %s: %w", m.name, err)
 		}
 	}
+	if ran {
+		s.compact(ctx)
+	}
 	return nil
+}
+
+// compact rewrites the database when the migrations just applied left
+// most of its pages free: migration 014 dropped the history index, often
+// most of an older muster.db, and SQLite only reuses free pages, never
+// gives them back. A failure leaves the free pages to be reused.
+func (s *Store) compact(ctx context.Context) {
+	var free, pages int64
+	if s.W.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free) != nil ||
+		s.W.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages) != nil {
+		return
+	}
+	if free > 0 && free*2 >= pages {
+		s.W.ExecContext(ctx, `VACUUM`)
+	}
 }

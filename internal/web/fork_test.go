@@ -27,7 +27,7 @@ func TestForkRow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "muster.db"))
+	st, err := store.OpenIndex(t.Context(), filepath.Join(t.TempDir(), "muster.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func manySessions(t *testing.T, n int) *Server {
 			t.Fatal(err)
 		}
 	}
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "muster.db"))
+	st, err := store.OpenIndex(t.Context(), filepath.Join(t.TempDir(), "muster.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestSessionPages(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "long.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "muster.db"))
+	st, err := store.OpenIndex(t.Context(), filepath.Join(t.TempDir(), "muster.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func TestStatsPage(t *testing.T) {
 				{Kind: transcript.ToolResult, CallID: "e", Text: "ok"},
 			}})
 	}
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "muster.db"))
+	st, err := store.OpenIndex(t.Context(), filepath.Join(t.TempDir(), "muster.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestStatsPageUnpricedCost(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "s.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "muster.db"))
+	st, err := store.OpenIndex(t.Context(), filepath.Join(t.TempDir(), "muster.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,7 @@ func newFixture(t *testing.T) *fixture {
 		write(fmt.Sprintf("d%d.json", i), transcript.Transcript{Session: transcript.Session{ID: fmt.Sprintf("dddd-%04d", i), FirstPrompt: sc.text, PromptCount: 1, StartedAt: t0.Add(-time.Duration(i+1) * time.Hour)},
 			Items: []transcript.Item{{Kind: transcript.UserPrompt, Text: sc.text}}})
 	}
-	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "muster.db"))
+	st, err := store.OpenIndex(t.Context(), filepath.Join(t.TempDir(), "muster.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
