@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"path"
 	"sort"
 	"strconv"
@@ -106,6 +107,11 @@ func OpenIndex(ctx context.Context, dbPath string) (*Store, error) {
 }
 
 func openSchema(ctx context.Context, dbPath string, sc *schema) (*Store, error) {
+	unlock, err := lockOpen(dbPath)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dbPath, err)
+	}
+	defer unlock()
 	var rec *Recovery
 	if err := checkFile(dbPath); err != nil {
 		ce, ok := errors.AsType[*CorruptError](err)
@@ -132,6 +138,24 @@ func openSchema(ctx context.Context, dbPath string, sc *schema) (*Store, error) 
 	}
 	s.Recovered = rec
 	return s, nil
+}
+
+// lockOpen takes the lock that makes opening dbPath one process's work
+// at a time: the daemon's history watcher and a `muster history` started
+// with it both create history.db, and two connections turning a new file
+// to WAL together fail with "disk I/O error" (SQLITE_IOERR_DELETE_NOENT),
+// or run a migration twice. Only the open (moving aside, migrating,
+// probing) holds it; the stores then share the file as SQLite does.
+func lockOpen(dbPath string) (func(), error) {
+	f, err := os.OpenFile(dbPath+".lock", os.O_CREATE|os.O_RDWR, fileMode)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	return func() { f.Close() }, nil
 }
 
 func open(ctx context.Context, dbPath string, sc *schema) (*Store, error) {
