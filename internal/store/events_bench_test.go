@@ -10,22 +10,29 @@ import (
 	"github.com/google/uuid"
 )
 
+// benchEventWriter is the event writer of a new store, closed with b.
+func benchEventWriter(b *testing.B) *EventWriter {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(b.TempDir(), "m.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	w, err := s.EventWriter(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { w.Close() })
+	return w
+}
+
 // BenchmarkEventCommit is the event engine's commit: a transaction of a
 // few new events (random ids, as the hook helper's) over eight surfaces.
 func BenchmarkEventCommit(b *testing.B) {
 	for _, batch := range []int{1, 4, 16} {
 		b.Run(fmt.Sprintf("events=%d", batch), func(b *testing.B) {
 			ctx := context.Background()
-			s, err := Open(ctx, filepath.Join(b.TempDir(), "m.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			w, err := s.EventWriter(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer w.Close()
+			w := benchEventWriter(b)
 			now := time.Now()
 			i := 0
 			for b.Loop() {
@@ -57,16 +64,7 @@ func BenchmarkEventCommit(b *testing.B) {
 func BenchmarkMarkSnapshot(b *testing.B) {
 	const perSnapshot = 4096
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(b.TempDir(), "m.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	w, err := s.EventWriter(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Close()
+	w := benchEventWriter(b)
 	now := time.Now()
 	i := 0
 	store := func(n int, snap bool) time.Duration {
