@@ -2,7 +2,6 @@ package events
 
 import (
 	"fmt"
-	"net"
 	"runtime"
 	"sync"
 	"testing"
@@ -194,59 +193,5 @@ func TestWriterWaitsForConcurrentClients(t *testing.T) {
 	st := h.e.Stats()
 	if st.Events-before.Events != 2 || st.Batches-before.Batches != 1 {
 		t.Errorf("b1 and b2: %d events in %d commits, want 2 in 1", st.Events-before.Events, st.Batches-before.Batches)
-	}
-}
-
-// TestLoneClientCommitsOnItsConnection: an event from the only client
-// connected, with nothing queued, is committed by its connection's
-// goroutine rather than handed to the writer and back; with another
-// connection open it goes to the writer, which may batch it.
-func TestLoneClientCommitsOnItsConnection(t *testing.T) {
-	// The idle connection below must outlive the request after it.
-	h := startHarness(t, "", func(c *Config) { c.ReadTimeout = time.Minute })
-	h.surface("sf", "s1", "n1", "claude")
-	// The previous connection is counted until its handler returns, just
-	// after its answer.
-	waitNoConns := func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for total, _ := h.e.conns.counts(0); total != 0; total, _ = h.e.conns.counts(0) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d connections still open", total)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	for i := range 5 {
-		waitNoConns()
-		before := h.e.Stats()
-		h.mustPost(evt{id: fmt.Sprintf("e%d", i), run: "r", surface: "sf", kind: proto.KindRunning, hook: "PostToolUse"})
-		st := h.e.Stats()
-		if st.Inline-before.Inline != 1 || st.Events-before.Events != 1 {
-			t.Fatalf("event %d: %d committed inline, %d recorded; want 1 and 1", i, st.Inline-before.Inline, st.Events-before.Events)
-		}
-	}
-	// A duplicate is still one, committed inline or not.
-	waitNoConns()
-	if got := h.post(evt{id: "e0", run: "r", surface: "sf", kind: proto.KindRunning, hook: "PostToolUse"}); got != okDuplicate {
-		t.Fatalf("duplicate: %q", got)
-	}
-
-	waitNoConns()
-	idle, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: h.sock, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer idle.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for total, _ := h.e.conns.counts(0); total != 1; total, _ = h.e.conns.counts(0) {
-		if time.Now().After(deadline) {
-			t.Fatal("the idle connection was not accepted")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	before := h.e.Stats()
-	h.mustPost(evt{id: "f1", run: "r", surface: "sf", kind: proto.KindRunning, hook: "PostToolUse"})
-	if st := h.e.Stats(); st.Inline != before.Inline || st.Events-before.Events != 1 {
-		t.Errorf("beside another connection: %d committed inline, %d recorded; want 0 and 1", st.Inline-before.Inline, st.Events-before.Events)
 	}
 }

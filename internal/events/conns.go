@@ -108,20 +108,19 @@ func (t *conns) forget(pid int, p *peer) {
 }
 
 // busy marks cn's request as read, so that it is no longer dropped. It
-// reports false when cn was dropped first, and alone when cn is the only
-// connection open.
-func (t *conns) busy(cn *conn) (ok, alone bool) {
+// reports false when cn was dropped first.
+func (t *conns) busy(cn *conn) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if cn.dropped {
-		return false, false
+		return false
 	}
 	if cn.idleEl != nil {
 		t.idle.Remove(cn.idleEl)
 		t.peers[cn.pid].idle.Remove(cn.peerEl)
 		cn.idleEl, cn.peerEl = nil, nil
 	}
-	return true, t.open == 1
+	return true
 }
 
 // done stops tracking cn once its handler is finished with it.

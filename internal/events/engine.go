@@ -167,14 +167,6 @@ type Engine struct {
 	writer *store.EventWriter
 	notes  chan runstate.Item
 
-	// wmu is held by whoever writes: the writer goroutine for a batch, or
-	// a request committing its lone event (commitInline).
-	wmu sync.Mutex
-	// lastN is how many events the last batch of the writer held; wmu.
-	lastN int
-	// inflight counts the work queued and not yet written.
-	inflight atomic.Int64
-
 	qmu        sync.RWMutex // queue and closed; held for sending
 	queue      chan *pending
 	closed     bool
@@ -186,7 +178,6 @@ type Engine struct {
 	batches      atomic.Int64
 	committed    atomic.Int64
 	held         atomic.Int64
-	inline       atomic.Int64
 	// dirtyN mirrors how many runs and items changed since the last
 	// snapshot, for the maintenance goroutine.
 	dirtyN atomic.Int64
@@ -201,12 +192,11 @@ type Stats struct {
 	Batches int64 // transactions committed
 	Events  int64 // events recorded (inserted) in them
 	Held    int64 // batches the writer waited on for more events
-	Inline  int64 // lone events committed by their request (commitInline)
 }
 
 // Stats returns the engine's counters.
 func (e *Engine) Stats() Stats {
-	return Stats{Batches: e.batches.Load(), Events: e.committed.Load(), Held: e.held.Load(), Inline: e.inline.Load()}
+	return Stats{Batches: e.batches.Load(), Events: e.committed.Load(), Held: e.held.Load()}
 }
 
 // New returns an engine; it starts no goroutines and reads nothing yet.

@@ -194,11 +194,10 @@ func (e *Engine) handle(ctx context.Context, cn *conn, w *connWorker) {
 			}
 		}
 	}
-	ok, alone := e.conns.busy(cn)
-	if !ok {
+	if !e.conns.busy(cn) {
 		return // dropped for a newer connection
 	}
-	resp := e.ingest(ctx, line, len(line)+1, cn.pid, alone)
+	resp := e.ingest(ctx, line, len(line)+1, cn.pid)
 	c.SetWriteDeadline(time.Now().Add(time.Second))
 	c.Write(resp)
 }
@@ -206,7 +205,7 @@ func (e *Engine) handle(ctx context.Context, cn *conn, w *connWorker) {
 // answer writes an error response to a connection still being read,
 // unless it was dropped meanwhile.
 func (e *Engine) answer(cn *conn, resp []byte) {
-	if ok, _ := e.conns.busy(cn); ok {
+	if e.conns.busy(cn) {
 		cn.c.SetWriteDeadline(time.Now().Add(time.Second))
 		cn.c.Write(resp)
 	}
@@ -241,10 +240,8 @@ type rateLog struct {
 const logInterval = 10 * time.Second
 
 // ingest decodes, authorizes and records one request of size bytes from
-// process pid (0: unknown) and returns the response line. alone says that
-// no other client is connected: a lone event may then be committed here
-// rather than by the writer (commitInline).
-func (e *Engine) ingest(ctx context.Context, line []byte, size, pid int, alone bool) []byte {
+// process pid (0: unknown) and returns the response line.
+func (e *Engine) ingest(ctx context.Context, line []byte, size, pid int) []byte {
 	now := e.now()
 	req, code := proto.DecodeEnvelope(line, now, e.cfg.MaxFutureSkew)
 	if code != "" {
@@ -271,13 +268,7 @@ func (e *Engine) ingest(ctx context.Context, line []byte, size, pid int, alone b
 	if e.cfg.Hooks != nil {
 		e.cfg.Hooks.HookEventSeen(surf.ID, req.Event.Provider, req.Event.Model)
 	}
-	o, ok := outcome{}, false
-	if alone {
-		o, ok = e.commitInline(&rev)
-	}
-	if !ok {
-		o = e.submit(&pending{ev: &rev})
-	}
+	o := e.submit(&pending{ev: &rev})
 	switch {
 	case o.code != "":
 		return respErr[o.code]

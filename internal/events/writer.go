@@ -12,18 +12,12 @@ import (
 	"github.com/musterhq/muster/internal/store"
 )
 
-// The event write path: whoever holds wmu owns the board and the store's
-// event tables, which is the writer goroutine but for lone events.
-// Requests queue their work (a bounded channel; a full queue makes
-// submitters wait), and the writer commits whatever is queued in one
+// The event write path: one writer goroutine owns the board and the store's
+// event tables. Requests queue their work (a bounded channel; a full queue
+// makes submitters wait), and the writer commits whatever is queued in one
 // transaction, answers each request after the commit, and only then applies
 // the recorded events to the board, so that readers never see an event that
 // is not durable and a failed commit leaves the board as it was.
-//
-// A lone event (commitInline: one client, nothing queued, the last batch
-// held one event) is committed the same way on its request's goroutine,
-// which saves the two goroutine hand-offs of the queue and its answer, a
-// sixth of a hook's round trip; concurrent clients still share commits.
 
 // pending is one unit of work for the writer: an event to record, or an
 // operation on the board (ack, close, removal, sweep, snapshot, prune) that
@@ -77,31 +71,8 @@ func (e *Engine) enqueue(p *pending) bool {
 	if e.closed || e.queue == nil {
 		return false
 	}
-	e.inflight.Add(1)
 	e.queue <- p
 	return true
-}
-
-// commitInline commits the event ev on the calling goroutine, as the
-// writer would, when no other work is queued or being written and the
-// writer's last batch held at most one event (no concurrent clients seen);
-// ok is false otherwise, and the caller submits it. The caller knows that
-// no other client is connected.
-func (e *Engine) commitInline(ev *runstate.Event) (o outcome, ok bool) {
-	e.qmu.RLock()
-	defer e.qmu.RUnlock()
-	if e.closed || e.queue == nil || e.inflight.Load() != 0 || !e.wmu.TryLock() {
-		return outcome{}, false
-	}
-	defer e.wmu.Unlock()
-	// Work queued before the lock is taken is written first.
-	if e.inflight.Load() != 0 || e.lastN > 1 {
-		return outcome{}, false
-	}
-	p := &pending{ev: ev, done: make(chan outcome, 1)}
-	e.commitEvents([]*pending{p})
-	e.inline.Add(1)
-	return <-p.done, true
 }
 
 func (p *pending) reply(o outcome) {
@@ -141,8 +112,8 @@ func (e *Engine) write() {
 	batch := make([]*pending, 0, 64)
 	hold := time.NewTimer(time.Hour)
 	hold.Stop()
+	lastN := 0
 	for p := range e.queue {
-		e.wmu.Lock()
 		batch = append(batch[:0], p)
 		yielded := false
 	fill:
@@ -174,11 +145,11 @@ func (e *Engine) write() {
 		// events (concurrent clients, acknowledged together, sending
 		// their next), wait a little for as many before committing. A
 		// client sending alone never waits, since its batches hold one.
-		if e.lastN > 1 && len(batch) < e.lastN && batch[len(batch)-1].op == nil {
+		if lastN > 1 && len(batch) < lastN && batch[len(batch)-1].op == nil {
 			e.held.Add(1)
 			hold.Reset(e.cfg.maxHold)
 		wait:
-			for len(batch) < e.lastN {
+			for len(batch) < lastN {
 				select {
 				case q, ok := <-e.queue:
 					if !ok {
@@ -197,7 +168,7 @@ func (e *Engine) write() {
 		// Operations (snapshots, acks) say nothing of how many clients
 		// send events: a batch of operations alone leaves lastN be.
 		if n := events(batch); n > 0 {
-			e.lastN = n
+			lastN = n
 		}
 		for i := 0; i < len(batch); {
 			if batch[i].op != nil {
@@ -212,8 +183,6 @@ func (e *Engine) write() {
 			e.commitEvents(batch[i:j])
 			i = j
 		}
-		e.inflight.Add(-int64(len(batch)))
-		e.wmu.Unlock()
 		clear(batch)
 	}
 	if e.board.Dirty() > 0 {
