@@ -1,12 +1,17 @@
 package hosts_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/musterhq/muster/internal/host"
 	"github.com/musterhq/muster/internal/testing/poll"
 )
 
@@ -84,4 +89,86 @@ func TestDashboardCreatesOnAHost(t *testing.T) {
 	tm.Type(string("echo made-$((6*7))\r"))
 	poll.Wait(t, 20*time.Second, func() bool { return strings.Contains(e.run("capture", "h1:fromdash").stdout, "made-42") },
 		func() string { return "the attach never reached h1:fromdash:\n" + since(at) })
+}
+
+// sshLog makes the env's muster run ssh through a script that logs each
+// invocation (one line of arguments) before running the real one, and
+// returns what it logged so far, one entry per ssh process started. It
+// must run before host add writes the hosts into config.toml.
+func (e *env) sshLog() func() []string {
+	e.t.Helper()
+	log := filepath.Join(e.home, "ssh.log")
+	wrapper := filepath.Join(e.home, "ssh-logged")
+	script := fmt.Sprintf("#!/bin/sh\necho \"$*\" >> %s\nexec ssh \"$@\"\n", log)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	cfgPath := filepath.Join(e.home, "config", "config.toml")
+	b, err := os.ReadFile(cfgPath)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	cfg := strings.Replace(string(b), "[ssh]\n", fmt.Sprintf("[ssh]\ncommand = %q\n", wrapper), 1)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	return func() []string {
+		b, _ := os.ReadFile(log)
+		return strings.Split(strings.TrimSpace(string(b)), "\n")
+	}
+}
+
+// TestDashboardStreamsHosts: the dashboard follows a host through one
+// watch stream over `muster relay`. A session started on the host and
+// the notification it raises (OSC 9) reach the open dashboard, and while
+// nothing happens no ssh process is started at all (a poller forks ssh
+// for every host every few seconds). After the host's master connection
+// is killed, the dashboard subscribes again by itself: a session started
+// on the host afterwards shows up.
+func TestDashboardStreamsHosts(t *testing.T) {
+	srv := newServer(t)
+	e := newEnv(t, srv)
+	sshRuns := e.sshLog()
+	e.must("host", "add", "h1", "h1")
+	e.must("new", "--name", "here", "-d", "--cmd", "cat")
+	e.must("new", "--host", "h1", "--name", "early", "-d", "--cmd", "cat")
+
+	tm := startTerm(t, append(e.vars, "TERM=xterm-256color"), 160, 40)
+	since := func(at int) string { return ansi.Strip(tm.Since(at)) }
+	poll.Wait(t, 30*time.Second, func() bool {
+		s := since(0)
+		return strings.Contains(s, "early") && strings.Contains(s, "here")
+	}, func() string { return "the dashboard never listed both sessions:\n" + since(0) })
+
+	before := len(sshRuns())
+	at := tm.Mark()
+	// Straight through ssh, not through this muster.
+	// ssh hands the host's shell one string.
+	e.remote("new", "--name", "pinger", "-d", "--cmd", host.ShellQuote(`printf '\033]9;deploy-ready\007'; exec cat`))
+	poll.Wait(t, 30*time.Second, func() bool {
+		s := since(at)
+		return strings.Contains(s, "pinger") && strings.Contains(s, "deploy-ready")
+	}, func() string { return "the dashboard never showed h1:pinger and its notification:\n" + since(at) })
+	// Idle for longer than two of the old poller's rounds (2 s apart).
+	time.Sleep(5 * time.Second)
+	if runs := sshRuns(); len(runs) != before {
+		t.Fatalf("the dashboard started %d ssh processes while following h1:\n%s", len(runs)-before, strings.Join(runs[before:], "\n"))
+	}
+
+	pid := e.master("h1")
+	if pid == 0 {
+		t.Fatal("no ControlMaster for h1")
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	poll.Wait(t, 30*time.Second, func() bool { return e.master("h1") != 0 && len(sshRuns()) > before },
+		func() string { return "the dashboard never connected to h1 again" })
+	at = tm.Mark()
+	e.remote("new", "--name", "afterkill", "-d", "--cmd", "cat")
+	poll.Wait(t, 30*time.Second, func() bool { return strings.Contains(since(at), "afterkill") },
+		func() string {
+			return "the dashboard never showed h1:afterkill after the master was killed:\n" + since(at)
+		})
+	if !tm.Running() {
+		t.Fatal("the dashboard exited")
+	}
 }

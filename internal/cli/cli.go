@@ -208,6 +208,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newHookCmd(f),
 		// other machines
 		newHostCmd(f),
+		newRelayCmd(f),
 	)
 	// A command naming HOST:NAME runs on that host (remote.go).
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error { return forwardToHost(f, cmd, args) }

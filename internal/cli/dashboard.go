@@ -265,13 +265,7 @@ func (b *dashboardBackend) Kill(ctx context.Context, name string) error {
 // with ctx.
 func (b *dashboardBackend) Preview(ctx context.Context, name string) (proto.PreviewScreen, tui.PreviewStream, error) {
 	if l, n, ok := b.onHost(name); ok {
-		p := &hostPreview{ctx: ctx, link: l, name: n, full: name}
-		first, err := p.screen()
-		if err != nil {
-			return first, nil, err
-		}
-		p.last = first.Lines
-		return first, p, nil
+		return previewOn(ctx, l, n, name)
 	}
 	c, err := b.f.RunningClient(ctx)
 	if err != nil {

@@ -19,8 +19,9 @@ import (
 	"github.com/musterhq/muster/internal/tui"
 )
 
-// hostPollInterval is how often the dashboard asks each host for its
-// sessions and drawer: one round trip over the host's master each.
+// hostPollInterval is how often the dashboard asks a host whose muster
+// has no relay (an older version) for its sessions and drawer: one ssh
+// command each, through the host's master.
 const hostPollInterval = 2 * time.Second
 
 // hostItemBase spaces the attention item ids of hosts apart from this
@@ -30,8 +31,12 @@ const hostPollInterval = 2 * time.Second
 const hostItemBase = int64(1) << 40
 
 // hostFeed keeps what every host said last: its state, its sessions
-// (named HOST:NAME) and its drawer. A host that stops answering keeps
-// its last sessions and items, which the dashboard dims.
+// (named HOST:NAME) and its drawer. Each host's daemon pushes them over
+// a watch stream through `muster relay` (one ssh process per host for
+// as long as the link holds, nothing spawned while it is idle); a link
+// that drops is dialled again with host.DefaultBackoff, and the new
+// stream's first push is a whole snapshot. A host that stops answering
+// keeps its last sessions and items, which the dashboard dims.
 type hostFeed struct {
 	dirs    paths.Dirs
 	cfg     config.Config
@@ -42,7 +47,16 @@ type hostFeed struct {
 	status   []host.Status
 	sessions map[string][]proto.SessionInfo
 	items    map[string][]proto.AttentionItem
+	// redialling is set while a host whose link dropped is dialled
+	// again, before anything is known of the new link.
+	redialling []bool
 }
+
+// quietRedial is how long a host whose link dropped stays shown as it
+// was while it is dialled again: a link that comes straight back (its
+// master killed, say) or fails at once (connection refused) shows no
+// passing "connecting".
+const quietRedial = time.Second
 
 func startHostFeed(dirs paths.Dirs, cfg config.Config) *hostFeed {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -51,78 +65,255 @@ func startHostFeed(dirs paths.Dirs, cfg config.Config) *hostFeed {
 	for _, c := range cfg.Hosts {
 		h.status = append(h.status, host.Status{Name: c.Name, Dest: c.Dest, State: host.Connecting})
 	}
-	go func() {
-		for {
-			h.poll(ctx)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(hostPollInterval):
-			}
-		}
-	}()
+	h.redialling = make([]bool, len(cfg.Hosts))
+	for i, c := range cfg.Hosts {
+		go h.follow(ctx, i, c)
+	}
 	return h
 }
 
 func (h *hostFeed) stop() { h.cancel() }
 
-// poll asks every host at once for its sessions and its drawer.
-func (h *hostFeed) poll(ctx context.Context) {
-	listings := host.ListAll(ctx, h.dirs, h.cfg, hostListTimeout)
-	items, down := host.AttentionAll(ctx, h.dirs, h.cfg, true, hostListTimeout)
-	if ctx.Err() != nil {
-		return
-	}
-	h.mu.Lock()
-	before := []any{h.status, h.sessions, h.items}
-	status := make([]host.Status, len(listings))
-	sessions := map[string][]proto.SessionInfo{}
-	for i, l := range listings {
-		status[i] = l.Status
-		name := l.Status.Name
-		if l.Status.State != host.Connected && h.sessions[name] != nil {
-			sessions[name] = h.sessions[name]
-			continue
+// follow keeps the i-th host's watch stream open until ctx ends. A host
+// whose muster cannot relay, or whose daemon speaks no protocol of
+// ours, is polled through its CLI instead, which says so as it always
+// did.
+func (h *hostFeed) follow(ctx context.Context, i int, c config.Host) {
+	l := host.NewLink(h.dirs, h.cfg.SSH, c)
+	for try := 0; ; try++ {
+		// A link that went live starts the backoff over.
+		err := h.watchHost(ctx, i, l, func() { try = 0 })
+		if ctx.Err() != nil {
+			return
 		}
-		// A host down since before the dashboard started shows what it
-		// listed last (host.ListAll's stale rows).
-		for _, s := range l.Sessions {
-			s.Name = qualified(name, s.Name)
-			sessions[name] = append(sessions[name], s)
+		_, skew := errors.AsType[*host.SkewError](err)
+		if errors.Is(err, host.ErrNoRelay) || skew {
+			h.pollHost(ctx, i, c)
+			return
 		}
-	}
-	answered := map[string][]proto.AttentionItem{}
-	for _, it := range items {
-		i := h.index(it.Host)
-		it.ID += int64(i+1) * hostItemBase
-		it.SessionName = qualified(it.Host, it.SessionName)
-		answered[it.Host] = append(answered[it.Host], it)
-	}
-	byHost := map[string][]proto.AttentionItem{}
-	for _, c := range h.cfg.Hosts {
-		byHost[c.Name] = answered[c.Name]
-	}
-	for _, d := range down {
-		byHost[d.Name] = h.items[d.Name]
-	}
-	h.status, h.sessions, h.items = status, sessions, byHost
-	changed := !reflect.DeepEqual(before, []any{h.status, h.sessions, h.items})
-	h.mu.Unlock()
-	if changed {
+		if errors.Is(err, linkDropped{}) {
+			h.redial(i)
+		} else {
+			h.down(i, err)
+		}
 		select {
-		case h.changed <- struct{}{}:
-		default:
+		case <-ctx.Done():
+			return
+		case <-time.After(host.DefaultBackoff.Delay(try)):
 		}
 	}
 }
 
-func (h *hostFeed) index(name string) int {
-	for i, c := range h.cfg.Hosts {
-		if c.Name == name {
-			return i
+// linkDropped is a watch stream that ended under the dashboard.
+type linkDropped struct{}
+
+func (linkDropped) Error() string { return "the connection dropped; connecting again" }
+
+// watchHost opens the host's watch stream and applies its pushes until
+// it ends; live is called once the first push arrived.
+func (h *hostFeed) watchHost(ctx context.Context, i int, l host.Link, live func()) error {
+	dctx, cancel := context.WithTimeout(ctx, hostListTimeout)
+	defer cancel()
+	c, err := l.Dial(dctx, Version)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var u proto.WatchUpdate
+	if err := c.Open(dctx, proto.OpWatch, nil, &u); err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	live()
+	for first := true; ; first = false {
+		h.apply(i, u, first)
+		u = proto.WatchUpdate{}
+		if err := c.Recv(&u); err != nil {
+			h.remember(i)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return linkDropped{}
 		}
 	}
-	return len(h.cfg.Hosts)
+}
+
+// apply takes a push of the i-th host's watch stream: the lists it
+// carries replace the host's (nil: unchanged), and the host is connected.
+func (h *hostFeed) apply(i int, u proto.WatchUpdate, first bool) {
+	name := h.cfg.Hosts[i].Name
+	h.mu.Lock()
+	h.redialling[i] = false
+	st := &h.status[i]
+	st.State, st.Reason, st.Command = host.Connected, "", ""
+	st.LastSeen = time.Now().UTC().Format(time.RFC3339)
+	if u.Sessions != nil {
+		st.Sessions = len(u.Sessions)
+		h.sessions[name] = h.qualifySessions(name, u.Sessions)
+	}
+	if u.Attention != nil {
+		h.items[name] = h.qualifyItems(i, u.Attention)
+	}
+	h.mu.Unlock()
+	if first {
+		// What host ls and a dashboard started while the host is away
+		// show of it.
+		host.MarkListed(h.dirs, name, u.Sessions)
+	}
+	h.wake()
+}
+
+// remember records the i-th host's sessions as it last listed them,
+// when its stream ends.
+func (h *hostFeed) remember(i int) {
+	name := h.cfg.Hosts[i].Name
+	h.mu.Lock()
+	var list []proto.SessionInfo
+	for _, s := range h.sessions[name] {
+		s.Name = strings.TrimPrefix(s.Name, name+":")
+		list = append(list, s)
+	}
+	h.mu.Unlock()
+	host.MarkListed(h.dirs, name, list)
+}
+
+// down marks the i-th host as not connected, for err, keeping what it
+// listed last; a host not heard from since the dashboard started shows
+// what it listed the last time anything was.
+func (h *hostFeed) down(i int, err error) {
+	name := h.cfg.Hosts[i].Name
+	state, reason, command := host.Connecting, err.Error(), ""
+	if !errors.Is(err, linkDropped{}) {
+		state, reason, command = hostState(err)
+	}
+	h.mu.Lock()
+	if !errors.Is(err, linkDropped{}) {
+		h.redialling[i] = false
+	} else if !h.redialling[i] {
+		// The new link settled first.
+		h.mu.Unlock()
+		return
+	}
+	st := &h.status[i]
+	before := *st
+	st.State, st.Reason, st.Command = state, reason, command
+	if h.sessions[name] == nil {
+		list, seen := host.Remembered(h.dirs, name)
+		h.sessions[name] = h.qualifySessions(name, list)
+		if !seen.IsZero() {
+			st.LastSeen = seen.UTC().Format(time.RFC3339)
+		}
+	}
+	changed := before != *st
+	h.mu.Unlock()
+	if changed {
+		h.wake()
+	}
+}
+
+// redial marks the i-th host as connecting again unless its next dial
+// settles within quietRedial.
+func (h *hostFeed) redial(i int) {
+	h.mu.Lock()
+	h.redialling[i] = true
+	h.mu.Unlock()
+	time.AfterFunc(quietRedial, func() {
+		h.mu.Lock()
+		still := h.redialling[i]
+		h.mu.Unlock()
+		if still {
+			h.down(i, linkDropped{})
+		}
+	})
+}
+
+// hostState is a failed host's state, reason and command, as host ls
+// says them.
+func hostState(err error) (state, reason, command string) {
+	if he, ok := errors.AsType[*host.Error](err); ok {
+		return he.State, he.Reason, he.Command
+	}
+	return host.Unreachable, err.Error(), ""
+}
+
+func (h *hostFeed) qualifySessions(name string, list []proto.SessionInfo) []proto.SessionInfo {
+	out := make([]proto.SessionInfo, 0, len(list))
+	for _, s := range list {
+		s.Name = qualified(name, s.Name)
+		out = append(out, s)
+	}
+	return out
+}
+
+func (h *hostFeed) qualifyItems(i int, items []proto.AttentionItem) []proto.AttentionItem {
+	name := h.cfg.Hosts[i].Name
+	out := make([]proto.AttentionItem, 0, len(items))
+	for _, it := range items {
+		it.Host = name
+		it.ID += int64(i+1) * hostItemBase
+		it.SessionName = qualified(name, it.SessionName)
+		out = append(out, it)
+	}
+	return out
+}
+
+func (h *hostFeed) wake() {
+	select {
+	case h.changed <- struct{}{}:
+	default:
+	}
+}
+
+// pollHost asks the i-th host for its sessions and drawer through its
+// CLI every hostPollInterval until ctx ends.
+func (h *hostFeed) pollHost(ctx context.Context, i int, c config.Host) {
+	one := config.Config{SSH: h.cfg.SSH, Hosts: []config.Host{c}}
+	for {
+		h.poll(ctx, i, one)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(hostPollInterval):
+		}
+	}
+}
+
+// poll asks the host of one (the i-th of the feed) for its sessions and
+// its drawer.
+func (h *hostFeed) poll(ctx context.Context, i int, one config.Config) {
+	listing := host.ListAll(ctx, h.dirs, one, hostListTimeout)[0]
+	items, down := host.AttentionAll(ctx, h.dirs, one, true, hostListTimeout)
+	if ctx.Err() != nil {
+		return
+	}
+	name := listing.Status.Name
+	h.mu.Lock()
+	before := []any{h.status[i], h.sessions[name], h.items[name]}
+	h.status[i] = listing.Status
+	if listing.Status.State == host.Connected || h.sessions[name] == nil {
+		// A host down since before the dashboard started shows what it
+		// listed last (host.ListAll's stale rows).
+		h.sessions[name] = nil
+		for _, s := range listing.Sessions {
+			s.Name = qualified(name, s.Name)
+			h.sessions[name] = append(h.sessions[name], s)
+		}
+	}
+	if len(down) == 0 {
+		var its []proto.AttentionItem
+		for _, it := range items {
+			it.ID += int64(i+1) * hostItemBase
+			it.SessionName = qualified(it.Host, it.SessionName)
+			its = append(its, it)
+		}
+		h.items[name] = its
+	}
+	changed := !reflect.DeepEqual(before, []any{h.status[i], h.sessions[name], h.items[name]})
+	h.mu.Unlock()
+	if changed {
+		h.wake()
+	}
 }
 
 // lists are every host's sessions and items, in the order of config.toml.
@@ -298,9 +489,49 @@ func (b *dashboardBackend) ackOnHosts(ctx context.Context, ids []int64, all bool
 	return local, nil
 }
 
+// previewOn streams the screen of the host's session n (full is
+// HOST:NAME) from the host's daemon through its relay; a host whose
+// muster cannot relay is read with capture (hostPreview).
+func previewOn(ctx context.Context, l host.Link, n, full string) (proto.PreviewScreen, tui.PreviewStream, error) {
+	dctx, cancel := context.WithTimeout(ctx, hostListTimeout)
+	c, err := l.Dial(dctx, Version)
+	cancel()
+	_, skew := errors.AsType[*host.SkewError](err)
+	if errors.Is(err, host.ErrNoRelay) || skew {
+		p := &hostPreview{ctx: ctx, link: l, name: n, full: full}
+		first, err := p.screen()
+		if err != nil {
+			return first, nil, err
+		}
+		p.last = first.Lines
+		return first, p, nil
+	}
+	if err != nil {
+		return proto.PreviewScreen{}, nil, hostError(err)
+	}
+	first, s, err := openStream[proto.PreviewScreen](ctx, c, proto.OpPreview, proto.PreviewArgs{Name: n})
+	if err != nil {
+		return first, nil, fmt.Errorf("host %s: %w", l.Host.Name, err)
+	}
+	first.Name = full
+	return first, relayedPreview{s, full}, nil
+}
+
+// relayedPreview is a host's preview stream, its screens named HOST:NAME.
+type relayedPreview struct {
+	*stream[proto.PreviewScreen]
+	full string
+}
+
+func (p relayedPreview) Next() (proto.PreviewScreen, error) {
+	sc, err := p.stream.Next()
+	sc.Name = p.full
+	return sc, err
+}
+
 // hostPreview is a host's session's screen, read again every
-// hostPreviewInterval with the host's `muster capture`: the host's daemon
-// pushes previews over its own socket only.
+// hostPreviewInterval with the host's `muster capture`, for a host whose
+// muster has no relay.
 type hostPreview struct {
 	ctx  context.Context
 	link host.Link

@@ -161,6 +161,10 @@ type Client struct {
 	// Notes is what a daemon this client started wrote on its way up (a
 	// database moved aside, a config ignored), for the caller to show.
 	Notes string
+	// far, when set, names the daemon at the other end of a stream that
+	// is not this machine's control.sock (a host's, through its relay):
+	// errors name it, and no descriptor is ever passed over it.
+	far string
 }
 
 // Dial connects to a running daemon and exchanges versions with it;
@@ -200,6 +204,30 @@ func DialFrozen(ctx context.Context, dirs paths.Dirs) (*Client, error) {
 	}
 	c.redial = func(ctx context.Context) (*Client, error) { return connect(ctx, dirs) }
 	return c, nil
+}
+
+// Over runs the version exchange over conn, a stream to a daemon other
+// than this machine's (a host's, through `muster relay` over ssh), and
+// returns the client on it; where names that daemon in errors ("host
+// h1"). Descriptors cannot cross such a stream, so CallPassing sends no
+// file over it, and a lost connection is not dialled again: the caller
+// knows how to reach the far end, this package does not. Close closes
+// conn; on an error conn is left open, for the caller to learn from the
+// far end why it failed.
+func Over(ctx context.Context, conn net.Conn, where, version string) (*Client, error) {
+	c := &Client{conn: conn, r: bufio.NewReaderSize(conn, 64<<10), far: where, version: version}
+	if err := c.exchangeVersions(ctx, version); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// socket names the daemon's end of the connection for errors.
+func (c *Client) socket() string {
+	if c.far != "" {
+		return c.far
+	}
+	return c.dirs.ControlSocket()
 }
 
 func connect(ctx context.Context, dirs paths.Dirs) (*Client, error) {
@@ -260,6 +288,9 @@ func (c *Client) exchangeVersions(ctx context.Context, version string) error {
 func (c *Client) Protocol() int { return c.protocol }
 
 func (c *Client) noAnswer(op string, after time.Duration) *NoAnswerError {
+	if c.far != "" {
+		return &NoAnswerError{Socket: c.far, Op: op, After: after}
+	}
 	return &NoAnswerError{Socket: c.dirs.ControlSocket(), PID: c.dirs.ReadDaemonLock().PID, Op: op, After: after}
 }
 
@@ -532,7 +563,7 @@ func (c *Client) call(ctx context.Context, op string, args, out any) error {
 // to write the pane to it and read its keys without this process in
 // between. The daemon keeps its own descriptor; f stays the caller's.
 func (c *Client) CallPassing(ctx context.Context, op string, args, out any, f *os.File) error {
-	if _, ok := c.conn.(*net.UnixConn); !ok || f == nil {
+	if _, ok := c.conn.(*net.UnixConn); !ok || f == nil || c.far != "" {
 		return c.Call(ctx, op, args, out)
 	}
 	c.passing = f
@@ -544,9 +575,9 @@ func (c *Client) CallPassing(ctx context.Context, op string, args, out any, f *o
 // the daemon is gone are *lostError.
 func (c *Client) lost(err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		return &lostError{socket: c.dirs.ControlSocket(), err: err}
+		return &lostError{socket: c.socket(), err: err}
 	}
-	return fmt.Errorf("talk to the daemon at %s: %w", c.dirs.ControlSocket(), err)
+	return fmt.Errorf("talk to the daemon at %s: %w", c.socket(), err)
 }
 
 // send writes one request.

@@ -383,3 +383,46 @@ func TestSilentDaemonTimesOut(t *testing.T) {
 		t.Fatalf("Dial to a silent daemon = %v; want a *NoAnswerError for hello naming %s", err, f.dirs.ControlSocket())
 	}
 }
+
+// notASocket is a stream to a daemon that is not a *net.UnixConn, as a
+// relay through ssh is.
+type notASocket struct{ net.Conn }
+
+// TestOverAStreamThatIsNotASocket: Over runs the version exchange over
+// any stream and then carries calls; a connection lost under an
+// idempotent call names the far end and is not dialled again (Over knows
+// no way back to it).
+func TestOverAStreamThatIsNotASocket(t *testing.T) {
+	f := startFake(t, func(req proto.Request) proto.Response {
+		if r, ok := hello(req); ok {
+			return r
+		}
+		if req.Op == proto.OpStatus {
+			return hangUp
+		}
+		return ok([]proto.SessionInfo{{Name: "far"}})
+	})
+	conn, err := net.Dial("unix", f.dirs.ControlSocket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Over(t.Context(), notASocket{conn}, "host h1", "0.2.0")
+	if err != nil {
+		t.Fatalf("Over: %v", err)
+	}
+	defer c.Close()
+	if c.Protocol() != proto.ControlVersion {
+		t.Errorf("Protocol() = %d, want %d", c.Protocol(), proto.ControlVersion)
+	}
+	var list []proto.SessionInfo
+	if err := c.Call(t.Context(), proto.OpList, nil, &list); err != nil || len(list) != 1 || list[0].Name != "far" {
+		t.Fatalf("ls over the stream = %+v, %v", list, err)
+	}
+	err = c.Call(t.Context(), proto.OpStatus, nil, nil)
+	if !errors.Is(err, ErrConnectionLost) || !strings.Contains(err.Error(), "host h1") {
+		t.Errorf("status on a stream that hung up = %v, want a lost connection naming host h1", err)
+	}
+	if got, want := f.sent(), []string{proto.OpHello, proto.OpList, proto.OpStatus}; !slices.Equal(got, want) {
+		t.Errorf("the fake was sent %v, want %v (no redial)", got, want)
+	}
+}

@@ -234,3 +234,21 @@ func AttentionAll(ctx context.Context, dirs paths.Dirs, cfg config.Config, all b
 	}
 	return items, down
 }
+
+// MarkListed records that the host answered now with sessions (what is
+// shown, marked stale, while it does not answer).
+func MarkListed(dirs paths.Dirs, name string, sessions []proto.SessionInfo) {
+	if sessions == nil {
+		sessions = []proto.SessionInfo{}
+	}
+	markSeen(dirs, name, "", len(sessions), sessions)
+}
+
+// Remembered is what the host listed when it last answered, and when
+// that was (zero: never).
+func Remembered(dirs paths.Dirs, name string) ([]proto.SessionInfo, time.Time) {
+	seenMu.Lock()
+	defer seenMu.Unlock()
+	s := loadSeen(dirs)[name]
+	return s.List, s.LastSeen
+}
