@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/musterhq/muster/internal/testing/poll"
 )
 
@@ -77,4 +78,40 @@ func TestAttachNoticesASilentLink(t *testing.T) {
 		t.Fatal("attach exited")
 	}
 	tm.Detach(t)
+}
+
+// TestDashboardNoticesASilentLink: the dashboard follows h1 over one watch
+// stream, which carries nothing while nothing changes; when the link goes
+// silent (sshd and its connections stopped) the dashboard must still say
+// h1 is unreachable well before ssh's 45 s keepalive would end the stream,
+// and follow it again once sshd answers.
+func TestDashboardNoticesASilentLink(t *testing.T) {
+	srv := newServer(t)
+	e := newEnv(t, srv)
+	e.must("host", "add", "h1", "h1")
+	e.must("new", "--host", "h1", "--name", "early", "-d", "--cmd", "cat")
+
+	tm := startTerm(t, append(e.vars, "TERM=xterm-256color"), 160, 40)
+	since := func(at int) string { return ansi.Strip(tm.Since(at)) }
+	poll.Wait(t, 30*time.Second, func() bool { return strings.Contains(since(0), "early") },
+		func() string { return "the dashboard never listed h1:early:\n" + since(0) })
+
+	at := tm.Mark()
+	frozen := srv.freeze()
+	defer thaw(frozen)
+	froze := time.Now()
+	// The deadline leaves room for a loaded machine and still fails
+	// without the heartbeat: ssh's keepalive takes at least 45 s.
+	poll.Wait(t, 40*time.Second, func() bool { return strings.Contains(since(at), "h1 unreachable") },
+		func() string { return "the dashboard never said h1 is unreachable:\n" + since(at) })
+	t.Logf("silent link shown unreachable %v after the freeze", time.Since(froze).Round(time.Millisecond))
+
+	thaw(frozen)
+	at = tm.Mark()
+	e.remote("new", "--name", "back", "-d", "--cmd", "cat")
+	poll.Wait(t, 40*time.Second, func() bool { return strings.Contains(since(at), "back") },
+		func() string { return "the dashboard never showed h1:back after sshd answered again:\n" + since(at) })
+	if !tm.Running() {
+		t.Fatal("the dashboard exited")
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/musterhq/muster/internal/config"
@@ -126,6 +127,12 @@ func (h *hostFeed) watchHost(ctx context.Context, i int, l host.Link, live func(
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	live()
+	var lastPush atomic.Int64
+	lastPush.Store(time.Now().UnixNano())
+	silent := make(chan struct{})
+	hctx, endHeartbeat := context.WithCancel(ctx)
+	defer endHeartbeat()
+	go h.heartbeat(hctx, l, &lastPush, func() { close(silent); c.Close() })
 	for first := true; ; first = false {
 		h.apply(i, u, first)
 		u = proto.WatchUpdate{}
@@ -134,7 +141,50 @@ func (h *hostFeed) watchHost(ctx context.Context, i int, l host.Link, live func(
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			select {
+			case <-silent:
+				// Its master hangs on to the silent connection: the
+				// next dial must start a new one.
+				l.Drop()
+				return linkSilentError{}
+			default:
+			}
 			return linkDropped{}
+		}
+		lastPush.Store(time.Now().UnixNano())
+	}
+}
+
+// feedHeartbeat is how long a host's watch stream may stay quiet before
+// the dashboard makes a round trip through its link: a stream carries
+// pushes only when something changes, and a link that went silent
+// (sshd stopped, a cable pulled) would otherwise be noticed only by ssh's
+// keepalive, after 45 s. While the host pushes, nothing is probed; while
+// it is quiet, a probe forks one ssh every feedHeartbeat.
+const feedHeartbeat = 10 * time.Second
+
+// heartbeat probes the link whenever the stream was quiet for
+// feedHeartbeat, and calls lost once a probe found it silent (a late
+// probe on a link that carries output is not silence: linkWatch).
+func (h *hostFeed) heartbeat(ctx context.Context, l host.Link, lastPush *atomic.Int64, lost func()) {
+	if !l.Shared() {
+		return // each probe would time a whole new connection
+	}
+	w := linkWatch{probe: l.Probe, received: masterReads(l.MasterPID(ctx))}
+	t := time.NewTicker(feedHeartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if time.Since(time.Unix(0, lastPush.Load())) < feedHeartbeat {
+			continue
+		}
+		if w.silent(ctx) {
+			lost()
+			return
 		}
 	}
 }
