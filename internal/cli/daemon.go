@@ -16,6 +16,7 @@ import (
 	"github.com/musterhq/muster/internal/client"
 	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/daemon"
+	"github.com/musterhq/muster/internal/host"
 )
 
 func newDaemonCmd(f *Factory) *cobra.Command {
@@ -80,6 +81,7 @@ func newDaemonCmd(f *Factory) *cobra.Command {
 				Notices: f.IO.ErrOut, PanesPerPane: cfg.Limits.PanesPerPane, EmulatorCells: cfg.Limits.EmulatorCells,
 				CostInterval: costInterval(cfg.Cost), MemoryCeiling: cfg.Cost.MemoryCeilingBytes, SessionMemoryCeilings: cfg.Cost.SessionCeilings,
 				WorktreeDir: cfg.Worktree.Dir, ContinueAfterLimit: cfg.UsageLimit.Continue, LimitSkew: limitSkew(cfg.UsageLimit),
+				HostRelay: host.RelayDialer(dirs, Version),
 			})
 			if errors.Is(err, daemon.ErrAlreadyRunning) {
 				return &UserError{Err: err, Hint: "stop it with `muster daemon stop`", Code: ExitError}

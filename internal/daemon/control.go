@@ -482,6 +482,7 @@ func (d *Daemon) routes() (*proto.Mux, error) {
 	proto.Handle(m, proto.OpSendConfirm, func(ctx context.Context, a proto.SendConfirmArgs) (proto.SendConfirmResult, error) {
 		return d.sendConfirm(ctx, peerOf(ctx), a)
 	})
+	proto.Handle(m, proto.OpHostCall, d.hostCall)
 	d.events.RegisterControl(m)
 	if missing := m.Missing(); len(missing) > 0 {
 		return nil, fmt.Errorf("control ops without a handler: %v", missing)

@@ -74,6 +74,9 @@ type Options struct {
 	// config.DefaultLimitSkew; negative: none). limits.go.
 	ContinueAfterLimit bool
 	LimitSkew          time.Duration
+	// HostRelay dials the relays op host.call goes over (nil: it reaches
+	// no host).
+	HostRelay HostDialer
 
 	// hooks lets this package's tests reach into a running daemon.
 	hooks *testHooks
@@ -124,6 +127,9 @@ type Daemon struct {
 	ctl   *connTable
 	// mux serves every op of proto.Ops but hello and attach.
 	mux *proto.Mux
+	// hostRelays carry op host.call (hostcall.go); nil without
+	// Options.HostRelay.
+	hostRelays *hostRelays
 
 	stop context.CancelFunc
 	// lock is daemon.lock, whose content says the daemon's phase.
@@ -283,6 +289,9 @@ func run(ctx context.Context, opts Options, h *handoff) (*restartPlan, error) {
 		return nil, err
 	}
 	d.events = eng
+	if opts.HostRelay != nil {
+		d.hostRelays = newHostRelays(opts.HostRelay)
+	}
 	if d.mux, err = d.routes(); err != nil {
 		return nil, err
 	}
@@ -436,6 +445,9 @@ func (d *Daemon) serve(ctx context.Context, ln, evln *net.UnixListener, tenv tra
 	})
 	g.Go(func() error {
 		<-ctx.Done()
+		if d.hostRelays != nil {
+			d.hostRelays.close()
+		}
 		if d.restartPlan() != nil {
 			d.handOver(ln)
 			return nil

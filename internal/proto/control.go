@@ -1,6 +1,7 @@
 package proto
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -120,6 +121,15 @@ const (
 	CodeBlocked = "blocked"
 	// CodeTimeout: what the op waited for was not seen in time.
 	CodeTimeout = "timeout"
+	// CodeHostDown: host.call could not reach the host over its relay;
+	// the message says the host's state (unreachable, connecting,
+	// needs-attention) and why, as internal/host's Error does, and the
+	// hint is the ssh command to run once by hand, if any.
+	CodeHostDown = "host_down"
+	// CodeNoRelay: host.call cannot relay to that host (its muster has no
+	// relay command, or its daemon speaks no protocol of ours); the
+	// caller runs the host's muster over ssh instead.
+	CodeNoRelay = "no_relay"
 )
 
 // CommonCodes can come back from any op: a malformed request, a daemon
@@ -153,6 +163,7 @@ const (
 	OpWorktreeRm    = "worktree_rm"    // remove a worktree nothing would be lost with
 	OpSetupConsent  = "setup_consent"  // consent to a repository's worktree setup files
 	OpAutocontinue  = "autocontinue"   // continue a session at its usage limit's reset, or not
+	OpHostCall      = "host.call"      // one op of another host's daemon, over the relay this daemon holds to it
 )
 
 // Access says who may call an op. Processes inside a Muster pane may not
@@ -263,6 +274,11 @@ var Ops = []Op{
 	{OpExplain, t[Target](), t[Explanation](), ReadOnly, Reply, false, []string{CodeNotFound, CodeUnsupported}},
 	{OpPreview, t[PreviewArgs](), t[PreviewScreen](), OwnPane, Stream, false, []string{CodeNotFound, CodeConflict, CodeUnsupported}},
 	{OpWatch, t[None](), t[WatchUpdate](), ReadOnly, Stream, false, []string{CodeUnsupported}},
+	// OwnPane: a peer inside a pane may relay the host's read-only ops
+	// only (the handler checks the inner op); the inner op's own codes
+	// pass through.
+	{OpHostCall, t[HostCallArgs](), t[json.RawMessage](), OwnPane, Reply, false, []string{CodeInvalid, CodeNotFound, CodeUnsupported, CodeHostDown, CodeNoRelay,
+		CodeConflict, CodeExited, CodeLimit, CodeUnauthorized}},
 }
 
 var opIndex = func() map[string]Op {
@@ -455,6 +471,23 @@ type ExternalAgent struct {
 type AutocontinueArgs struct {
 	Name string `json:"name"`
 	On   bool   `json:"on"`
+}
+
+// HostCallArgs are the arguments of op "host.call": Op, with Args, as the
+// daemon of Host (a host of config.toml) serves it. Only ops of flow
+// Reply go this way: the relay carries one call at a time and no
+// descriptor.
+type HostCallArgs struct {
+	Host string          `json:"host"`
+	Op   string          `json:"op"`
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+// Caller is a connection to a daemon that calls one op at a time (a
+// *client.Client): a failure of the op itself is a *Error.
+type Caller interface {
+	Call(ctx context.Context, op string, args, out any) error
+	Close() error
 }
 
 // NewArgs are the arguments of op "new".

@@ -1,0 +1,102 @@
+package hosts_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/musterhq/muster/internal/client"
+	"github.com/musterhq/muster/internal/paths"
+	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/testing/poll"
+)
+
+// hostCallHelper, set in a pane's environment, makes this test binary a
+// control client run inside that pane (hostCallFromPane): it asks the
+// local daemon for host.call of each op named, and writes each answer to
+// the file the variable names.
+const hostCallHelper = "MUSTER_TEST_HOSTCALL_OUT"
+
+// hostCallFromPane is the test binary run as hostCallHelper says.
+func hostCallFromPane(out string) {
+	var lines []string
+	say := func(format string, args ...any) { lines = append(lines, fmt.Sprintf(format, args...)) }
+	defer func() {
+		os.WriteFile(out+".tmp", []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+		os.Rename(out+".tmp", out)
+	}()
+	dirs, err := paths.Resolve(os.Getenv)
+	if err != nil {
+		say("dirs: %v", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, dirs, "test")
+	if err != nil {
+		say("dial: %v", err)
+		return
+	}
+	defer c.Close()
+	for _, call := range []proto.HostCallArgs{
+		{Host: "h1", Op: proto.OpList},
+		{Host: "h1", Op: proto.OpKill, Args: json.RawMessage(`{"name":"x"}`)},
+	} {
+		var res json.RawMessage
+		err := c.Call(ctx, proto.OpHostCall, call, &res)
+		if pe, ok := errors.AsType[*proto.Error](err); ok {
+			say("%s: %s: %s", call.Op, pe.Code, pe.Message)
+		} else if err != nil {
+			say("%s: error: %v", call.Op, err)
+		} else {
+			say("%s: ok: %s", call.Op, res)
+		}
+	}
+}
+
+func names(rows []hostSession) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.Host+":"+r.Name+":"+r.State)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestHostCallFromAPane: a process inside a local pane may read a host's
+// sessions through the local daemon's host.call, but not drive them: a
+// kill of h1:x is refused, and x lives on.
+func TestHostCallFromAPane(t *testing.T) {
+	srv := newServer(t)
+	e := newEnv(t, srv)
+	e.must("host", "add", "h1", "h1")
+	e.must("new", "--host", "h1", "--name", "x", "-d", "--cmd", "cat")
+	out := filepath.Join(e.home, "hostcall.out")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.must("new", "--name", "inside", "-d", "--cmd", fmt.Sprintf("env MUSTER_HOME=%s XDG_RUNTIME_DIR= %s=%s %s; sleep 600", e.home, hostCallHelper, out, self))
+	var got string
+	poll.Wait(t, 60*time.Second, func() bool {
+		b, err := os.ReadFile(out)
+		got = string(b)
+		return err == nil
+	}, func() string { return "the helper in the pane never answered" })
+	if !strings.Contains(got, "ls: ok: [") || !strings.Contains(got, `"name":"x"`) {
+		t.Fatalf("host.call ls from a pane:\n%s", got)
+	}
+	if !strings.Contains(got, "kill: forbidden: refused: this process runs inside") {
+		t.Fatalf("host.call kill from a pane was not refused:\n%s", got)
+	}
+	if !slices.Contains(names(e.ls()), "h1:x:running") {
+		t.Fatalf("h1:x is gone after a refused kill:\n%s", e.must("ls"))
+	}
+}

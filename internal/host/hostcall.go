@@ -1,0 +1,98 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/musterhq/muster/internal/client"
+	"github.com/musterhq/muster/internal/config"
+	"github.com/musterhq/muster/internal/paths"
+	"github.com/musterhq/muster/internal/proto"
+)
+
+// This file is the local daemon's end of op host.call as far as ssh
+// goes: its dialer (RelayDialer).
+
+// RelayDialer is what the local daemon dials a host's relay with: the
+// host as config.toml says now (hosts are added while the daemon runs),
+// its failures as op host.call answers them.
+func RelayDialer(dirs paths.Dirs, version string) func(ctx context.Context, name string) (proto.Caller, error) {
+	return func(ctx context.Context, name string) (proto.Caller, error) {
+		cfg, err := config.Load(dirs.ConfigFile())
+		if err != nil {
+			return nil, proto.Errorf(proto.CodeInvalid, "%v", err)
+		}
+		h, ok := cfg.Host(name)
+		if !ok {
+			return nil, proto.Errorf(proto.CodeNotFound, "no host %q in config.toml", name)
+		}
+		l := NewLink(dirs, cfg.SSH, h)
+		c, err := l.Dial(ctx, version)
+		if err != nil {
+			return nil, relayFailure(l, err)
+		}
+		return relayCaller{c: c, l: l}, nil
+	}
+}
+
+// relayFailure is a failed dial as host.call answers it.
+func relayFailure(l Link, err error) *proto.Error {
+	if _, ok := errors.AsType[*SkewError](err); ok || errors.Is(err, ErrNoRelay) {
+		return proto.Errorf(proto.CodeNoRelay, "%v", err)
+	}
+	if he, ok := errors.AsType[*Error](err); ok {
+		return downError(he)
+	}
+	return downError(&Error{Host: l.Host.Name, State: Unreachable, Reason: err.Error()})
+}
+
+// downError carries e across op host.call; hostError reads it back.
+func downError(e *Error) *proto.Error {
+	return &proto.Error{Code: proto.CodeHostDown, Message: e.Error(), Hint: e.Command}
+}
+
+// hostError is the *Error a CodeHostDown answer carries (downError's
+// message: "host NAME: STATE: REASON[; run once by hand: COMMAND]").
+func hostError(name string, pe *proto.Error) *Error {
+	rest := strings.TrimPrefix(pe.Message, "host "+name+": ")
+	for _, st := range []string{Unreachable, Connecting, NeedsAttention} {
+		if reason, ok := strings.CutPrefix(rest, st+": "); ok {
+			if pe.Hint != "" {
+				reason = strings.TrimSuffix(reason, "; run once by hand: "+pe.Hint)
+			}
+			return &Error{Host: name, State: st, Reason: reason, Command: pe.Hint}
+		}
+	}
+	return &Error{Host: name, State: Unreachable, Reason: rest}
+}
+
+// relayCaller is a relay as the daemon holds it: a call that fails but
+// for the inner op's own answer is the link failing.
+type relayCaller struct {
+	c *client.Client
+	l Link
+}
+
+func (r relayCaller) Call(ctx context.Context, op string, args, out any) error {
+	err := r.c.Call(ctx, op, args, out)
+	if err == nil {
+		return nil
+	}
+	if pe, ok := errors.AsType[*proto.Error](err); ok {
+		return pe
+	}
+	if ctx.Err() != nil {
+		// A link gone silent (the caller gave up waiting), dropped as
+		// Run drops it: the next dial starts a new master. A plain
+		// cancel is the daemon stopping, which leaves the master to
+		// the attaches that share it.
+		if !errors.Is(context.Cause(ctx), context.Canceled) {
+			r.l.dropMaster()
+		}
+		return downError(&Error{Host: r.l.Host.Name, State: Connecting, Reason: "no answer yet"})
+	}
+	return downError(&Error{Host: r.l.Host.Name, State: Unreachable, Reason: err.Error()})
+}
+
+func (r relayCaller) Close() error { return r.c.Close() }
