@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -68,6 +69,48 @@ func names(rows []hostSession) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestWarmLsStartsNoSSH: once a first `muster ls` has the local daemon
+// hold a relay to the host, the next lists the same rows without
+// starting any ssh process (it used to fork one per host). With the
+// host's master connection killed, the next ls still lists the host's
+// sessions: the daemon dials the relay again.
+func TestWarmLsStartsNoSSH(t *testing.T) {
+	srv := newServer(t)
+	e := newEnv(t, srv)
+	sshRuns := e.sshLog()
+	e.must("host", "add", "h1", "h1")
+	e.must("new", "--host", "h1", "--name", "x", "-d", "--cmd", "cat")
+	e.must("new", "--name", "here", "-d", "--cmd", "cat")
+	first := names(e.ls())
+	if !slices.Contains(first, "h1:x:running") || !slices.Contains(first, ":here:running") {
+		t.Fatalf("first ls: %v", first)
+	}
+	before := len(sshRuns())
+	second := names(e.ls())
+	if runs := sshRuns(); len(runs) != before {
+		t.Fatalf("a warm ls started %d ssh processes:\n%s", len(runs)-before, strings.Join(runs[before:], "\n"))
+	}
+	if !slices.Equal(first, second) {
+		t.Fatalf("warm ls listed %v, the first %v", second, first)
+	}
+	if out := e.must("ls"); !strings.Contains(out, "h1  ") || !strings.Contains(out, "x ") {
+		t.Fatalf("warm ls:\n%s", out)
+	}
+
+	pid := e.master("h1")
+	if pid == 0 {
+		t.Fatal("no master connection for h1")
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	poll.Wait(t, 10*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }, func() string { return "the master outlived SIGKILL" })
+	if after := names(e.ls()); !slices.Equal(after, first) {
+		t.Fatalf("ls after the master was killed: %v, want %v", after, first)
+	}
+	if st := e.hosts()["h1"]; st.State != "connected" {
+		t.Fatalf("host ls after the master was killed: %+v", st)
+	}
 }
 
 // TestHostCallFromAPane: a process inside a local pane may read a host's

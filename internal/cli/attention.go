@@ -59,7 +59,7 @@ func newAttentionCmdWith(f *Factory, runF func(*attentionOptions) error) *cobra.
 				if err != nil {
 					return err
 				}
-				remote, down := host.AttentionAll(cmd.Context(), d, cfg, o.All, hostListTimeout)
+				remote, down := host.AttentionAll(cmd.Context(), d, cfg, Version, o.All, hostListTimeout)
 				items = append(items, remote...)
 				for _, s := range down {
 					fmt.Fprintf(f.IO.ErrOut, "muster: host %s %s: %s\n", s.Name, s.State, termtext.Line(s.Reason))

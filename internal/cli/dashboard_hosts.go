@@ -332,8 +332,8 @@ func (h *hostFeed) pollHost(ctx context.Context, i int, c config.Host) {
 // poll asks the host of one (the i-th of the feed) for its sessions and
 // its drawer.
 func (h *hostFeed) poll(ctx context.Context, i int, one config.Config) {
-	listing := host.ListAll(ctx, h.dirs, one, hostListTimeout)[0]
-	items, down := host.AttentionAll(ctx, h.dirs, one, true, hostListTimeout)
+	listing := host.ListAll(ctx, h.dirs, one, Version, hostListTimeout)[0]
+	items, down := host.AttentionAll(ctx, h.dirs, one, Version, true, hostListTimeout)
 	if ctx.Err() != nil {
 		return
 	}

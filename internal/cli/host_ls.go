@@ -27,7 +27,7 @@ func newHostLsCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			var list []host.Status
-			for _, l := range host.ListAll(cmd.Context(), d, cfg, hostListTimeout) {
+			for _, l := range host.ListAll(cmd.Context(), d, cfg, Version, hostListTimeout) {
 				list = append(list, l.Status)
 			}
 			if asJSON {

@@ -40,7 +40,7 @@ func listAcrossHosts(ctx context.Context, f *Factory, cfg config.Config, onHost 
 		cfg.Hosts = []config.Host{h}
 	}
 	done := make(chan []host.Listing, 1)
-	go func() { done <- host.ListAll(ctx, d, cfg, hostListTimeout) }()
+	go func() { done <- host.ListAll(ctx, d, cfg, Version, hostListTimeout) }()
 	var rows []hostSession
 	if onHost == "" {
 		c, err := f.Client(ctx)

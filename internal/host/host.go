@@ -8,7 +8,9 @@
 // runs the host's own muster for every operation on HOST:NAME (each host's
 // daemon owns its panes and handles its own hooks: nothing but the
 // commands' answers crosses the network), and remembers when each host was
-// last seen. It speaks no network protocol of its own and opens no port.
+// last seen. Listing every host's sessions and attention items goes
+// through the local daemon, which holds one relay to each host
+// (hostcall.go), when it can. It speaks no network protocol of its own and opens no port.
 package host
 
 import (

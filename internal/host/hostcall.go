@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 
@@ -11,8 +12,10 @@ import (
 	"github.com/musterhq/muster/internal/proto"
 )
 
-// This file is the local daemon's end of op host.call as far as ssh
-// goes: its dialer (RelayDialer).
+// This file is both ends of op host.call as far as ssh goes: the local
+// daemon's dialer (RelayDialer), and the commands' way of asking a host
+// through that daemon (viaDaemon), which costs no ssh process once the
+// daemon's relay to the host is up.
 
 // RelayDialer is what the local daemon dials a host's relay with: the
 // host as config.toml says now (hosts are added while the daemon runs),
@@ -96,3 +99,52 @@ func (r relayCaller) Call(ctx context.Context, op string, args, out any) error {
 }
 
 func (r relayCaller) Close() error { return r.c.Close() }
+
+// errUseSSH: the local daemon cannot relay to the host (no daemon, one
+// without host.call, a host without relay or in version skew): ask over
+// ssh as before, which reports skew in full.
+var errUseSSH = errors.New("no relay through the local daemon")
+
+// viaDaemon calls op on host h through the local daemon's relay to it,
+// decoding the result into out. An unreachable host is an *Error, as
+// over ssh; errUseSSH means asking over ssh instead (CodeUnsupported: a
+// local daemon without host.call, or an op the host does not serve,
+// which its muster then reports).
+func viaDaemon(ctx context.Context, dirs paths.Dirs, version string, h config.Host, op string, args, out any) error {
+	if version == "" {
+		return errUseSSH
+	}
+	c, err := client.Dial(ctx, dirs, version)
+	if err != nil {
+		return errUseSSH
+	}
+	defer c.Close()
+	var raw json.RawMessage
+	if args != nil {
+		b, err := json.Marshal(args)
+		if err != nil {
+			return err
+		}
+		raw = b
+	}
+	var res json.RawMessage
+	err = c.Call(ctx, proto.OpHostCall, proto.HostCallArgs{Host: h.Name, Op: op, Args: raw}, &res)
+	if err == nil {
+		if len(res) == 0 {
+			return nil
+		}
+		return json.Unmarshal(res, out)
+	}
+	pe, ok := errors.AsType[*proto.Error](err)
+	switch {
+	case ok && pe.Code == proto.CodeHostDown:
+		return hostError(h.Name, pe)
+	case ok && (pe.Code == proto.CodeNoRelay || pe.Code == proto.CodeUnsupported):
+		return errUseSSH
+	case ok:
+		return pe
+	case ctx.Err() != nil:
+		return &Error{Host: h.Name, State: Connecting, Reason: "no answer yet"}
+	}
+	return errUseSSH
+}

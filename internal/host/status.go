@@ -139,8 +139,10 @@ type Listing struct {
 
 // ListAll asks every host for its sessions at once, each bounded by
 // timeout: a host that does not answer in time is listed with its state
-// and reason, never holding up the others.
-func ListAll(ctx context.Context, dirs paths.Dirs, cfg config.Config, timeout time.Duration) []Listing {
+// and reason, never holding up the others. Each goes through the local
+// daemon's relay to the host when it can (version is this muster's),
+// else runs the host's muster over ssh.
+func ListAll(ctx context.Context, dirs paths.Dirs, cfg config.Config, version string, timeout time.Duration) []Listing {
 	res := make([]Listing, len(cfg.Hosts))
 	var wg sync.WaitGroup
 	for i, h := range cfg.Hosts {
@@ -148,7 +150,10 @@ func ListAll(ctx context.Context, dirs paths.Dirs, cfg config.Config, timeout ti
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			l := NewLink(dirs, cfg.SSH, h)
-			list, err := Sessions(ctx, dirs, l)
+			list, err := relayedSessions(ctx, dirs, version, h)
+			if errors.Is(err, errUseSSH) {
+				list, err = Sessions(ctx, dirs, l)
+			}
 			st := Status{Name: h.Name, Dest: h.Dest, State: Connected, Sessions: len(list)}
 			if err != nil {
 				st.State, st.Reason, st.Command = stateOf(err)
@@ -180,10 +185,27 @@ func ListAll(ctx context.Context, dirs paths.Dirs, cfg config.Config, timeout ti
 	return res
 }
 
+// relayedSessions is Sessions through the local daemon's relay.
+func relayedSessions(ctx context.Context, dirs paths.Dirs, version string, h config.Host) ([]proto.SessionInfo, error) {
+	if h.Muster == "" {
+		return nil, errUseSSH
+	}
+	var list []proto.SessionInfo
+	if err := viaDaemon(ctx, dirs, version, h, proto.OpList, nil, &list); err != nil {
+		return nil, err
+	}
+	if list == nil {
+		list = []proto.SessionInfo{}
+	}
+	markSeen(dirs, h.Name, "", len(list), list)
+	return list, nil
+}
+
 // AttentionAll asks every host for its attention drawer at once, each
-// bounded by timeout as ListAll is; each item carries its host. A host
-// that does not answer is returned in down with its state and reason.
-func AttentionAll(ctx context.Context, dirs paths.Dirs, cfg config.Config, all bool, timeout time.Duration) (items []proto.AttentionItem, down []Status) {
+// bounded by timeout as ListAll is (and the same way); each item carries
+// its host. A host that does not answer is returned in down with its
+// state and reason.
+func AttentionAll(ctx context.Context, dirs paths.Dirs, cfg config.Config, version string, all bool, timeout time.Duration) (items []proto.AttentionItem, down []Status) {
 	type answer struct {
 		items []proto.AttentionItem
 		st    *Status
@@ -205,18 +227,23 @@ func AttentionAll(ctx context.Context, dirs paths.Dirs, cfg config.Config, all b
 					Command: ShellQuote("muster", "host", "add", h.Name, h.Dest)})
 				return
 			}
-			argv := []string{h.Muster, "attention", "--json"}
-			if all {
-				argv = append(argv, "--all")
+			var got []proto.AttentionItem
+			err := viaDaemon(ctx, dirs, version, h, proto.OpAttention, proto.AttentionArgs{All: all}, &got)
+			if errors.Is(err, errUseSSH) {
+				argv := []string{h.Muster, "attention", "--json"}
+				if all {
+					argv = append(argv, "--all")
+				}
+				var out []byte
+				if out, err = l.Run(ctx, nil, argv...); err == nil {
+					if err := json.Unmarshal(out, &got); err != nil {
+						fail(fmt.Errorf("host %s: bad answer to attention: %w", h.Name, err))
+						return
+					}
+				}
 			}
-			out, err := l.Run(ctx, nil, argv...)
 			if err != nil {
 				fail(err)
-				return
-			}
-			var got []proto.AttentionItem
-			if err := json.Unmarshal(out, &got); err != nil {
-				fail(fmt.Errorf("host %s: bad answer to attention: %w", h.Name, err))
 				return
 			}
 			for j := range got {
