@@ -17,6 +17,8 @@ import (
 
 	"github.com/musterhq/muster/internal/panepeer"
 	"github.com/musterhq/muster/internal/proto"
+	"github.com/musterhq/muster/internal/provider"
+	"github.com/musterhq/muster/internal/provider/all"
 	"github.com/musterhq/muster/internal/unixsock"
 )
 
@@ -491,6 +493,7 @@ func (d *Daemon) routes() (*proto.Mux, error) {
 }
 
 func (d *Daemon) status() proto.DaemonStatus {
+	bg := mayHaveBackgroundAgents(os.Environ())
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	panes := 0
@@ -504,6 +507,17 @@ func (d *Daemon) status() proto.DaemonStatus {
 	return proto.DaemonStatus{
 		PID: os.Getpid(), Version: d.opts.Version, StartedAt: d.startedAt.UTC().Format(time.RFC3339),
 		Home: filepath.Dir(d.dirs.State), Sessions: len(d.sessions), Panes: panes,
-		Protocol: proto.ControlVersion, Handoff: d.handoff,
+		Protocol: proto.ControlVersion, Handoff: d.handoff, BackgroundAgents: bg,
 	}
+}
+
+// mayHaveBackgroundAgents asks each provider with a supervisor of its own
+// whether it may run agents for env's user; no CLI is run.
+func mayHaveBackgroundAgents(env []string) bool {
+	for _, bl := range all.Capable[provider.BackgroundLister]() {
+		if bl.MayHaveBackgroundAgents(env) {
+			return true
+		}
+	}
+	return false
 }

@@ -138,7 +138,13 @@ func viaDaemon(ctx context.Context, dirs paths.Dirs, version string, h config.Ho
 	pe, ok := errors.AsType[*proto.Error](err)
 	switch {
 	case ok && pe.Code == proto.CodeHostDown:
-		return hostError(h.Name, pe)
+		he := hostError(h.Name, pe)
+		if he.State == NeedsAttention {
+			// The daemon's ssh runs with the environment it was started
+			// in; this command's (a fresh ssh agent, say) may get in.
+			return errUseSSH
+		}
+		return he
 	case ok && (pe.Code == proto.CodeNoRelay || pe.Code == proto.CodeUnsupported):
 		return errUseSSH
 	case ok:

@@ -194,6 +194,15 @@ func relayedSessions(ctx context.Context, dirs paths.Dirs, version string, h con
 	if err := viaDaemon(ctx, dirs, version, h, proto.OpList, nil, &list); err != nil {
 		return nil, err
 	}
+	// The host's own muster also lists the agents a CLI's supervisor
+	// runs there (claude --bg), by running that CLI: the daemon cannot.
+	var st proto.DaemonStatus
+	if err := viaDaemon(ctx, dirs, version, h, proto.OpStatus, nil, &st); err != nil {
+		return nil, err
+	}
+	if st.BackgroundAgents {
+		return nil, errUseSSH
+	}
 	if list == nil {
 		list = []proto.SessionInfo{}
 	}

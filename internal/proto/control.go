@@ -347,6 +347,11 @@ type DaemonStatus struct {
 	// Handoff is the last restart that ended in this daemon image: the
 	// new image's report, or the old image's when it took its panes back.
 	Handoff *HandoffReport `json:"handoff,omitempty"`
+	// BackgroundAgents says that a CLI's own supervisor may run agents
+	// for the daemon's user (provider.BackgroundLister): `muster ls` lists
+	// them beside the panes by running that CLI, which the daemon does
+	// not, so a host's listing is then taken through its muster.
+	BackgroundAgents bool `json:"background_agents,omitempty"`
 }
 
 // RestartArgs are the arguments of op "restart": the daemon re-executes

@@ -16,6 +16,11 @@ type BackgroundLister interface {
 	// own variables). None, and no error, when the CLI is not installed or
 	// has never run one.
 	BackgroundAgents(ctx context.Context, env []string) ([]BackgroundAgent, error)
+	// MayHaveBackgroundAgents reports, without running the CLI, whether
+	// BackgroundAgents could list any for env: a host's daemon says so,
+	// so that a listing relayed from it (which has no CLI to run) is
+	// taken through the host's own muster instead.
+	MayHaveBackgroundAgents(env []string) bool
 }
 
 // BackgroundAgent is one agent a CLI's supervisor runs.

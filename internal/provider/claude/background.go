@@ -36,26 +36,8 @@ const agentsTimeout = 15 * time.Second
 // agents --json`, run only when the config directory holds a job: the
 // CLI costs about a second to start, and most users never ran --bg.
 func (Provider) BackgroundAgents(ctx context.Context, env []string) ([]provider.BackgroundAgent, error) {
-	get := func(k string) string {
-		for i := len(env) - 1; i >= 0; i-- {
-			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
-				return v
-			}
-		}
-		return ""
-	}
-	dir := get("CLAUDE_CONFIG_DIR")
-	if dir == "" {
-		if get("HOME") == "" {
-			return nil, nil
-		}
-		dir = filepath.Join(get("HOME"), ".claude")
-	}
-	if !hasJob(filepath.Join(dir, "jobs")) {
-		return nil, nil
-	}
-	bin := lookPath("claude", get("PATH"))
-	if bin == "" {
+	bin, ok := agentsCLI(env)
+	if !ok {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, agentsTimeout)
@@ -73,6 +55,38 @@ func (Provider) BackgroundAgents(ctx context.Context, env []string) ([]provider.
 		return nil, fmt.Errorf("claude agents --json: %v %s", err, msg)
 	}
 	return parseAgents(out)
+}
+
+// MayHaveBackgroundAgents implements provider.BackgroundLister: the config
+// directory holds a job and claude is on PATH.
+func (Provider) MayHaveBackgroundAgents(env []string) bool {
+	_, ok := agentsCLI(env)
+	return ok
+}
+
+// agentsCLI is the claude to ask for env's background agents, when its
+// config directory holds a job.
+func agentsCLI(env []string) (string, bool) {
+	get := func(k string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	dir := get("CLAUDE_CONFIG_DIR")
+	if dir == "" {
+		if get("HOME") == "" {
+			return "", false
+		}
+		dir = filepath.Join(get("HOME"), ".claude")
+	}
+	if !hasJob(filepath.Join(dir, "jobs")) {
+		return "", false
+	}
+	bin := lookPath("claude", get("PATH"))
+	return bin, bin != ""
 }
 
 // hasJob reports whether jobs holds a session's directory.

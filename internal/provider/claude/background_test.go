@@ -47,8 +47,17 @@ func TestBackgroundAgentsWithoutJobs(t *testing.T) {
 	if got, err := (Provider{}).BackgroundAgents(context.Background(), env); err != nil || got != nil {
 		t.Fatalf("no jobs: %+v, %v", got, err)
 	}
+	if (Provider{}).MayHaveBackgroundAgents(env) {
+		t.Fatal("no jobs, yet it may have background agents")
+	}
 	if err := os.MkdirAll(filepath.Join(home, ".claude", "jobs", "0b6ecd0a"), 0o700); err != nil {
 		t.Fatal(err)
+	}
+	if !(Provider{}).MayHaveBackgroundAgents(env) {
+		t.Fatal("a job and claude on PATH, yet no background agents may be there")
+	}
+	if (Provider{}).MayHaveBackgroundAgents([]string{"HOME=" + home, "PATH=" + t.TempDir()}) {
+		t.Fatal("a job but no claude on PATH, yet it may have background agents")
 	}
 	if _, err := (Provider{}).BackgroundAgents(context.Background(), env); err == nil {
 		t.Fatal("a job and a failing claude: no error")
