@@ -19,6 +19,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -167,6 +168,22 @@ func main() {
 	lsLocal := timeLs(local)
 	lsThree := timeLs(three)
 	fmt.Printf("muster ls p50 (warm): across 1 host %v, across 3 hosts %v, local only %v\n", lsHost, lsThree, lsLocal)
+
+	// A command on one session of a host: through the local daemon's
+	// relay, against the way it went before the relay (the host's muster
+	// run over the same master connection) and a local capture.
+	cfg, _ := os.ReadFile(homes[0] + "/config/config.toml")
+	hostMuster := regexp.MustCompile(`muster = "([^"]+)"`).FindSubmatch(cfg)
+	if hostMuster == nil {
+		log.Fatalf("no muster path for h1 in config.toml:\n%s", cfg)
+	}
+	capHost := timeRun(remote, "capture", "h1:x")
+	capLocal := timeRun(local, "capture", "x")
+	capSSH := timeCmd(func() *exec.Cmd {
+		return exec.Command("ssh", "-F", sshConfig, "-o", "ControlPath="+homes[0]+"/run/ssh/h1", "h1", string(hostMuster[1]), "capture", "--", "x")
+	})
+	fmt.Printf("muster capture p50 (warm): h1:x %v, the host's muster over the same ssh master %v (ratio %.2f), x on this machine %v\n",
+		capHost, capSSH, ratio(capHost, capSSH), capLocal)
 
 	// The flood: printable lines on the host, the same file for both.
 	must("ssh", "-F", sshConfig, "h1", fmt.Sprintf("head -c %d /dev/urandom | base64 > flood.txt", *floodMB*3/4<<20))
@@ -389,12 +406,30 @@ func echo(cmd *exec.Cmd, ready string) (time.Duration, time.Duration) {
 	return d[len(d)/2], d[len(d)*99/100]
 }
 
-func timeLs(env []string) time.Duration {
-	run(env, "ls") // warm: the daemon and the master connection
+func timeLs(env []string) time.Duration { return timeRun(env, "ls") }
+
+// timeRun is the p50 of muster args over -ls runs, after one that warms
+// the daemon, its relays and the master connections.
+func timeRun(env []string, args ...string) time.Duration {
+	return timeCmd(func() *exec.Cmd {
+		c := exec.Command(*musterBin, args...)
+		c.Env = env
+		return c
+	})
+}
+
+// timeCmd is the p50 of -ls runs of the command cmd makes, after one more.
+func timeCmd(cmd func() *exec.Cmd) time.Duration {
+	if out, err := cmd().CombinedOutput(); err != nil {
+		log.Fatalf("%v: %v\n%s", cmd().Args, err, out)
+	}
 	var d []time.Duration
 	for range *lsRuns {
+		c := cmd()
 		start := time.Now()
-		run(env, "ls")
+		if out, err := c.CombinedOutput(); err != nil {
+			log.Fatalf("%v: %v\n%s", c.Args, err, out)
+		}
 		d = append(d, time.Since(start))
 	}
 	slices.Sort(d)

@@ -143,3 +143,58 @@ func TestHostCallFromAPane(t *testing.T) {
 		t.Fatalf("h1:x is gone after a refused kill:\n%s", e.must("ls"))
 	}
 }
+
+// TestWarmCommandsStartNoSSH: with the local daemon holding a relay to
+// the host, send, capture, explain, rename, ack and kill on HOST:NAME
+// start no ssh process (each used to run the host's muster over ssh),
+// and say what they do as on this machine. With the local daemon
+// stopped, a capture still works, over ssh.
+func TestWarmCommandsStartNoSSH(t *testing.T) {
+	srv := newServer(t)
+	e := newEnv(t, srv)
+	sshRuns := e.sshLog()
+	e.must("host", "add", "h1", "h1")
+	e.must("new", "--host", "h1", "--name", "x", "-d", "--cmd", "cat")
+	e.ls() // starts the local daemon (and asks h1 over ssh)
+	e.ls() // has it dial its relay to h1
+	before := len(sshRuns())
+
+	e.must("send", "h1:x", "hello from afar", "--enter")
+	var screen string
+	poll.Wait(t, 20*time.Second, func() bool {
+		screen = e.must("capture", "h1:x")
+		return strings.Count(screen, "hello from afar") >= 2 // typed, and cat's echo
+	}, func() string { return "capture h1:x never showed the text sent:\n" + screen })
+	if out := e.must("explain", "h1:x"); !strings.Contains(out, "x") {
+		t.Fatalf("explain h1:x:\n%s", out)
+	}
+	e.must("rename", "h1:x", "y")
+	if got := names(e.ls()); !slices.Contains(got, "h1:y:running") {
+		t.Fatalf("after rename h1:x y: %v", got)
+	}
+	if r := e.run("capture", "h1:x"); r.code == 0 || !strings.Contains(r.stderr, "x") {
+		t.Fatalf("capture of the old name: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := e.run("ack", "h1:999999"); r.code != 1 || !strings.Contains(r.stderr, "no attention item 999999") {
+		t.Fatalf("ack h1:999999: exit %d\nstdout %q\nstderr %q", r.code, r.stdout, r.stderr)
+	}
+	if out := e.must("kill", "h1:y"); !strings.Contains(out, "killed y") {
+		t.Fatalf("kill h1:y: %q", out)
+	}
+	if runs := sshRuns(); len(runs) != before {
+		t.Fatalf("warm commands started %d ssh processes:\n%s", len(runs)-before, strings.Join(runs[before:], "\n"))
+	}
+	if got := names(e.ls()); slices.Contains(got, "h1:y:running") {
+		t.Fatalf("after kill h1:y: %v", got)
+	}
+
+	e.must("new", "--host", "h1", "--name", "z", "-d", "--cmd", "cat")
+	e.must("daemon", "stop")
+	before = len(sshRuns())
+	if r := e.run("capture", "h1:z"); r.code != 0 {
+		t.Fatalf("capture h1:z with no local daemon: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if runs := sshRuns(); len(runs) == before {
+		t.Fatal("capture with no local daemon started no ssh process: what answered it?")
+	}
+}

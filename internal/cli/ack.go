@@ -28,7 +28,7 @@ func newAckCmdWith(f *Factory, runF func(*ackOptions) error) *cobra.Command {
 			if o.All == (len(args) > 0) {
 				return usagef("ack needs item ids or --all")
 			}
-			for _, a := range args {
+			for _, a := range f.sessionArgs(args) {
 				id, err := strconv.ParseInt(strings.TrimPrefix(a, "#"), 10, 64)
 				if err != nil || id <= 0 {
 					return usagef("%q is not an attention item id", a)
@@ -38,7 +38,7 @@ func newAckCmdWith(f *Factory, runF func(*ackOptions) error) *cobra.Command {
 			if runF != nil {
 				return runF(&o)
 			}
-			c, err := f.Client(cmd.Context())
+			c, err := f.sessionCaller(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -18,8 +18,8 @@ func newCaptureCmd(f *Factory) *cobra.Command {
 			if a.Scrollback < 0 {
 				return usagef("--scrollback must not be negative")
 			}
-			a.Name = args[0]
-			c, err := f.Client(cmd.Context())
+			a.Name = f.sessionArgs(args)[0]
+			c, err := f.sessionCaller(cmd.Context())
 			if err != nil {
 				return err
 			}

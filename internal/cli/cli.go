@@ -19,6 +19,7 @@ import (
 
 	"github.com/musterhq/muster/internal/client"
 	"github.com/musterhq/muster/internal/config"
+	"github.com/musterhq/muster/internal/host"
 	"github.com/musterhq/muster/internal/iostreams"
 	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/proto"
@@ -70,6 +71,9 @@ type Factory struct {
 	// it once, so that two parts of one attach cannot disagree.
 	cfg    *config.Config
 	cfgErr error
+	// onHost is the host this command's session is on, when the command
+	// runs through the local daemon's relay (remote_call.go).
+	onHost *hostTarget
 }
 
 // Config reads config.toml once per process; a broken file is an error
@@ -236,6 +240,9 @@ func Run(ctx context.Context, f *Factory, args []string) int {
 func execute(ctx context.Context, f *Factory, root *cobra.Command, args []string) int {
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	if errors.Is(err, host.ErrUseSSH) && f.onHost != nil {
+		err = f.onHost.overSSH(ctx, f)
+	}
 	if err == nil {
 		return ExitOK
 	}

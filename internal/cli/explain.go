@@ -31,11 +31,11 @@ func newExplainCmdWith(f *Factory, runF func(*explainOptions) error) *cobra.Comm
 			"(a FIFO, a socket, a symbolic link or its loop, a line over 16 MiB).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.Name = args[0]
+			o.Name = f.sessionArgs(args)[0]
 			if runF != nil {
 				return runF(&o)
 			}
-			c, err := f.Client(cmd.Context())
+			c, err := f.sessionCaller(cmd.Context())
 			if err != nil {
 				return err
 			}

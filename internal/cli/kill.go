@@ -16,7 +16,8 @@ func newKillCmd(f *Factory) *cobra.Command {
 		Short: "End a session's process and remove the session",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.Client(cmd.Context())
+			args = f.sessionArgs(args)
+			c, err := f.sessionCaller(cmd.Context())
 			if err != nil {
 				return err
 			}

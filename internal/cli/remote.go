@@ -117,7 +117,12 @@ func forwardToHost(f *Factory, cmd *cobra.Command, args []string) error {
 	} else {
 		argv = append(append(argv, "--"), args...)
 	}
-	return runOnHost(cmd.Context(), f, host.NewLink(d, cfg.SSH, h), attach, cmd.Name() == "attach", argv)
+	link := host.NewLink(d, cfg.SSH, h)
+	if relayable(cmd) {
+		f.onHost = &hostTarget{host: h, link: link, args: args, argv: argv}
+		return nil
+	}
+	return runOnHost(cmd.Context(), f, link, attach, cmd.Name() == "attach", argv)
 }
 
 // runOnHost runs argv on the link's host with this terminal's streams

@@ -12,7 +12,8 @@ func newRenameCmd(f *Factory) *cobra.Command {
 		Short: "Rename a session",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.Client(cmd.Context())
+			args = f.sessionArgs(args)
+			c, err := f.sessionCaller(cmd.Context())
 			if err != nil {
 				return err
 			}

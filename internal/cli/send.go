@@ -31,6 +31,7 @@ func newSendCmd(f *Factory) *cobra.Command {
 			return cobra.ExactArgs(2)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			args = f.sessionArgs(args)
 			text := args[1]
 			if keys {
 				if enter {
@@ -51,7 +52,7 @@ func newSendCmd(f *Factory) *cobra.Command {
 			if confirm.force || confirm.waitDone || confirm.asJSON || cmd.Flags().Changed("timeout") {
 				return &UserError{Err: errors.New("--force, --timeout, --wait-done and --json go with --confirm"), Code: ExitUsage}
 			}
-			c, err := f.Client(cmd.Context())
+			c, err := f.sessionCaller(cmd.Context())
 			if err != nil {
 				return err
 			}

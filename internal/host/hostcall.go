@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/musterhq/muster/internal/client"
@@ -100,16 +101,25 @@ func (r relayCaller) Call(ctx context.Context, op string, args, out any) error {
 
 func (r relayCaller) Close() error { return r.c.Close() }
 
-// errUseSSH: the local daemon cannot relay to the host (no daemon, one
-// without host.call, a host without relay or in version skew): ask over
-// ssh as before, which reports skew in full.
-var errUseSSH = errors.New("no relay through the local daemon")
+// ErrUseSSH: the local daemon cannot relay to the host (no daemon, one
+// without host.call, a host without relay or in version skew), and the op
+// was not sent: ask over ssh as before, which reports skew in full.
+var ErrUseSSH = errors.New("no relay through the local daemon")
 
-// viaDaemon calls op on host h through the local daemon's relay to it,
-// decoding the result into out. An unreachable host is an *Error, as
-// over ssh; errUseSSH means asking over ssh instead (CodeUnsupported: a
-// local daemon without host.call, or an op the host does not serve,
-// which its muster then reports).
+// errUseSSH is ErrUseSSH by the name this package's listings test for.
+var errUseSSH = ErrUseSSH
+
+// Call calls op on host h through the local daemon's relay to it,
+// decoding the result into out, as a command on HOST:NAME does when it
+// needs no terminal. An unreachable host is an *Error, as over ssh; the
+// op's own refusal is its *proto.Error. ErrUseSSH means asking over ssh
+// instead: the op did not reach the host.
+func Call(ctx context.Context, dirs paths.Dirs, version string, h config.Host, op string, args, out any) error {
+	return viaDaemon(ctx, dirs, version, h, op, args, out)
+}
+
+// viaDaemon is Call (CodeUnsupported: a local daemon without host.call,
+// or an op the host does not serve, which its muster then reports).
 func viaDaemon(ctx context.Context, dirs paths.Dirs, version string, h config.Host, op string, args, out any) error {
 	if version == "" {
 		return errUseSSH
@@ -130,7 +140,7 @@ func viaDaemon(ctx context.Context, dirs paths.Dirs, version string, h config.Ho
 	var res json.RawMessage
 	err = c.Call(ctx, proto.OpHostCall, proto.HostCallArgs{Host: h.Name, Op: op, Args: raw}, &res)
 	if err == nil {
-		if len(res) == 0 {
+		if len(res) == 0 || out == nil {
 			return nil
 		}
 		return json.Unmarshal(res, out)
@@ -151,6 +161,11 @@ func viaDaemon(ctx context.Context, dirs paths.Dirs, version string, h config.Ho
 		return pe
 	case ctx.Err() != nil:
 		return &Error{Host: h.Name, State: Connecting, Reason: "no answer yet"}
+	}
+	if o, ok := proto.Lookup(op); !ok || o.Access != proto.ReadOnly {
+		// The local daemon went away mid-call: the host may have done
+		// it, and asking again over ssh could do it twice.
+		return fmt.Errorf("host %s: the local daemon's relay broke off, and %s may or may not have happened there: %w", h.Name, op, err)
 	}
 	return errUseSSH
 }
