@@ -210,6 +210,18 @@ type env struct {
 	vars      []string
 	srv       *server
 	sshConfig string
+	// alias is srv's name in sshConfig, the host remote runs on.
+	alias string
+}
+
+// sshHost is srv's block in the ssh config, under alias, its host keys
+// read from known.
+func sshHost(alias string, srv *server, known string) string {
+	return fmt.Sprintf("Host %s\n  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s/id\n  IdentitiesOnly yes\n  GlobalKnownHostsFile /dev/null\n  UserKnownHostsFile %s\n", alias, srv.port, srv.user, srv.dir, known)
+}
+
+func knownHost(srv *server) string {
+	return fmt.Sprintf("[127.0.0.1]:%d %s\n", srv.port, srv.hostPub)
 }
 
 func newEnv(t *testing.T, srv *server) *env {
@@ -219,7 +231,7 @@ func newEnv(t *testing.T, srv *server) *env {
 		t.Fatal(err)
 	}
 	userHome := t.TempDir()
-	e := &env{t: t, home: home, srv: srv}
+	e := &env{t: t, home: home, srv: srv, alias: "h1"}
 	e.vars = append(os.Environ(),
 		"MUSTER_HOME="+home,
 		"HOME="+userHome,
@@ -227,10 +239,9 @@ func newEnv(t *testing.T, srv *server) *env {
 		"SHELL=/bin/sh",
 	)
 	known := filepath.Join(home, "known_hosts")
-	os.WriteFile(known, []byte(fmt.Sprintf("[127.0.0.1]:%d %s\n", srv.port, srv.hostPub)), 0o600)
-	common := fmt.Sprintf("  HostName 127.0.0.1\n  Port %d\n  User %s\n  IdentityFile %s/id\n  IdentitiesOnly yes\n  GlobalKnownHostsFile /dev/null\n", srv.port, srv.user, srv.dir)
+	os.WriteFile(known, []byte(knownHost(srv)), 0o600)
 	e.sshConfig = filepath.Join(home, "ssh_config")
-	os.WriteFile(e.sshConfig, []byte("Host h1\n"+common+"  UserKnownHostsFile "+known+"\n\nHost fresh\n"+common+"  UserKnownHostsFile "+filepath.Join(home, "known_hosts_empty")+"\n"), 0o600)
+	os.WriteFile(e.sshConfig, []byte(sshHost("h1", srv, known)+"\n"+sshHost("fresh", srv, filepath.Join(home, "known_hosts_empty"))), 0o600)
 	os.MkdirAll(filepath.Join(home, "config"), 0o700)
 	os.WriteFile(filepath.Join(home, "config", "config.toml"), []byte(fmt.Sprintf("# the test's\n[ssh]\nconfig = %q\n", e.sshConfig)), 0o600)
 	t.Cleanup(func() {
@@ -243,6 +254,35 @@ func newEnv(t *testing.T, srv *server) *env {
 		os.RemoveAll(home)
 	})
 	return e
+}
+
+// addHost names a second server in e's ssh config as alias, its host
+// key known, and returns the env that shares e's Muster home but whose
+// host helpers (remote, hook, spool, hookLoop, remoteWaits) are srv's.
+func (e *env) addHost(alias string, srv *server) *env {
+	e.t.Helper()
+	appendTo := func(path, text string) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(text); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	known := filepath.Join(e.home, "known_hosts")
+	appendTo(known, knownHost(srv))
+	appendTo(e.sshConfig, "\n"+sshHost(alias, srv, known))
+	other := *e
+	other.srv, other.alias = srv, alias
+	e.t.Cleanup(func() {
+		if srv.cmd != nil {
+			other.remote("daemon", "stop", "--force")
+		}
+		e.run("host", "rm", alias)
+	})
+	return &other
 }
 
 type result struct {
@@ -282,7 +322,7 @@ func (e *env) must(args ...string) string {
 // through ssh, bypassing what is under test.
 func (e *env) remote(args ...string) string {
 	path := e.srv.home + "/.local/share/muster/bin/" + version(e) + "/muster"
-	cmd := exec.Command("ssh", append([]string{"-F", e.sshConfig, "-o", "BatchMode=yes", "h1", path}, args...)...)
+	cmd := exec.Command("ssh", append([]string{"-F", e.sshConfig, "-o", "BatchMode=yes", e.alias, path}, args...)...)
 	out, _ := cmd.CombinedOutput()
 	return string(out)
 }

@@ -21,7 +21,7 @@ func newHostCmd(f *Factory) *cobra.Command {
 		Short: "Machines whose sessions Muster shows and drives over your own ssh",
 		Long: "Hosts are other machines reached with the system ssh and your ~/.ssh/config. Each runs\n" +
 			"its own muster daemon (its hooks stay there); name a session on one as HOST:NAME in\n" +
-			"attach, send, capture, kill, rename, wait, explain, show and ack, start one with\n" +
+			"attach, send, capture, kill, rename, resume, wait, explain, show and ack, start one with\n" +
 			"`muster new --host HOST`, and `muster ls` lists every host's sessions; `muster host upgrade`\n" +
 			"brings a host to this muster without stopping its agents. A host may not be\n" +
 			"named like a provider: `muster show PROVIDER:ID` always means this machine's conversation\n" +

@@ -25,7 +25,7 @@ func sessionArgs(command string) (int, bool) {
 		return 1, true
 	case "rename":
 		return 2, true
-	case "ack":
+	case "ack", "resume":
 		return -1, true
 	}
 	// wait is not forwarded: runWait waits on each machine itself, so
