@@ -49,8 +49,13 @@ func TestPropertyTurnEnds(t *testing.T) {
 	failedOnce := map[string][]uint64{
 		// The sim delivered a turn's PermissionRequest before its own
 		// UserPromptSubmit, right after the previous turn was
-		// interrupted: an order the daemon never sees (sim.hook).
-		"claude": {1796434758674902745},
+		// interrupted: an order the daemon never sees (sim.hook). Then
+		// it took the next prompt before the agent had shown the
+		// interrupt (…9982, …9677, …5774, …1738) or while the previous
+		// turn's Stop hook still ran (…9642): the next turn's key or
+		// status went to the previous run (sim.turn, sim.interrupt).
+		"claude": {1796434758674902745, 1796509535472679982, 1796509529899011738, 1796509109090569642},
+		"gemini": {1796509364426719677, 1796509518495755774},
 	}
 	var only []uint64
 	if s := os.Getenv("MUSTER_PROPERTY_SEED"); s != "" {
@@ -282,7 +287,13 @@ func (s *sim) turn() {
 	s.turns++
 	run := fmt.Sprintf("T%d", s.turns)
 	s.runs = append(s.runs, run)
+	// The CLI takes the prompt once the previous turn's last hook has
+	// returned: it waits for every hook command (a Stop hook may keep the
+	// turn going).
 	t := s.now
+	if t.Before(s.lastHook) {
+		t = s.lastHook
+	}
 	s.hook(run, proto.KindStarted, "UserPromptSubmit", t)
 	if s.prov == "gemini" && !s.hooked {
 		s.chatLine(`"type":"user","content":[{"text":"prompt `+run+`"}]`, t)
@@ -316,14 +327,21 @@ func (s *sim) reply(run string, t time.Time) time.Time {
 	return t
 }
 
-// interrupt: the user's key k ends the turn at t.
+// interrupt: the user's key k, typed at t, ends the turn; it returns when
+// the agent has shown and recorded the end, the earliest it takes the next
+// prompt (it reads the keys in order).
 func (s *sim) interrupt(run, k string, t time.Time) time.Time {
 	s.key(k, t)
-	s.ended(true, t.Add(s.dur(20*time.Millisecond, 300*time.Millisecond)))
+	end := t.Add(s.dur(20*time.Millisecond, 300*time.Millisecond))
+	s.ended(true, end)
 	if s.prov != "claude" {
-		s.marker(run, t.Add(s.dur(10*time.Millisecond, 200*time.Millisecond)))
+		at := t.Add(s.dur(10*time.Millisecond, 200*time.Millisecond))
+		s.marker(run, at)
+		if at.After(end) {
+			end = at
+		}
 	}
-	return t
+	return end
 }
 
 // dialog: a permission dialog (or Claude Code's question) opens at t; the
