@@ -77,6 +77,18 @@ type liveSession struct {
 	// CPU"); Over says it is past its memory ceiling.
 	Cost string `json:"cost,omitempty"`
 	Over bool   `json:"over,omitempty"`
+	// LimitResetsAt is, while the session is limited (stopped at its
+	// provider's usage limit), when the agent said the limit resets (RFC
+	// 3339); Resets says it as the page does ("resets 15:04"), and
+	// Continues that Muster sends the provider's continue then, as
+	// `muster ls` says both.
+	LimitResetsAt string `json:"limit_resets_at,omitempty"`
+	Resets        string `json:"resets,omitempty"`
+	Continues     bool   `json:"continues,omitempty"`
+	// Branch is the mark of the session's own worktree, as ls and the
+	// dashboard show it ("feat* ↑2"); Worktree says it in words.
+	Branch   string `json:"branch,omitempty"`
+	Worktree string `json:"worktree,omitempty"`
 }
 
 // liveSnapshot asks the daemon for its sessions, their attention items
@@ -146,6 +158,15 @@ func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem
 			ls.Link = sessionLink(si.Provider, si.NativeSessionID)
 		}
 		ls.Screen = shown[si.Name]
+		if si.LimitResetsAt != nil {
+			ls.LimitResetsAt = *si.LimitResetsAt
+			ls.Resets = s.resetsText(*si.LimitResetsAt)
+			ls.Continues = si.ContinueAfterLimit
+		}
+		if w := si.Worktree; w != nil {
+			ls.Branch = termtext.Line(w.BranchMark())
+			ls.Worktree = worktreeText(*w)
+		}
 		if si.RSSBytes != nil {
 			ls.Cost = proccost.FormatBytes(*si.RSSBytes)
 			ls.Over = si.MemoryCeiling > 0 && *si.RSSBytes > si.MemoryCeiling
@@ -169,6 +190,44 @@ func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem
 	slices.SortStableFunc(st.Sessions, func(a, b liveSession) int { return strings.Compare(a.Name, b.Name) })
 	st.Items = drawerItems(items, running, shown)
 	return st
+}
+
+// resetsText says when a usage limit resets, in the server's time zone:
+// the time of day, with the date when it is not today.
+func (s *Server) resetsText(at string) string {
+	t, err := time.Parse(time.RFC3339, at)
+	if err != nil {
+		return "resets " + termtext.Line(at)
+	}
+	loc := s.location()
+	t, now := t.In(loc), s.now().In(loc)
+	if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
+		return "resets " + t.Format("15:04")
+	}
+	return "resets " + t.Format("Jan 2 15:04")
+}
+
+// worktreeText says in words what a session's worktree mark says.
+func worktreeText(w proto.WorktreeInfo) string {
+	out := "worktree " + termtext.Line(w.Path) + " on " + termtext.Line(w.Branch)
+	switch {
+	case !w.Exists:
+		// Not inspected yet, or removed under the session.
+		return out
+	case w.Dirty == 1:
+		out += ", 1 changed file"
+	case w.Dirty > 1:
+		out += fmt.Sprintf(", %d changed files", w.Dirty)
+	default:
+		out += ", clean"
+	}
+	switch {
+	case w.Ahead == 1:
+		out += ", 1 commit since its base"
+	case w.Ahead > 1:
+		out += fmt.Sprintf(", %d commits since its base", w.Ahead)
+	}
+	return out
 }
 
 // hubState is the Live page's state from what the daemon pushed; ok is
@@ -341,6 +400,9 @@ const liveScript = `(function () {
       if (s.activity) { head.appendChild(el("span", "act", s.activity)); }
       if (s.attention) { head.appendChild(el("span", "att", s.attention + " need" + (s.attention === 1 ? "s" : "") + " you")); }
       if (s.state === "running") { var tl = el("a", "term", "terminal →"); tl.href = "/term/" + encodeURIComponent(s.name); head.appendChild(tl); }
+      if (s.resets) { head.appendChild(el("span", "resets", s.resets)); }
+      if (s.continues) { head.appendChild(el("span", "cont", "muster continues it then")); }
+      if (s.branch) { var br = el("span", "branch", "⎇ " + s.branch); br.title = s.worktree || ""; head.appendChild(br); }
       if (s.cost) { head.appendChild(el("span", "cost" + (s.over ? " over" : ""), s.cost)); }
       if (s.link && s.link.indexOf("/session/") === 0) { var a = el("a", "conv", "conversation →"); a.href = s.link; head.appendChild(a); }
       card.appendChild(head);

@@ -315,3 +315,81 @@ func TestLiveStateCost(t *testing.T) {
 		t.Errorf("total %q", st.Total)
 	}
 }
+
+// liveEventOnce is the first event of the Live page's stream, as a page
+// without the token gets it.
+func liveEventOnce(t *testing.T, f *fixture) liveState {
+	t.Helper()
+	rec := f.get(t, "/live/events?once", nil)
+	return readEvent(t, bufio.NewReader(rec.Body))
+}
+
+// TestLiveLifecycle: the Live page says what `muster ls` says of a
+// session stopped at its usage limit (the state word, when the limit
+// resets, whether Muster continues it then) and of one in a worktree of
+// its own (its branch, changes and commits), in the page and in its
+// events, with what the agent or git named redacted.
+func TestLiveLifecycle(t *testing.T) {
+	f := newFixture(t)
+	limited, running := string(proto.StateLimited), "running"
+	today, tomorrow := "2026-03-01T15:04:00Z", "2026-03-02T09:30:00Z"
+	f.setLive([]proto.SessionInfo{
+		{Name: "capped", Provider: "fake", State: "running", RunState: &limited, LimitResetsAt: &today, ContinueAfterLimit: true},
+		{Name: "later", Provider: "fake", State: "running", RunState: &limited, LimitResetsAt: &tomorrow},
+		{Name: "unsaid", Provider: "fake", State: "running", RunState: &limited, ContinueAfterLimit: true},
+		{Name: "tree", Provider: "fake", State: "running", RunState: &running, Worktree: &proto.WorktreeInfo{
+			Path: "/src/app-tree", Branch: "fix-" + secrets[1].text, Exists: true, Dirty: 3, Ahead: 2}},
+		{Name: "fresh", Provider: "fake", State: "running", RunState: &running, Worktree: &proto.WorktreeInfo{
+			Path: "/src/app-fresh", Branch: "muster/fresh", Exists: true}},
+	}, nil)
+	f.srv = f.server(t, func(o *Options) {
+		o.Now = func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }
+		o.Location = time.UTC
+	})
+	type want struct {
+		status, resets string
+		continues      bool
+		branch, words  string
+	}
+	wants := map[string]want{
+		"capped": {status: "limited", resets: "resets 15:04", continues: true},
+		"later":  {status: "limited", resets: "resets Mar 2 09:30"},
+		// ls says nothing of a continue without a reset time: neither
+		// does the page.
+		"unsaid": {status: "limited"},
+		"tree": {status: "running", branch: "fix-[REDACTED:anthropic-key]* ↑2",
+			words: "worktree /src/app-tree on fix-[REDACTED:anthropic-key], 3 changed files, 2 commits since its base"},
+		"fresh": {status: "running", branch: "muster/fresh", words: "worktree /src/app-fresh on muster/fresh, clean"},
+	}
+	st := liveEventOnce(t, f)
+	if len(st.Sessions) != len(wants) {
+		t.Fatalf("event: %d sessions, want %d: %+v", len(st.Sessions), len(wants), st.Sessions)
+	}
+	for _, s := range st.Sessions {
+		w := wants[s.Name]
+		if s.Status != w.status || s.Resets != w.resets || s.Continues != w.continues || s.Branch != w.branch || s.Worktree != w.words {
+			t.Errorf("event's %s: status %q resets %q continues %v branch %q worktree %q; want %+v", s.Name, s.Status, s.Resets, s.Continues, s.Branch, s.Worktree, w)
+		}
+	}
+	if s := st.Sessions[0]; s.Name != "capped" || s.LimitResetsAt != today {
+		t.Errorf("event's capped: limit_resets_at %q", s.LimitResetsAt)
+	}
+
+	body := f.get(t, "/live", nil).Body.String()
+	for _, w := range []string{
+		`<span class="state running">limited</span><span class="resets">resets 15:04</span><span class="cont">muster continues it then</span>`,
+		`<span class="resets">resets Mar 2 09:30</span>`,
+		`<span class="branch" title="worktree /src/app-tree on fix-[REDACTED:anthropic-key], 3 changed files, 2 commits since its base">⎇ fix-[REDACTED:anthropic-key]* ↑2</span>`,
+		`<span class="branch" title="worktree /src/app-fresh on muster/fresh, clean">⎇ muster/fresh</span>`,
+	} {
+		if !strings.Contains(body, w) {
+			t.Errorf("the page lacks %s", w)
+		}
+	}
+	if n := strings.Count(body, `class="cont"`); n != 1 {
+		t.Errorf("the page says %d times that muster continues a session, want once", n)
+	}
+	if strings.Contains(body, secrets[1].leak) {
+		t.Error("the page shows the secret in a branch's name")
+	}
+}

@@ -58,6 +58,7 @@ section.pane.needs{border-color:#d97706}
 .pane-head .term{margin-left:auto;font-size:13px}
 .pane-head .cost{color:#555;font-size:12px}.pane-head .cost.over{color:#b91c1c;font-weight:600}
 .pane-head .conv{font-size:13px}
+.pane-head .resets,.pane-head .cont{color:#b45309;font-size:12px}.pane-head .branch{font:12px ui-monospace,monospace;color:var(--muted)}
 @media (max-width:600px){nav{padding:10px 12px;gap:12px}main{padding:10px 12px}.pane-head .prov,.pane-head .act{display:none}pre.screen{max-height:200px}}
 .pane-meta{color:var(--muted);font-size:12px;padding:4px 10px 0;overflow-wrap:anywhere}
 .reason{color:#b45309;font-size:13px;padding:2px 10px}
@@ -108,7 +109,7 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 {{- if not .Running}}<p>No daemon running: start one with <code>muster daemon</code> to see live sessions.</p>
 {{- else if not .Sessions}}<p>The daemon runs no sessions.</p>
 {{- else}}{{range .Sessions}}
-<section class="pane{{if .Attention}} needs{{end}}" data-name="{{.Name}}"><div class="pane-head"><b>{{.Name}}</b><span class="prov">{{.Provider}}</span><span class="state {{.State}}">{{.Status}}</span>{{if .Activity}}<span class="act">{{.Activity}}</span>{{end}}{{if .Attention}}<span class="att">{{.Attention}} need{{if eq .Attention 1}}s{{end}} you</span>{{end}}{{if .Cost}}<span class="cost{{if .Over}} over{{end}}">{{.Cost}}</span>{{end}}{{if eq .State "running"}}<a class="term" href="/term/{{.Name}}">terminal →</a>{{end}}{{if .Link}}<a class="conv" href="{{.Link}}">conversation →</a>{{end}}</div>
+<section class="pane{{if .Attention}} needs{{end}}" data-name="{{.Name}}"><div class="pane-head"><b>{{.Name}}</b><span class="prov">{{.Provider}}</span><span class="state {{.State}}">{{.Status}}</span>{{if .Activity}}<span class="act">{{.Activity}}</span>{{end}}{{if .Attention}}<span class="att">{{.Attention}} need{{if eq .Attention 1}}s{{end}} you</span>{{end}}{{if .Resets}}<span class="resets">{{.Resets}}</span>{{end}}{{if .Continues}}<span class="cont">muster continues it then</span>{{end}}{{if .Branch}}<span class="branch" title="{{.Worktree}}">⎇ {{.Branch}}</span>{{end}}{{if .Cost}}<span class="cost{{if .Over}} over{{end}}">{{.Cost}}</span>{{end}}{{if eq .State "running"}}<a class="term" href="/term/{{.Name}}">terminal →</a>{{end}}{{if .Link}}<a class="conv" href="{{.Link}}">conversation →</a>{{end}}</div>
 {{- if or .Title .CWD}}<div class="pane-meta">{{.Title}}{{if and .Title .CWD}} · {{end}}{{.CWD}}</div>{{end}}
 {{- range .Reasons}}<div class="reason">{{.}}</div>{{end}}
 {{- if .Screen}}<pre class="screen">{{.Screen}}</pre>{{end}}</section>

@@ -82,9 +82,11 @@ type Options struct {
 	// Preview streams one pane's screen (op "preview") like Watch; nil
 	// shows no screens in pushed mode.
 	Preview func(ctx context.Context, name string, push func(proto.PreviewScreen)) error
-	// Now is the clock of the Stats page's period; nil means time.Now.
+	// Now is the clock of the Stats page's period and of the Live page's
+	// dates; nil means time.Now.
 	Now func() time.Time
-	// Location is where the Stats page's days begin; nil means time.Local.
+	// Location is where the Stats page's days begin and the time zone of
+	// the Live page's reset times; nil means time.Local.
 	Location *time.Location
 	// LiveInterval is how often the Live page's event stream looks at
 	// the daemon without Watch, and how often it tries to reach a daemon
