@@ -29,6 +29,9 @@ func TestPagesInBrowser(t *testing.T) {
 	}, nil)
 	f.srv = f.server(t, func(o *Options) {
 		o.LiveInterval = 100 * time.Millisecond
+		o.External = func(context.Context, []proto.SessionInfo) ([]proto.SessionInfo, error) {
+			return []proto.SessionInfo{backgroundAgent("bg-fix", "/src/bg")}, nil
+		}
 		o.Now = func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }
 		o.Location = time.UTC
 		o.Capture = func(ctx context.Context, name string) (string, error) {
@@ -48,7 +51,9 @@ func TestPagesInBrowser(t *testing.T) {
 		{"search", "/?q=docs", []string{"<mark>", "Write docs"}},
 		{"stats", "/stats?days=3660", []string{"<svg", "Tools used"}},
 		{"live", "/live?token=" + f.srv.o.Token + "#once", []string{`data-stream="open"`, `data-name="api"`, "approval-requested: Bash: rm -rf build", `href="/session/fake/aaaa-1111"`, "│ &gt; fix login  │", "[REDACTED:anthropic-key]",
-			`<span class="resets">resets 15:04</span><span class="cont">muster continues it then</span><span class="branch" title="worktree /src/app-capped on muster/capped, 1 changed file, 4 commits since its base">⎇ muster/capped* ↑4</span>`}},
+			`<span class="resets">resets 15:04</span><span class="cont">muster continues it then</span><span class="branch" title="worktree /src/app-capped on muster/capped, 1 changed file, 4 commits since its base">⎇ muster/capped* ↑4</span>`,
+			`<section class="pane ext" data-name="bg-fix"><div class="pane-head"><b>bg-fix</b><span class="prov">fake</span><span class="state external">↗ external idle</span><span class="act">working</span>`,
+			`<div class="pane-meta by">run by fake agents, not muster; open it in a pane: <code>muster new fake --cmd 'claude attach 0b6ecd0a'</code></div>`}},
 		{"session", "/session/fake/aaaa-1111", []string{`<nav class="site">`, `<details class="thinking">`, `data-ready="1"`}},
 	}
 	for _, p := range pages {

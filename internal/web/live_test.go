@@ -393,3 +393,149 @@ func TestLiveLifecycle(t *testing.T) {
 		t.Error("the page shows the secret in a branch's name")
 	}
 }
+
+// backgroundAgent is a row as the CLI lists an agent Claude Code's
+// supervisor runs (cli's externalRows).
+func backgroundAgent(name, cwd string) proto.SessionInfo {
+	return proto.SessionInfo{ID: "0b6ecd0a", Name: name, Provider: "fake", Pane: proto.PaneExternal, State: proto.PaneExternal,
+		Status: "idle", PID: 6634, CWD: cwd, NativeSessionID: "aaaa-1111", NativeConfirmed: true, Command: "claude attach 0b6ecd0a",
+		External: &proto.ExternalAgent{Supervisor: "fake agents", ID: "0b6ecd0a", Status: "idle", State: "working", Attach: "claude attach 0b6ecd0a"}}
+}
+
+// TestLiveExternal: the agents a CLI's own supervisor runs are listed
+// after the panes, marked as the dashboard marks them, with the command
+// that opens one in a pane and no terminal of their own; the listing is
+// asked with the panes (an agent a pane runs is the pane's) and shared
+// by the page and its events; a supervisor that fails is said once.
+func TestLiveExternal(t *testing.T) {
+	f := newFixture(t)
+	rs := "running"
+	f.setLive([]proto.SessionInfo{{Name: "zed", Provider: "fake", State: "running", RunState: &rs}}, nil)
+	var mu sync.Mutex
+	calls := 0
+	var asked []string
+	listErr := errors.New("fake agents --json: exit status 1")
+	f.srv = f.server(t, func(o *Options) {
+		o.ExternalInterval = time.Hour
+		o.External = func(ctx context.Context, panes []proto.SessionInfo) ([]proto.SessionInfo, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			for _, p := range panes {
+				asked = append(asked, p.Name)
+			}
+			return []proto.SessionInfo{backgroundAgent("bg-fix", "/src/"+secrets[0].text)}, listErr
+		}
+	})
+	st := liveEventOnce(t, f)
+	if len(st.Sessions) != 2 || st.Sessions[0].Name != "zed" {
+		t.Fatalf("event: %+v", st.Sessions)
+	}
+	x := st.Sessions[1]
+	if !x.External || x.Name != "bg-fix" || x.State != "external" || x.Status != "↗ external idle" || x.Activity != "working" ||
+		x.RunBy != "fake agents" || x.Open != "muster new fake --cmd 'claude attach 0b6ecd0a'" ||
+		x.Link != "/session/fake/aaaa-1111" || x.CWD != "/src/password=[REDACTED:secret]" {
+		t.Errorf("event's background agent: %+v", x)
+	}
+	if st.ExternalError != "background agents: fake agents --json: exit status 1" {
+		t.Errorf("event's external error %q", st.ExternalError)
+	}
+	body := f.get(t, "/live", nil).Body.String()
+	i := strings.Index(body, `<section class="pane ext" data-name="bg-fix">`)
+	if i < 0 {
+		t.Fatalf("the page has no external row:\n%s", body)
+	}
+	row := body[i:]
+	row = row[:strings.Index(row, "</section>")]
+	for _, w := range []string{`<span class="state external">↗ external idle</span><span class="act">working</span>`,
+		`<div class="pane-meta by">run by fake agents, not muster; open it in a pane: <code>muster new fake --cmd &#39;claude attach 0b6ecd0a&#39;</code></div>`,
+		`<a class="conv" href="/session/fake/aaaa-1111">`} {
+		if !strings.Contains(row, w) {
+			t.Errorf("the external row lacks %s:\n%s", w, row)
+		}
+	}
+	if strings.Contains(row, "/term/") {
+		t.Errorf("the external row offers a terminal:\n%s", row)
+	}
+	if !strings.Contains(body, `<p class="muted" id="extnote">background agents: fake agents --json: exit status 1</p>`) {
+		t.Error("the page does not say the listing failed")
+	}
+	if strings.Contains(body, secrets[0].leak) {
+		t.Error("the page shows the secret in an agent's directory")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 1 {
+		t.Errorf("%d listings for an event and a page within the interval, want 1", calls)
+	}
+	if len(asked) != 1 || asked[0] != "zed" {
+		t.Errorf("the listing was asked with panes %v, want [zed]", asked)
+	}
+}
+
+// TestLiveExternalPushed: with the daemon's watch, the background agents
+// are listed once the panes are pushed (with them), shared by every
+// page, and listed again each interval while a page listens: a new
+// agent reaches the page with no push of the daemon's.
+func TestLiveExternalPushed(t *testing.T) {
+	f := newFixture(t)
+	d := &fakeDaemon{watches: make(chan chan proto.WatchUpdate), screens: make(chan proto.PreviewScreen)}
+	var mu sync.Mutex
+	var asked [][]string
+	agents := []proto.SessionInfo{backgroundAgent("bg-one", "/src/bg")}
+	f.srv = f.server(t, func(o *Options) {
+		o.LiveInterval = 20 * time.Millisecond
+		o.ExternalInterval = 50 * time.Millisecond
+		o.Watch, o.Preview = d.watch, d.preview
+		o.External = func(ctx context.Context, panes []proto.SessionInfo) ([]proto.SessionInfo, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			var names []string
+			for _, p := range panes {
+				names = append(names, p.Name)
+			}
+			asked = append(asked, names)
+			return agents, nil
+		}
+	})
+	ln := listen(t, f.srv)
+	open := func() *bufio.Reader {
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", "http://"+ln+"/live/events", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return bufio.NewReader(resp.Body)
+	}
+	until := func(r *bufio.Reader, what string, ok func(liveState) bool) {
+		t.Helper()
+		for range 200 {
+			if ok(readEvent(t, r)) {
+				return
+			}
+		}
+		t.Fatalf("no event with %s", what)
+	}
+	names := func(st liveState) string {
+		var out []string
+		for _, s := range st.Sessions {
+			out = append(out, s.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	r1, r2 := open(), open()
+	updates := make(chan proto.WatchUpdate, 4)
+	d.watches <- updates
+	updates <- proto.WatchUpdate{Sessions: []proto.SessionInfo{{Name: "api", Provider: "fake", State: "running"}}, Attention: []proto.AttentionItem{}}
+	for _, r := range []*bufio.Reader{r1, r2} {
+		until(r, "the pane and the agent", func(st liveState) bool { return names(st) == "api bg-one" })
+	}
+	mu.Lock()
+	if len(asked) == 0 || len(asked[0]) != 1 || asked[0][0] != "api" {
+		t.Errorf("the first listing was asked with panes %v, want [api]", asked)
+	}
+	agents = append(agents, backgroundAgent("bg-two", "/src/bg"))
+	mu.Unlock()
+	until(r1, "the new agent", func(st liveState) bool { return names(st) == "api bg-one bg-two" })
+}
