@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -83,7 +84,8 @@ func waitStream(t *testing.T, ctx context.Context, state string) {
 	waitPage(t, ctx, "the stream to be "+state, `document.body.getAttribute("data-stream")||""`, func(s string) bool { return s == state })
 }
 
-// TestTerminalInBrowser: the one-time URL, the session list, a terminal,
+// TestTerminalInBrowser: the one-time URL, the session list (with a
+// worktree's branch and its changes, as ls shows them), a terminal,
 // taking control and typing a command, its output, a resize reaching the
 // pane, and a lost connection the page says it is recovering from and
 // recovers from by itself.
@@ -93,6 +95,8 @@ func TestTerminalInBrowser(t *testing.T) {
 	e.shell("sh")
 	e.must("send", "sh", "--enter", "echo ready-$((40+2))")
 	e.waitScreen("sh", "ready-42")
+	repo := e.gitRepo()
+	e.must("new", "--name", "wt", "--detach", "--dir", repo, "--cmd", "bash --norc --noprofile", "--worktree", "feat")
 	srv := e.serve("--interactive")
 	px := newProxy(t, srv.url.Host)
 	base := "http://" + px.addr()
@@ -107,6 +111,14 @@ func TestTerminalInBrowser(t *testing.T) {
 	do(t, ctx, chromedp.Navigate(base+"/live"))
 	waitPage(t, ctx, "the live list to show sh", `(document.querySelector('[data-name="sh"] .state')||{}).textContent||""`,
 		func(s string) bool { return s == "live" })
+	branch := `(document.querySelector('[data-name="wt"] .branch')||{}).textContent||""`
+	waitPage(t, ctx, "the live list to show wt's branch", branch, func(s string) bool { return s == "⎇ feat" })
+	// A change in the tree: the page marks it, as ls does, once the
+	// daemon has looked again (every 10 s) and pushed it.
+	if err := writeFile(filepath.Join(filepath.Dir(repo), "app.worktrees", "feat", "notes.txt"), []byte("wip\n")); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, "the live list to mark wt's changes", branch, func(s string) bool { return s == "⎇ feat*" })
 
 	do(t, ctx, chromedp.Navigate(base+"/term/sh"))
 	waitStream(t, ctx, "open")

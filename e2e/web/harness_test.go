@@ -216,3 +216,31 @@ func (p *proxy) setDown(down bool) {
 }
 
 func writeFile(path string, b []byte) error { return os.WriteFile(path, b, 0o644) }
+
+// gitRepo makes a repository with one commit in a temp dir, git's
+// identity and config kept in the env's own home.
+func (e *env) gitRepo() string {
+	e.t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		e.t.Skip("no git here")
+	}
+	e.vars = append(e.vars, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+	repo := filepath.Join(e.t.TempDir(), "app")
+	e.git("", "init", "-q", "-b", "main", repo)
+	if err := writeFile(filepath.Join(repo, "README"), []byte("hi\n")); err != nil {
+		e.t.Fatal(err)
+	}
+	e.git(repo, "add", ".")
+	e.git(repo, "commit", "-q", "-m", "first")
+	return repo
+}
+
+func (e *env) git(dir string, args ...string) {
+	e.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = dir, e.vars
+	if out, err := cmd.CombinedOutput(); err != nil {
+		e.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}

@@ -13,11 +13,17 @@ import (
 var _ tui.ExternalSource = (*dashboardBackend)(nil)
 
 // External lists the background agents as `muster ls` does
-// (externalRows), leaving out those the panes run. A row whose name a
-// pane or another agent already has goes by the supervisor's id: the
-// dashboard selects rows by name.
+// (externalSessions).
 func (b *dashboardBackend) External(ctx context.Context, panes []proto.SessionInfo) ([]proto.SessionInfo, error) {
-	rows, errs := externalRows(ctx, b.f, panes)
+	return externalSessions(ctx, b.f, panes)
+}
+
+// externalSessions lists the background agents as `muster ls` does
+// (externalRows), leaving out those the panes run, for the dashboard and
+// `muster serve`'s Live page. A row whose name a pane or another agent
+// already has goes by the supervisor's id: both select rows by name.
+func externalSessions(ctx context.Context, f *Factory, panes []proto.SessionInfo) ([]proto.SessionInfo, error) {
+	rows, errs := externalRows(ctx, f, panes)
 	taken := map[string]bool{}
 	for _, s := range panes {
 		taken[s.Name] = true

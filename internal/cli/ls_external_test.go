@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,6 +96,38 @@ func TestRunsAttach(t *testing.T) {
 	} {
 		if got := runsAttach(proto.SessionInfo{Command: cmd}, attach); got != want {
 			t.Errorf("runsAttach(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+}
+
+// TestServeListsExternal: `muster serve`'s Live page lists the background
+// agents as ls does (the same listing: an agent a live pane joined is
+// the pane's), marked external, with the command that opens one in a
+// pane and no terminal of its own.
+func TestServeListsExternal(t *testing.T) {
+	home, path := fakeClaudeAgents(t, "0b6ecd0a", "1c7fde1b")
+	muster := startCannedDaemon(t, func(m *proto.Mux) {
+		answer[proto.None](m, proto.OpList, []proto.SessionInfo{
+			{ID: "p1", Name: "joined", Provider: "claude", State: proto.PaneRunning, PID: 7, CWD: "/src/bg",
+				CreatedAt: testNow.Add(-time.Minute).Format(time.RFC3339), Command: "claude attach 0b6ecd0a"},
+		})
+	})
+	u := startServeEnv(t, map[string]string{"MUSTER_HOME": muster, "HOME": home, "PATH": path}, "--addr", "127.0.0.1:0")
+	base := u[:strings.Index(u, "/?")]
+	resp, body := serveGet(t, base+"/live", nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /live: %d %s", resp.StatusCode, body)
+	}
+	if !strings.Contains(body, `data-name="joined"`) {
+		t.Errorf("the page lacks the pane:\n%s", body)
+	}
+	if strings.Contains(body, "0b6ecd0a&#39;</code>") || strings.Contains(body, `data-name="bg-0b6ecd0a"`) {
+		t.Errorf("the page lists the agent the pane joined as external:\n%s", body)
+	}
+	for _, w := range []string{`<section class="pane ext" data-name="bg-1c7fde1b">`, `<span class="state external">↗ external idle</span><span class="act">working</span>`,
+		`run by claude agents, not muster; open it in a pane: <code>muster new claude --cmd &#39;claude attach 1c7fde1b&#39;</code>`} {
+		if !strings.Contains(body, w) {
+			t.Errorf("the page lacks %s:\n%s", w, body)
 		}
 	}
 }

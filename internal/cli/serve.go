@@ -21,6 +21,7 @@ import (
 	"github.com/musterhq/muster/internal/paths"
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider/all"
+	"github.com/musterhq/muster/internal/tui"
 	"github.com/musterhq/muster/internal/web"
 )
 
@@ -202,6 +203,12 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 		Preview: func(ctx context.Context, name string, push func(proto.PreviewScreen)) error {
 			return daemonStream(ctx, dirs, proto.OpPreview, proto.PreviewArgs{Name: name}, push)
 		},
+		// The background agents as ls and the dashboard list them; the
+		// page only lists them (it may start nothing).
+		External: func(ctx context.Context, panes []proto.SessionInfo) ([]proto.SessionInfo, error) {
+			return externalSessions(ctx, f, panes)
+		},
+		ExternalInterval: tui.ExternalInterval,
 	})
 	if err != nil {
 		return err

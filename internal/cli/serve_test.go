@@ -35,12 +35,19 @@ var serveLeaks = []string{"hunter2hunter2", "SECRETSECRETSECRET", "wJalrXUtnFEMI
 // URL it printed.
 func startServe(t *testing.T, e *cliEnv, args ...string) string {
 	t.Helper()
-	pr, pw := io.Pipe()
-	ios, _, out, _ := iostreams.Test()
-	ios.ErrOut = pw
 	env := map[string]string{"HOME": e.home, "MUSTER_HOME": e.muster, "CLAUDE_CONFIG_DIR": filepath.Join(e.home, ".claude"),
 		"CODEX_HOME": filepath.Join(e.home, ".codex"), "GEMINI_CLI_HOME": e.home, "XDG_CONFIG_HOME": filepath.Join(e.home, ".config"),
 		"XDG_DATA_HOME": filepath.Join(e.home, ".local", "share"), "MUSE_AGENTS_DIR": filepath.Join(e.home, "agents")}
+	return startServeEnv(t, env, args...)
+}
+
+// startServeEnv runs `muster serve ARGS` in the environment env until
+// the test ends and returns the URL it printed.
+func startServeEnv(t *testing.T, env map[string]string, args ...string) string {
+	t.Helper()
+	pr, pw := io.Pipe()
+	ios, _, out, _ := iostreams.Test()
+	ios.ErrOut = pw
 	f := &Factory{IO: ios, Getenv: func(k string) string { return env[k] }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)

@@ -47,18 +47,10 @@ func worktreeState(w proto.WorktreeInfo) string {
 	return strings.Join(parts, ", ")
 }
 
-// branchCell is a session's branch with "*" when its tree has changes
-// and ↑N for its commits since the base, as ls and the dashboard show it.
+// branchCell is a session's BRANCH column: its worktree's mark, or "-".
 func branchCell(w *proto.WorktreeInfo) string {
 	if w == nil {
 		return "-"
 	}
-	out := termtext.Line(w.Branch)
-	if w.Dirty > 0 {
-		out += "*"
-	}
-	if w.Ahead > 0 {
-		out += fmt.Sprintf(" ↑%d", w.Ahead)
-	}
-	return out
+	return termtext.Line(w.BranchMark())
 }

@@ -1,6 +1,9 @@
 package proto
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+)
 
 // The words a session is described with, the same in `muster ls`, the
 // dashboard, the web pages and --json (README, "Words"). A session has
@@ -59,4 +62,19 @@ func (s SessionInfo) StatusLabel() string {
 		return w + " " + strconv.Itoa(*s.ExitCode)
 	}
 	return w
+}
+
+// BranchMark is a session's worktree as ls, the dashboard and the web
+// page show it: its branch, "*" when the tree has changed or untracked
+// files, and ↑N for its N commits since its base. The branch is as git
+// named it: a caller sanitizes the mark for its medium.
+func (w WorktreeInfo) BranchMark() string {
+	out := w.Branch
+	if w.Dirty > 0 {
+		out += "*"
+	}
+	if w.Ahead > 0 {
+		out += fmt.Sprintf(" ↑%d", w.Ahead)
+	}
+	return out
 }

@@ -533,17 +533,10 @@ func (t sessionTable) name(full string) (host, bare string) {
 	return splitHost(full)
 }
 
-// worktreeMark is the branch of a session's own worktree, "*" when it
-// has changes and ↑N for its commits since its base.
+// worktreeMark is the branch of a session's own worktree
+// (proto.WorktreeInfo.BranchMark).
 func worktreeMark(w *proto.WorktreeInfo) string {
-	out := "⎇ " + termtext.Line(w.Branch)
-	if w.Dirty > 0 {
-		out += "*"
-	}
-	if w.Ahead > 0 {
-		out += fmt.Sprintf(" ↑%d", w.Ahead)
-	}
-	return out
+	return "⎇ " + termtext.Line(w.BranchMark())
 }
 
 // costCell is a session's memory (its process tree's RSS, "!" over its

@@ -20,13 +20,20 @@ import (
 func TestPagesInBrowser(t *testing.T) {
 	bin := chromium.Find(t)
 	f := newFixture(t)
-	rs := "waitingApproval"
+	rs, limited, resets := "waitingApproval", string(proto.StateLimited), "2026-03-01T15:04:00Z"
 	f.setLive([]proto.SessionInfo{
 		{Name: "api", Provider: "fake", State: "running", RunState: &rs, Attention: 1, NativeSessionID: "aaaa-1111", CWD: "/src/app", Title: "claude: fix login"},
 		{Name: "docs", Provider: "fake", State: "exited"},
+		{Name: "capped", Provider: "fake", State: "running", RunState: &limited, LimitResetsAt: &resets, ContinueAfterLimit: true,
+			Worktree: &proto.WorktreeInfo{Path: "/src/app-capped", Branch: "muster/capped", Exists: true, Dirty: 1, Ahead: 4}},
 	}, nil)
 	f.srv = f.server(t, func(o *Options) {
 		o.LiveInterval = 100 * time.Millisecond
+		o.External = func(context.Context, []proto.SessionInfo) ([]proto.SessionInfo, error) {
+			return []proto.SessionInfo{backgroundAgent("bg-fix", "/src/bg")}, nil
+		}
+		o.Now = func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }
+		o.Location = time.UTC
 		o.Capture = func(ctx context.Context, name string) (string, error) {
 			return "╭──────────────╮\n│ > fix login  │\n╰──────────────╯\n  token " + secrets[1].text + "\n", nil
 		}
@@ -43,7 +50,10 @@ func TestPagesInBrowser(t *testing.T) {
 		{"history", "/", []string{`<table id="history">`, "Fix &lt;the&gt; login"}},
 		{"search", "/?q=docs", []string{"<mark>", "Write docs"}},
 		{"stats", "/stats?days=3660", []string{"<svg", "Tools used"}},
-		{"live", "/live?token=" + f.srv.o.Token + "#once", []string{`data-stream="open"`, `data-name="api"`, "approval-requested: Bash: rm -rf build", `href="/session/fake/aaaa-1111"`, "│ &gt; fix login  │", "[REDACTED:anthropic-key]"}},
+		{"live", "/live?token=" + f.srv.o.Token + "#once", []string{`data-stream="open"`, `data-name="api"`, "approval-requested: Bash: rm -rf build", `href="/session/fake/aaaa-1111"`, "│ &gt; fix login  │", "[REDACTED:anthropic-key]",
+			`<span class="resets">resets 15:04</span><span class="cont">muster continues it then</span><span class="branch" title="worktree /src/app-capped on muster/capped, 1 changed file, 4 commits since its base">⎇ muster/capped* ↑4</span>`,
+			`<section class="pane ext" data-name="bg-fix"><div class="pane-head"><b>bg-fix</b><span class="prov">fake</span><span class="state external">↗ external idle</span><span class="act">working</span>`,
+			`<div class="pane-meta by">run by fake agents, not muster; open it in a pane: <code>muster new fake --cmd 'claude attach 0b6ecd0a'</code></div>`}},
 		{"session", "/session/fake/aaaa-1111", []string{`<nav class="site">`, `<details class="thinking">`, `data-ready="1"`}},
 	}
 	for _, p := range pages {

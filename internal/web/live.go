@@ -54,6 +54,9 @@ type liveState struct {
 	Interactive bool `json:"interactive,omitempty"`
 	// ScreensWithheld: the request had no token, so no screen is shown.
 	ScreensWithheld bool `json:"screens_withheld,omitempty"`
+	// ExternalError says why a supervisor's background agents could not
+	// be listed (the panes and the others' agents still are).
+	ExternalError string `json:"external_error,omitempty"`
 }
 
 type liveSession struct {
@@ -77,6 +80,24 @@ type liveSession struct {
 	// CPU"); Over says it is past its memory ceiling.
 	Cost string `json:"cost,omitempty"`
 	Over bool   `json:"over,omitempty"`
+	// LimitResetsAt is, while the session is limited (stopped at its
+	// provider's usage limit), when the agent said the limit resets (RFC
+	// 3339); Resets says it as the page does ("resets 15:04"), and
+	// Continues that Muster sends the provider's continue then, as
+	// `muster ls` says both.
+	LimitResetsAt string `json:"limit_resets_at,omitempty"`
+	Resets        string `json:"resets,omitempty"`
+	Continues     bool   `json:"continues,omitempty"`
+	// Branch is the mark of the session's own worktree, as ls and the
+	// dashboard show it ("feat* ↑2"); Worktree says it in words.
+	Branch   string `json:"branch,omitempty"`
+	Worktree string `json:"worktree,omitempty"`
+	// External marks an agent a CLI's own supervisor runs, not a pane
+	// (external.go): RunBy names the supervisor, Open is the command
+	// that opens it in a pane, as `muster ls` advises it.
+	External bool   `json:"external,omitempty"`
+	RunBy    string `json:"run_by,omitempty"`
+	Open     string `json:"open,omitempty"`
 }
 
 // liveSnapshot asks the daemon for its sessions, their attention items
@@ -96,7 +117,13 @@ func (s *Server) liveSnapshot(ctx context.Context, screens bool) liveState {
 	if s.o.Attention != nil {
 		items, _ = s.o.Attention(ctx)
 	}
-	return s.liveState(list, items, screens, func(name string) string {
+	extErr := ""
+	if s.ext != nil {
+		var rows []proto.SessionInfo
+		rows, extErr = s.ext.get(ctx, list)
+		list = append(slices.Clip(list), rows...)
+	}
+	st := s.liveState(list, items, screens, func(name string) string {
 		if s.o.Capture == nil {
 			return ""
 		}
@@ -106,10 +133,12 @@ func (s *Server) liveSnapshot(ctx context.Context, screens bool) liveState {
 		}
 		return previewText(text)
 	})
+	st.ExternalError = extErr
+	return st
 }
 
 // liveState builds the Live page's state of a running daemon from its
-// sessions, its attention items (the open ones count and fill the drawer)
+// sessions (and the background agents, External rows), its attention items (the open ones count and fill the drawer)
 // and, with screens, the screen preview of each running pane.
 func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem, screens bool, screen func(name string) string) liveState {
 	st := liveState{Running: true, Interactive: s.o.Interactive, ScreensWithheld: !screens}
@@ -137,6 +166,14 @@ func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem
 		}
 	}
 	for _, si := range list {
+		if si.External != nil {
+			ls := externalSession(si)
+			if si.NativeSessionID != "" && s.knownProvider(si.Provider) {
+				ls.Link = sessionLink(si.Provider, si.NativeSessionID)
+			}
+			st.Sessions = append(st.Sessions, ls)
+			continue
+		}
 		ls := liveSession{Name: si.Name, Provider: si.Provider, State: si.State, Status: si.StatusLabel(), Activity: si.Activity,
 			Attention: si.Attention, Reasons: reasons[si.Name], CWD: si.CWD, Title: termtext.Line(si.Title)}
 		if si.RunState != nil {
@@ -146,6 +183,15 @@ func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem
 			ls.Link = sessionLink(si.Provider, si.NativeSessionID)
 		}
 		ls.Screen = shown[si.Name]
+		if si.LimitResetsAt != nil {
+			ls.LimitResetsAt = *si.LimitResetsAt
+			ls.Resets = s.resetsText(*si.LimitResetsAt)
+			ls.Continues = si.ContinueAfterLimit
+		}
+		if w := si.Worktree; w != nil {
+			ls.Branch = termtext.Line(w.BranchMark())
+			ls.Worktree = worktreeText(*w)
+		}
 		if si.RSSBytes != nil {
 			ls.Cost = proccost.FormatBytes(*si.RSSBytes)
 			ls.Over = si.MemoryCeiling > 0 && *si.RSSBytes > si.MemoryCeiling
@@ -166,9 +212,56 @@ func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem
 	if sampled {
 		st.Total = fmt.Sprintf("agents %s, %.0f%% CPU", proccost.FormatBytes(rss), cpu)
 	}
-	slices.SortStableFunc(st.Sessions, func(a, b liveSession) int { return strings.Compare(a.Name, b.Name) })
+	// The panes first, then the agents Muster does not run, each by name.
+	slices.SortStableFunc(st.Sessions, func(a, b liveSession) int {
+		if a.External != b.External {
+			if b.External {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 	st.Items = drawerItems(items, running, shown)
 	return st
+}
+
+// resetsText says when a usage limit resets, in the server's time zone:
+// the time of day, with the date when it is not today.
+func (s *Server) resetsText(at string) string {
+	t, err := time.Parse(time.RFC3339, at)
+	if err != nil {
+		return "resets " + termtext.Line(at)
+	}
+	loc := s.location()
+	t, now := t.In(loc), s.now().In(loc)
+	if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
+		return "resets " + t.Format("15:04")
+	}
+	return "resets " + t.Format("Jan 2 15:04")
+}
+
+// worktreeText says in words what a session's worktree mark says.
+func worktreeText(w proto.WorktreeInfo) string {
+	out := "worktree " + termtext.Line(w.Path) + " on " + termtext.Line(w.Branch)
+	switch {
+	case !w.Exists:
+		// Not inspected yet, or removed under the session.
+		return out
+	case w.Dirty == 1:
+		out += ", 1 changed file"
+	case w.Dirty > 1:
+		out += fmt.Sprintf(", %d changed files", w.Dirty)
+	default:
+		out += ", clean"
+	}
+	switch {
+	case w.Ahead == 1:
+		out += ", 1 commit since its base"
+	case w.Ahead > 1:
+		out += fmt.Sprintf(", %d commits since its base", w.Ahead)
+	}
+	return out
 }
 
 // hubState is the Live page's state from what the daemon pushed; ok is
@@ -178,7 +271,16 @@ func (s *Server) hubState(withScreens bool) (liveState, bool) {
 	if !known || !running {
 		return liveState{}, known
 	}
-	return s.liveState(list, items, withScreens, func(name string) string { return screens[name] }), true
+	extErr := ""
+	if s.ext != nil {
+		// The hub lists them again while pages listen (pollExternal).
+		var rows []proto.SessionInfo
+		rows, extErr, _ = s.ext.last()
+		list = append(slices.Clip(list), rows...)
+	}
+	st := s.liveState(list, items, withScreens, func(name string) string { return screens[name] })
+	st.ExternalError = extErr
+	return st, true
 }
 
 // previewText is the bottom of a screen: blank lines at its end dropped,
@@ -204,7 +306,7 @@ func (s *Server) handleLive(r *http.Request) reply {
 	nonce := newNonce()
 	return pageReply{status: http.StatusOK, name: "live", csp: liveCSP(nonce),
 		data: map[string]any{"Running": st.Running, "Sessions": st.Sessions, "Total": st.Total, "Nonce": nonce,
-			"Items": st.Items, "Interactive": st.Interactive, "ScreensWithheld": st.ScreensWithheld}}
+			"Items": st.Items, "Interactive": st.Interactive, "ScreensWithheld": st.ScreensWithheld, "ExternalError": st.ExternalError}}
 }
 
 func newNonce() string {
@@ -325,14 +427,14 @@ func writeEvent(w http.ResponseWriter, rc *http.ResponseController, msg []byte) 
 // sets textContent only: nothing from an event is parsed as markup.
 const liveScript = `(function () {
   "use strict";
-  var body = document.body, box = document.getElementById("sessions"), status = document.getElementById("status"), total = document.getElementById("total");
+  var body = document.body, box = document.getElementById("sessions"), status = document.getElementById("status"), total = document.getElementById("total"), extnote = document.getElementById("extnote");
   function el(tag, cls, text) { var e = document.createElement(tag); if (cls) { e.className = cls; } if (text) { e.textContent = text; } return e; }
   function render(st) {
     var frag = document.createDocumentFragment();
     if (!st.running) { frag.appendChild(el("p", "", "No daemon running: start one with muster daemon to see live sessions.")); }
     else if (!st.sessions || !st.sessions.length) { frag.appendChild(el("p", "", "The daemon runs no sessions.")); }
     (st.sessions || []).forEach(function (s) {
-      var card = el("section", "pane" + (s.attention ? " needs" : ""));
+      var card = el("section", "pane" + (s.attention ? " needs" : "") + (s.external ? " ext" : ""));
       card.setAttribute("data-name", s.name);
       var head = el("div", "pane-head");
       head.appendChild(el("b", "", s.name));
@@ -341,15 +443,25 @@ const liveScript = `(function () {
       if (s.activity) { head.appendChild(el("span", "act", s.activity)); }
       if (s.attention) { head.appendChild(el("span", "att", s.attention + " need" + (s.attention === 1 ? "s" : "") + " you")); }
       if (s.state === "running") { var tl = el("a", "term", "terminal →"); tl.href = "/term/" + encodeURIComponent(s.name); head.appendChild(tl); }
+      if (s.resets) { head.appendChild(el("span", "resets", s.resets)); }
+      if (s.continues) { head.appendChild(el("span", "cont", "muster continues it then")); }
+      if (s.branch) { var br = el("span", "branch", "⎇ " + s.branch); br.title = s.worktree || ""; head.appendChild(br); }
       if (s.cost) { head.appendChild(el("span", "cost" + (s.over ? " over" : ""), s.cost)); }
       if (s.link && s.link.indexOf("/session/") === 0) { var a = el("a", "conv", "conversation →"); a.href = s.link; head.appendChild(a); }
       card.appendChild(head);
       if (s.title || s.cwd) { card.appendChild(el("div", "pane-meta", [s.title, s.cwd].filter(Boolean).join(" · "))); }
+      if (s.external) {
+        var by = el("div", "pane-meta by", "run by " + s.run_by + ", not muster" + (s.open ? "; open it in a pane: " : ""));
+        if (s.open) { by.appendChild(el("code", "", s.open)); }
+        card.appendChild(by);
+      }
       (s.reasons || []).forEach(function (r) { card.appendChild(el("div", "reason", r)); });
       if (s.screen) { card.appendChild(el("pre", "screen", s.screen)); }
       frag.appendChild(card);
     });
     total.textContent = st.total || "";
+    extnote.textContent = st.external_error || "";
+    extnote.hidden = !st.external_error;
     box.replaceChildren(frag);
     body.setAttribute("data-updates", String(Number(body.getAttribute("data-updates") || "0") + 1));
   }

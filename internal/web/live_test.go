@@ -315,3 +315,227 @@ func TestLiveStateCost(t *testing.T) {
 		t.Errorf("total %q", st.Total)
 	}
 }
+
+// liveEventOnce is the first event of the Live page's stream, as a page
+// without the token gets it.
+func liveEventOnce(t *testing.T, f *fixture) liveState {
+	t.Helper()
+	rec := f.get(t, "/live/events?once", nil)
+	return readEvent(t, bufio.NewReader(rec.Body))
+}
+
+// TestLiveLifecycle: the Live page says what `muster ls` says of a
+// session stopped at its usage limit (the state word, when the limit
+// resets, whether Muster continues it then) and of one in a worktree of
+// its own (its branch, changes and commits), in the page and in its
+// events, with what the agent or git named redacted.
+func TestLiveLifecycle(t *testing.T) {
+	f := newFixture(t)
+	limited, running := string(proto.StateLimited), "running"
+	today, tomorrow := "2026-03-01T15:04:00Z", "2026-03-02T09:30:00Z"
+	f.setLive([]proto.SessionInfo{
+		{Name: "capped", Provider: "fake", State: "running", RunState: &limited, LimitResetsAt: &today, ContinueAfterLimit: true},
+		{Name: "later", Provider: "fake", State: "running", RunState: &limited, LimitResetsAt: &tomorrow},
+		{Name: "unsaid", Provider: "fake", State: "running", RunState: &limited, ContinueAfterLimit: true},
+		{Name: "tree", Provider: "fake", State: "running", RunState: &running, Worktree: &proto.WorktreeInfo{
+			Path: "/src/app-tree", Branch: "fix-" + secrets[1].text, Exists: true, Dirty: 3, Ahead: 2}},
+		{Name: "fresh", Provider: "fake", State: "running", RunState: &running, Worktree: &proto.WorktreeInfo{
+			Path: "/src/app-fresh", Branch: "muster/fresh", Exists: true}},
+	}, nil)
+	f.srv = f.server(t, func(o *Options) {
+		o.Now = func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }
+		o.Location = time.UTC
+	})
+	type want struct {
+		status, resets string
+		continues      bool
+		branch, words  string
+	}
+	wants := map[string]want{
+		"capped": {status: "limited", resets: "resets 15:04", continues: true},
+		"later":  {status: "limited", resets: "resets Mar 2 09:30"},
+		// ls says nothing of a continue without a reset time: neither
+		// does the page.
+		"unsaid": {status: "limited"},
+		"tree": {status: "running", branch: "fix-[REDACTED:anthropic-key]* ↑2",
+			words: "worktree /src/app-tree on fix-[REDACTED:anthropic-key], 3 changed files, 2 commits since its base"},
+		"fresh": {status: "running", branch: "muster/fresh", words: "worktree /src/app-fresh on muster/fresh, clean"},
+	}
+	st := liveEventOnce(t, f)
+	if len(st.Sessions) != len(wants) {
+		t.Fatalf("event: %d sessions, want %d: %+v", len(st.Sessions), len(wants), st.Sessions)
+	}
+	for _, s := range st.Sessions {
+		w := wants[s.Name]
+		if s.Status != w.status || s.Resets != w.resets || s.Continues != w.continues || s.Branch != w.branch || s.Worktree != w.words {
+			t.Errorf("event's %s: status %q resets %q continues %v branch %q worktree %q; want %+v", s.Name, s.Status, s.Resets, s.Continues, s.Branch, s.Worktree, w)
+		}
+	}
+	if s := st.Sessions[0]; s.Name != "capped" || s.LimitResetsAt != today {
+		t.Errorf("event's capped: limit_resets_at %q", s.LimitResetsAt)
+	}
+
+	body := f.get(t, "/live", nil).Body.String()
+	for _, w := range []string{
+		`<span class="state running">limited</span><span class="resets">resets 15:04</span><span class="cont">muster continues it then</span>`,
+		`<span class="resets">resets Mar 2 09:30</span>`,
+		`<span class="branch" title="worktree /src/app-tree on fix-[REDACTED:anthropic-key], 3 changed files, 2 commits since its base">⎇ fix-[REDACTED:anthropic-key]* ↑2</span>`,
+		`<span class="branch" title="worktree /src/app-fresh on muster/fresh, clean">⎇ muster/fresh</span>`,
+	} {
+		if !strings.Contains(body, w) {
+			t.Errorf("the page lacks %s", w)
+		}
+	}
+	if n := strings.Count(body, `class="cont"`); n != 1 {
+		t.Errorf("the page says %d times that muster continues a session, want once", n)
+	}
+	if strings.Contains(body, secrets[1].leak) {
+		t.Error("the page shows the secret in a branch's name")
+	}
+}
+
+// backgroundAgent is a row as the CLI lists an agent Claude Code's
+// supervisor runs (cli's externalRows).
+func backgroundAgent(name, cwd string) proto.SessionInfo {
+	return proto.SessionInfo{ID: "0b6ecd0a", Name: name, Provider: "fake", Pane: proto.PaneExternal, State: proto.PaneExternal,
+		Status: "idle", PID: 6634, CWD: cwd, NativeSessionID: "aaaa-1111", NativeConfirmed: true, Command: "claude attach 0b6ecd0a",
+		External: &proto.ExternalAgent{Supervisor: "fake agents", ID: "0b6ecd0a", Status: "idle", State: "working", Attach: "claude attach 0b6ecd0a"}}
+}
+
+// TestLiveExternal: the agents a CLI's own supervisor runs are listed
+// after the panes, marked as the dashboard marks them, with the command
+// that opens one in a pane and no terminal of their own; the listing is
+// asked with the panes (an agent a pane runs is the pane's) and shared
+// by the page and its events; a supervisor that fails is said once.
+func TestLiveExternal(t *testing.T) {
+	f := newFixture(t)
+	rs := "running"
+	f.setLive([]proto.SessionInfo{{Name: "zed", Provider: "fake", State: "running", RunState: &rs}}, nil)
+	var mu sync.Mutex
+	calls := 0
+	var asked []string
+	listErr := errors.New("fake agents --json: exit status 1")
+	f.srv = f.server(t, func(o *Options) {
+		o.ExternalInterval = time.Hour
+		o.External = func(ctx context.Context, panes []proto.SessionInfo) ([]proto.SessionInfo, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			for _, p := range panes {
+				asked = append(asked, p.Name)
+			}
+			return []proto.SessionInfo{backgroundAgent("bg-fix", "/src/"+secrets[0].text)}, listErr
+		}
+	})
+	st := liveEventOnce(t, f)
+	if len(st.Sessions) != 2 || st.Sessions[0].Name != "zed" {
+		t.Fatalf("event: %+v", st.Sessions)
+	}
+	x := st.Sessions[1]
+	if !x.External || x.Name != "bg-fix" || x.State != "external" || x.Status != "↗ external idle" || x.Activity != "working" ||
+		x.RunBy != "fake agents" || x.Open != "muster new fake --cmd 'claude attach 0b6ecd0a'" ||
+		x.Link != "/session/fake/aaaa-1111" || x.CWD != "/src/password=[REDACTED:secret]" {
+		t.Errorf("event's background agent: %+v", x)
+	}
+	if st.ExternalError != "background agents: fake agents --json: exit status 1" {
+		t.Errorf("event's external error %q", st.ExternalError)
+	}
+	body := f.get(t, "/live", nil).Body.String()
+	i := strings.Index(body, `<section class="pane ext" data-name="bg-fix">`)
+	if i < 0 {
+		t.Fatalf("the page has no external row:\n%s", body)
+	}
+	row := body[i:]
+	row = row[:strings.Index(row, "</section>")]
+	for _, w := range []string{`<span class="state external">↗ external idle</span><span class="act">working</span>`,
+		`<div class="pane-meta by">run by fake agents, not muster; open it in a pane: <code>muster new fake --cmd &#39;claude attach 0b6ecd0a&#39;</code></div>`,
+		`<a class="conv" href="/session/fake/aaaa-1111">`} {
+		if !strings.Contains(row, w) {
+			t.Errorf("the external row lacks %s:\n%s", w, row)
+		}
+	}
+	if strings.Contains(row, "/term/") {
+		t.Errorf("the external row offers a terminal:\n%s", row)
+	}
+	if !strings.Contains(body, `<p class="muted" id="extnote">background agents: fake agents --json: exit status 1</p>`) {
+		t.Error("the page does not say the listing failed")
+	}
+	if strings.Contains(body, secrets[0].leak) {
+		t.Error("the page shows the secret in an agent's directory")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 1 {
+		t.Errorf("%d listings for an event and a page within the interval, want 1", calls)
+	}
+	if len(asked) != 1 || asked[0] != "zed" {
+		t.Errorf("the listing was asked with panes %v, want [zed]", asked)
+	}
+}
+
+// TestLiveExternalPushed: with the daemon's watch, the background agents
+// are listed once the panes are pushed (with them), shared by every
+// page, and listed again each interval while a page listens: a new
+// agent reaches the page with no push of the daemon's.
+func TestLiveExternalPushed(t *testing.T) {
+	f := newFixture(t)
+	d := &fakeDaemon{watches: make(chan chan proto.WatchUpdate), screens: make(chan proto.PreviewScreen)}
+	var mu sync.Mutex
+	var asked [][]string
+	agents := []proto.SessionInfo{backgroundAgent("bg-one", "/src/bg")}
+	f.srv = f.server(t, func(o *Options) {
+		o.LiveInterval = 20 * time.Millisecond
+		o.ExternalInterval = 50 * time.Millisecond
+		o.Watch, o.Preview = d.watch, d.preview
+		o.External = func(ctx context.Context, panes []proto.SessionInfo) ([]proto.SessionInfo, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			var names []string
+			for _, p := range panes {
+				names = append(names, p.Name)
+			}
+			asked = append(asked, names)
+			return agents, nil
+		}
+	})
+	ln := listen(t, f.srv)
+	open := func() *bufio.Reader {
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", "http://"+ln+"/live/events", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return bufio.NewReader(resp.Body)
+	}
+	until := func(r *bufio.Reader, what string, ok func(liveState) bool) {
+		t.Helper()
+		for range 200 {
+			if ok(readEvent(t, r)) {
+				return
+			}
+		}
+		t.Fatalf("no event with %s", what)
+	}
+	names := func(st liveState) string {
+		var out []string
+		for _, s := range st.Sessions {
+			out = append(out, s.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	r1, r2 := open(), open()
+	updates := make(chan proto.WatchUpdate, 4)
+	d.watches <- updates
+	updates <- proto.WatchUpdate{Sessions: []proto.SessionInfo{{Name: "api", Provider: "fake", State: "running"}}, Attention: []proto.AttentionItem{}}
+	for _, r := range []*bufio.Reader{r1, r2} {
+		until(r, "the pane and the agent", func(st liveState) bool { return names(st) == "api bg-one" })
+	}
+	mu.Lock()
+	if len(asked) == 0 || len(asked[0]) != 1 || asked[0][0] != "api" {
+		t.Errorf("the first listing was asked with panes %v, want [api]", asked)
+	}
+	agents = append(agents, backgroundAgent("bg-two", "/src/bg"))
+	mu.Unlock()
+	until(r1, "the new agent", func(st liveState) bool { return names(st) == "api bg-one bg-two" })
+}

@@ -20,6 +20,10 @@ type liveHub struct {
 	preview func(ctx context.Context, name string, push func(proto.PreviewScreen)) error
 	// retry spaces the attempts to reach a daemon that is not running.
 	retry time.Duration
+	// external, when set, is listed again while pages listen
+	// (pollExternal); kick wakes that loop after each push of the panes.
+	external *externalList
+	kick     chan struct{}
 
 	mu   sync.Mutex
 	subs map[chan struct{}]struct{}
@@ -51,6 +55,10 @@ func (h *liveHub) subscribe() (<-chan struct{}, func()) {
 		h.screens = map[string]string{}
 		h.previews = map[string]context.CancelFunc{}
 		go h.run(ctx)
+		if h.external != nil {
+			h.kick = make(chan struct{}, 1)
+			go h.pollExternal(ctx, h.kick)
+		}
 	}
 	return ch, func() {
 		h.mu.Lock()
@@ -143,7 +151,46 @@ func (h *liveHub) apply(ctx context.Context, u proto.WatchUpdate) {
 	if u.Attention != nil {
 		h.attention = u.Attention
 	}
+	if u.Sessions != nil && h.kick != nil {
+		select {
+		case h.kick <- struct{}{}:
+		default:
+		}
+	}
 	h.notifyLocked()
+}
+
+// pollExternal lists the background agents while the hub runs and a
+// daemon answers: at the first push of the panes (an agent a pane runs
+// is the pane's, so the listing needs them), then whenever the last
+// listing is older than its interval. The pages are woken after each new
+// listing.
+func (h *liveHub) pollExternal(ctx context.Context, kick <-chan struct{}) {
+	timer := time.NewTimer(h.external.interval)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-kick:
+		case <-timer.C:
+		}
+		h.mu.Lock()
+		running, sessions := h.running, h.sessions
+		h.mu.Unlock()
+		if running {
+			before := h.external.generation()
+			h.external.get(ctx, sessions)
+			if h.external.generation() != before {
+				h.mu.Lock()
+				if ctx.Err() == nil {
+					h.notifyLocked()
+				}
+				h.mu.Unlock()
+			}
+		}
+		timer.Reset(h.external.interval)
+	}
 }
 
 // stopPreviewsLocked ends the previews of the panes not in keep (all of

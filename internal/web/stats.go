@@ -143,6 +143,13 @@ func (s *Server) now() time.Time {
 	return time.Now()
 }
 
+func (s *Server) location() *time.Location {
+	if s.o.Location != nil {
+		return s.o.Location
+	}
+	return time.Local
+}
+
 func (s *Server) handleStats(r *http.Request) reply {
 	v := r.URL.Query()
 	days := defaultStatsDays
@@ -157,10 +164,7 @@ func (s *Server) handleStats(r *http.Request) reply {
 	if provider != "" && !s.knownProvider(provider) {
 		return errorPage(http.StatusBadRequest, fmt.Sprintf("unknown provider %q", provider))
 	}
-	loc := time.Local
-	if s.o.Location != nil {
-		loc = s.o.Location
-	}
+	loc := s.location()
 	now := s.now().In(loc)
 	first := time.Date(now.Year(), now.Month(), now.Day()-days+1, 0, 0, 0, 0, loc)
 	ctx := r.Context()

@@ -82,9 +82,20 @@ type Options struct {
 	// Preview streams one pane's screen (op "preview") like Watch; nil
 	// shows no screens in pushed mode.
 	Preview func(ctx context.Context, name string, push func(proto.PreviewScreen)) error
-	// Now is the clock of the Stats page's period; nil means time.Now.
+	// External lists the agents the CLIs' own supervisors run (Claude
+	// Code's `claude --bg`) that none of panes runs, as `muster ls` lists
+	// them: rows with External set. It may start a program, so the Live
+	// page asks at most once per ExternalInterval for every page, one
+	// call at a time, and only while a daemon answers. nil lists none.
+	External func(ctx context.Context, panes []proto.SessionInfo) ([]proto.SessionInfo, error)
+	// ExternalInterval is how long one listing of External serves; 0
+	// means 5 seconds, the dashboard's interval.
+	ExternalInterval time.Duration
+	// Now is the clock of the Stats page's period and of the Live page's
+	// dates; nil means time.Now.
 	Now func() time.Time
-	// Location is where the Stats page's days begin; nil means time.Local.
+	// Location is where the Stats page's days begin and the time zone of
+	// the Live page's reset times; nil means time.Local.
 	Location *time.Location
 	// LiveInterval is how often the Live page's event stream looks at
 	// the daemon without Watch, and how often it tries to reach a daemon
@@ -131,6 +142,8 @@ type Server struct {
 	tokenSum [sha256.Size]byte
 	cookie   string
 	hub      *liveHub
+	// ext holds the last listing of Options.External; nil without it.
+	ext *externalList
 	// terms holds a token per open terminal view (maxTerms).
 	terms chan struct{}
 	// renders holds a token per replay being loaded or rendered.
@@ -152,12 +165,15 @@ func New(o Options) (*Server, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{o: o, mux: http.NewServeMux(), hosts: map[string]bool{}, cookie: "muster_serve", renders: make(chan struct{}, maxRenders), terms: make(chan struct{}, maxTerms)}
+	if o.External != nil {
+		s.ext = newExternalList(o.External, o.ExternalInterval)
+	}
 	if o.Watch != nil {
 		retry := o.LiveInterval
 		if retry <= 0 {
 			retry = time.Second
 		}
-		s.hub = &liveHub{watch: o.Watch, preview: o.Preview, retry: retry}
+		s.hub = &liveHub{watch: o.Watch, preview: o.Preview, retry: retry, external: s.ext}
 	}
 	if s.o.Token == "" {
 		s.o.Token = rand.Text()
