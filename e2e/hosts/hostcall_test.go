@@ -142,6 +142,30 @@ func TestHostCallFromAPane(t *testing.T) {
 	if !slices.Contains(names(e.ls()), "h1:x:running") {
 		t.Fatalf("h1:x is gone after a refused kill:\n%s", e.must("ls"))
 	}
+
+	// The muster CLI in a pane: through the relay (send) and over ssh
+	// (new --host, attach), driving h1 is refused; reading is not.
+	cli := filepath.Join(e.home, "cli.out")
+	script := fmt.Sprintf(`export MUSTER_HOME=%[1]s XDG_RUNTIME_DIR=
+m=%[2]s
+{ $m send h1:x hi --enter; echo "send=$?"
+  $m new --host h1 --name frompane -d --cmd cat; echo "new=$?"
+  $m explain h1:x >/dev/null; echo "explain=$?"; } >%[3]s.tmp 2>&1
+mv %[3]s.tmp %[3]s; sleep 600`, e.home, musterBin, cli)
+	e.must("new", "--name", "inside2", "-d", "--cmd", script)
+	poll.Wait(t, 60*time.Second, func() bool {
+		b, err := os.ReadFile(cli)
+		got = string(b)
+		return err == nil
+	}, func() string { return "the muster commands in the pane never finished" })
+	for _, want := range []string{"send=1", "new=1", "explain=0", "it may not new sessions on host h1"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("muster in a pane, want %q:\n%s", want, got)
+		}
+	}
+	if rows := names(e.ls()); slices.Contains(rows, "h1:frompane:running") {
+		t.Fatalf("a pane made a session on h1: %v", rows)
+	}
 }
 
 // TestWarmCommandsStartNoSSH: with the local daemon holding a relay to

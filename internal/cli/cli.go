@@ -241,7 +241,7 @@ func execute(ctx context.Context, f *Factory, root *cobra.Command, args []string
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if errors.Is(err, host.ErrUseSSH) && f.onHost != nil {
-		err = f.onHost.overSSH(ctx, f)
+		err = f.onHost.overSSH(ctx, f, cmd.Name())
 	}
 	if err == nil {
 		return ExitOK

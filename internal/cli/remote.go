@@ -122,6 +122,9 @@ func forwardToHost(f *Factory, cmd *cobra.Command, args []string) error {
 		f.onHost = &hostTarget{host: h, link: link, args: args, argv: argv}
 		return nil
 	}
+	if err := f.refuseFromPane(cmd.Context(), cmd.Name(), h.Name); err != nil {
+		return err
+	}
 	return runOnHost(cmd.Context(), f, link, attach, cmd.Name() == "attach", argv)
 }
 

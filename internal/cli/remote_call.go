@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/musterhq/muster/internal/config"
 	"github.com/musterhq/muster/internal/host"
 	"github.com/musterhq/muster/internal/paths"
+	"github.com/musterhq/muster/internal/proto"
 )
 
 // A command on HOST:NAME that needs no terminal and whose every call is
@@ -94,6 +96,39 @@ func (hostCaller) Close() error { return nil }
 
 // overSSH runs the command on the host's own muster, for when the relay
 // could not carry it.
-func (t *hostTarget) overSSH(ctx context.Context, f *Factory) error {
+func (t *hostTarget) overSSH(ctx context.Context, f *Factory, command string) error {
+	if err := f.refuseFromPane(ctx, command, t.host.Name); err != nil {
+		return err
+	}
 	return runOnHost(ctx, f, t.link, false, false, t.argv)
+}
+
+// refuseFromPane refuses a command that would drive a session on host
+// over ssh when this process runs inside a pane the user has not made
+// theirs (new --control): the local daemon refuses the same through its
+// relay (host.call), and over ssh the host would take the command for
+// one typed outside every pane. Reading (show, explain) is let through,
+// as the relay lets it. A process in a pane could still run ssh itself;
+// what this keeps is that Muster is not the way.
+func (f *Factory) refuseFromPane(ctx context.Context, command, host string) error {
+	if !f.insidePane() || command == "show" || command == "explain" {
+		return nil
+	}
+	c, err := f.RunningClient(ctx)
+	var st proto.DaemonStatus
+	if err == nil {
+		defer c.Close()
+		err = c.Call(ctx, proto.OpStatus, nil, &st)
+	}
+	if err != nil {
+		return &UserError{Err: fmt.Errorf("refused: this process runs inside a muster pane whose daemon cannot say whether it may drive host %s's sessions: %v", host, err), Code: ExitError}
+	}
+	if st.Caller == nil || st.Caller.Control {
+		return nil
+	}
+	return &UserError{
+		Err:  fmt.Errorf("refused: this process runs inside muster pane %q; it may not %s sessions on host %s", st.Caller.Pane, command, host),
+		Hint: "drive another host's sessions from a terminal outside muster, or from a pane made with `muster new --control`",
+		Code: ExitError,
+	}
 }

@@ -428,8 +428,12 @@ func readLine(br *bufio.Reader, limit int) ([]byte, error) {
 // (handleConn).
 func (d *Daemon) routes() (*proto.Mux, error) {
 	m := proto.NewMux()
-	proto.Handle(m, proto.OpStatus, func(context.Context, proto.None) (proto.DaemonStatus, error) {
-		return d.status(), nil
+	proto.Handle(m, proto.OpStatus, func(ctx context.Context, _ proto.None) (proto.DaemonStatus, error) {
+		st := d.status()
+		if p := peerOf(ctx)(); p.InPane {
+			st.Caller = &proto.StatusCaller{Pane: p.Name, Control: p.Control}
+		}
+		return st, nil
 	})
 	proto.Handle(m, proto.OpStop, func(context.Context, proto.None) (proto.None, error) {
 		d.logger.Info("stop requested")

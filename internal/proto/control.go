@@ -352,6 +352,17 @@ type DaemonStatus struct {
 	// them beside the panes by running that CLI, which the daemon does
 	// not, so a host's listing is then taken through its muster.
 	BackgroundAgents bool `json:"background_agents,omitempty"`
+	// Caller is where the process that asked runs when that is inside a
+	// pane, as this daemon's rules for callers inside panes place it: a
+	// command that would drive a session on another host over ssh asks,
+	// so that a pane drives no other host's sessions there either.
+	Caller *StatusCaller `json:"caller,omitempty"`
+}
+
+// StatusCaller is a caller inside a pane (DaemonStatus.Caller).
+type StatusCaller struct {
+	Pane    string `json:"pane,omitempty"`    // the pane's session name, "" when unidentified
+	Control bool   `json:"control,omitempty"` // the pane is the user's own (NewArgs.Control)
 }
 
 // RestartArgs are the arguments of op "restart": the daemon re-executes
