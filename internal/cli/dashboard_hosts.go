@@ -297,7 +297,13 @@ func (h *hostFeed) qualifySessions(name string, list []proto.SessionInfo) []prot
 }
 
 func (h *hostFeed) qualifyItems(i int, items []proto.AttentionItem) []proto.AttentionItem {
-	name := h.cfg.Hosts[i].Name
+	return qualifyItems(i, h.cfg.Hosts[i].Name, items)
+}
+
+// qualifyItems are the items of the i-th host, name, as the dashboard and
+// the web page show them: their sessions HOST:NAME, their ids apart from
+// this machine's and other hosts'.
+func qualifyItems(i int, name string, items []proto.AttentionItem) []proto.AttentionItem {
 	out := make([]proto.AttentionItem, 0, len(items))
 	for _, it := range items {
 		it.Host = name

@@ -93,7 +93,11 @@ func newServeCmdWith(f *Factory, runF func(*serveOptions) error) *cobra.Command 
 			"drawer (the agent's own options, sent only while its dialog is still the one shown) or\n" +
 			"acknowledge them; every request then\n" +
 			"needs the token of the printed URL, and a request that changes anything must come from the\n" +
-			"server's own page. Terminals and pane screens need the token on every server.",
+			"server's own page. Terminals and pane screens need the token on every server.\n\n" +
+			"The hosts of config.toml (muster host add) are listed too, their sessions as HOST:NAME, each\n" +
+			"followed over one relay while a page is open; /term/HOST:NAME opens one, and the drawer\n" +
+			"answers a host's items through the host. A host that is down is shown as such, with its\n" +
+			"last listing, and never holds up this machine's sessions.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			host, port, err := net.SplitHostPort(o.Addr)
@@ -168,6 +172,17 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 	defer ln.Close()
 	env := transcriptEnv(f)
 	sources := all.Sources()
+	// The hosts as config.toml names them now; a broken config.toml
+	// leaves the page to this machine (every command reports it).
+	cfg, _ := f.Config()
+	hostsOf := serveHosts{dirs: dirs, cfg: cfg}
+	var remote web.Remote
+	if len(cfg.Hosts) > 0 {
+		remote = hostsOf
+	}
+	// Names on this machine never hold a ':' (the daemon refuses them):
+	// one that does is HOST:NAME.
+	onHost := func(name string) bool { return strings.Contains(name, ":") }
 	hosts := o.Hosts
 	if h, _, _ := net.SplitHostPort(o.Addr); h != "" && net.ParseIP(h) == nil {
 		hosts = append(hosts, h) // the name it was asked to listen on
@@ -176,13 +191,27 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 		Index: idx, Sources: sources, Env: env, Blobs: blob.New(dirs.Blobs()), Version: Version,
 		Addr: ln.Addr().String(), Hosts: hosts, Public: o.Public, Interactive: o.Interactive,
 		Attach: func(ctx context.Context, a proto.AttachArgs) (web.PaneStream, error) {
+			if onHost(a.Name) {
+				return hostsOf.attach(ctx, a)
+			}
 			return attachStream(ctx, dirs, a)
 		},
 		Ack: func(ctx context.Context, ids []int64) (proto.AckResult, error) {
-			var res proto.AckResult
-			return res, daemonCall(ctx, dirs, proto.OpAck, proto.AckArgs{IDs: ids}, &res)
+			res := proto.AckResult{Acknowledged: []int64{}, Already: []int64{}}
+			local, err := hostsOf.ack(ctx, ids, &res)
+			if err != nil || len(local) == 0 {
+				return res, err
+			}
+			var mine proto.AckResult
+			err = daemonCall(ctx, dirs, proto.OpAck, proto.AckArgs{IDs: local}, &mine)
+			res.Acknowledged = append(res.Acknowledged, mine.Acknowledged...)
+			res.Already = append(res.Already, mine.Already...)
+			return res, err
 		},
 		Send: func(ctx context.Context, name, keys string) error {
+			if onHost(name) {
+				return hostsOf.send(ctx, name, keys)
+			}
 			return daemonCall(ctx, dirs, proto.OpSend, proto.SendArgs{Name: name, Text: keys}, nil)
 		},
 		Live: func(ctx context.Context) ([]proto.SessionInfo, error) {
@@ -190,6 +219,9 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 			return list, daemonCall(ctx, dirs, proto.OpList, nil, &list)
 		},
 		Capture: func(ctx context.Context, name string) (string, error) {
+			if onHost(name) {
+				return hostsOf.capture(ctx, name)
+			}
 			var res proto.CaptureResult
 			return res.Text, daemonCall(ctx, dirs, proto.OpCapture, proto.CaptureArgs{Name: name}, &res)
 		},
@@ -209,6 +241,7 @@ func runServe(ctx context.Context, f *Factory, o *serveOptions) error {
 			return externalSessions(ctx, f, panes)
 		},
 		ExternalInterval: tui.ExternalInterval,
+		Remote:           remote,
 	})
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,4 +79,82 @@ func TestPagesInBrowser(t *testing.T) {
 			chromium.Screenshot(t, bin, base+p.path, filepath.Join(dir, p.name+".png"), 1280, 900)
 		})
 	}
+}
+
+// TestLiveHostsInBrowser: the Live page's script, fed by the stream,
+// draws each host's state and its sessions as the page's snapshot does:
+// a live host's session with its terminal, a down host's dimmed with
+// since when, and no terminal.
+func TestLiveHostsInBrowser(t *testing.T) {
+	bin := chromium.Find(t)
+	f := newFixture(t)
+	// The hosts are pushed before this machine's daemon answers, so the
+	// page's one event (#once) carries both.
+	hostsIn := make(chan struct{})
+	rs := "running"
+	f.srv = f.server(t, func(o *Options) {
+		o.Watch = func(ctx context.Context, push func(proto.WatchUpdate)) error {
+			select {
+			case <-hostsIn:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			push(proto.WatchUpdate{Sessions: []proto.SessionInfo{{Name: "api", Provider: "fake", State: "running", RunState: &rs}}, Attention: []proto.AttentionItem{}})
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		o.Remote = &browserRemote{hostsIn: hostsIn, hosts: []HostState{
+			{Name: "h1", State: "connected", Connected: true, Sessions: []proto.SessionInfo{{Name: "h1:x", Provider: "fake", State: "running", RunState: &rs}}},
+			{Name: "h2", State: "unreachable", Reason: "Connection refused", LastSeen: time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC),
+				Sessions: []proto.SessionInfo{{Name: "h2:y", Provider: "fake", State: "running", RunState: &rs}}},
+		}}
+		o.Now = func() time.Time { return time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC) }
+		o.Location = time.UTC
+	})
+	base := "http://" + listen(t, f.srv)
+	dom := chromium.DumpDOM(t, bin, base+"/live?token="+f.srv.o.Token+"#once", 3000)
+	for _, w := range []string{
+		`<div class="hoststate up" data-host="h1"><b>h1</b> <span class="hstate">connected</span></div>`,
+		`<div class="hoststate down" data-host="h2"><b>h2</b> <span class="hstate">unreachable</span> <span class="hnote">Connection refused; last seen 11:00</span></div>`,
+		`<section class="pane remote" data-name="h1:x" data-host="h1">`,
+		`<a class="term" href="/term/h1%3Ax">terminal →</a>`,
+		`<section class="pane remote down" data-name="h2:y" data-host="h2">`,
+		`<div class="pane-meta down">h2 unreachable; last seen 11:00</div>`,
+	} {
+		if !strings.Contains(dom, w) {
+			t.Errorf("the browser's DOM lacks %q", w)
+		}
+	}
+	if strings.Contains(dom, "/term/h2") {
+		t.Error("the browser offers the terminal of a session on a host that is down")
+	}
+	if m := regexp.MustCompile(`data-updates="(\d+)"`).FindStringSubmatch(dom); m == nil || m[1] == "0" {
+		t.Errorf("the Live page was never updated by its event stream")
+	}
+	chromium.Screenshot(t, bin, base+"/live?token="+f.srv.o.Token+"#once", filepath.Join(t.ArtifactDir(), "live-hosts.png"), 1280, 900)
+}
+
+// browserRemote pushes its hosts once, then lets the daemon's watch
+// answer.
+type browserRemote struct {
+	hostsIn chan struct{}
+	hosts   []HostState
+	once    sync.Once
+}
+
+func (r *browserRemote) Follow(ctx context.Context, push func([]HostState)) {
+	push(r.hosts)
+	r.once.Do(func() { close(r.hostsIn) })
+	<-ctx.Done()
+}
+
+func (r *browserRemote) Preview(ctx context.Context, name string, push func(proto.PreviewScreen)) error {
+	<-ctx.Done()
+	return nil
+}
+
+func (r *browserRemote) HostItem(int64) bool { return false }
+
+func (r *browserRemote) Attention(context.Context, int64) ([]proto.AttentionItem, error) {
+	return nil, nil
 }

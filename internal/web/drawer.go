@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/musterhq/muster/internal/proto"
 	"github.com/musterhq/muster/internal/provider"
@@ -41,8 +42,13 @@ type liveItem struct {
 	Message  string `json:"message"`
 	Opened   string `json:"opened"`
 	// Running: the session has a live pane (a terminal to open).
-	Running bool   `json:"running"`
-	Screen  string `json:"screen,omitempty"`
+	Running bool `json:"running"`
+	// Host is the machine whose daemon holds the item ("" for this
+	// one); Down says, while it does not answer, since when the item is
+	// what it listed last (no answers then).
+	Host   string `json:"host,omitempty"`
+	Down   string `json:"down,omitempty"`
+	Screen string `json:"screen,omitempty"`
 	// Dialog is what the screen asks, when its provider can read it.
 	Dialog *dialogView `json:"dialog,omitempty"`
 }
@@ -65,17 +71,19 @@ type optionView struct {
 // maxAnswerBody bounds an answer request's body: {"option":N,"dialog":D}.
 const maxAnswerBody = 4 << 10
 
-// drawerItems are the open items, oldest first, with the screens of
-// their panes (shown, by session name; empty without the token) and the
-// dialogs read off them.
-func drawerItems(items []proto.AttentionItem, running map[string]bool, shown map[string]string) []liveItem {
+// drawerItems are the open items, this machine's then each host's,
+// oldest first, with the screens of their panes (shown, by session name;
+// empty without the token) and the dialogs read off them. hostOf and
+// down are by session name, as liveState makes them.
+func drawerItems(items []proto.AttentionItem, running map[string]bool, shown, hostOf, down map[string]string) []liveItem {
 	out := []liveItem{}
 	for _, it := range items {
 		if !it.Open {
 			continue
 		}
 		li := liveItem{ID: it.ID, Session: it.SessionName, Provider: it.Provider, Reason: it.Reason,
-			Message: termtext.Line(it.Message), Opened: it.OpenedAt, Running: running[it.SessionName]}
+			Message: termtext.Line(it.Message), Opened: it.OpenedAt, Running: running[it.SessionName],
+			Host: hostOf[it.SessionName], Down: down[it.SessionName]}
 		if li.Running {
 			li.Screen = shown[it.SessionName]
 			if it.Reason == string(proto.KindApprovalRequested) || it.Reason == string(proto.KindInputRequested) {
@@ -172,11 +180,11 @@ func (s *Server) handleAnswer(r *http.Request) reply {
 	if err := dec.Decode(&req); err != nil || req.Option == nil || req.Dialog == "" {
 		return jsonReply{http.StatusBadRequest, map[string]string{"error": `want {"option":N,"dialog":"DIGEST"} as the page sends it`}}
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), liveEventTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), s.itemTimeout(id))
 	defer cancel()
-	items, err := s.o.Attention(ctx)
+	items, err := s.itemsHolding(ctx, id)
 	if err != nil {
-		return jsonReply{http.StatusBadGateway, map[string]string{"error": "the daemon did not list its attention items: " + err.Error()}}
+		return jsonReply{http.StatusBadGateway, map[string]string{"error": err.Error() + ": nothing was sent"}}
 	}
 	var item *proto.AttentionItem
 	for i := range items {
@@ -213,6 +221,28 @@ func (s *Server) handleAnswer(r *http.Request) reply {
 	}
 	s.o.Logger.Info("answered from the drawer", "session", item.SessionName, "item", id, "option", o.Label)
 	return jsonReply{http.StatusOK, map[string]string{"sent": o.Label, "session": item.SessionName}}
+}
+
+// itemTimeout bounds what a click on item id asks: a host's item crosses
+// ssh.
+func (s *Server) itemTimeout(id int64) time.Duration {
+	if s.o.Remote != nil && s.o.Remote.HostItem(id) {
+		return hostCallTimeout
+	}
+	return liveEventTimeout
+}
+
+// itemsHolding lists afresh the attention items of the daemon that holds
+// item id: this machine's, or a host's.
+func (s *Server) itemsHolding(ctx context.Context, id int64) ([]proto.AttentionItem, error) {
+	if s.o.Remote != nil && s.o.Remote.HostItem(id) {
+		return s.o.Remote.Attention(ctx, id)
+	}
+	items, err := s.o.Attention(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the daemon did not list its attention items: %w", err)
+	}
+	return items, nil
 }
 
 // screenNow reads a pane's screen as the drawer shows it.

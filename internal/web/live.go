@@ -57,6 +57,9 @@ type liveState struct {
 	// ExternalError says why a supervisor's background agents could not
 	// be listed (the panes and the others' agents still are).
 	ExternalError string `json:"external_error,omitempty"`
+	// Hosts are the other machines (remote.go), in config.toml's order;
+	// their sessions follow this machine's in Sessions.
+	Hosts []liveHost `json:"hosts,omitempty"`
 }
 
 type liveSession struct {
@@ -98,32 +101,51 @@ type liveSession struct {
 	External bool   `json:"external,omitempty"`
 	RunBy    string `json:"run_by,omitempty"`
 	Open     string `json:"open,omitempty"`
+	// Host is the machine whose daemon runs the session (Name is then
+	// HOST:NAME), "" for this one. Down says, while that host does not
+	// answer, since when the row is what it listed last.
+	Host string `json:"host,omitempty"`
+	Down string `json:"down,omitempty"`
 }
 
 // liveSnapshot asks the daemon for its sessions, their attention items
-// and, for a request with the token (screens), their screens.
+// and, for a request with the token (screens), their screens. The hosts
+// are what the hub knows of them, when it follows them: a page is never
+// held up by a host.
 func (s *Server) liveSnapshot(ctx context.Context, screens bool) liveState {
+	var hosts []HostState
+	var hostScreens map[string]string
+	if s.hub != nil {
+		snap := s.hub.snapshot()
+		hosts, hostScreens = snap.hosts, snap.screens
+	}
+	in := liveInput{hosts: hosts, screens: screens}
 	if s.o.Live == nil {
-		return liveState{}
+		return s.liveState(in)
 	}
 	ctx, cancel := context.WithTimeout(ctx, liveEventTimeout)
 	defer cancel()
 	list, err := s.o.Live(ctx)
 	if err != nil {
 		s.o.Logger.Debug("list live sessions", "err", err)
-		return liveState{}
+		return s.liveState(in)
 	}
-	var items []proto.AttentionItem
+	in.running, in.sessions = true, list
 	if s.o.Attention != nil {
-		items, _ = s.o.Attention(ctx)
+		in.items, _ = s.o.Attention(ctx)
 	}
 	extErr := ""
 	if s.ext != nil {
 		var rows []proto.SessionInfo
 		rows, extErr = s.ext.get(ctx, list)
-		list = append(slices.Clip(list), rows...)
+		in.sessions = append(slices.Clip(list), rows...)
 	}
-	st := s.liveState(list, items, screens, func(name string) string {
+	in.screen = func(name string) string {
+		if text, ok := hostScreens[name]; ok || strings.Contains(name, ":") {
+			// A host's session: what the hub follows of it, never a
+			// call to the host per page.
+			return text
+		}
 		if s.o.Capture == nil {
 			return ""
 		}
@@ -132,23 +154,57 @@ func (s *Server) liveSnapshot(ctx context.Context, screens bool) liveState {
 			return ""
 		}
 		return previewText(text)
-	})
+	}
+	st := s.liveState(in)
 	st.ExternalError = extErr
 	return st
 }
 
-// liveState builds the Live page's state of a running daemon from its
-// sessions (and the background agents, External rows), its attention items (the open ones count and fill the drawer)
-// and, with screens, the screen preview of each running pane.
-func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem, screens bool, screen func(name string) string) liveState {
-	st := liveState{Running: true, Interactive: s.o.Interactive, ScreensWithheld: !screens}
+// liveInput is what one state of the Live page is made of.
+type liveInput struct {
+	// running: a daemon answers here; sessions and items are its
+	// (sessions with the background agents, External rows).
+	running  bool
+	sessions []proto.SessionInfo
+	items    []proto.AttentionItem
+	hosts    []HostState
+	// screens: the request may see screens, which screen reads (a
+	// running pane's preview, by name).
+	screens bool
+	screen  func(name string) string
+}
+
+// liveState builds the Live page's state from this machine's sessions
+// and every host's, their attention items (the open ones count and fill
+// the drawer) and, with screens, the screen preview of each running pane.
+func (s *Server) liveState(in liveInput) liveState {
+	st := liveState{Running: in.running, Interactive: s.o.Interactive, ScreensWithheld: !in.screens}
+	list, items := in.sessions, in.items
+	// hostOf and down are by the session's name (HOST:NAME); order is
+	// config.toml's, for the rows.
+	hostOf, down, order := map[string]string{}, map[string]string{}, map[string]int{}
+	for i, h := range in.hosts {
+		lh, note := s.hostView(h)
+		st.Hosts = append(st.Hosts, lh)
+		order[lh.Name] = i
+		for _, si := range h.Sessions {
+			hostOf[si.Name] = lh.Name
+			if note != "" {
+				down[si.Name] = note
+			}
+		}
+		list = append(slices.Clip(list), h.Sessions...)
+		items = append(slices.Clip(items), h.Attention...)
+	}
 	shown := map[string]string{}
 	running := map[string]bool{}
 	for _, si := range list {
-		if si.State == "running" {
+		// A host that does not answer shows what it listed last: no
+		// terminal to open, no screen.
+		if si.State == "running" && down[si.Name] == "" {
 			running[si.Name] = true
-			if screens {
-				shown[si.Name] = screen(si.Name)
+			if in.screens && in.screen != nil {
+				shown[si.Name] = in.screen(si.Name)
 			}
 		}
 	}
@@ -168,18 +224,21 @@ func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem
 	for _, si := range list {
 		if si.External != nil {
 			ls := externalSession(si)
-			if si.NativeSessionID != "" && s.knownProvider(si.Provider) {
+			if si.NativeSessionID != "" && s.knownProvider(si.Provider) && hostOf[si.Name] == "" {
 				ls.Link = sessionLink(si.Provider, si.NativeSessionID)
 			}
+			ls.Host, ls.Down = hostOf[si.Name], down[si.Name]
 			st.Sessions = append(st.Sessions, ls)
 			continue
 		}
 		ls := liveSession{Name: si.Name, Provider: si.Provider, State: si.State, Status: si.StatusLabel(), Activity: si.Activity,
-			Attention: si.Attention, Reasons: reasons[si.Name], CWD: si.CWD, Title: termtext.Line(si.Title)}
+			Attention: si.Attention, Reasons: reasons[si.Name], CWD: si.CWD, Title: termtext.Line(si.Title),
+			Host: hostOf[si.Name], Down: down[si.Name]}
 		if si.RunState != nil {
 			ls.RunState = *si.RunState
 		}
-		if si.NativeSessionID != "" && s.knownProvider(si.Provider) {
+		// A host's conversations are in its own history, not this one.
+		if si.NativeSessionID != "" && s.knownProvider(si.Provider) && ls.Host == "" {
 			ls.Link = sessionLink(si.Provider, si.NativeSessionID)
 		}
 		ls.Screen = shown[si.Name]
@@ -201,10 +260,13 @@ func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem
 			if si.CPUPercent != nil {
 				ls.Cost += fmt.Sprintf(" · %.0f%% CPU", *si.CPUPercent)
 			}
-			rss += *si.RSSBytes
-			sampled = true
-			if si.CPUPercent != nil {
-				cpu += *si.CPUPercent
+			// The total is this machine's.
+			if ls.Host == "" {
+				rss += *si.RSSBytes
+				sampled = true
+				if si.CPUPercent != nil {
+					cpu += *si.CPUPercent
+				}
 			}
 		}
 		st.Sessions = append(st.Sessions, ls)
@@ -212,17 +274,24 @@ func (s *Server) liveState(list []proto.SessionInfo, items []proto.AttentionItem
 	if sampled {
 		st.Total = fmt.Sprintf("agents %s, %.0f%% CPU", proccost.FormatBytes(rss), cpu)
 	}
-	// The panes first, then the agents Muster does not run, each by name.
-	slices.SortStableFunc(st.Sessions, func(a, b liveSession) int {
-		if a.External != b.External {
-			if b.External {
-				return -1
-			}
+	// The panes first, then the agents Muster does not run, then each
+	// host's sessions in config.toml's order; each by name.
+	group := func(ls liveSession) int {
+		switch {
+		case ls.Host != "":
+			return 2 + order[ls.Host]
+		case ls.External:
 			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(st.Sessions, func(a, b liveSession) int {
+		if ga, gb := group(a), group(b); ga != gb {
+			return ga - gb
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	st.Items = drawerItems(items, running, shown)
+	st.Items = drawerItems(items, running, shown, hostOf, down)
 	return st
 }
 
@@ -233,12 +302,7 @@ func (s *Server) resetsText(at string) string {
 	if err != nil {
 		return "resets " + termtext.Line(at)
 	}
-	loc := s.location()
-	t, now := t.In(loc), s.now().In(loc)
-	if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
-		return "resets " + t.Format("15:04")
-	}
-	return "resets " + t.Format("Jan 2 15:04")
+	return "resets " + s.clock(t)
 }
 
 // worktreeText says in words what a session's worktree mark says.
@@ -264,21 +328,27 @@ func worktreeText(w proto.WorktreeInfo) string {
 	return out
 }
 
-// hubState is the Live page's state from what the daemon pushed; ok is
-// false until the hub knows anything.
+// hubState is the Live page's state from what the daemon and the hosts
+// pushed; ok is false until the hub knows anything of this machine's
+// daemon (whether one answers).
 func (s *Server) hubState(withScreens bool) (liveState, bool) {
-	known, running, list, items, screens := s.hub.snapshot()
-	if !known || !running {
-		return liveState{}, known
+	snap := s.hub.snapshot()
+	if !snap.known {
+		return liveState{}, false
 	}
+	in := liveInput{running: snap.running, hosts: snap.hosts, screens: withScreens,
+		screen: func(name string) string { return snap.screens[name] }}
 	extErr := ""
-	if s.ext != nil {
-		// The hub lists them again while pages listen (pollExternal).
-		var rows []proto.SessionInfo
-		rows, extErr, _ = s.ext.last()
-		list = append(slices.Clip(list), rows...)
+	if snap.running {
+		in.sessions, in.items = snap.sessions, snap.attention
+		if s.ext != nil {
+			// The hub lists them again while pages listen (pollExternal).
+			var rows []proto.SessionInfo
+			rows, extErr, _ = s.ext.last()
+			in.sessions = append(slices.Clip(in.sessions), rows...)
+		}
 	}
-	st := s.liveState(list, items, withScreens, func(name string) string { return screens[name] })
+	st := s.liveState(in)
 	st.ExternalError = extErr
 	return st, true
 }
@@ -304,8 +374,14 @@ func previewText(screen string) string {
 func (s *Server) handleLive(r *http.Request) reply {
 	st := s.liveSnapshot(r.Context(), s.screensAllowed(r))
 	nonce := newNonce()
+	local := 0
+	for _, ls := range st.Sessions {
+		if ls.Host == "" {
+			local++
+		}
+	}
 	return pageReply{status: http.StatusOK, name: "live", csp: liveCSP(nonce),
-		data: map[string]any{"Running": st.Running, "Sessions": st.Sessions, "Total": st.Total, "Nonce": nonce,
+		data: map[string]any{"Running": st.Running, "Sessions": st.Sessions, "Local": local, "Hosts": st.Hosts, "Total": st.Total, "Nonce": nonce,
 			"Items": st.Items, "Interactive": st.Interactive, "ScreensWithheld": st.ScreensWithheld, "ExternalError": st.ExternalError}}
 }
 
@@ -427,22 +503,24 @@ func writeEvent(w http.ResponseWriter, rc *http.ResponseController, msg []byte) 
 // sets textContent only: nothing from an event is parsed as markup.
 const liveScript = `(function () {
   "use strict";
-  var body = document.body, box = document.getElementById("sessions"), status = document.getElementById("status"), total = document.getElementById("total"), extnote = document.getElementById("extnote");
+  var body = document.body, box = document.getElementById("sessions"), status = document.getElementById("status"), total = document.getElementById("total"), extnote = document.getElementById("extnote"), hostsBox = document.getElementById("hosts");
   function el(tag, cls, text) { var e = document.createElement(tag); if (cls) { e.className = cls; } if (text) { e.textContent = text; } return e; }
   function render(st) {
     var frag = document.createDocumentFragment();
+    var local = (st.sessions || []).filter(function (s) { return !s.host; }).length;
     if (!st.running) { frag.appendChild(el("p", "", "No daemon running: start one with muster daemon to see live sessions.")); }
-    else if (!st.sessions || !st.sessions.length) { frag.appendChild(el("p", "", "The daemon runs no sessions.")); }
+    else if (!local) { frag.appendChild(el("p", "", "The daemon runs no sessions.")); }
     (st.sessions || []).forEach(function (s) {
-      var card = el("section", "pane" + (s.attention ? " needs" : "") + (s.external ? " ext" : ""));
+      var card = el("section", "pane" + (s.attention ? " needs" : "") + (s.external ? " ext" : "") + (s.host ? " remote" : "") + (s.down ? " down" : ""));
       card.setAttribute("data-name", s.name);
+      if (s.host) { card.setAttribute("data-host", s.host); }
       var head = el("div", "pane-head");
       head.appendChild(el("b", "", s.name));
       head.appendChild(el("span", "prov", s.provider));
       head.appendChild(el("span", "state " + s.state, s.status));
       if (s.activity) { head.appendChild(el("span", "act", s.activity)); }
       if (s.attention) { head.appendChild(el("span", "att", s.attention + " need" + (s.attention === 1 ? "s" : "") + " you")); }
-      if (s.state === "running") { var tl = el("a", "term", "terminal →"); tl.href = "/term/" + encodeURIComponent(s.name); head.appendChild(tl); }
+      if (s.state === "running" && !s.down) { var tl = el("a", "term", "terminal →"); tl.href = "/term/" + encodeURIComponent(s.name); head.appendChild(tl); }
       if (s.resets) { head.appendChild(el("span", "resets", s.resets)); }
       if (s.continues) { head.appendChild(el("span", "cont", "muster continues it then")); }
       if (s.branch) { var br = el("span", "branch", "⎇ " + s.branch); br.title = s.worktree || ""; head.appendChild(br); }
@@ -455,10 +533,22 @@ const liveScript = `(function () {
         if (s.open) { by.appendChild(el("code", "", s.open)); }
         card.appendChild(by);
       }
+      if (s.down) { card.appendChild(el("div", "pane-meta down", s.down)); }
       (s.reasons || []).forEach(function (r) { card.appendChild(el("div", "reason", r)); });
       if (s.screen) { card.appendChild(el("pre", "screen", s.screen)); }
       frag.appendChild(card);
     });
+    var hosts = document.createDocumentFragment();
+    (st.hosts || []).forEach(function (h) {
+      var row = el("div", "hoststate " + (h.up ? "up" : "down"));
+      row.setAttribute("data-host", h.name);
+      row.appendChild(el("b", "", h.name));
+      row.appendChild(document.createTextNode(" "));
+      row.appendChild(el("span", "hstate", h.state));
+      if (h.note) { row.appendChild(document.createTextNode(" ")); row.appendChild(el("span", "hnote", h.note)); }
+      hosts.appendChild(row);
+    });
+    hostsBox.replaceChildren(hosts);
     total.textContent = st.total || "";
     extnote.textContent = st.external_error || "";
     extnote.hidden = !st.external_error;
@@ -480,13 +570,14 @@ const liveScript = `(function () {
     var frag = document.createDocumentFragment(), open = {};
     (st.items || []).forEach(function (it) {
       open[it.id] = true;
-      var sec = el("section", "item");
+      var sec = el("section", "item" + (it.down ? " down" : ""));
       sec.setAttribute("data-id", String(it.id));
       sec.setAttribute("data-session", it.session);
       var head = el("div", "item-head");
       head.appendChild(el("b", "", it.session));
       head.appendChild(el("span", "why", it.reason));
       sec.appendChild(head);
+      if (it.down) { sec.appendChild(el("div", "msg down", it.down)); }
       if (it.message) { sec.appendChild(el("div", "msg", it.message)); }
       var d = it.dialog, n = notes[it.id];
       if (d) {

@@ -297,11 +297,11 @@ func TestLiveStateCost(t *testing.T) {
 	f := newFixture(t)
 	srv := f.server(t, func(*Options) {})
 	rss1, rss2, cpu1 := int64(1288490188), int64(350<<20), 12.5
-	st := srv.liveState([]proto.SessionInfo{
+	st := srv.liveState(liveInput{running: true, sessions: []proto.SessionInfo{
 		{Name: "api", State: "running", RSSBytes: &rss1, CPUPercent: &cpu1, MemoryCeiling: 1 << 30},
 		{Name: "docs", State: "running", RSSBytes: &rss2},
 		{Name: "old", State: "exited"},
-	}, nil, true, func(string) string { return "" })
+	}, screens: true, screen: func(string) string { return "" }})
 	want := []struct {
 		cost string
 		over bool

@@ -12,9 +12,10 @@ import (
 // liveHub holds what the daemon pushes for the Live page (op "watch" for
 // the sessions and attention items, op "preview" for each running pane's
 // screen) while at least one page listens, and wakes the listeners when
-// it changes. One hub serves every open page: the daemon sees one watch
-// and one preview per pane however many tabs are open, and nothing is
-// asked of it while no page is open.
+// it changes, and what the hosts push (Options.Remote, remote.go). One
+// hub serves every open page: the daemon sees one watch and one preview
+// per pane however many tabs are open, each host one link, and nothing
+// is asked of either while no page is open.
 type liveHub struct {
 	watch   func(ctx context.Context, push func(proto.WatchUpdate)) error
 	preview func(ctx context.Context, name string, push func(proto.PreviewScreen)) error
@@ -24,6 +25,8 @@ type liveHub struct {
 	// (pollExternal); kick wakes that loop after each push of the panes.
 	external *externalList
 	kick     chan struct{}
+	// remote, when set, is followed too (remote.go).
+	remote Remote
 
 	mu   sync.Mutex
 	subs map[chan struct{}]struct{}
@@ -36,6 +39,10 @@ type liveHub struct {
 	attention []proto.AttentionItem
 	screens   map[string]string
 	previews  map[string]context.CancelFunc
+	// hosts is what remote pushed last (nil before its first push), and
+	// hostPreviews the host sessions whose screens are followed.
+	hosts        []HostState
+	hostPreviews map[string]context.CancelFunc
 }
 
 // subscribe registers a listener, starting the hub for the first one. The
@@ -54,7 +61,11 @@ func (h *liveHub) subscribe() (<-chan struct{}, func()) {
 		h.stop = cancel
 		h.screens = map[string]string{}
 		h.previews = map[string]context.CancelFunc{}
+		h.hostPreviews = map[string]context.CancelFunc{}
 		go h.run(ctx)
+		if h.remote != nil {
+			go h.remote.Follow(ctx, func(hs []HostState) { h.applyHosts(ctx, hs) })
+		}
 		if h.external != nil {
 			h.kick = make(chan struct{}, 1)
 			go h.pollExternal(ctx, h.kick)
@@ -69,20 +80,29 @@ func (h *liveHub) subscribe() (<-chan struct{}, func()) {
 			h.stop = nil
 			h.known, h.running = false, false
 			h.sessions, h.attention = nil, nil
+			h.hosts = nil
 		}
 	}
 }
 
-// snapshot returns the hub's state: whether it is known yet, whether a
-// daemon answers, and the lists and screens it pushed.
-func (h *liveHub) snapshot() (known, running bool, sessions []proto.SessionInfo, attention []proto.AttentionItem, screens map[string]string) {
+// hubSnapshot is the hub's state: whether it is known yet, whether a
+// daemon answers, the lists and screens it pushed, and the hosts.
+type hubSnapshot struct {
+	known, running bool
+	sessions       []proto.SessionInfo
+	attention      []proto.AttentionItem
+	screens        map[string]string
+	hosts          []HostState
+}
+
+func (h *liveHub) snapshot() hubSnapshot {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	screens = make(map[string]string, len(h.screens))
+	screens := make(map[string]string, len(h.screens))
 	for k, v := range h.screens {
 		screens[k] = v
 	}
-	return h.known, h.running, h.sessions, h.attention, screens
+	return hubSnapshot{known: h.known, running: h.running, sessions: h.sessions, attention: h.attention, screens: screens, hosts: h.hosts}
 }
 
 // notifyLocked wakes every listener. h.mu is held.
@@ -143,7 +163,7 @@ func (h *liveHub) apply(ctx context.Context, u proto.WatchUpdate) {
 				if _, ok := h.previews[name]; !ok {
 					pctx, cancel := context.WithCancel(ctx)
 					h.previews[name] = cancel
-					go h.follow(pctx, name)
+					go h.follow(pctx, name, h.preview, h.retry)
 				}
 			}
 		}
@@ -206,11 +226,13 @@ func (h *liveHub) stopPreviewsLocked(keep map[string]bool) {
 }
 
 // follow keeps one pane's screen current until ctx ends or the pane
-// exits; a broken stream is opened again after the retry interval.
-func (h *liveHub) follow(ctx context.Context, name string) {
+// exits; a broken stream is opened again after the retry interval,
+// doubled after each attempt that showed nothing, up to most.
+func (h *liveHub) follow(ctx context.Context, name string, preview func(ctx context.Context, name string, push func(proto.PreviewScreen)) error, most time.Duration) {
+	delay := h.retry
 	for ctx.Err() == nil {
-		exited := false
-		h.preview(ctx, name, func(ps proto.PreviewScreen) {
+		exited, pushed := false, false
+		preview(ctx, name, func(ps proto.PreviewScreen) {
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			if ctx.Err() != nil {
@@ -218,14 +240,66 @@ func (h *liveHub) follow(ctx context.Context, name string) {
 			}
 			h.screens[name] = previewText(strings.Join(ps.Lines, "\n"))
 			exited = exited || ps.Exited
+			pushed = true
 			h.notifyLocked()
 		})
 		if exited {
 			return
 		}
+		if pushed {
+			delay = h.retry
+		} else {
+			delay = min(2*delay, max(most, h.retry))
+		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(h.retry):
+		case <-time.After(delay):
 		}
 	}
+}
+
+// hostPreviewRetry is the longest wait before a host's screen stream is
+// opened again: each attempt on a host that is away starts ssh.
+const hostPreviewRetry = 10 * time.Second
+
+// applyHosts takes a push of the hosts: their state replaces the hub's,
+// and the screens of their sessions with an open attention item are
+// followed (maxHostPreviews).
+func (h *liveHub) applyHosts(ctx context.Context, hosts []HostState) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
+	h.hosts = hosts
+	want := map[string]bool{}
+	for _, hs := range hosts {
+		if !hs.Connected {
+			continue
+		}
+		running := map[string]bool{}
+		for _, si := range hs.Sessions {
+			running[si.Name] = si.State == "running"
+		}
+		for _, it := range hs.Attention {
+			if it.Open && running[it.SessionName] && len(want) < maxHostPreviews {
+				want[it.SessionName] = true
+			}
+		}
+	}
+	for name, cancel := range h.hostPreviews {
+		if !want[name] {
+			cancel()
+			delete(h.hostPreviews, name)
+			delete(h.screens, name)
+		}
+	}
+	for name := range want {
+		if _, ok := h.hostPreviews[name]; !ok {
+			pctx, cancel := context.WithCancel(ctx)
+			h.hostPreviews[name] = cancel
+			go h.follow(pctx, name, h.remote.Preview, hostPreviewRetry)
+		}
+	}
+	h.notifyLocked()
 }

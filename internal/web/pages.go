@@ -61,7 +61,9 @@ section.pane.needs{border-color:#d97706}
 .pane-head .resets,.pane-head .cont{color:#b45309;font-size:12px}.pane-head .branch{font:12px ui-monospace,monospace;color:var(--muted)}
 @media (max-width:600px){nav{padding:10px 12px;gap:12px}main{padding:10px 12px}.pane-head .prov,.pane-head .act{display:none}pre.screen{max-height:200px}}
 .pane-meta{color:var(--muted);font-size:12px;padding:4px 10px 0;overflow-wrap:anywhere}
-section.pane.ext{border-style:dashed}.pane-meta.by{padding-bottom:6px}.pane-meta code{font-size:12px}
+section.pane.ext{border-style:dashed}section.pane.down,section.item.down{opacity:.55}.pane-meta.down,.msg.down{color:#b45309}
+#hosts{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:13px;margin:0 0 10px}#hosts .hstate{font-size:12px;padding:0 6px;border-radius:4px;border:1px solid var(--line)}
+#hosts .down .hstate{color:#b45309;border-color:#d97706}#hosts .hnote{color:var(--muted);font-size:12px;overflow-wrap:anywhere}.pane-meta.by{padding-bottom:6px}.pane-meta code{font-size:12px}
 .reason{color:#b45309;font-size:13px;padding:2px 10px}
 pre.screen{margin:6px 0 0;padding:8px 10px;background:#15171a;color:#dfe3e8;font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow:auto;max-height:420px}
 #drawer section.item{border:1px solid #d97706;border-radius:8px;background:var(--card);margin:0 0 12px;padding:6px 10px;overflow:hidden}
@@ -106,17 +108,19 @@ footer{color:var(--muted);font-size:12px;text-align:center;padding:20px}
 <p class="muted">Panes of the running daemon{{if not .Interactive}}, read-only{{end}}. <span id="status">snapshot</span> <span id="total">{{.Total}}</span></p>
 <p class="muted" id="extnote"{{if not .ExternalError}} hidden{{end}}>{{.ExternalError}}</p>
 <p class="muted" id="withheld"{{if not .ScreensWithheld}} hidden{{end}}>Screens are shown only with the token: open the URL <code>muster serve</code> printed.</p>
-<div id="drawer">{{range .Items}}<section class="item" data-id="{{.ID}}" data-session="{{.Session}}"><div class="item-head"><b>{{.Session}}</b> <span class="why">{{.Reason}}</span></div>{{if .Message}}<div class="msg">{{.Message}}</div>{{end}}{{with .Dialog}}<div class="q">{{.Question}}</div>{{with .Subject}}<pre class="subj">{{.}}</pre>{{end}}{{end}}{{if .Screen}}<pre class="screen">{{.Screen}}</pre>{{end}}</section>{{end}}</div>
+<div id="hosts">{{range .Hosts}}<div class="hoststate {{if .Up}}up{{else}}down{{end}}" data-host="{{.Name}}"><b>{{.Name}}</b> <span class="hstate">{{.State}}</span>{{with .Note}} <span class="hnote">{{.}}</span>{{end}}</div>{{end}}</div>
+<div id="drawer">{{range .Items}}<section class="item{{if .Down}} down{{end}}" data-id="{{.ID}}" data-session="{{.Session}}"><div class="item-head"><b>{{.Session}}</b> <span class="why">{{.Reason}}</span></div>{{with .Down}}<div class="msg down">{{.}}</div>{{end}}{{if .Message}}<div class="msg">{{.Message}}</div>{{end}}{{with .Dialog}}<div class="q">{{.Question}}</div>{{with .Subject}}<pre class="subj">{{.}}</pre>{{end}}{{end}}{{if .Screen}}<pre class="screen">{{.Screen}}</pre>{{end}}</section>{{end}}</div>
 <div id="sessions">
 {{- if not .Running}}<p>No daemon running: start one with <code>muster daemon</code> to see live sessions.</p>
-{{- else if not .Sessions}}<p>The daemon runs no sessions.</p>
-{{- else}}{{range .Sessions}}
-<section class="pane{{if .Attention}} needs{{end}}{{if .External}} ext{{end}}" data-name="{{.Name}}"><div class="pane-head"><b>{{.Name}}</b><span class="prov">{{.Provider}}</span><span class="state {{.State}}">{{.Status}}</span>{{if .Activity}}<span class="act">{{.Activity}}</span>{{end}}{{if .Attention}}<span class="att">{{.Attention}} need{{if eq .Attention 1}}s{{end}} you</span>{{end}}{{if .Resets}}<span class="resets">{{.Resets}}</span>{{end}}{{if .Continues}}<span class="cont">muster continues it then</span>{{end}}{{if .Branch}}<span class="branch" title="{{.Worktree}}">⎇ {{.Branch}}</span>{{end}}{{if .Cost}}<span class="cost{{if .Over}} over{{end}}">{{.Cost}}</span>{{end}}{{if eq .State "running"}}<a class="term" href="/term/{{.Name}}">terminal →</a>{{end}}{{if .Link}}<a class="conv" href="{{.Link}}">conversation →</a>{{end}}</div>
+{{- else if not .Local}}<p>The daemon runs no sessions.</p>{{end}}
+{{- range .Sessions}}
+<section class="pane{{if .Attention}} needs{{end}}{{if .External}} ext{{end}}{{if .Host}} remote{{end}}{{if .Down}} down{{end}}" data-name="{{.Name}}"{{with .Host}} data-host="{{.}}"{{end}}><div class="pane-head"><b>{{.Name}}</b><span class="prov">{{.Provider}}</span><span class="state {{.State}}">{{.Status}}</span>{{if .Activity}}<span class="act">{{.Activity}}</span>{{end}}{{if .Attention}}<span class="att">{{.Attention}} need{{if eq .Attention 1}}s{{end}} you</span>{{end}}{{if .Resets}}<span class="resets">{{.Resets}}</span>{{end}}{{if .Continues}}<span class="cont">muster continues it then</span>{{end}}{{if .Branch}}<span class="branch" title="{{.Worktree}}">⎇ {{.Branch}}</span>{{end}}{{if .Cost}}<span class="cost{{if .Over}} over{{end}}">{{.Cost}}</span>{{end}}{{if and (eq .State "running") (not .Down)}}<a class="term" href="/term/{{.Name}}">terminal →</a>{{end}}{{if .Link}}<a class="conv" href="{{.Link}}">conversation →</a>{{end}}</div>
 {{- if or .Title .CWD}}<div class="pane-meta">{{.Title}}{{if and .Title .CWD}} · {{end}}{{.CWD}}</div>{{end}}
 {{- if .External}}<div class="pane-meta by">run by {{.RunBy}}, not muster{{if .Open}}; open it in a pane: <code>{{.Open}}</code>{{end}}</div>{{end}}
+{{- with .Down}}<div class="pane-meta down">{{.}}</div>{{end}}
 {{- range .Reasons}}<div class="reason">{{.}}</div>{{end}}
 {{- if .Screen}}<pre class="screen">{{.Screen}}</pre>{{end}}</section>
-{{- end}}{{end}}
+{{- end}}
 </div>
 <script nonce="{{.Nonce}}">{{liveScript}}</script>
 {{template "foot" .Version}}{{end}}

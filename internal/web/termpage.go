@@ -70,7 +70,7 @@ func (s *Server) handleAck(r *http.Request) reply {
 	if err != nil || id <= 0 {
 		return jsonReply{http.StatusBadRequest, map[string]string{"error": "an attention item's id is a positive number"}}
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), liveEventTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), s.itemTimeout(id))
 	defer cancel()
 	res, err := s.o.Ack(ctx, []int64{id})
 	if err != nil {

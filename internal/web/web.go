@@ -88,6 +88,11 @@ type Options struct {
 	// page asks at most once per ExternalInterval for every page, one
 	// call at a time, and only while a daemon answers. nil lists none.
 	External func(ctx context.Context, panes []proto.SessionInfo) ([]proto.SessionInfo, error)
+	// Remote follows the other machines (`muster host add`) for the
+	// Live page (remote.go): their sessions, drawer items and
+	// terminals. It needs Watch (the hub follows it); nil shows this
+	// machine's only.
+	Remote Remote
 	// ExternalInterval is how long one listing of External serves; 0
 	// means 5 seconds, the dashboard's interval.
 	ExternalInterval time.Duration
@@ -173,7 +178,7 @@ func New(o Options) (*Server, error) {
 		if retry <= 0 {
 			retry = time.Second
 		}
-		s.hub = &liveHub{watch: o.Watch, preview: o.Preview, retry: retry, external: s.ext}
+		s.hub = &liveHub{watch: o.Watch, preview: o.Preview, retry: retry, external: s.ext, remote: o.Remote}
 	}
 	if s.o.Token == "" {
 		s.o.Token = rand.Text()

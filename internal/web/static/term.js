@@ -67,7 +67,7 @@
     var sock = new WebSocket(url);
     sock.binaryType = "arraybuffer";
     ws = sock;
-    var fresh = true;
+    var fresh = true, refusal = "";
     sock.onmessage = function (e) {
       if (sock !== ws) { return; }
       if (typeof e.data !== "string") {
@@ -80,7 +80,7 @@
       try { m = JSON.parse(e.data); } catch (err) { return; }
       if (m.type === "hello") { retry = 0; live = true; flush(); status("live", "open"); }
       else if (m.type === "exit") { exited = true; status("exited " + m.code, "exited"); }
-      else if (m.type === "refused") { statusEl.textContent = m.message; }
+      else if (m.type === "refused") { statusEl.textContent = m.message; if (!live) { refusal = m.message; } }
     };
     sock.onclose = function () {
       if (sock !== ws) { return; }
@@ -88,7 +88,10 @@
       live = false;
       if (exited) { return; }
       retry = Math.min(retry + 1, 6);
-      status("reconnecting…", "reconnecting");
+      // An attach refused (a host that is down, a session gone) stays
+      // said while the page tries again.
+      if (refusal) { status(refusal + " (trying again)", "refused"); }
+      else { status("reconnecting…", "reconnecting"); }
       timer = setTimeout(connect, Math.min(250 * Math.pow(2, retry - 1), 5000));
     };
   }
