@@ -247,8 +247,10 @@ type ParseOptions struct {
 	// Items as before, which the caller then reads too.
 	Item func(Item)
 	// Inherit, when Item is set, is called when every item passed to Item
-	// so far turns out to be inherited (Item.Inherited: a fork's copy of
-	// its original's history, found at the fork's first own record).
+	// so far is to be forgotten: they turned out to be inherited
+	// (Item.Inherited: a fork's copy of its original's history, found at
+	// the fork's first own record), or the parser takes them back to pass
+	// them all again, the inherited ones marked (as a Follow does).
 	Inherit func()
 }
 

@@ -3,6 +3,7 @@ package claude
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,11 +120,40 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 	}
 	defer f.Close()
 	p := newParser(env, path, opts)
-	sc := transcript.NewLineScanner(f, 0)
+	n, err := p.read(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Item != nil && opts.Inherit != nil && !opts.SummaryOnly && p.forgotten != p.inheritedItems() {
+		// A later record moved the fork point back after items were
+		// forgotten (a record naming the file's own session as the
+		// original: bytes Claude Code never writes, but a parse must not
+		// lose items for them): stream them all again, the inherited
+		// ones marked, from the bytes read.
+		opts.Inherit()
+		replay := p.inheritedItems()
+		opts.Inherit = nil
+		p = newParser(env, path, opts)
+		p.replay = replay
+		if _, err := p.read(ctx, io.NewSectionReader(f, 0, n)); err != nil {
+			return nil, err
+		}
+	}
+	t := p.finish()
+	if t == nil {
+		return nil, nil
+	}
+	return []*transcript.Transcript{t}, nil
+}
+
+// read parses every line of r, the last one unterminated too, and
+// returns the bytes read.
+func (p *parser) read(ctx context.Context, r io.Reader) (int64, error) {
+	sc := transcript.NewLineScanner(r, 0)
 	for sc.Scan() {
 		if sc.Line()%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return sc.Offset(), err
 			}
 		}
 		if sc.TooLong() {
@@ -133,32 +163,106 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 		p.line(sc.Line(), sc.Bytes())
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read claude transcript: %w", err)
+		return sc.Offset(), fmt.Errorf("read claude transcript: %w", err)
 	}
-	t := p.finish()
-	if t == nil {
-		return nil, nil
-	}
-	return []*transcript.Transcript{t}, nil
+	return sc.Offset(), nil
 }
 
 // Follow implements transcript.Follower: Claude Code only appends to a
-// transcript.
+// transcript. Items are streamed as their lines are read; but a fork's
+// file shows that it is one only at its first copied reply (its
+// requestSessionId), after the copied prompt before it was streamed as
+// the fork's own. So a Feed that ends with the fork point elsewhere than
+// where the items streamed so far put it takes them back (opts.Inherit)
+// and reads the file again from its start, streaming every item again
+// with the inherited ones marked, as transcript.Follow says. --fork-session
+// writes the copies when the fork starts, before its first own record, so
+// that happens once in a fork's life; never for other files.
 func (*Source) Follow(env transcript.Env, path string, opts transcript.ParseOptions) transcript.Follow {
-	p := newParser(env, path, opts)
-	return &transcript.LineFollow{
-		What: "claude transcript",
-		Line: p.line,
-		Skipped: func(n int) {
-			p.warnf(n, "longer than %d bytes; skipped", transcript.DefaultMaxLine)
-		},
-		Snapshot: func() []*transcript.Transcript {
-			if t := p.snapshot(); t != nil {
-				return []*transcript.Transcript{t}
-			}
-			return nil
-		},
+	f := &follow{env: env, path: path, opts: opts}
+	f.reset(0)
+	return f
+}
+
+type follow struct {
+	env   transcript.Env
+	path  string
+	opts  transcript.ParseOptions // the caller's
+	p     *parser
+	lines int
+	fed   int64 // bytes consumed from the file's start
+	// rebuilds counts the reads of the file from its start after the
+	// first (a test reads it).
+	rebuilds int
+}
+
+// reset starts the parse afresh, streaming the first replay items marked
+// Inherited.
+func (f *follow) reset(replay int) {
+	popts := f.opts
+	popts.Inherit = nil // Feed takes items back itself
+	f.p = newParser(f.env, f.path, popts)
+	f.p.replay = replay
+	f.lines, f.fed = 0, 0
+}
+
+// Feed implements transcript.Follow.
+func (f *follow) Feed(ctx context.Context, r io.Reader) (int64, error) {
+	n, err := f.feed(ctx, r)
+	if err != nil || f.opts.Item == nil || f.opts.SummaryOnly {
+		return n, err
 	}
+	inherited := f.p.inheritedItems()
+	if inherited == f.p.replay {
+		return n, nil
+	}
+	f.rebuilds++
+	fed := f.fed
+	ra, ok := r.(io.ReaderAt)
+	if !ok {
+		fd, err := transcript.OpenFile(f.path)
+		if err != nil {
+			return n, fmt.Errorf("read claude transcript again: %w", err)
+		}
+		defer fd.Close()
+		ra = fd
+	}
+	if f.opts.Inherit != nil {
+		f.opts.Inherit()
+	}
+	f.reset(inherited)
+	m, err := f.feed(ctx, io.NewSectionReader(ra, 0, fed))
+	if err != nil {
+		return n, err
+	}
+	if m != fed {
+		return n, fmt.Errorf("read claude transcript again: %d of %d bytes", m, fed)
+	}
+	return n, nil
+}
+
+// feed parses the complete lines of r.
+func (f *follow) feed(ctx context.Context, r io.Reader) (int64, error) {
+	n, err := transcript.FeedLines(ctx, r, &f.lines, func(n int, raw []byte, tooLong bool) {
+		if tooLong {
+			f.p.warnf(n, "longer than %d bytes; skipped", transcript.DefaultMaxLine)
+			return
+		}
+		f.p.line(n, raw)
+	})
+	f.fed += n
+	if err != nil {
+		return n, fmt.Errorf("read claude transcript: %w", err)
+	}
+	return n, nil
+}
+
+// Transcripts implements transcript.Follow.
+func (f *follow) Transcripts() []*transcript.Transcript {
+	if t := f.p.snapshot(); t != nil {
+		return []*transcript.Transcript{t}
+	}
+	return nil
 }
 
 // subagentInfo reports whether path is a sub-agent transcript, and its

@@ -51,3 +51,31 @@ func FuzzParse(f *testing.F) {
 		})
 	})
 }
+
+// FuzzScreen reads arbitrary screens as dialogs and limits: a pane's
+// screen is whatever its programs print. The seeds are the recorded
+// screens, cut down to what is read of them (SeedScreens).
+func FuzzScreen(f *testing.F) {
+	env := transcript.Env{Home: f.TempDir()}
+	providertest.SeedScreens(f, Provider{}, env, "testdata/dialog", "testdata/limit")
+	f.Fuzz(func(t *testing.T, screen string) {
+		providertest.FuzzScreen(t, Provider{}, env, screen)
+	})
+}
+
+// FuzzFollow follows arbitrary transcript bytes appended in arbitrary
+// pieces: after each, the follow says what a whole parse says.
+func FuzzFollow(f *testing.F) {
+	filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			b, _ := os.ReadFile(p)
+			providertest.SeedRecords(f, b, []byte{100, 3})
+		}
+		return nil
+	})
+	path := filepath.Join(f.TempDir(), "11111111-2222-4333-8444-555555555555.jsonl")
+	env := transcript.Env{Home: f.TempDir()}
+	f.Fuzz(func(t *testing.T, data, cuts []byte) {
+		providertest.FuzzFollow(t, New(), env, path, data, cuts)
+	})
+}

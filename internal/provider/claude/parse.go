@@ -30,15 +30,26 @@ type parser struct {
 	agentID   string
 	recordSID string // first sessionId seen in the records
 
+	// base is the file's name without .jsonl; baseUUID says it is a
+	// session id, which then names the session (id).
+	base     string
+	baseUUID bool
+
 	// forkedFrom is the last requestSessionId of a record that is not the
 	// file's own session, and inherited the number of items up to that
-	// record: what --fork-session copied (see finish).
+	// record: what --fork-session copied (see forked).
 	forkedFrom string
 	inherited  int
 	// prompts and tool calls up to there: a fork counts only its own.
 	inheritedPrompts, inheritedTools int
-	// streamed counts the items handed to opts.Item.
-	streamed int
+	// items counts the items made, streamed to opts.Item or kept.
+	items int
+	// forgotten is how many of the first items streamed opts.Inherit
+	// told opts.Item to forget (Parse).
+	forgotten int
+	// replay is how many of the first items are streamed marked
+	// Inherited: a stream read again once its fork point is known.
+	replay int
 
 	customTitle, aiTitle, summary string
 
@@ -72,6 +83,8 @@ func newParser(env transcript.Env, path string, opts transcript.ParseOptions) *p
 		names:     map[string][2]string{},
 		budget:    transcript.NewImageBudget(),
 	}
+	p.base = strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	p.baseUUID = uuidRE.MatchString(p.base)
 	if agentID, parentID, ok := subagentInfo(path); ok {
 		p.subagent = true
 		p.agentID = agentID
@@ -272,10 +285,13 @@ func (p *parser) line(n int, raw []byte) {
 	case "assistant":
 		p.assistant(&r, ts, inlined)
 		if rs := transcript.Str(r.requestSessionID); rs != "" && !inlined && rs != transcript.Str(r.sessionID) {
-			p.forkedFrom, p.inherited = rs, len(p.t.Items)
+			p.forkedFrom, p.inherited = rs, p.items
 			p.inheritedPrompts, p.inheritedTools = p.t.PromptCount, p.t.ToolCallCount
-			if p.streamed > 0 && p.opts.Inherit != nil && !p.subagent {
+			// Only what finish would mark is forgotten: a record naming
+			// the file's own session as its original makes no fork.
+			if k := p.inheritedItems(); k > p.forgotten && p.opts.Item != nil && p.opts.Inherit != nil {
 				p.opts.Inherit()
+				p.forgotten = k
 			}
 		}
 	case "system":
@@ -307,10 +323,14 @@ func (p *parser) add(it transcript.Item) {
 	switch {
 	case p.opts.SummaryOnly:
 	case p.opts.Item != nil:
+		if p.items < p.replay {
+			it.Inherited = true
+		}
 		p.opts.Item(it)
-		p.streamed++
+		p.items++
 	default:
 		p.t.Items = append(p.t.Items, it)
+		p.items++
 	}
 }
 
@@ -618,19 +638,11 @@ func (p *parser) finishInto(t *transcript.Transcript) *transcript.Transcript {
 	if t.PromptCount == 0 && t.ToolCallCount == 0 && p.assistantN == 0 && !p.hasUsage {
 		return nil
 	}
-	base := strings.TrimSuffix(filepath.Base(t.Path), ".jsonl")
-	switch {
-	case p.subagent:
-		t.ID = p.agentID
-		if t.ParentID == "" {
-			t.ParentID = p.recordSID
-		}
-	case uuidRE.MatchString(base) || p.recordSID == "":
-		t.ID = base
-	default:
-		t.ID = p.recordSID
+	t.ID = p.id()
+	if p.subagent && t.ParentID == "" {
+		t.ParentID = p.recordSID
 	}
-	if p.forkedFrom != "" && !p.subagent && p.forkedFrom != t.ID {
+	if p.forked() {
 		t.ForkedFrom = p.forkedFrom
 		t.PromptCount -= p.inheritedPrompts
 		t.ToolCallCount -= p.inheritedTools
@@ -662,6 +674,33 @@ func (p *parser) finishInto(t *transcript.Transcript) *transcript.Transcript {
 		t.Title = transcript.Headline(t.FirstPrompt)
 	}
 	return t
+}
+
+// id is the session's native id as the records so far give it.
+func (p *parser) id() string {
+	switch {
+	case p.subagent:
+		return p.agentID
+	case p.baseUUID || p.recordSID == "":
+		return p.base
+	default:
+		return p.recordSID
+	}
+}
+
+// forked reports whether the records so far make the file a fork of
+// another session's conversation (Session.ForkedFrom).
+func (p *parser) forked() bool {
+	return p.forkedFrom != "" && !p.subagent && p.forkedFrom != p.id()
+}
+
+// inheritedItems is how many of the first items a parse of the records so
+// far marks Inherited.
+func (p *parser) inheritedItems() int {
+	if !p.forked() {
+		return 0
+	}
+	return p.inherited
 }
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)

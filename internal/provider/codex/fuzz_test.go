@@ -113,3 +113,34 @@ func benchParse(b *testing.B, opts transcript.ParseOptions) {
 func BenchmarkSummaryScan(b *testing.B) { benchParse(b, transcript.ParseOptions{SummaryOnly: true}) }
 
 func BenchmarkFullParse(b *testing.B) { benchParse(b, transcript.ParseOptions{}) }
+
+// FuzzScreen reads arbitrary screens as dialogs and limits: a pane's
+// screen is whatever its programs print. The seeds are the recorded
+// screens, cut down to what is read of them (SeedScreens).
+func FuzzScreen(f *testing.F) {
+	env := transcript.Env{Home: f.TempDir()}
+	providertest.SeedScreens(f, Provider{}, env, "testdata/dialog", "testdata/limit")
+	f.Fuzz(func(t *testing.T, screen string) {
+		providertest.FuzzScreen(t, Provider{}, env, screen)
+	})
+}
+
+// FuzzFollow follows arbitrary rollout bytes appended in arbitrary
+// pieces: after each, the follow says what a whole parse says (Codex
+// decides late which records to keep, so a cut anywhere must not change
+// that).
+func FuzzFollow(f *testing.F) {
+	filepath.WalkDir("testdata", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			b, _ := os.ReadFile(p)
+			providertest.SeedRecords(f, b, []byte{100, 3})
+		}
+		return nil
+	})
+	f.Add([]byte(rolloutTurn(1)+rolloutTurn(2)), []byte{40, 90, 7})
+	path := filepath.Join(f.TempDir(), "rollout-2026-03-01T10-00-00-bbbbbbbb-0000-4000-8000-00000000000b.jsonl")
+	env := transcript.Env{Home: f.TempDir()}
+	f.Fuzz(func(t *testing.T, data, cuts []byte) {
+		providertest.FuzzFollow(t, New(), env, path, data, cuts)
+	})
+}

@@ -38,3 +38,39 @@ func FuzzParse(f *testing.F) {
 		})
 	})
 }
+
+// FuzzScreen reads arbitrary screens as dialogs and limits: a pane's
+// screen is whatever its programs print. The seeds are the recorded
+// screens, cut down to what is read of them (SeedScreens).
+func FuzzScreen(f *testing.F) {
+	env := transcript.Env{Home: f.TempDir()}
+	providertest.SeedScreens(f, Provider{}, env, "testdata/dialog", "testdata/limit")
+	f.Fuzz(func(t *testing.T, screen string) {
+		providertest.FuzzScreen(t, Provider{}, env, screen)
+	})
+}
+
+// FuzzFollow follows an arbitrary chat log appended in arbitrary pieces:
+// after each, the follow says what a whole parse says, rewrites, rewinds
+// and "$set"s of settled messages included.
+func FuzzFollow(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/home/.gemini/tmp/*/chats/*.jsonl")
+	for _, s := range seeds {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		providertest.SeedRecords(f, b, []byte{100, 3})
+	}
+	f.Add([]byte(chatTurn(1)+chatTurn(2)), []byte{40, 90, 7})
+	f.Add([]byte(chatTurn(1)+`{"$rewindTo":"u1"}`+"\n"+chatTurn(2)), []byte{30, 30, 30, 30})
+	dir := filepath.Join(f.TempDir(), "tmp", "proj", "chats")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	path := filepath.Join(dir, "session-2026-03-01T10-00-aaaaaaaa.jsonl")
+	env := transcript.Env{Home: f.TempDir()}
+	f.Fuzz(func(t *testing.T, data, cuts []byte) {
+		providertest.FuzzFollow(t, New(), env, path, data, cuts)
+	})
+}

@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -64,6 +65,22 @@ func (c countingFile) ReadAt(p []byte, off int64) (int, error) {
 	n, err := c.f.ReadAt(p, off)
 	*c.n += int64(n)
 	return n, err
+}
+
+// Len is what is left to read, so that a line scanner fits its buffer to
+// it as it does to the *os.File the history watcher passes (allocating
+// 256 KiB on each Feed made following in small pieces several times
+// slower).
+func (c countingFile) Len() int {
+	fi, err := c.f.Stat()
+	if err != nil {
+		return -1
+	}
+	off, err := c.f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return -1
+	}
+	return int(max(0, fi.Size()-off))
 }
 
 // Step feeds what was written since the last step and returns the
@@ -150,35 +167,96 @@ func GrowLines(t *testing.T, src transcript.Source, env transcript.Env, path str
 	}
 	for round := range rounds {
 		rng := rand.New(rand.NewPCG(uint64(round), 22))
-		if err := os.WriteFile(path, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		w := Follow(t, src, env, path)
 		var cuts []int
 		for c := 0; c < len(data); {
 			c = min(len(data), c+1+rng.IntN(max(1, len(data)/4)))
 			cuts = append(cuts, c)
 		}
-		for _, cut := range cuts {
-			// What an agent has written so far, its unfinished line
-			// aside: a whole parse would call that line malformed.
-			whole := cut
-			for whole > 0 && data[whole-1] != '\n' {
-				whole--
-			}
-			if err := os.WriteFile(path, data[:cut], 0o644); err != nil {
-				t.Fatal(err)
-			}
-			got := w.Step(t)
-			if err := os.WriteFile(path, data[:whole], 0o644); err != nil {
-				t.Fatal(err)
-			}
-			w.SameAsParse(t, filepath.Base(path)+": after "+itoa(whole)+" of "+itoa(len(data))+" bytes", got)
+		growAt(t, src, env, path, data, cuts)
+	}
+}
+
+// growAt writes data to path from nothing, up to each of cuts in turn,
+// and checks after each that a follow of the complete lines says what a
+// whole parse of them says; the file ends whole.
+func growAt(t testing.TB, src transcript.Source, env transcript.Env, path string, data []byte, cuts []int) {
+	t.Helper()
+	size := resize(t, path, data, -1, 0)
+	w := Follow(t, src, env, path)
+	for _, cut := range cuts {
+		// What an agent has written so far, its unfinished line aside:
+		// a whole parse would call that line malformed.
+		whole := cut
+		for whole > 0 && data[whole-1] != '\n' {
+			whole--
 		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
+		size = resize(t, path, data, size, cut)
+		got := w.Step(t)
+		// A follow consumes the complete lines it parsed, which a parse
+		// then reads alone. One that consumed fewer reads the file from
+		// its start on every Feed (transcript.Follow: a chat log that
+		// turns out to be one document, not lines), its unfinished end
+		// too: it says what a parse of the file as it was fed says.
+		upTo := whole
+		if w.Off < int64(whole) {
+			upTo = cut
+		}
+		size = resize(t, path, data, size, upTo)
+		w.SameAsParse(t, filepath.Base(path)+": after "+itoa(upTo)+" of "+itoa(len(data))+" bytes", got)
+	}
+	resize(t, path, data, size, len(data))
+}
+
+// resize makes the file at path hold data[:n], from data[:size] (size -1:
+// anything) and returns n. It appends and cuts rather than writing the
+// file again, and makes a new file rather than cutting one to nothing: on
+// ext4, the close of a file truncated to zero flushes its data
+// (auto_da_alloc), which made following in pieces over ten times slower
+// there than on tmpfs.
+func resize(t testing.TB, path string, data []byte, size, n int) int {
+	t.Helper()
+	var err error
+	switch {
+	case size == n:
+	case size < 0 || n == 0:
+		if err = os.Remove(path); err == nil || errors.Is(err, fs.ErrNotExist) {
+			err = os.WriteFile(path, data[:n], 0o644)
+		}
+	case n < size:
+		err = os.Truncate(path, int64(n))
+	default:
+		var f *os.File
+		if f, err = os.OpenFile(path, os.O_WRONLY, 0); err == nil {
+			_, err = f.WriteAt(data[size:n], int64(size))
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
 		}
 	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// FuzzFollow is the body of a provider's fuzz target for its follow of a
+// log that grows by appends: data written to path in pieces, cut where
+// the bytes of cuts say (each a share of the file, in 256ths), is
+// followed, and after each piece the follow must say what a whole parse
+// of the complete lines says.
+func FuzzFollow(t *testing.T, src transcript.Source, env transcript.Env, path string, data, cuts []byte) {
+	var at []int
+	for c, i := 0, 0; c < len(data); i++ {
+		step := 1
+		if i < len(cuts) {
+			step += int(cuts[i]) * len(data) / 256
+		} else {
+			step = len(data)
+		}
+		c = min(len(data), c+step)
+		at = append(at, c)
+	}
+	growAt(t, src, env, path, data, at)
 }
 
 func itoa(n int) string {
