@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // hostileSeeds are sequences whose count parameter once drove a loop of
@@ -27,6 +29,11 @@ var hostileSeeds = []string{
 	"\x1b[10;20r\x1b[999999999S\x1b[999999999T",
 	"\x1b[?69h\x1b[5;30s\x1b[999999999@\x1b[999999999P",
 	"A\x1b[999999999b\x1b[999999999b\x1b[999999999b\x1b[999999999b",
+	// Margins past the screen: the scroll that followed indexed past the
+	// buffer and panicked (found by the fuzz target).
+	"\x1b[;100r\x1b[T",
+	"\x1b[;100r\x1b[99L\x1b[99M\x1b[S",
+	"\x1b[?69h\x1b[5;999s\x1b[99@\x1b[99P",
 }
 
 // feed writes p to a fresh terminal of cols×rows, draining its replies as
@@ -89,4 +96,19 @@ func FuzzEmulatorWorkIsBounded(f *testing.F) {
 			t.Fatalf("%d bytes took %v: %s", len(p), d, fmt.Sprintf("%q", p))
 		}
 	})
+}
+
+// TestPanicInTheEmulatorIsContained: a panic of x/vt on some output (one
+// was found by the fuzz target) costs that chunk, not the process: the
+// pane's terminal goes on taking output.
+func TestPanicInTheEmulatorIsContained(t *testing.T) {
+	term := New(80, 24, Limits{})
+	defer term.Close()
+	go io.Copy(io.Discard, term.Replies())
+	term.(*vtTerminal).emu.RegisterCsiHandler('y', func(ansi.Params) bool { panic("a handler's bug") })
+	term.Write([]byte("\x1b[5;10r\x1b[y"))
+	term.Write([]byte("\x1b[Hstill drawing"))
+	if got := term.Text(0, false); !strings.Contains(got, "still drawing") {
+		t.Fatalf("after a panic the screen is:\n%s", got)
+	}
 }

@@ -74,7 +74,22 @@ func New(cols, rows int, lim Limits) Terminal {
 }
 
 func (t *vtTerminal) Write(p []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.recovered()
+		}
+	}()
 	t.emu.Write(p)
+}
+
+// recovered follows a panic of x/vt on output its handlers do not bound
+// (as CSI ;100 r then CSI T did before third_party's patch): a program's
+// output must not take down the daemon and every pane with it. A soft
+// reset (DECSTR) puts margins and modes back within the screen; the rest
+// of the chunk is lost, and the program's next output draws on.
+func (t *vtTerminal) recovered() {
+	defer func() { recover() }()
+	t.emu.Write([]byte("\x1b[!p"))
 }
 
 func (t *vtTerminal) Resize(cols, rows int) {

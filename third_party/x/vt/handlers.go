@@ -890,6 +890,10 @@ func (e *Emulator) registerDefaultCsiHandlers() {
 		if bottom < 1 {
 			bottom = height
 		}
+		// muster's patch: a bottom margin past the screen (CSI ;100 r
+		// on 50 rows) left the scroll region outside the buffer, and
+		// the next scroll (CSI T) indexed past it and panicked.
+		bottom = min(bottom, height)
 
 		if top >= bottom {
 			return false
@@ -923,6 +927,8 @@ func (e *Emulator) registerDefaultCsiHandlers() {
 			if right < 1 {
 				right = width
 			}
+			// muster's patch: as the bottom margin, within the screen.
+			right = min(right, width)
 
 			if left >= right {
 				return false
