@@ -250,6 +250,11 @@ type ParseOptions struct {
 	// so far turns out to be inherited (Item.Inherited: a fork's copy of
 	// its original's history, found at the fork's first own record).
 	Inherit func()
+	// NoUsageLog lets a parser leave Transcript.UsageLog empty: it grows
+	// by an entry a response, a gigabyte transcript's by tens of
+	// megabytes, and only analyses read it (the history index's rows do
+	// not).
+	NoUsageLog bool
 }
 
 // Source is one provider's transcript side.
