@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -68,6 +69,9 @@ func New(provider, home string) (*Writer, error) {
 var (
 	output = strings.Repeat(`ok  	example.com/pkg/sub	0.012s\n`, 120) // about 4 KB of tool output
 	reply  = strings.Repeat("The change compiles and the tests pass. ", 25)
+	// quoted once: quoting it for every turn made writing a gigabyte
+	// slow under the race detector
+	quotedReply = strconv.Quote(reply)
 )
 
 // Turn appends one turn: a prompt, a tool call with its output and a
@@ -128,24 +132,24 @@ func (w *Writer) writeTurn(bw *bufio.Writer) {
 			fmt.Sprintf(`{"type":"user","sessionId":%q,"cwd":"/src/app","uuid":"u%d","timestamp":%q,"message":{"role":"user","content":"prompt %d"}}`, sid, n, ts, n),
 			fmt.Sprintf(`{"type":"assistant","sessionId":%q,"cwd":"/src/app","uuid":"a%d","parentUuid":"u%d","timestamp":%q,"requestId":"r%d","message":{"id":"m%d","role":"assistant","model":"claude-sonnet-4","content":[{"type":"tool_use","id":"t%d","name":"Bash","input":{"command":"go test ./..."}}],"usage":{"input_tokens":100,"output_tokens":20}}}`, sid, n, n, ts, n, n, n),
 			fmt.Sprintf(`{"type":"user","sessionId":%q,"cwd":"/src/app","uuid":"r%d","parentUuid":"a%d","timestamp":%q,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":"%s"}]}}`, sid, n, n, ts, n, output),
-			fmt.Sprintf(`{"type":"assistant","sessionId":%q,"cwd":"/src/app","uuid":"b%d","parentUuid":"r%d","timestamp":%q,"requestId":"r%db","message":{"id":"m%db","role":"assistant","model":"claude-sonnet-4","content":[{"type":"text","text":%q}],"usage":{"input_tokens":10,"output_tokens":50}}}`, sid, n, n, ts, n, n, reply),
+			fmt.Sprintf(`{"type":"assistant","sessionId":%q,"cwd":"/src/app","uuid":"b%d","parentUuid":"r%d","timestamp":%q,"requestId":"r%db","message":{"id":"m%db","role":"assistant","model":"claude-sonnet-4","content":[{"type":"text","text":%s}],"usage":{"input_tokens":10,"output_tokens":50}}}`, sid, n, n, ts, n, n, quotedReply),
 		}
 	case "codex":
 		lines = []string{
 			fmt.Sprintf(`{"timestamp":%q,"type":"event_msg","payload":{"type":"user_message","message":"prompt %d"}}`, ts, n),
 			fmt.Sprintf(`{"timestamp":%q,"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"go\",\"test\"]}","call_id":"c%d"}}`, ts, n),
 			fmt.Sprintf(`{"timestamp":%q,"type":"response_item","payload":{"type":"function_call_output","call_id":"c%d","output":"%s"}}`, ts, n, output),
-			fmt.Sprintf(`{"timestamp":%q,"type":"event_msg","payload":{"type":"agent_message","message":%q}}`, ts, reply),
+			fmt.Sprintf(`{"timestamp":%q,"type":"event_msg","payload":{"type":"agent_message","message":%s}}`, ts, quotedReply),
 		}
 	case "gemini":
 		lines = []string{
 			fmt.Sprintf(`{"id":"u%d","type":"user","timestamp":%q,"content":[{"text":"prompt %d"}]}`, n, ts, n),
-			fmt.Sprintf(`{"id":"g%d","type":"gemini","timestamp":%q,"model":"gemini-2.5-pro","content":%q,"toolCalls":[{"id":"c%d","name":"run_shell_command","args":{"command":"go test"},"status":"success","resultDisplay":"%s"}],"tokens":{"input":100,"output":20,"cached":0,"thoughts":0,"tool":0,"total":120}}`, n, ts, reply, n, output),
+			fmt.Sprintf(`{"id":"g%d","type":"gemini","timestamp":%q,"model":"gemini-2.5-pro","content":%s,"toolCalls":[{"id":"c%d","name":"run_shell_command","args":{"command":"go test"},"status":"success","resultDisplay":"%s"}],"tokens":{"input":100,"output":20,"cached":0,"thoughts":0,"tool":0,"total":120}}`, n, ts, quotedReply, n, output),
 		}
 	case "cursor":
 		lines = []string{
 			fmt.Sprintf(`{"role":"user","message":{"content":[{"type":"text","text":"<user_query>prompt %d</user_query>"}]}}`, n),
-			fmt.Sprintf(`{"role":"assistant","message":{"content":[{"type":"text","text":%q},{"type":"tool_use","name":"Shell","input":{"command":"go test"}}]}}`, reply),
+			fmt.Sprintf(`{"role":"assistant","message":{"content":[{"type":"text","text":%s},{"type":"tool_use","name":"Shell","input":{"command":"go test"}}]}}`, quotedReply),
 		}
 	case "muse":
 		lines = []string{
