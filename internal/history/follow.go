@@ -90,7 +90,7 @@ func (c *followCache) follow(ctx context.Context, src transcript.Follower, env t
 	e := c.take(path)
 	if e == nil || !os.SameFile(e.fi, fi) || fi.Size() < e.off || !e.tailMatches(fd) {
 		e = &followed{doc: &docBuilder{}}
-		e.f = src.Follow(env, path, transcript.ParseOptions{Item: e.doc.add, Inherit: e.doc.reset})
+		e.f = src.Follow(env, path, transcript.ParseOptions{Item: e.doc.add, Inherit: e.doc.reset, NoUsageLog: true})
 		if e.f == nil {
 			return nil, nil, 0, errNotFollowed
 		}

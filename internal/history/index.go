@@ -409,7 +409,8 @@ func parseOne(ctx context.Context, j job, env transcript.Env, an *Analyzer, text
 			r.sessions, r.err = nil, fmt.Errorf("parser panicked: %v", p)
 		}
 	}()
-	opts := transcript.ParseOptions{SummaryOnly: an == nil && !text}
+	// Only an analysis reads the usage log.
+	opts := transcript.ParseOptions{SummaryOnly: an == nil && !text, NoUsageLog: an == nil}
 	// Without an analysis, only the full-text row needs the items: a
 	// parser that can stream them hands them over one by one, and a huge
 	// transcript's items are never held at once.

@@ -2,9 +2,11 @@ package history
 
 import (
 	"encoding/json"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/musterhq/muster/internal/termtext"
@@ -26,6 +28,19 @@ const (
 	capColumn     = 2 << 20  // said or tools, per session
 )
 
+// A column also stops taking words once it holds about maxColumnWords
+// distinct ones. SQLite's FTS5 holds a row's distinct tokens in memory
+// while it inserts the row, about 330 bytes each: 2 MB of prompts that
+// were all different numbers (175,000 tokens) took the daemon 63 MB
+// above its heap for one row (issue 22), however large the transcript.
+// Prose and code repeat their words and fill the bytes first. They are
+// counted in a bitmap of their hashes (linear counting): wordBits bits,
+// full at maxSetBits, which is about 33,000 distinct words.
+const (
+	wordBits   = 1 << 16
+	maxSetBits = wordBits * 2 / 5
+)
+
 // doc is a session's full-text search row.
 type doc struct {
 	meta, said, tools string
@@ -44,8 +59,18 @@ func searchDoc(t *transcript.Transcript) doc {
 // parser streaming its items (transcript.ParseOptions.Item) never has them
 // held: the row is capped, the transcript is not.
 type docBuilder struct {
-	said, tools strings.Builder
+	said, tools column
 }
+
+// column is one text column of a row being built.
+type column struct {
+	b     strings.Builder
+	words []uint64 // the bitmap of its words' hashes, made on first use
+	set   int      // bits set in words
+}
+
+// wordSeed hashes the words of every column.
+var wordSeed = maphash.MakeSeed()
 
 func (d *docBuilder) add(it transcript.Item) {
 	// What a fork starts from was said in its original, whose row finds
@@ -55,45 +80,91 @@ func (d *docBuilder) add(it transcript.Item) {
 	}
 	switch it.Kind {
 	case transcript.UserPrompt, transcript.AssistantText, transcript.Thinking:
-		addCapped(&d.said, it.Text, capSaid)
+		d.said.add(it.Text, capSaid)
 	case transcript.ToolUse:
-		addCapped(&d.tools, it.Tool, 64)
-		addCapped(&d.tools, inputText(it.Input, capToolInput), capToolInput)
+		d.tools.add(it.Tool, 64)
+		d.tools.add(inputText(it.Input, capToolInput), capToolInput)
 	case transcript.ToolResult:
-		addCapped(&d.tools, it.Text, capToolOutput)
+		d.tools.add(it.Text, capToolOutput)
 	}
 }
 
 // reset forgets every item added: they were a fork's inherited history
 // (transcript.ParseOptions.Inherit).
 func (d *docBuilder) reset() {
-	d.said.Reset()
-	d.tools.Reset()
+	d.said, d.tools = column{}, column{}
 }
 
 // clone is a copy of d that adds without changing d.
 func (d *docBuilder) clone() *docBuilder {
 	c := &docBuilder{}
-	c.said.WriteString(d.said.String())
-	c.tools.WriteString(d.tools.String())
+	d.said.copyTo(&c.said)
+	d.tools.copyTo(&c.tools)
 	return c
+}
+
+// copyTo makes n, a new column, a copy of c.
+func (c *column) copyTo(n *column) {
+	n.b.WriteString(c.b.String())
+	n.words, n.set = slices.Clone(c.words), c.set
 }
 
 func (d *docBuilder) doc(s transcript.Session) doc {
 	return doc{
 		meta:  ftsClean(strings.Join([]string{s.Title, s.FirstPrompt, s.CWD, s.ID, s.Model}, "\n")),
-		said:  d.said.String(),
-		tools: d.tools.String(),
+		said:  d.said.b.String(),
+		tools: d.tools.b.String(),
 	}
 }
 
-func addCapped(b *strings.Builder, s string, n int) {
-	if s == "" || b.Len() >= capColumn {
+// add appends s, cut to n bytes, to the column, and the words it has
+// room for.
+func (c *column) add(s string, n int) {
+	if s == "" || c.b.Len() >= capColumn || c.set >= maxSetBits {
 		return
 	}
-	s = clip(s, min(n, capColumn-b.Len()))
-	b.WriteString(ftsClean(s))
-	b.WriteByte('\n')
+	s = c.countWords(ftsClean(clip(s, min(n, capColumn-c.b.Len()))))
+	c.b.WriteString(s)
+	c.b.WriteByte('\n')
+}
+
+// countWords counts the words of s (as FTS5's unicode61 tokenizer splits
+// them, case folded) and returns s up to the word that fills the column.
+func (c *column) countWords(s string) string {
+	if c.words == nil {
+		c.words = make([]uint64, wordBits/64)
+	}
+	var h maphash.Hash
+	h.SetSeed(wordSeed)
+	var buf [utf8.UTFMax]byte
+	in := false
+	for i, r := range s {
+		if isTokenRune(r) {
+			h.Write(utf8.AppendRune(buf[:0], unicode.ToLower(r)))
+			in = true
+			continue
+		}
+		if in && c.word(&h) {
+			return s[:i]
+		}
+		in = false
+	}
+	if in {
+		c.word(&h)
+	}
+	return s
+}
+
+// word counts the word h hashed, resetting h, and reports whether the
+// column is full.
+func (c *column) word(h *maphash.Hash) bool {
+	x := h.Sum64() % wordBits
+	h.Reset()
+	if bit := uint64(1) << (x % 64); c.words[x/64]&bit == 0 {
+		c.words[x/64] |= bit
+		c.set++
+	}
+	return c.set >= maxSetBits
 }
 
 // inputText is the string values of a tool call's JSON arguments, one a

@@ -252,6 +252,11 @@ type ParseOptions struct {
 	// the fork's first own record), or the parser takes them back to pass
 	// them all again, the inherited ones marked (as a Follow does).
 	Inherit func()
+	// NoUsageLog lets a parser leave Transcript.UsageLog empty: it grows
+	// by an entry a response, a gigabyte transcript's by tens of
+	// megabytes, and only analyses read it (the history index's rows do
+	// not).
+	NoUsageLog bool
 }
 
 // Source is one provider's transcript side.

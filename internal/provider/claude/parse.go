@@ -53,9 +53,9 @@ type parser struct {
 
 	customTitle, aiTitle, summary string
 
-	toolIDs    map[string]struct{}  // tool_use ids seen
-	usageKeys  map[string]struct{}  // message.id:requestId counted
-	names      map[string][2]string // tool_use id → canonical, raw name
+	toolIDs    transcript.IDSet     // tool_use ids seen
+	usageKeys  transcript.IDSet     // message.id:requestId counted
+	names      transcript.CallNames // tool_use id → canonical, raw name
 	usage      transcript.Usage
 	byModel    map[string]transcript.Usage
 	hasUsage   bool
@@ -64,7 +64,7 @@ type parser struct {
 
 	// parents are the uuids that some record already continues: a prompt
 	// continuing one of them again is a rewind.
-	parents map[string]bool
+	parents transcript.IDSet
 	rewind  bool // the current record continues such a uuid
 
 	dec decoder
@@ -75,13 +75,10 @@ type parser struct {
 
 func newParser(env transcript.Env, path string, opts transcript.ParseOptions) *parser {
 	p := &parser{
-		env:       env,
-		opts:      opts,
-		t:         &transcript.Transcript{Session: transcript.Session{Provider: Name, Path: path}},
-		toolIDs:   map[string]struct{}{},
-		usageKeys: map[string]struct{}{},
-		names:     map[string][2]string{},
-		budget:    transcript.NewImageBudget(),
+		env:    env,
+		opts:   opts,
+		t:      &transcript.Transcript{Session: transcript.Session{Provider: Name, Path: path}},
+		budget: transcript.NewImageBudget(),
 	}
 	p.base = strings.TrimSuffix(filepath.Base(path), ".jsonl")
 	p.baseUUID = uuidRE.MatchString(p.base)
@@ -270,11 +267,7 @@ func (p *parser) line(n int, raw []byte) {
 	p.rewind = false
 	if !inlined && !p.opts.SummaryOnly {
 		if pu := transcript.Str(r.parentUUID); pu != "" {
-			if p.parents == nil {
-				p.parents = map[string]bool{}
-			}
-			p.rewind = p.parents[pu]
-			p.parents[pu] = true
+			p.rewind = !p.parents.Add(pu)
 		}
 	}
 	switch typ {
@@ -445,7 +438,7 @@ func (p *parser) toolResult(b []transcript.Member, ts time.Time) {
 		}
 		it.Text = strings.Join(parts, "\n")
 	}
-	if names, ok := p.names[id]; ok {
+	if names, ok := p.names.Get(id); ok {
 		it.Tool, it.RawTool = names[0], names[1]
 	}
 	p.add(it)
@@ -548,10 +541,9 @@ func (p *parser) assistant(r *record, ts time.Time, inlined bool) {
 		case transcript.StrEqual(typ, "tool_use"), transcript.StrEqual(typ, "server_tool_use"):
 			callID := transcript.Str(transcript.Lookup(b, "id"))
 			if callID != "" {
-				if _, dup := p.toolIDs[callID]; dup {
+				if !p.toolIDs.Add(callID) {
 					continue
 				}
-				p.toolIDs[callID] = struct{}{}
 			}
 			p.t.ToolCallCount++
 			if p.opts.SummaryOnly {
@@ -560,7 +552,7 @@ func (p *parser) assistant(r *record, ts time.Time, inlined bool) {
 			raw := transcript.Str(transcript.Lookup(b, "name"))
 			tool := NormalizeTool(raw)
 			if callID != "" {
-				p.names[callID] = [2]string{tool, raw}
+				p.names.Set(callID, [2]string{tool, raw})
 			}
 			var input json.RawMessage
 			if in := transcript.Lookup(b, "input"); len(in) > 0 && in[0] == '{' {
@@ -575,10 +567,9 @@ func (p *parser) addUsage(rawID, rawRequestID []byte, model string, usage []byte
 	key := ""
 	if transcript.IsString(rawID) && transcript.IsString(rawRequestID) && len(rawID) > 2 && len(rawRequestID) > 2 {
 		key = string(rawID) + ":" + string(rawRequestID)
-		if _, dup := p.usageKeys[key]; dup {
+		if !p.usageKeys.Add(key) {
 			return
 		}
-		p.usageKeys[key] = struct{}{}
 	}
 	ms, ok := transcript.Members(usage, p.blk)
 	p.blk = ms
@@ -608,7 +599,9 @@ func (p *parser) addUsage(rawID, rawRequestID []byte, model string, usage []byte
 		model = "unknown"
 	}
 	// The key is the raw JSON strings: an id with escapes is still one id.
-	p.t.UsageLog = append(p.t.UsageLog, transcript.UsageEntry{Key: key, Time: ts, Model: model, Usage: x})
+	if !p.opts.NoUsageLog {
+		p.t.UsageLog = append(p.t.UsageLog, transcript.UsageEntry{Key: key, Time: ts, Model: model, Usage: x})
+	}
 	if p.byModel == nil {
 		p.byModel = map[string]transcript.Usage{}
 	}

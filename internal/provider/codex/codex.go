@@ -102,18 +102,25 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 		return nil, fmt.Errorf("open codex rollout: %w", err)
 	}
 	defer f.Close()
+	jsonl := !strings.HasSuffix(path, ".json")
+	if jsonl && opts.Item != nil && !opts.SummaryOnly {
+		// Streamed, with the follow's bounded holding of items whose
+		// fate is decided late.
+		fl := newFollow(path, opts)
+		fl.whole = true
+		if _, err := fl.Feed(ctx, f); err != nil {
+			return nil, err
+		}
+		return fl.Transcripts(), nil
+	}
 	p := newParser(path, opts)
-	if strings.HasSuffix(path, ".json") {
-		if err := p.legacyDocument(f); err != nil {
+	if jsonl {
+		var lines int
+		if _, err := scanRollout(ctx, p, f, &lines, true); err != nil {
 			return nil, err
 		}
-	} else {
-		if err := scanRollout(ctx, p, f); err != nil {
-			return nil, err
-		}
-		if err := p.readHistoryBase(ctx); err != nil {
-			return nil, err
-		}
+	} else if err := p.legacyDocument(f); err != nil {
+		return nil, err
 	}
 	t := p.finish()
 	if t == nil {
@@ -122,25 +129,39 @@ func (*Source) Parse(ctx context.Context, env transcript.Env, path string, opts 
 	return []*transcript.Transcript{t}, nil
 }
 
-// scanRollout feeds p the lines of a JSONL rollout.
-func scanRollout(ctx context.Context, p *parser, r io.Reader) error {
+// scanRollout feeds p the lines of a JSONL rollout, numbered after
+// *lines (which it advances), and has the original's history a fork
+// points at read as soon as its session_meta is. A last line without its
+// newline is parsed when whole is set (a file read to its end), left
+// otherwise (a file an agent may still be writing). It returns the bytes
+// of the lines parsed.
+func scanRollout(ctx context.Context, p *parser, r io.Reader, lines *int, whole bool) (int64, error) {
 	sc := transcript.NewLineScanner(r, 0)
-	for sc.Scan() {
-		if sc.Line()%4096 == 0 {
+	var consumed int64
+	for sc.Scan() && (whole || sc.Terminated()) {
+		consumed = sc.Offset()
+		*lines++
+		if *lines%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return err
+				return consumed, err
 			}
 		}
 		if sc.TooLong() {
-			p.warnf(sc.Line(), "longer than %d bytes; skipped", transcript.DefaultMaxLine)
-			continue
+			p.warnf(*lines, "longer than %d bytes; skipped", transcript.DefaultMaxLine)
+		} else {
+			p.line(*lines, sc.Bytes())
 		}
-		p.line(sc.Line(), sc.Bytes())
+		if p.historyBase > 0 && !p.baseRead {
+			p.baseRead = true
+			if err := p.readHistoryBase(ctx); err != nil {
+				return consumed, err
+			}
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read codex rollout: %w", err)
+		return consumed, fmt.Errorf("read codex rollout: %w", err)
 	}
-	return nil
+	return consumed, nil
 }
 
 // SessionMeta is what a rollout's first record says about the session.

@@ -16,13 +16,20 @@ type builder struct {
 	first  string
 	// pending queues the calls whose ids the parser made up, oldest first,
 	// for results that carry no call id (legacy text); head is the next.
+	// At most maxPending wait: a transcript whose calls are never answered
+	// would grow the queue with the file (issue 22), and a result that
+	// many calls late answers the oldest one kept.
 	pending []string
 	head    int
-	// answered marks calls that already have a result.
-	answered map[string]bool
-	// tools names each call id's tool, for its result.
-	tools map[string][2]string
+	// open holds the ids in the queue, true once a result naming the id
+	// answered it.
+	open map[string]bool
+	// tools names the latest calls' tools, for their results.
+	tools transcript.CallNames
 }
+
+// maxPending bounds the calls without ids waiting for a result.
+const maxPending = 1 << 12
 
 func newBuilder(path, id string, opts transcript.ParseOptions) *builder {
 	b := &builder{
@@ -32,9 +39,8 @@ func newBuilder(path, id string, opts transcript.ParseOptions) *builder {
 	}
 	if b.full {
 		b.budget = transcript.NewImageBudget()
-		b.tools = map[string][2]string{}
 	}
-	b.answered = map[string]bool{}
+	b.open = map[string]bool{}
 	return b
 }
 
@@ -79,12 +85,16 @@ func (b *builder) toolUse(id string, synthetic bool, raw, input, model string) {
 	b.t.ToolCallCount++
 	if synthetic {
 		b.pending = append(b.pending, id)
+		b.open[id] = false
+		if len(b.pending)-b.head > maxPending {
+			b.pop()
+		}
 	}
 	if !b.full {
 		return
 	}
 	name, args := canonical(raw, []byte(input))
-	b.tools[id] = [2]string{name, raw}
+	b.tools.Set(id, [2]string{name, raw})
 	b.add(transcript.Item{Kind: transcript.ToolUse, CallID: id, Tool: name, RawTool: raw, Input: args, Model: model})
 }
 
@@ -92,22 +102,33 @@ func (b *builder) toolUse(id string, synthetic bool, raw, input, model string) {
 // id the parser made up.
 func (b *builder) toolResult(id, text string, isErr bool) {
 	if id == "" {
-		for b.head < len(b.pending) && b.answered[b.pending[b.head]] {
-			b.head++
+		for b.head < len(b.pending) && b.open[b.pending[b.head]] {
+			b.pop()
 		}
 		if b.head < len(b.pending) {
-			id = b.pending[b.head]
-			b.head++
+			id = b.pop()
 		}
-	}
-	if id != "" {
-		b.answered[id] = true
+	} else if _, ok := b.open[id]; ok {
+		b.open[id] = true
 	}
 	if !b.full {
 		return
 	}
-	tool := b.tools[id]
+	tool, _ := b.tools.Get(id)
 	b.add(transcript.Item{Kind: transcript.ToolResult, CallID: id, Tool: tool[0], RawTool: tool[1], Text: text, IsError: isErr})
+}
+
+// pop takes the oldest call off the queue, whose memory is given back
+// once half of it is taken.
+func (b *builder) pop() string {
+	id := b.pending[b.head]
+	delete(b.open, id)
+	b.head++
+	if b.head > 1024 && b.head*2 > len(b.pending) {
+		b.pending = append(b.pending[:0], b.pending[b.head:]...)
+		b.head = 0
+	}
+	return id
 }
 
 // meta applies a chat store's meta record.

@@ -129,7 +129,7 @@ type parser struct {
 	opts    transcript.ParseOptions
 	t       *transcript.Transcript
 	agentID string
-	names   map[string][2]string // call_id → canonical and raw tool name
+	names   transcript.CallNames // call_id → canonical and raw tool name
 	top     []transcript.Member
 	budget  *transcript.ImageBudget
 }
@@ -141,7 +141,6 @@ func newParser(env transcript.Env, path string, opts transcript.ParseOptions) *p
 		opts:    opts,
 		agentID: agentID,
 		t:       &transcript.Transcript{Session: transcript.Session{Provider: Name, Path: path}},
-		names:   map[string][2]string{},
 		budget:  transcript.NewImageBudget(),
 	}
 }
@@ -255,7 +254,7 @@ func (p *parser) item(n int, item []transcript.Member, source string, ts time.Ti
 		callID, name := transcript.Str(get("call_id")), transcript.Str(get("name"))
 		tool, input := NormalizeTool(name, arguments(get("arguments")))
 		if callID != "" {
-			p.names[callID] = [2]string{tool, name}
+			p.names.Set(callID, [2]string{tool, name})
 		}
 		p.add(transcript.Item{Kind: transcript.ToolUse, Time: ts, Source: source, CallID: callID, Tool: tool, RawTool: name, Input: input})
 	case "function_call_output":
@@ -267,7 +266,7 @@ func (p *parser) item(n int, item []transcript.Member, source string, ts time.Ti
 		if string(get("success")) == "false" {
 			it.IsError = true
 		}
-		if names, ok := p.names[callID]; ok {
+		if names, ok := p.names.Get(callID); ok {
 			it.Tool, it.RawTool = names[0], names[1]
 		}
 		p.add(it)

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -262,4 +263,48 @@ func FuzzFollow(t *testing.T, src transcript.Source, env transcript.Env, path st
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// FirstReadHeld follows path from its start in one Feed, the way the
+// history index does (items streamed, no usage log), and returns the
+// most live heap the read held above what there was before it, measured
+// after a collection every few thousand items, and the number of items.
+// A parse that keeps what it read grows with the file; one that streams
+// holds its summary state and a bounded share of the items.
+func FirstReadHeld(t testing.TB, src transcript.Source, env transcript.Env, path string) (held int64, items int) {
+	t.Helper()
+	live := func() int64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapAlloc)
+	}
+	base := live()
+	f := src.(transcript.Follower).Follow(env, path, transcript.ParseOptions{
+		Item: func(transcript.Item) {
+			if items++; items%5000 == 0 {
+				held = max(held, live()-base)
+			}
+		},
+		Inherit:    func() {},
+		NoUsageLog: true,
+	})
+	if f == nil {
+		t.Fatalf("%s does not follow %s", src.Provider(), path)
+	}
+	fd, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	if _, err := f.Feed(t.Context(), fd); err != nil {
+		t.Fatal(err)
+	}
+	held = max(held, live()-base)
+	ts := f.Transcripts()
+	if len(ts) != 1 || ts[0].PromptCount == 0 || items == 0 {
+		t.Fatalf("%s: %d transcripts, %d items", path, len(ts), items)
+	}
+	runtime.KeepAlive(f)
+	return held, items
 }
