@@ -131,7 +131,8 @@ func TestRenameKeys(t *testing.T) {
 		{"renames", `{"path":"a","old_text":"x","other":1}`, `{"file_path":"a","old_string":"x","other":1}`},
 		{"keeps an existing target", `{"path":"a","file_path":"b"}`, `{"path":"a","file_path":"b"}`},
 		{"not an object", `["path"]`, `["path"]`},
-		{"invalid", `{"path":`, `{"path":`},
+		{"invalid", `{"path":`, ``},
+		{"a control character in a string", "{\"path\":\"a\x00\"}", ``},
 		{"nothing to rename", `{"x":1}`, `{"x":1}`},
 	}
 	renames := map[string]string{"path": "file_path", "old_text": "old_string"}

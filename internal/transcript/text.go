@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"unicode"
@@ -42,11 +43,25 @@ func Clip(s string, n int) string {
 	return strings.TrimRightFunc(s[:i], unicode.IsSpace) + "…"
 }
 
+// RawObject is raw as a tool call's arguments: a copy when it is one valid
+// JSON object, else nil. Transcript scans are lenient (a line with a raw
+// control character inside a string is still read), and an Input that is
+// not valid JSON fails every later json.Marshal of its transcript.
+func RawObject(raw []byte) json.RawMessage {
+	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
+		return nil
+	}
+	return json.RawMessage(bytes.Clone(raw))
+}
+
 // RenameKeys returns the JSON object raw with keys renamed old → new, for
 // mapping provider tool arguments onto canonical names. A key whose new name
-// is already present is kept as is; anything that is not a JSON object is
-// returned unchanged.
+// is already present is kept as is; other valid JSON is returned unchanged,
+// and invalid JSON (see RawObject) as nil.
 func RenameKeys(raw []byte, renames map[string]string) json.RawMessage {
+	if !json.Valid(raw) {
+		return nil
+	}
 	var obj map[string]json.RawMessage
 	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &obj) != nil || obj == nil {
 		return json.RawMessage(raw)

@@ -2,7 +2,6 @@ package claude
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -554,10 +553,7 @@ func (p *parser) assistant(r *record, ts time.Time, inlined bool) {
 			if callID != "" {
 				p.names.Set(callID, [2]string{tool, raw})
 			}
-			var input json.RawMessage
-			if in := transcript.Lookup(b, "input"); len(in) > 0 && in[0] == '{' {
-				input = json.RawMessage(bytes.Clone(in))
-			}
+			input := transcript.RawObject(transcript.Lookup(b, "input"))
 			p.add(transcript.Item{Kind: transcript.ToolUse, Time: ts, CallID: callID, Tool: tool, RawTool: raw, Input: input, Model: itemModel})
 		}
 	}

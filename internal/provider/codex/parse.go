@@ -871,7 +871,9 @@ func NormalizeTool(name string, args []byte) (string, json.RawMessage) {
 		}
 	}
 	raw := func() json.RawMessage {
-		if len(args) == 0 {
+		if len(args) == 0 || !json.Valid(args) {
+			// Arguments that are not JSON would fail every json.Marshal
+			// of the transcript (transcript.RawObject).
 			return nil
 		}
 		return json.RawMessage(bytes.Clone(args))
