@@ -54,6 +54,15 @@ func RawObject(raw []byte) json.RawMessage {
 	return json.RawMessage(bytes.Clone(raw))
 }
 
+// RawJSON is raw when it is valid JSON, else nil (see RawObject): for
+// arguments kept as the CLI wrote them.
+func RawJSON(raw []byte) json.RawMessage {
+	if len(raw) == 0 || !json.Valid(raw) {
+		return nil
+	}
+	return json.RawMessage(raw)
+}
+
 // RenameKeys returns the JSON object raw with keys renamed old → new, for
 // mapping provider tool arguments onto canonical names. A key whose new name
 // is already present is kept as is; other valid JSON is returned unchanged,

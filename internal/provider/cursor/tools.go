@@ -36,7 +36,7 @@ func canonical(raw string, input []byte) (string, json.RawMessage) {
 		return t.name, nil
 	}
 	if t.renames == nil {
-		return t.name, json.RawMessage(input)
+		return t.name, transcript.RawJSON(input)
 	}
 	return t.name, transcript.RenameKeys(input, t.renames)
 }

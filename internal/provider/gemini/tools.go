@@ -40,16 +40,13 @@ var tools = map[string]tool{
 func canonical(raw string, args []byte) (string, json.RawMessage) {
 	t, ok := tools[raw]
 	if !ok {
-		if len(args) == 0 {
-			return raw, nil
-		}
-		return raw, json.RawMessage(args)
+		return raw, transcript.RawJSON(args)
 	}
 	if len(args) == 0 {
 		return t.name, nil
 	}
 	if t.renames == nil {
-		return t.name, json.RawMessage(args)
+		return t.name, transcript.RawJSON(args)
 	}
 	return t.name, transcript.RenameKeys(args, t.renames)
 }
