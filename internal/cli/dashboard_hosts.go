@@ -534,13 +534,7 @@ func (b *dashboardBackend) ackOnHosts(ctx context.Context, ids []int64, all bool
 			}
 			return nil, err
 		}
-		base := int64(i+1) * hostItemBase
-		for _, id := range r.Acknowledged {
-			res.Acknowledged = append(res.Acknowledged, base+id)
-		}
-		for _, id := range r.Already {
-			res.Already = append(res.Already, base+id)
-		}
+		addHostAcks(res, r, i)
 	}
 	return local, nil
 }
@@ -708,4 +702,16 @@ func hostDir(dir string) string {
 		return strings.TrimPrefix(dir, "~/")
 	}
 	return dir
+}
+
+// addHostAcks adds the i-th host's answer to an ack to res, its item ids
+// numbered as this machine shows them (hostItemBase).
+func addHostAcks(res *proto.AckResult, got proto.AckResult, i int) {
+	base := int64(i+1) * hostItemBase
+	for _, id := range got.Acknowledged {
+		res.Acknowledged = append(res.Acknowledged, base+id)
+	}
+	for _, id := range got.Already {
+		res.Already = append(res.Already, base+id)
+	}
 }

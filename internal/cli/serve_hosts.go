@@ -266,13 +266,7 @@ func (r serveHosts) ack(ctx context.Context, ids []int64, res *proto.AckResult) 
 		if err != nil {
 			return nil, r.problem(l, err)
 		}
-		base := int64(i+1) * hostItemBase
-		for _, id := range got.Acknowledged {
-			res.Acknowledged = append(res.Acknowledged, base+id)
-		}
-		for _, id := range got.Already {
-			res.Already = append(res.Already, base+id)
-		}
+		addHostAcks(res, got, i)
 	}
 	return local, nil
 }
