@@ -160,20 +160,26 @@ func main() {
 	cpu := make([]time.Duration, targets)
 	sysr := make([]int64, targets)
 	sysw := make([]int64, targets)
+	// The clients' own CPU: with the server's, how busy the machine was,
+	// which tells a server short of processors from one that stalls.
+	clientCPU := make([]time.Duration, targets)
 	for r := range *bursts {
 		for j := range targets {
 			t := (r + j) % targets
 			if t == 0 {
-				c0 := cpuTime(echo.Process.Pid)
+				c0, s0 := cpuTime(echo.Process.Pid), selfCPU()
 				wall[0] += runBurst(echoSock, ds[0].gen, false)
 				cpu[0] += cpuTime(echo.Process.Pid) - c0
+				clientCPU[0] += selfCPU() - s0
 				continue
 			}
 			d := ds[t-1]
 			c0 := cpuTime(d.cmd.Process.Pid)
 			r0, w0 := syscalls(d.cmd.Process.Pid)
+			s0 := selfCPU()
 			wall[t] += runBurst(d.sock, d.gen, true)
 			cpu[t] += cpuTime(d.cmd.Process.Pid) - c0
+			clientCPU[t] += selfCPU() - s0
 			r1, w1 := syscalls(d.cmd.Process.Pid)
 			sysr[t] += r1 - r0
 			sysw[t] += w1 - w0
@@ -181,11 +187,13 @@ func main() {
 	}
 	n := *burst * *bursts
 	fmt.Printf("\nthroughput, %d clients, one connection per event, %d events each:\n", *clients, n)
-	fmt.Printf("  %-8s %9.0f requests/s, server CPU %.1f µs per request\n", "echo", float64(n)/wall[0].Seconds(), us(cpu[0])/float64(n))
+	busy := func(t int) float64 { return (cpu[t] + clientCPU[t]).Seconds() / wall[t].Seconds() }
+	fmt.Printf("  %-8s %9.0f requests/s, server CPU %.1f µs per request (clients %.1f µs; %.2f CPUs busy)\n", "echo",
+		float64(n)/wall[0].Seconds(), us(cpu[0])/float64(n), us(clientCPU[0])/float64(n), busy(0))
 	for i, d := range ds {
-		fmt.Printf("  %-8s %9.0f durable events/s = %.2fx floor, server CPU %.1f µs and %.1f read + %.1f write syscalls per request\n",
+		fmt.Printf("  %-8s %9.0f durable events/s = %.2fx floor, server CPU %.1f µs and %.1f read + %.1f write syscalls per request (clients %.1f µs; %.2f CPUs busy)\n",
 			d.name, float64(n)/wall[i+1].Seconds(), wall[0].Seconds()/wall[i+1].Seconds(), us(cpu[i+1])/float64(n),
-			float64(sysr[i+1])/float64(n), float64(sysw[i+1])/float64(n))
+			float64(sysr[i+1])/float64(n), float64(sysw[i+1])/float64(n), us(clientCPU[i+1])/float64(n), busy(i+1))
 	}
 	if len(ds) == 2 {
 		fmt.Printf("  muster/baseline: events/s %.3f, CPU per request %.3f\n",
@@ -521,6 +529,15 @@ func cpuTime(pid int) time.Duration {
 	fmt.Sscan(f[11], &ut)
 	fmt.Sscan(f[12], &st)
 	return time.Duration(ut+st) * (time.Second / 100) // USER_HZ
+}
+
+// selfCPU is this process's user + system time.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // syscalls is a process's read and write system calls so far (Linux

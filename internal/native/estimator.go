@@ -461,9 +461,15 @@ func (e *Estimator) HookEventSeen(surfaceID, provider string) {
 	if s.hooked == nil {
 		s.hooked = map[string]bool{}
 	}
+	first := !s.hooked[provider]
 	s.hooked[provider] = true
 	s.sig.Unlock()
-	e.nudge()
+	// Only the first hook changes what a poll does (it stands the
+	// estimation down): a poll per hook read every pane's foreground
+	// group at the rate hooks arrive.
+	if first {
+		e.nudge()
+	}
 }
 
 // SurfaceExited reports the end of the pane's process with its exit status
