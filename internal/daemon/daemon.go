@@ -95,6 +95,9 @@ type testHooks struct {
 	// recordingSurface runs when a launch is about to store its surface,
 	// its program already running.
 	recordingSurface func()
+	// paneStarted runs when a launch's program runs, before its surface
+	// is registered with the estimator.
+	paneStarted func()
 }
 
 // Daemon is a running server.

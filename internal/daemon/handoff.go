@@ -561,7 +561,9 @@ func (d *Daemon) adoptPane(hp handoffPane) error {
 	}, hp.Capability); err != nil {
 		return err
 	}
-	cfg := d.paneConfig(s, surfaceID)
+	registered := make(chan struct{})
+	defer close(registered) // also when the adoption fails: nothing waits then
+	cfg := d.paneConfig(s, surfaceID, registered)
 	cfg.OnExit = func(code int) { d.onExit(s, surfaceID, code) }
 	p, err := pane.Adopt(cfg, hp.Pane)
 	if err != nil {

@@ -395,3 +395,30 @@ func TestExitWhileTheSurfaceIsRecorded(t *testing.T) {
 		return fmt.Sprintf("the stored surface to have exited with code 3, not %s %v (%v)", state, code, err)
 	})
 }
+
+// TestNotificationAtOnceIsKept: a program that asks for attention in its
+// very first output (OSC 9 before anything else) gets its item, although
+// its output is read before the launch has registered the surface with
+// the estimator. The launch is held in that window until the program has
+// printed the notification.
+func TestNotificationAtOnceIsKept(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "printed")
+	d := startDaemonWith(t, &testHooks{paneStarted: func() {
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := os.Stat(marker); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond) // for the pane to read it
+	}})
+	c := d.dial()
+	c.must(proto.OpNew, proto.NewArgs{Name: "asks", Dir: t.TempDir(),
+		Cmd: "sh " + script(t, `printf '\033]9;approve the deploy\007'; touch `+marker+`; exec cat`)}, nil)
+	poll.Wait(t, 20*time.Second, func() bool {
+		var items []proto.AttentionItem
+		c.must(proto.OpAttention, proto.AttentionArgs{}, &items)
+		return len(items) == 1 && items[0].Message == "approve the deploy"
+	}, func() string { return "the notification printed at once to open an item" })
+}

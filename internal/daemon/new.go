@@ -322,7 +322,8 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 		envEventSocket:            d.dirs.EventSocket(),
 		"MUSTER_EVENT_CAPABILITY": capTok,
 	}
-	cfg := d.paneConfig(s, surfaceID)
+	registered := make(chan struct{})
+	cfg := d.paneConfig(s, surfaceID, registered)
 	cfg.Argv = d.injectHooks(s.rec, argv)
 	cfg.Dir = s.rec.CWD
 	cfg.Env = d.paneEnv(env, s, surfaceID, extra)
@@ -337,8 +338,12 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 	started := time.Now() // no record of its agent's transcript is older
 	p, err := pane.Start(cfg)
 	if err != nil {
+		close(registered)
 		d.events.CloseSurface(surfaceID, nil)
 		return proto.Errorf(proto.CodeInvalid, "start %s: %v", argv[0], err)
+	}
+	if h := d.opts.hooks; h != nil && h.paneStarted != nil {
+		h.paneStarted()
 	}
 	d.events.SurfaceStarted(surfaceID, p.PID())
 	injected := len(cfg.Argv) != len(argv) // hooks came with the launch (claude --settings)
@@ -352,6 +357,7 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 			return s.rec.NativeID
 		},
 	})
+	close(registered)
 	// The session names its new pane before the surface is stored: the
 	// program runs already, and its first hook (a fast agent's SessionStart
 	// capture) checks the capability and the process against s.surface and
@@ -390,7 +396,10 @@ func (d *Daemon) launch(ctx context.Context, s *session, argv []string, env map[
 
 // paneConfig is what every pane of s gets, launched or adopted from an
 // earlier daemon image (handoff.go): its scanner, limits and logger.
-func (d *Daemon) paneConfig(s *session, surfaceID string) pane.Config {
+// The pane's signals wait for registered to close: its program runs, and
+// its output is read, before the estimator knows the surface, and a
+// notification printed at once (`printf '\e]9;…'; exec cat`) was dropped.
+func (d *Daemon) paneConfig(s *session, surfaceID string, registered <-chan struct{}) pane.Config {
 	d.mu.Lock()
 	bell := s.bellLocked()
 	d.mu.Unlock()
@@ -400,6 +409,7 @@ func (d *Daemon) paneConfig(s *session, surfaceID string) pane.Config {
 		ScrollbackBytes: d.opts.ScrollbackBytes,
 		Logger:          d.logger.With("session_id", s.rec.ID, "surface_id", surfaceID),
 		Scanner: bellScanner{Scanner: newPaneScanner(func(sigs []termsignal.Signal) {
+			<-registered
 			d.onSignals(s, surfaceID, sigs)
 		}), bell: bell, retitled: d.stateChanged},
 		FilterClients: true,
