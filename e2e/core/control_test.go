@@ -27,7 +27,7 @@ func TestControlPaneDrivesEverySession(t *testing.T) {
 	w := func(name string) string { return filepath.Join(t.TempDir(), name) }
 	sendRC, newRC, newErr := w("send.rc"), w("new.rc"), w("new.err")
 	e.must("send", "ctl", "muster send work 'echo from-ctl-$((6*7))' --enter; echo $? >"+sendRC, "--enter")
-	if rc := strings.TrimSpace(waitFile(t, sendRC)); rc != "0" {
+	if rc := waitExit(t, sendRC); rc != "0" {
 		t.Fatalf("muster send from the control pane: exit %s", rc)
 	}
 	e.waitScreen("work", "from-ctl-42")
@@ -40,7 +40,7 @@ func TestControlPaneDrivesEverySession(t *testing.T) {
 
 	// Not even a control pane makes another one.
 	e.must("send", "ctl", "muster new --name sneaky --control --cmd true 2>"+newErr+"; echo $? >"+newRC, "--enter")
-	if rc, msg := strings.TrimSpace(waitFile(t, newRC)), waitFile(t, newErr); rc != "1" || !strings.Contains(msg, "may not make a control pane") {
+	if rc, msg := waitExit(t, newRC), waitFile(t, newErr); rc != "1" || !strings.Contains(msg, "may not make a control pane") {
 		t.Errorf("muster new --control inside a pane: exit %s, stderr %q", rc, msg)
 	}
 
@@ -53,7 +53,7 @@ func TestControlPaneDrivesEverySession(t *testing.T) {
 	e.waitScreen("ctl", "bash-")
 	killRC := w("kill.rc")
 	e.must("send", "ctl", "muster kill work; echo $? >"+killRC, "--enter")
-	if rc := strings.TrimSpace(waitFile(t, killRC)); rc != "0" {
+	if rc := waitExit(t, killRC); rc != "0" {
 		t.Errorf("muster kill from the control pane: exit %s", rc)
 	}
 }

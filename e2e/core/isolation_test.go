@@ -226,6 +226,23 @@ func waitFile(t *testing.T, path string) string {
 	return string(b)
 }
 
+// waitExit waits for the exit status a pane's shell writes with `echo $?
+// >path` and returns it. The shell creates the file before echo writes
+// it, so a file that exists may still be empty: the status is there once
+// its line is (waitFile read "" there).
+func waitExit(t *testing.T, path string) string {
+	t.Helper()
+	var b []byte
+	if !eventually(func() bool {
+		var err error
+		b, err = os.ReadFile(path)
+		return err == nil && bytes.HasSuffix(b, []byte("\n"))
+	}) {
+		t.Fatalf("%s never held an exit status: %q", path, b)
+	}
+	return strings.TrimSpace(string(b))
+}
+
 func checkResponses(t *testing.T, who, out string, cases []rawCase) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -347,20 +364,20 @@ func TestPaneCannotDriveAnotherPane(t *testing.T) {
 	checkResponses(t, "inside the pane:", waitFile(t, w("raw.out")), inPane)
 	checkResponses(t, "escaped with its environment:", waitFile(t, w("escaped.out")), escaped)
 
-	if rc := strings.TrimSpace(waitFile(t, w("new.rc"))); rc != "0" {
+	if rc := waitExit(t, w("new.rc")); rc != "0" {
 		t.Errorf("muster new inside a pane: exit %s, stderr %q", rc, waitFile(t, w("new.err")))
 	}
 	if msg := waitFile(t, w("new.err")); !strings.Contains(msg, "created child detached") || !strings.Contains(msg, "muster attach child") {
 		t.Errorf("muster new inside a pane said %q; want it created detached with how to attach", msg)
 	}
 	wantSend := `muster: refused: this process runs inside muster pane "evil"; it may not drive pane "victim"`
-	if rc, msg := strings.TrimSpace(waitFile(t, w("send.rc"))), waitFile(t, w("send.err")); rc != "1" || !strings.Contains(msg, wantSend) {
+	if rc, msg := waitExit(t, w("send.rc")), waitFile(t, w("send.err")); rc != "1" || !strings.Contains(msg, wantSend) {
 		t.Errorf("muster send victim from evil: exit %s, stderr %q; want 1 and %q", rc, msg, wantSend)
 	}
-	if rc, msg := strings.TrimSpace(waitFile(t, w("attach.rc"))), waitFile(t, w("attach.err")); rc != "1" || !strings.Contains(msg, `may not drive pane "victim"`) {
+	if rc, msg := waitExit(t, w("attach.rc")), waitFile(t, w("attach.err")); rc != "1" || !strings.Contains(msg, `may not drive pane "victim"`) {
 		t.Errorf("muster attach victim from evil: exit %s, stderr %q; want 1 and a refusal", rc, msg)
 	}
-	if rc, msg := strings.TrimSpace(waitFile(t, w("attach-self.rc"))), waitFile(t, w("attach-self.err")); rc != "1" || !strings.Contains(msg, "its own output") {
+	if rc, msg := waitExit(t, w("attach-self.rc")), waitFile(t, w("attach-self.err")); rc != "1" || !strings.Contains(msg, "its own output") {
 		t.Errorf("muster attach to the pane it runs in: exit %s, stderr %q; want 1 and why", rc, msg)
 	}
 
@@ -390,7 +407,7 @@ func TestPaneCannotDriveAnotherPane(t *testing.T) {
 
 	// A pane may kill what it started.
 	e.must("send", "evil", "muster kill kid; echo $? >"+w("kill.rc"), "--enter")
-	if rc := strings.TrimSpace(waitFile(t, w("kill.rc"))); rc != "0" {
+	if rc := waitExit(t, w("kill.rc")); rc != "0" {
 		t.Errorf("evil killing its own child: exit %s", rc)
 	}
 
