@@ -189,13 +189,27 @@ func (w *watcher) addAll() {
 	}
 	for _, rs := range w.roots {
 		for _, r := range rs {
-			if fi, err := os.Stat(r); err == nil && fi.IsDir() {
-				w.addTree(r)
-				continue
-			}
-			if a := existingAncestor(r); a != "" {
-				w.add(a)
-			}
+			w.addRoot(r)
+		}
+	}
+}
+
+// addRoot watches root's tree when it exists, else the nearest existing
+// directory on the way to it. A directory created before its parent's
+// watch was in place reports nothing (`mkdir -p` makes the whole path at
+// once), so after each watch it looks again for a deeper one: once the
+// nearest existing directory is watched, whatever appears under it is
+// reported. Before, only the first new directory was watched, and a file
+// appended to under the new root went unseen until the next rescan.
+func (w *watcher) addRoot(root string) {
+	for {
+		if fi, err := os.Stat(root); err == nil && fi.IsDir() {
+			w.addTree(root)
+			return
+		}
+		a := existingAncestor(root)
+		if a == "" || !w.add(a) || existingAncestor(root) == a {
+			return
 		}
 	}
 }
@@ -275,11 +289,7 @@ func (w *watcher) handle(ev fsnotify.Event, dirty []bool) bool {
 			case isUnder(r, p):
 				// Something on the way to a missing root appeared or went.
 				if ev.Op&fsnotify.Create != 0 {
-					if fi, err := os.Stat(r); err == nil && fi.IsDir() {
-						w.addTree(r)
-					} else if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-						w.add(p)
-					}
+					w.addRoot(r)
 				}
 				if ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0 {
 					readd = true

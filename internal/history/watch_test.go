@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/musterhq/muster/internal/testing/poll"
 	"github.com/musterhq/muster/internal/transcript"
 )
@@ -75,5 +76,38 @@ func TestWatch(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Watch returned %v after cancel", err)
+	}
+}
+
+// TestWatchFollowsAPathMadeAtOnce: `mkdir -p` makes the directories on the
+// way to a missing root faster than their watches can be added. When the
+// first one's creation is handled, deeper ones may exist already and have
+// reported nothing: the deepest existing one is watched, so the root's
+// own creation, and then its files, are seen.
+func TestWatchFollowsAPathMadeAtOnce(t *testing.T) {
+	home := t.TempDir()
+	root := filepath.Join(home, "a", "b", "c")
+	w := &watcher{sources: []transcript.Source{&testSource{name: "fake", roots: []string{root}}},
+		env: transcript.Env{Home: home}, log: slog.New(slog.DiscardHandler), watched: map[string]bool{}}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Skip("no inotify here:", err)
+	}
+	defer fw.Close()
+	w.fw = fw
+	w.addAll()
+	if !w.watched[home] {
+		t.Fatalf("watched %v, want the root's nearest existing ancestor %s", w.watched, home)
+	}
+	// a and b made before the event of a is handled, c not yet.
+	if err := os.MkdirAll(filepath.Join(home, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dirty := make([]bool, 1)
+	if !w.handle(fsnotify.Event{Name: filepath.Join(home, "a"), Op: fsnotify.Create}, dirty) {
+		t.Fatal("the creation of a directory on the way to the root did not make a refresh due")
+	}
+	if !w.watched[filepath.Join(home, "a", "b")] {
+		t.Fatalf("watched %v: b, made with a, is not, so c's creation would go unseen", w.watched)
 	}
 }
