@@ -202,13 +202,19 @@ func (w *watcher) addAll() {
 // reported. Before, only the first new directory was watched, and a file
 // appended to under the new root went unseen until the next rescan.
 func (w *watcher) addRoot(root string) {
+	isDir := func() bool { fi, err := os.Stat(root); return err == nil && fi.IsDir() }
 	for {
-		if fi, err := os.Stat(root); err == nil && fi.IsDir() {
+		if isDir() {
 			w.addTree(root)
 			return
 		}
 		a := existingAncestor(root)
-		if a == "" || !w.add(a) || existingAncestor(root) == a {
+		if a == "" || !w.add(a) {
+			return
+		}
+		// existingAncestor never names root itself: made meanwhile, it is
+		// the deeper directory to look at again.
+		if !isDir() && existingAncestor(root) == a {
 			return
 		}
 	}

@@ -110,4 +110,13 @@ func TestWatchFollowsAPathMadeAtOnce(t *testing.T) {
 	if !w.watched[filepath.Join(home, "a", "b")] {
 		t.Fatalf("watched %v: b, made with a, is not, so c's creation would go unseen", w.watched)
 	}
+	// The root itself made before its parent's event is handled: its tree
+	// is watched.
+	if err := os.MkdirAll(filepath.Join(root, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.addRoot(root)
+	if !w.watched[root] || !w.watched[filepath.Join(root, "d")] {
+		t.Fatalf("watched %v: the root made at once is not", w.watched)
+	}
 }
